@@ -1,0 +1,147 @@
+package hostd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// maxBody bounds what hostd reads from the controller.
+const maxBody = 64 << 20
+
+// errNoKey means the controller does not publish a signing key.
+var errNoKey = errors.New("controller publishes no key")
+
+// client speaks the controller's node API.
+type client struct {
+	base  string
+	node  string
+	token string
+	http  *http.Client
+}
+
+func newClient(base, node, token string) *client {
+	// No client-wide timeout: a long poll is meant to hang; every call sets its own deadline.
+	return &client{base: strings.TrimRight(base, "/"), node: node, token: token, http: &http.Client{}}
+}
+
+func (c *client) nodeURL(suffix string) string {
+	return c.base + "/api/v1/nodes/" + url.PathEscape(c.node) + suffix
+}
+
+// declaration long-polls for a declaration newer than after; nil, nil means none came in wait.
+func (c *client) declaration(ctx context.Context, after int64, wait time.Duration) (*hq.Declaration, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
+	defer cancel()
+	q := url.Values{"after": {strconv.FormatInt(after, 10)}, "wait": {wait.String()}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.nodeURL("/declaration?"+q.Encode()), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified {
+		return nil, nil
+	}
+	var d hq.Declaration
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBody)).Decode(&d); err != nil {
+		return nil, fmt.Errorf("decoding declaration: %w", err)
+	}
+	return &d, nil
+}
+
+// report posts one report and returns the controller's answer.
+func (c *client) report(ctx context.Context, r *hq.Report) (*hq.ReportResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	body, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.nodeURL("/reports"), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var rr hq.ReportResponse
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBody)).Decode(&rr); err != nil {
+		return nil, fmt.Errorf("decoding report response: %w", err)
+	}
+	return &rr, nil
+}
+
+// controllerKey fetches the controller's public key (base64), or errNoKey.
+func (c *client) controllerKey(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/api/v1/controller-key", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return "", errNoKey
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", statusError(resp)
+	}
+	var k struct {
+		Key string `json:"key"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBody)).Decode(&k); err != nil {
+		return "", fmt.Errorf("decoding controller key: %w", err)
+	}
+	if k.Key == "" {
+		return "", errNoKey
+	}
+	return k.Key, nil
+}
+
+// do sends an authenticated request; any status but 200 and 304 is an error.
+func (c *client) do(req *http.Request) (*http.Response, error) {
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotModified {
+		defer resp.Body.Close()
+		return nil, statusError(resp)
+	}
+	return resp, nil
+}
+
+// statusError turns a controller error response into an error, with its message when the
+// body is the API's {"error":{"code","message"}}.
+func statusError(resp *http.Response) error {
+	var e struct {
+		Error hq.Error `json:"error"`
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
+		return fmt.Errorf("controller answered %s: %s", resp.Status, e.Error.Message)
+	}
+	return fmt.Errorf("controller answered %s", resp.Status)
+}

@@ -1,0 +1,82 @@
+package hostd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// maxOutput bounds how much of a failed command's output goes into a result's error.
+const maxOutput = 2048
+
+// runCommand runs args to completion in its own process group (so a timeout kills everything it
+// started) and returns an error carrying its trimmed output when it fails.
+func runCommand(ctx context.Context, timeout time.Duration, dir string, args []string) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = commandEnv(nil)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	if err == nil {
+		return nil
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("timed out after %s", timeout)
+	}
+	if o := trimOutput(out.String()); o != "" {
+		return fmt.Errorf("%w: %s", err, o)
+	}
+	return err
+}
+
+// trimOutput keeps the end of a command's output, where the reason for a failure usually is.
+func trimOutput(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxOutput {
+		s = "…" + s[len(s)-maxOutput:]
+	}
+	return s
+}
+
+// commandEnv is hostd's environment without its own HOSTD_* variables (the node token must not
+// leak into what it runs), plus extra, in a stable order.
+func commandEnv(extra map[string]string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "HOSTD_") {
+			continue
+		}
+		if k, _, _ := strings.Cut(kv, "="); hasKey(extra, k) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
+}

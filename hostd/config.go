@@ -1,0 +1,51 @@
+package hostd
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+)
+
+// Config is hostd's configuration, read from HOSTD_* variables by the main.
+type Config struct {
+	Controller    string        `envconfig:"CONTROLLER" desc:"required: base URL of the controller, e.g. http://127.0.0.1:8080"`
+	Node          string        `envconfig:"NODE" desc:"required: this node's registered name"`
+	Token         string        `envconfig:"TOKEN" desc:"required: this node's token"`
+	Root          string        `envconfig:"ROOT" default:"/" desc:"directory every declared path lives under"`
+	StateDir      string        `envconfig:"STATE_DIR" default:"/var/lib/hostd" desc:"where the ledger, the last declaration and service logs are kept"`
+	Interval      time.Duration `envconfig:"INTERVAL" default:"60s" desc:"time between reconciles"`
+	Wait          time.Duration `envconfig:"WAIT" default:"30s" desc:"how long one long-poll for a new declaration waits"`
+	ControllerKey string        `envconfig:"CONTROLLER_KEY" desc:"base64 ed25519 public key declarations must be signed with; learned from the controller on first contact when empty"`
+}
+
+// Check reports the first thing in c that would stop hostd from running.
+func (c Config) Check() error {
+	switch {
+	case c.Controller == "":
+		return errors.New("HOSTD_CONTROLLER is required")
+	case c.Node == "":
+		return errors.New("HOSTD_NODE is required")
+	case c.Token == "":
+		return errors.New("HOSTD_TOKEN is required")
+	case c.Root == "" || !filepath.IsAbs(c.Root):
+		return fmt.Errorf("HOSTD_ROOT must be an absolute path, not %q", c.Root)
+	case c.StateDir == "" || !filepath.IsAbs(c.StateDir):
+		return fmt.Errorf("HOSTD_STATE_DIR must be an absolute path, not %q", c.StateDir)
+	case c.Interval <= 0:
+		return errors.New("HOSTD_INTERVAL must be positive")
+	case c.Wait <= 0:
+		return errors.New("HOSTD_WAIT must be positive")
+	}
+	u, err := url.Parse(c.Controller)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("HOSTD_CONTROLLER must be an http:// or https:// URL, not %q", c.Controller)
+	}
+	if c.ControllerKey != "" {
+		if _, err := parseKey(c.ControllerKey); err != nil {
+			return fmt.Errorf("HOSTD_CONTROLLER_KEY: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,7 @@
+// Package hostd is the host daemon: it fetches its node's declaration from the controller,
+// verifies and fences it, applies it to the machine under a root, and reports every resource's
+// outcome after every reconcile. It knows the controller only through HTTP.
+//
+// Apply is split per resource into check, stage, commit and undo steps (see step in apply.go)
+// so that a set of resources can be staged together and committed or rolled back as one.
+package hostd

@@ -1,0 +1,152 @@
+package hostd
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// EngineConfig is what the apply engine needs; zero durations take the defaults.
+type EngineConfig struct {
+	Root     string
+	StateDir string
+	// Interval is the reconcile interval; back-off waits are multiples of it.
+	Interval time.Duration
+	Logger   *slog.Logger
+	// Now is the clock; tests fix it to drive back-off.
+	Now func() time.Time
+	// CommandTimeout bounds a validate command or an action (default 10m).
+	CommandTimeout time.Duration
+	// HealthTimeout bounds the wait for a (re)started service's health URL (default 10s).
+	HealthTimeout time.Duration
+	// StopTimeout is how long a service has between SIGTERM and SIGKILL (default 5s).
+	StopTimeout time.Duration
+	// StartGrace is how long a service without a health URL must stay up after a start to
+	// count as started (default 100ms), so a command that exits at once fails where it starts.
+	StartGrace time.Duration
+}
+
+// Engine applies declarations to the machine under Root and keeps the ledger of what it
+// manages. It is not safe for concurrent use: one goroutine reconciles.
+type Engine struct {
+	cfg    EngineConfig
+	log    *slog.Logger
+	ledger *Ledger
+	// ledgerDirty is set when the ledger in memory differs from the one on disk.
+	ledgerDirty bool
+	fails       *backoff
+	sup         *supervisor
+}
+
+// NewEngine loads the ledger and back-off state from the state dir and kills the service
+// processes a previous run left behind, so every service is started fresh and supervised.
+func NewEngine(cfg EngineConfig) (*Engine, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Minute
+	}
+	cfg.CommandTimeout = cmpOr(cfg.CommandTimeout, 10*time.Minute)
+	cfg.HealthTimeout = cmpOr(cfg.HealthTimeout, 10*time.Second)
+	cfg.StopTimeout = cmpOr(cfg.StopTimeout, 5*time.Second)
+	cfg.StartGrace = cmpOr(cfg.StartGrace, 100*time.Millisecond)
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	l, err := loadLedger(cfg.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	b := newBackoff(cfg.Interval)
+	if err := b.load(cfg.StateDir); err != nil {
+		// Back-off is an optimisation; a damaged file only means earlier retries.
+		cfg.Logger.Warn("back-off state unreadable, starting without it", "err", err)
+	}
+	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b}
+	e.sup = newSupervisor(cfg.StateDir, cfg.Root, cfg.StopTimeout, cfg.Logger)
+	e.sup.killLeftovers()
+	return e, nil
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Applied returns the generation and digest of the declaration last applied.
+func (e *Engine) Applied() (int64, string) { return e.ledger.Generation, e.ledger.Digest }
+
+// Admit fences d against what this engine last applied; see Fence.
+func (e *Engine) Admit(d *hq.Declaration) error {
+	return Fence(d, e.ledger.Generation, e.ledger.Digest)
+}
+
+// DropBackoff lets the named resources (module/name) be attempted at the next reconcile.
+func (e *Engine) DropBackoff(refs ...string) {
+	if len(refs) > 0 {
+		e.fails.drop(refs...)
+	}
+}
+
+// Close stops every supervised service.
+func (e *Engine) Close() {
+	e.sup.stopAll()
+}
+
+// Reconcile applies d (which the caller verified and admitted) and returns one result per
+// declared resource, in declaration order. Failures are results, not errors: a reconcile
+// always reports.
+func (e *Engine) Reconcile(ctx context.Context, d *hq.Declaration) []hq.Result {
+	start := e.cfg.Now()
+	if d.Generation != e.ledger.Generation || d.Digest != e.ledger.Digest {
+		// A new declaration deserves a fresh attempt at everything.
+		e.fails.drop()
+		e.ledger.Generation, e.ledger.Digest = d.Generation, d.Digest
+		// The fencing token must be durable before anything of d touches the machine.
+		e.saveLedger()
+	}
+	rc := newReconcile(e, d, start)
+	rc.removeUndeclared(ctx)
+	results := make([]hq.Result, 0, d.ResourceCount())
+	for _, m := range d.Modules {
+		results = append(results, rc.module(ctx, m)...)
+	}
+	e.saveLedger()
+	if err := e.fails.save(e.cfg.StateDir); err != nil {
+		e.log.Warn("saving back-off state", "err", err)
+	}
+	return results
+}
+
+// saveLedger writes the ledger if it changed. A failure is logged and retried at the next
+// save: the machine is already as the ledger in memory says.
+func (e *Engine) saveLedger() {
+	if !e.ledgerDirty {
+		return
+	}
+	if err := e.ledger.save(e.cfg.StateDir); err != nil {
+		e.log.Error("saving ledger", "err", err)
+		return
+	}
+	e.ledgerDirty = false
+}
+
+func (e *Engine) setEntry(ref string, en *Entry) {
+	e.ledger.Resources[ref] = en
+	e.ledgerDirty = true
+}
+
+func (e *Engine) deleteEntry(ref string) {
+	delete(e.ledger.Resources, ref)
+	e.ledgerDirty = true
+}

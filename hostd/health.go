@@ -1,0 +1,78 @@
+package hostd
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// healthClient checks services; a check that hangs must not hold up the reconcile.
+var healthClient = &http.Client{Timeout: 2 * time.Second}
+
+// waitHealthy waits for a (re)started service to be up: its health URL answers 2xx within
+// timeout, or, without one, it is still running after grace. A process that exits fails at once.
+func (s *supervisor) waitHealthy(ctx context.Context, p *proc, timeout, grace time.Duration) error {
+	if p.res.Health == nil || p.res.Health.HTTP == "" {
+		select {
+		case <-p.done:
+			return s.exited(p)
+		case <-time.After(grace):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s.setHealthy(p, true)
+		return nil
+	}
+	url := p.res.Health.HTTP
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		if last = probe(ctx, url); last == nil {
+			s.setHealthy(p, true)
+			return nil
+		}
+		select {
+		case <-p.done:
+			return s.exited(p)
+		case <-deadline.C:
+			s.setHealthy(p, false)
+			return fmt.Errorf("health check %s did not answer 2xx within %s: %w", url, timeout, last)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *supervisor) setHealthy(p *proc, ok bool) {
+	s.mu.Lock()
+	p.healthy = ok
+	s.mu.Unlock()
+}
+
+func (s *supervisor) exited(p *proc) error {
+	s.mu.Lock()
+	err := p.exit
+	s.mu.Unlock()
+	return fmt.Errorf("service exited after start (%s); see %s", exitText(err), s.logPath(p.ref))
+}
+
+func probe(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := healthClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package hostd
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/meshhq/hq"
+)
+
+// serviceStep keeps a supervised process running with its current spec: started when it is
+// not running, restarted when its spec or something in its restart_on changed, or when it died.
+type serviceStep struct{}
+
+func (serviceStep) check(ctx context.Context, o *op) error {
+	p := o.e.sup.get(o.ref)
+	if p == nil || !p.alive() || p.spec != o.spec || o.restart {
+		return nil
+	}
+	if !o.e.sup.healthy(p) {
+		// It runs but did not answer its health check after the last start: look again
+		// rather than restart it, which could only make a slow start slower.
+		if err := o.e.sup.waitHealthy(ctx, p, o.e.cfg.HealthTimeout, o.e.cfg.StartGrace); err != nil {
+			return err
+		}
+	}
+	o.equal = true
+	o.record = serviceEntry(o)
+	return nil
+}
+
+func serviceEntry(o *op) *Entry {
+	if o.entry != nil && o.entry.Spec == o.spec {
+		return o.entry
+	}
+	return &Entry{Kind: hq.KindService, Spec: o.spec, Wrote: "started"}
+}
+
+func (serviceStep) stage(context.Context, *op) error { return nil }
+
+func (serviceStep) commit(ctx context.Context, o *op) error {
+	if p := o.e.sup.get(o.ref); p != nil {
+		prev := p.res
+		o.prevService = &prev
+	}
+	p, err := o.e.sup.start(o.ref, o.res, o.spec, resolveService(o.res, o.e.cfg.Root))
+	if err != nil {
+		return err
+	}
+	o.committed = true
+	o.record = serviceEntry(o)
+	if err := o.e.sup.waitHealthy(ctx, p, o.e.cfg.HealthTimeout, o.e.cfg.StartGrace); err != nil {
+		return err
+	}
+	return nil
+}
+
+// undo stops what commit started and, when it replaced a running process, starts that spec again.
+func (serviceStep) undo(_ context.Context, o *op) error {
+	if !o.committed {
+		return nil
+	}
+	o.committed = false
+	if o.prevService == nil {
+		o.e.sup.stop(o.ref)
+		return nil
+	}
+	prev := *o.prevService
+	_, err := o.e.sup.start(o.ref, prev, prev.Digest(), resolveService(prev, o.e.cfg.Root))
+	if err != nil {
+		return fmt.Errorf("restarting the previous %s: %w", o.ref, err)
+	}
+	return nil
+}
+
+func (serviceStep) finish(o *op) { o.prevService = nil }
+
+// launch is a service's command and environment with {root} substituted.
+type launch struct {
+	args []string
+	env  map[string]string
+}
+
+func resolveService(r hq.Resource, root string) launch {
+	env := maps.Clone(r.Env)
+	for k, v := range env {
+		env[k] = substitute([]string{v}, root, "")[0]
+	}
+	return launch{args: substitute(r.Command, root, ""), env: env}
+}

@@ -1,0 +1,61 @@
+package hostd
+
+import (
+	"path/filepath"
+)
+
+// ledgerFile is the ledger's name in the state dir.
+const ledgerFile = "ledger.json"
+
+// Ledger is what hostd manages on this machine. Only what it names is ever changed or removed
+// without a take, so it is written atomically and kept across restarts.
+type Ledger struct {
+	// Generation and Digest are those of the declaration last applied: the fencing token.
+	Generation int64  `json:"generation"`
+	Digest     string `json:"digest"`
+	// Resources are the managed resources by ref (module/name).
+	Resources map[string]*Entry `json:"resources"`
+	// Actions holds "ref@spec digest" for every action that succeeded, so each runs once per spec.
+	Actions map[string]bool `json:"actions"`
+}
+
+// Entry is one managed resource and what hostd made of it.
+type Entry struct {
+	Kind string `json:"kind"`
+	// Path is the spec path (not joined under the root).
+	Path string `json:"path,omitempty"`
+	// Spec is the digest of the spec last applied.
+	Spec string `json:"spec"`
+	// Wrote says what hostd did: "created", "replaced" or "adopted".
+	Wrote string `json:"wrote"`
+	// Content is the sha256 of a file's content as written.
+	Content string `json:"content,omitempty"`
+	// Target is the link target written for a symlink, joined under the root.
+	Target string `json:"target,omitempty"`
+	// Stat fingerprints a file as last written or checked, so an unchanged file is not re-read.
+	Stat *fingerprint `json:"stat,omitempty"`
+}
+
+func newLedger() *Ledger {
+	return &Ledger{Resources: map[string]*Entry{}, Actions: map[string]bool{}}
+}
+
+func loadLedger(stateDir string) (*Ledger, error) {
+	l := newLedger()
+	if _, err := readJSON(filepath.Join(stateDir, ledgerFile), l); err != nil {
+		return nil, err
+	}
+	if l.Resources == nil {
+		l.Resources = map[string]*Entry{}
+	}
+	if l.Actions == nil {
+		l.Actions = map[string]bool{}
+	}
+	return l, nil
+}
+
+func (l *Ledger) save(stateDir string) error {
+	return writeJSONAtomic(filepath.Join(stateDir, ledgerFile), l)
+}
+
+func actionKey(ref, spec string) string { return ref + "@" + spec }

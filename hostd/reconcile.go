@@ -1,0 +1,259 @@
+package hostd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// reconcile is the state of one pass over a declaration.
+type reconcile struct {
+	e     *Engine
+	d     *hq.Declaration
+	start time.Time
+	// declared holds every declared ref; paths maps every declared path to its ref.
+	declared map[string]bool
+	paths    map[string]string
+	// inherited holds paths a no-longer-declared ledger entry owned and a declared resource now
+	// names: hostd still owns what is there, so it is neither removed nor held.
+	inherited map[string]bool
+	// heldDirs maps the path of every held directory to its ref, for the paths under it.
+	heldDirs map[string]string
+	// changed holds the refs this reconcile changed on the machine, for restart_on.
+	changed map[string]bool
+}
+
+func newReconcile(e *Engine, d *hq.Declaration, start time.Time) *reconcile {
+	rc := &reconcile{
+		e: e, d: d, start: start,
+		declared:  make(map[string]bool, d.ResourceCount()),
+		paths:     make(map[string]string, d.ResourceCount()),
+		inherited: map[string]bool{},
+		heldDirs:  map[string]string{},
+		changed:   map[string]bool{},
+	}
+	for _, m := range d.Modules {
+		for _, r := range m.Resources {
+			ref := hq.Ref(m.Name, r.Name)
+			rc.declared[ref] = true
+			if r.Path != "" {
+				rc.paths[r.Path] = ref
+			}
+		}
+	}
+	return rc
+}
+
+// module applies one module's resources in order. A gate that does not apply leaves what
+// follows it pending; a held gate holds what follows it.
+func (rc *reconcile) module(ctx context.Context, m hq.DeclaredModule) []hq.Result {
+	results := make([]hq.Result, len(m.Resources))
+	held := map[string]bool{}
+	var blockedBy, heldGate string
+	// services remembers each applied service, for restarts its restart_on asks for later.
+	var services []lateService
+	for i, r := range m.Resources {
+		ref := hq.Ref(m.Name, r.Name)
+		res := hq.Result{Module: m.Name, Resource: r.Name}
+		switch {
+		case blockedBy != "":
+			res.Outcome, res.BlockedBy = hq.StatePending, blockedBy
+		case heldGate != "":
+			res.Outcome, res.HoldReason = hq.StateHeld, "depends on held "+heldGate
+		default:
+			if dep := rc.heldDependency(m, r, held); dep != "" {
+				res.Outcome, res.HoldReason = hq.StateHeld, "depends on held "+dep
+			} else if f := rc.e.fails.skip(ref, rc.start); f != nil {
+				res.Outcome, res.Error = hq.StateFailed, f.Err
+			} else {
+				var o *op
+				res, o = rc.apply(ctx, m, r)
+				if r.Kind == hq.KindService && res.Outcome == hq.StateApplied {
+					services = append(services, lateService{i, o})
+				}
+			}
+		}
+		if res.Outcome == hq.StateHeld {
+			held[r.Name] = true
+			if r.Kind == hq.KindDirectory {
+				rc.heldDirs[r.Path] = ref
+			}
+		}
+		if r.IsGate() && res.Outcome != hq.StateApplied && blockedBy == "" && heldGate == "" {
+			if res.Outcome == hq.StateHeld {
+				heldGate = ref
+			} else {
+				blockedBy = ref
+			}
+		}
+		results[i] = res
+	}
+	rc.lateRestarts(ctx, m, services, results)
+	return results
+}
+
+// heldDependency names the held resource r depends on: one its restart_on names, or a held
+// directory its path is under.
+func (rc *reconcile) heldDependency(m hq.DeclaredModule, r hq.Resource, held map[string]bool) string {
+	for _, dep := range r.RestartOn {
+		if held[dep] {
+			return hq.Ref(m.Name, dep)
+		}
+	}
+	if r.Path != "" {
+		for dir, ref := range rc.heldDirs {
+			if isUnder(r.Path, dir) {
+				return ref
+			}
+		}
+	}
+	return ""
+}
+
+// apply runs one resource through its steps and turns what happened into a result.
+func (rc *reconcile) apply(ctx context.Context, m hq.DeclaredModule, r hq.Resource) (hq.Result, *op) {
+	began := time.Now()
+	ref := hq.Ref(m.Name, r.Name)
+	res := hq.Result{Module: m.Name, Resource: r.Name, Attempted: true}
+	o, err := rc.newOp(ctx, m, r)
+	if err == nil {
+		res, err = rc.run(ctx, m, o, res)
+	}
+	if err != nil {
+		res.Outcome, res.Error, res.Changed = hq.StateFailed, err.Error(), false
+		rc.e.fails.failed(ref, rc.start, res.Error)
+	} else if res.Attempted {
+		rc.e.fails.drop(ref)
+	}
+	res.DurationMS = time.Since(began).Milliseconds()
+	return res, o
+}
+
+// run checks the machine and, unless it is already as declared or the change must be held,
+// stages and commits the change.
+func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq.Result) (hq.Result, error) {
+	s := steps[o.res.Kind]
+	if err := s.check(ctx, o); err != nil {
+		return res, err
+	}
+	if o.equal {
+		if !o.managed && o.record != nil {
+			o.record.Wrote = "adopted"
+		}
+		rc.keep(o)
+		res.Outcome = hq.StateApplied
+		return res, nil
+	}
+	if o.abs != "" && o.present && !o.managed && !m.Taken {
+		res.Outcome, res.Attempted = hq.StateHeld, false
+		res.HoldReason = fmt.Sprintf("would overwrite %s, found on this node; not applied until %s is taken", o.res.Path, m.Name)
+		return res, nil
+	}
+	drift := o.managed && o.entry != nil && o.entry.Spec == o.spec && !o.restart && o.driftable()
+	if err := s.stage(ctx, o); err != nil {
+		rc.undo(ctx, s, o)
+		return res, err
+	}
+	if err := s.commit(ctx, o); err != nil {
+		// A service that started but failed its health check keeps running on its own: it is
+		// what is declared, and a slow start is not helped by stopping it. Only a group
+		// rolls a service back.
+		if !(o.committed && o.res.Kind == hq.KindService) {
+			rc.undo(ctx, s, o)
+		}
+		return res, err
+	}
+	s.finish(o)
+	rc.keep(o)
+	rc.changed[o.ref] = true
+	res.Outcome, res.Changed, res.Drift = hq.StateApplied, true, drift
+	return res, nil
+}
+
+// driftable is false for a service this process has not started yet: after a restart of
+// hostd every service is started again, which is not something else changing the machine.
+func (o *op) driftable() bool {
+	return o.res.Kind != hq.KindService || o.e.sup.everStarted(o.ref)
+}
+
+func (rc *reconcile) undo(ctx context.Context, s step, o *op) {
+	if err := s.undo(ctx, o); err != nil {
+		rc.e.log.Error("undoing a failed change", "resource", o.ref, "err", err)
+	}
+}
+
+// keep records o's ledger entry when it differs from the one there.
+func (rc *reconcile) keep(o *op) {
+	if o.record == nil || o.record == o.entry {
+		return
+	}
+	if o.entry != nil && *o.entry == *o.record {
+		return
+	}
+	rc.e.setEntry(o.ref, o.record)
+}
+
+// newOp resolves r's path and ledger entry. A managed resource whose path moved has what it
+// made at the old path removed first: the old path is no longer declared.
+func (rc *reconcile) newOp(ctx context.Context, m hq.DeclaredModule, r hq.Resource) (*op, error) {
+	o := &op{e: rc.e, module: m.Name, taken: m.Taken, res: r, ref: hq.Ref(m.Name, r.Name), spec: r.Digest()}
+	if _, ok := steps[r.Kind]; !ok {
+		return nil, fmt.Errorf("unknown kind %q", r.Kind)
+	}
+	if r.Path != "" {
+		abs, err := under(rc.e.cfg.Root, r.Path)
+		if err != nil {
+			return nil, err
+		}
+		o.abs = abs
+	}
+	o.entry = rc.e.ledger.Resources[o.ref]
+	if o.entry != nil && o.entry.Path != r.Path {
+		if o.entry.Path != "" && rc.paths[o.entry.Path] == "" {
+			if err := rc.e.removeEntry(ctx, o.ref, o.entry); err != nil {
+				return nil, fmt.Errorf("removing %s from its old path: %w", o.entry.Path, err)
+			}
+		}
+		rc.e.deleteEntry(o.ref)
+		o.entry = nil
+	}
+	o.managed = o.entry != nil || rc.inherited[r.Path]
+	o.restart = slices.ContainsFunc(r.RestartOn, func(dep string) bool { return rc.changed[hq.Ref(m.Name, dep)] })
+	return o, nil
+}
+
+// lateService is a service applied at index of its module's results.
+type lateService struct {
+	index int
+	op    *op
+}
+
+// lateRestarts restarts the services whose restart_on names a resource that changed after the
+// service itself was applied in this reconcile.
+func (rc *reconcile) lateRestarts(ctx context.Context, m hq.DeclaredModule, services []lateService, results []hq.Result) {
+	for _, ls := range services {
+		i, o := ls.index, ls.op
+		if results[i].Changed {
+			continue
+		}
+		if !slices.ContainsFunc(o.res.RestartOn, func(dep string) bool { return rc.changed[hq.Ref(m.Name, dep)] }) {
+			continue
+		}
+		began := time.Now()
+		o.restart, o.equal = true, false
+		s := steps[hq.KindService]
+		err := s.commit(ctx, o)
+		if err != nil {
+			results[i].Outcome, results[i].Error = hq.StateFailed, err.Error()
+			rc.e.fails.failed(o.ref, rc.start, err.Error())
+		} else {
+			s.finish(o)
+			rc.keep(o)
+			results[i].Changed = true
+		}
+		results[i].DurationMS += time.Since(began).Milliseconds()
+	}
+}

@@ -1,0 +1,83 @@
+package hostd
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/meshhq/hq"
+)
+
+// removeUndeclared takes away what the ledger names and the declaration no longer does:
+// services first (they may hold the files), then paths deepest first so a directory is
+// emptied before hostd tries to remove it.
+func (rc *reconcile) removeUndeclared(ctx context.Context) {
+	var gone []string
+	for ref := range rc.e.ledger.Resources {
+		if !rc.declared[ref] {
+			gone = append(gone, ref)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	res := rc.e.ledger.Resources
+	slices.SortFunc(gone, func(a, b string) int {
+		sa, sb := res[a].Kind == hq.KindService, res[b].Kind == hq.KindService
+		if sa != sb {
+			if sa {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(
+			cmp.Compare(strings.Count(res[b].Path, "/"), strings.Count(res[a].Path, "/")),
+			cmp.Compare(a, b))
+	})
+	for _, ref := range gone {
+		en := res[ref]
+		if en.Path != "" && rc.paths[en.Path] != "" {
+			// Another declared resource names this path now: it takes over what is there.
+			rc.inherited[en.Path] = true
+			rc.e.deleteEntry(ref)
+			continue
+		}
+		if err := rc.e.removeEntry(ctx, ref, en); err != nil {
+			rc.e.log.Error("removing a resource no longer declared; will retry", "resource", ref, "path", en.Path, "err", err)
+			continue
+		}
+		rc.e.log.Info("removed a resource no longer declared", "resource", ref, "kind", en.Kind, "path", en.Path)
+		rc.e.deleteEntry(ref)
+	}
+}
+
+// removeEntry undoes what a ledger entry says hostd made. A directory is removed only when
+// empty: what else is in it is not hostd's to delete.
+func (e *Engine) removeEntry(ctx context.Context, ref string, en *Entry) error {
+	switch en.Kind {
+	case hq.KindService:
+		e.sup.stop(ref)
+		return nil
+	case hq.KindFile, hq.KindSymlink, hq.KindDirectory:
+		abs, err := under(e.cfg.Root, en.Path)
+		if err != nil {
+			return err
+		}
+		err = os.Remove(abs)
+		switch {
+		case err == nil, errors.Is(err, fs.ErrNotExist):
+			return nil
+		case en.Kind == hq.KindDirectory && (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)):
+			e.log.Info("leaving a no longer declared directory that is not empty", "resource", ref, "path", en.Path)
+			return nil
+		}
+		return err
+	}
+	// Actions and absent paths leave nothing behind to remove.
+	return nil
+}

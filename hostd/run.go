@@ -1,0 +1,175 @@
+package hostd
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+const declarationFile = "declaration.json"
+
+// Run is the daemon: it reconciles the last verified declaration every interval and at once on
+// every new one, also while the controller cannot be reached, and reports after every
+// reconcile. It returns when ctx is done, after stopping the services it supervises.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	key, err := loadKey(cfg.ControllerKey, cfg.StateDir)
+	if err != nil {
+		return fmt.Errorf("controller key: %w", err)
+	}
+	a := &agent{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}}
+	a.current = a.loadDeclaration(key)
+
+	c := newClient(cfg.Controller, cfg.Node, cfg.Token)
+	decls := make(chan incoming)
+	sent := make(chan delivered)
+	applied, _ := eng.Applied()
+	p := &poller{c: c, node: cfg.Node, wait: cfg.Wait, stateDir: cfg.StateDir, log: log, key: key,
+		after: applied, out: decls}
+	if a.current != nil {
+		p.after = max(p.after, a.current.Generation)
+	}
+	a.rep = newReporter(c, log, sent)
+
+	bg, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { p.run(bg) })
+	wg.Go(func() { a.rep.run(bg) })
+	defer func() { stop(); wg.Wait() }()
+
+	log.Info("hostd running", "node", cfg.Node, "controller", cfg.Controller, "root", cfg.Root,
+		"generation", applied, "signed", key != nil)
+	first := cfg.Interval
+	if a.current != nil {
+		first = 0
+	}
+	tick := time.NewTimer(first)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("hostd stopping")
+			return nil
+		case in := <-decls:
+			// Reconcile at once: a new declaration is applied, a refusal is reported.
+			a.receive(in)
+			a.reconcile(ctx)
+			tick.Reset(cfg.Interval)
+		case <-tick.C:
+			a.reconcile(ctx)
+			tick.Reset(cfg.Interval)
+		case d := <-sent:
+			a.delivered(d)
+		}
+	}
+}
+
+// agent is the daemon's state between reconciles; only Run's goroutine touches it.
+type agent struct {
+	cfg     Config
+	log     *slog.Logger
+	eng     *Engine
+	rep     *reporter
+	current *hq.Declaration
+	// refusal waits to be delivered in a report.
+	refusal *hq.Refusal
+	// stuck is the controller's stuck list from its last answer.
+	stuck map[string]bool
+}
+
+// loadDeclaration returns the declaration kept from the last run if it still verifies and is
+// what the ledger says was applied, so hostd keeps reconciling without the controller.
+func (a *agent) loadDeclaration(key ed25519.PublicKey) *hq.Declaration {
+	var d hq.Declaration
+	ok, err := readJSON(filepath.Join(a.cfg.StateDir, declarationFile), &d)
+	if err == nil && ok {
+		err = Verify(&d, a.cfg.Node, key)
+	}
+	if err == nil && ok {
+		err = a.eng.Admit(&d)
+	}
+	if err != nil {
+		a.log.Error("ignoring the kept declaration", "err", err)
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	return &d
+}
+
+// receive admits a declaration as the current one, or keeps its refusal for the next report.
+func (a *agent) receive(in incoming) {
+	d, err := in.d, in.err
+	if err == nil {
+		err = a.eng.Admit(d)
+	}
+	if err != nil {
+		a.refusal = Refuse(d, err)
+		a.log.Warn("refused declaration", "generation", d.Generation, "digest", d.Digest,
+			"composed_by", d.ComposedBy, "reason", err.Error())
+		return
+	}
+	if err := writeJSONAtomic(filepath.Join(a.cfg.StateDir, declarationFile), d); err != nil {
+		// Applying it matters more than keeping it: the next restart reconciles the older one
+		// until the controller sends this one again.
+		a.log.Error("keeping declaration", "err", err)
+	}
+	a.current = d
+	a.eng.DropBackoff(d.Retry...)
+	a.log.Info("new declaration", "generation", d.Generation, "digest", d.Digest, "send_id", d.SendID)
+}
+
+// reconcile applies the current declaration and hands the report to the reporter. With no
+// declaration yet there is nothing to apply, but a refusal is still worth a report.
+func (a *agent) reconcile(ctx context.Context) {
+	started := time.Now().UTC()
+	rep := &hq.Report{StartedAt: started, Refused: a.refusal, Results: []hq.Result{}}
+	sent := 0
+	if a.current != nil {
+		rep.Generation, rep.Digest = a.current.Generation, a.current.Digest
+		rep.Results = a.eng.Reconcile(ctx, a.current)
+		sent = a.current.ResourceCount()
+	} else if a.refusal == nil {
+		return
+	}
+	rep.FinishedAt = time.Now().UTC()
+	line := hq.TallyResults(rep.Results, sent, func(ref string) bool { return a.stuck[ref] }).Line()
+	a.log.Info(line, "generation", rep.Generation)
+	a.rep.submit(rep)
+}
+
+// delivered takes in the controller's answer to a report.
+func (a *agent) delivered(d delivered) {
+	if d.report.Refused != nil && d.report.Refused == a.refusal {
+		a.refusal = nil
+	}
+	stuck := make(map[string]bool, len(d.resp.Stuck))
+	for _, ref := range d.resp.Stuck {
+		stuck[ref] = true
+		if !a.stuck[ref] {
+			a.log.Warn("resource stuck", "resource", ref)
+		}
+	}
+	a.stuck = stuck
+	if len(d.resp.Retry) > 0 {
+		a.eng.DropBackoff(d.resp.Retry...)
+		a.log.Info("controller asked to retry", "resources", d.resp.Retry)
+	}
+}

@@ -1,0 +1,80 @@
+package hostd
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/meshhq/hq"
+)
+
+// step is how one kind of resource is applied, split so that several resources can be staged
+// first and committed (or undone) together:
+//
+//	check  inspects the machine and sets o.present and o.equal; it changes nothing.
+//	stage  prepares the change without touching the target (a validated temp file).
+//	commit puts the staged change in place and records in o what undo needs.
+//	undo   reverses stage and, when it happened, commit.
+//	finish drops what undo would have needed, once the change stays.
+//
+// After commit (or a check that found the machine as declared), o.record is the ledger entry.
+type step interface {
+	check(ctx context.Context, o *op) error
+	stage(ctx context.Context, o *op) error
+	commit(ctx context.Context, o *op) error
+	undo(ctx context.Context, o *op) error
+	finish(o *op)
+}
+
+var steps = map[string]step{
+	hq.KindFile:      fileStep{},
+	hq.KindDirectory: dirStep{},
+	hq.KindSymlink:   linkStep{},
+	hq.KindAbsent:    absentStep{},
+	hq.KindAction:    actionStep{},
+	hq.KindService:   serviceStep{},
+}
+
+// op carries one resource through its steps.
+type op struct {
+	e      *Engine
+	module string
+	taken  bool
+	res    hq.Resource
+	ref    string
+	spec   string
+	// abs is the resource's path under the root; empty for actions and services.
+	abs string
+	// entry is the ledger entry for ref, nil when hostd does not manage it yet.
+	entry *Entry
+	// managed is true when hostd owns what is at abs (or the service or action).
+	managed bool
+
+	// Set by check.
+	present bool
+	equal   bool
+	info    fs.FileInfo
+
+	// Set by stage and commit, for commit, undo and finish.
+	staged    string
+	committed bool
+	// backup holds what commit replaced at abs (a hard link or the renamed original).
+	backup string
+	// madeDirs lists parent directories stage created, outermost first.
+	madeDirs []string
+	// prevMode is a directory's mode before commit changed it.
+	prevMode fs.FileMode
+	// restart asks a service to restart because something in its restart_on changed.
+	restart bool
+	// prevService is the spec of the service process commit replaced.
+	prevService *hq.Resource
+
+	record *Entry
+}
+
+// wrote says what commit did to the path, for the ledger.
+func (o *op) wrote() string {
+	if o.present {
+		return "replaced"
+	}
+	return "created"
+}
