@@ -1,0 +1,91 @@
+package api
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// declaration answers a node's long-poll: a declaration newer than ?after=, recorded as a
+// send, or 304 when none arrives within ?wait=.
+func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
+	node, err := name(r, "node")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	after, wait, err := pollParams(r, s.MaxWait)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	gen, err := s.Store.WaitGeneration(r.Context(), node, after, wait)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if gen <= after {
+		setETag(w, gen)
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	d, err := s.Store.Compose(r.Context(), node, s.Instance)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if s.Key != nil {
+		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(s.Key, []byte(d.Digest)))
+	}
+	setETag(w, d.Generation)
+	writeJSON(w, http.StatusOK, d)
+}
+
+func pollParams(r *http.Request, maxWait time.Duration) (after int64, wait time.Duration, err error) {
+	q := r.URL.Query()
+	if v := q.Get("after"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
+			return 0, 0, hq.Errorf(hq.CodeBadRequest, "after must be a generation (a number from 0)")
+		}
+	} else {
+		after = -1 // no after: the current declaration at once
+	}
+	if v := q.Get("wait"); v != "" {
+		if wait, err = time.ParseDuration(v); err != nil || wait < 0 {
+			return 0, 0, hq.Errorf(hq.CodeBadRequest, "wait must be a duration like 30s")
+		}
+	}
+	return after, min(wait, maxWait), nil
+}
+
+func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
+	node, err := name(r, "node")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var rep hq.Report
+	if err := decode(w, r, &rep); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	resp, err := s.Store.Ingest(r.Context(), node, rep)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) controllerKey(w http.ResponseWriter, r *http.Request) {
+	if s.Key == nil {
+		s.writeError(w, r, hq.Errorf(hq.CodeNotFound, "this controller does not sign declarations"))
+		return
+	}
+	pub := s.Key.Public().(ed25519.PublicKey)
+	writeJSON(w, http.StatusOK, map[string]string{"key": base64.StdEncoding.EncodeToString(pub)})
+}

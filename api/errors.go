@@ -1,0 +1,46 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/meshhq/hq"
+)
+
+// statusOf is the one table from error codes to HTTP statuses.
+var statusOf = map[hq.Code]int{
+	hq.CodeBadRequest:   http.StatusBadRequest,
+	hq.CodeUnauthorized: http.StatusUnauthorized,
+	hq.CodeForbidden:    http.StatusForbidden,
+	hq.CodeNotFound:     http.StatusNotFound,
+	hq.CodeConflict:     http.StatusConflict,
+	hq.CodeTooLarge:     http.StatusRequestEntityTooLarge,
+	hq.CodeInvalid:      http.StatusUnprocessableEntity,
+}
+
+// writeError answers with err's code and message; an error without a code is logged and
+// answered as a bare 500, so no internal detail reaches the client.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e, ok := errors.AsType[*hq.Error](err)
+	status := statusOf[hq.ErrorCode(err)]
+	if !ok || status == 0 {
+		s.Log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		e, status = hq.Errorf(hq.CodeInternal, "internal error"), http.StatusInternalServerError
+	}
+	if e.Generation != nil {
+		setETag(w, *e.Generation)
+	}
+	writeJSON(w, status, map[string]*hq.Error{"error": e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		slog.Debug("write response", "err", err) // the client went away
+	}
+}

@@ -1,0 +1,78 @@
+// Command hq is the controller: it serves the API and the status pages over one SQLite
+// database, migrates it, or runs a demo mesh.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/kelseyhightower/envconfig"
+
+	"github.com/meshhq/hq/api"
+	"github.com/meshhq/hq/db"
+)
+
+const usage = `usage: hq <command>
+
+commands:
+  serve     run the controller
+  migrate   apply database migrations and exit
+
+environment:
+`
+
+func main() {
+	if len(os.Args) < 2 || isHelp(os.Args[1]) {
+		printUsage()
+		os.Exit(2)
+	}
+	if len(os.Args) > 2 && isHelp(os.Args[2]) {
+		printUsage()
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	var cfg api.Config
+	if err := envconfig.Process("HQ", &cfg); err != nil {
+		fail(err)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = api.Run(ctx, cfg, log, nil)
+	case "migrate":
+		err = migrate(ctx, cfg)
+	default:
+		printUsage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+func migrate(ctx context.Context, cfg api.Config) error {
+	s, err := db.Open(ctx, cfg.DB)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s is migrated\n", cfg.DB)
+	return s.Close()
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "help" }
+
+func printUsage() {
+	fmt.Fprint(os.Stderr, usage)
+	envconfig.Usagef("HQ", &api.Config{}, os.Stderr, envconfig.DefaultTableFormat)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "hq:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,129 @@
+package db
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// Compose builds the node's declaration from one snapshot of the database and records it as
+// a send. The send is recorded only if the generation it was composed from is still the
+// node's; otherwise it composes again, so no send ever carries a view older than its row says.
+func (s *Store) Compose(ctx context.Context, node, instance string) (hq.Declaration, error) {
+	for {
+		d, err := s.compose(ctx, node)
+		if err != nil {
+			return d, err
+		}
+		d.ComposedBy, d.ComposedAt = instance, s.Now().UTC()
+		stale := false
+		err = s.inTx(ctx, func(q *Queries) error {
+			n, err := q.NodeGet(ctx, node)
+			if err != nil {
+				return notFound(err, "no node %s", node)
+			}
+			if n.Generation != d.Generation {
+				stale = true
+				return nil
+			}
+			d.SendID, err = q.SendInsert(ctx, SendInsertParams{
+				Node: node, Generation: d.Generation, Digest: d.Digest, Resources: int64(d.ResourceCount()),
+				ComposedBy: instance, SentAt: hq.FormatTime(d.ComposedAt),
+			})
+			if err != nil {
+				return err
+			}
+			retry, err := q.ResourceStateRetryList(ctx, node)
+			for _, r := range retry {
+				d.Retry = append(d.Retry, hq.Ref(r.Module, r.Resource))
+			}
+			return err
+		})
+		if err != nil || !stale {
+			return d, err
+		}
+	}
+}
+
+func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error) {
+	d := hq.Declaration{Node: node, Modules: []hq.DeclaredModule{}}
+	err := s.inReadTx(ctx, func(q *Queries) error {
+		n, err := q.NodeGet(ctx, node)
+		if err != nil {
+			return notFound(err, "no node %s", node)
+		}
+		d.Generation = n.Generation
+		rows, err := q.AssignmentDeclaration(ctx, node)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			res, err := decodeResources(r.Resources)
+			if err != nil {
+				return err
+			}
+			d.Modules = append(d.Modules, hq.DeclaredModule{Name: r.Module, Revision: r.Revision, Taken: r.Taken == 1, Resources: res})
+		}
+		return nil
+	})
+	d.Digest = d.ComputeDigest()
+	return d, err
+}
+
+// WaitGeneration blocks until the node's generation exceeds after, ctx ends, or wait passes,
+// and returns the generation it last saw. Changes made through this store wake it at once;
+// changes made by another process on the same database are seen by polling.
+func (s *Store) WaitGeneration(ctx context.Context, node string, after int64, wait time.Duration) (int64, error) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+	for {
+		bell := s.bells.bell(node)
+		gen, err := s.NodeGeneration(ctx, node)
+		if err != nil || gen > after {
+			return gen, err
+		}
+		select {
+		case <-bell:
+		case <-poll.C:
+		case <-deadline.C:
+			return gen, nil
+		case <-ctx.Done():
+			return gen, ctx.Err()
+		}
+	}
+}
+
+// bells wakes the long-polls of nodes whose generation changed.
+type bells struct {
+	mu sync.Mutex
+	ch map[string]chan struct{}
+}
+
+func (b *bells) bell(node string) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch == nil {
+		b.ch = map[string]chan struct{}{}
+	}
+	c, ok := b.ch[node]
+	if !ok {
+		c = make(chan struct{})
+		b.ch[node] = c
+	}
+	return c
+}
+
+func (b *bells) ring(nodes ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, n := range nodes {
+		if c, ok := b.ch[n]; ok {
+			close(c)
+			delete(b.ch, n)
+		}
+	}
+}

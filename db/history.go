@@ -1,0 +1,79 @@
+package db
+
+import (
+	"context"
+
+	"github.com/meshhq/hq"
+)
+
+// Sends lists a node's sends, newest first.
+func (s *Store) Sends(ctx context.Context, node string, limit int64) ([]hq.SendView, error) {
+	rows, err := listForNode(ctx, s, node, func(q *Queries) ([]Send, error) {
+		return q.SendListByNode(ctx, SendListByNodeParams{Node: node, Max: limit})
+	})
+	out := make([]hq.SendView, len(rows))
+	for i, r := range rows {
+		out[i] = hq.SendView{ID: r.ID, Generation: r.Generation, Digest: r.Digest, Resources: r.Resources, ComposedBy: r.ComposedBy, SentAt: hq.ParseTime(r.SentAt), Outcome: r.Outcome, Reason: r.Reason}
+	}
+	return out, err
+}
+
+// Reports lists a node's distinct reports, newest first.
+func (s *Store) Reports(ctx context.Context, node string, limit int64) ([]hq.ReportView, error) {
+	rows, err := listForNode(ctx, s, node, func(q *Queries) ([]Report, error) {
+		return q.ReportListByNode(ctx, ReportListByNodeParams{Node: node, Max: limit})
+	})
+	out := make([]hq.ReportView, len(rows))
+	for i, r := range rows {
+		out[i] = *reportView(r)
+	}
+	return out, err
+}
+
+// Transitions lists a node's changes of resource state, newest first.
+func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq.TransitionView, error) {
+	rows, err := listForNode(ctx, s, node, func(q *Queries) ([]Transition, error) {
+		return q.TransitionListByNode(ctx, TransitionListByNodeParams{Node: node, Max: limit})
+	})
+	out := make([]hq.TransitionView, len(rows))
+	for i, r := range rows {
+		out[i] = hq.TransitionView{Module: r.Module, Resource: r.Resource, From: r.FromState.String, To: r.ToState, At: hq.ParseTime(r.At), Reason: r.Reason}
+		if r.ReportID.Valid {
+			out[i].ReportID = &r.ReportID.Int64
+		}
+	}
+	return out, err
+}
+
+// listForNode runs list in a read snapshot after checking the node exists, so an unknown node
+// is not_found rather than an empty list.
+func listForNode[T any](ctx context.Context, s *Store, node string, list func(*Queries) ([]T, error)) ([]T, error) {
+	var rows []T
+	err := s.inReadTx(ctx, func(q *Queries) error {
+		if _, err := q.NodeGet(ctx, node); err != nil {
+			return notFound(err, "no node %s", node)
+		}
+		var err error
+		rows, err = list(q)
+		return err
+	})
+	return rows, err
+}
+
+// Retry zeroes a failed or stuck resource's count, returns it to pending, and asks the host
+// to drop its back-off for it with the next report response or declaration.
+func (s *Store) Retry(ctx context.Context, node, module, resource string, ifMatch *int64) error {
+	return s.inTx(ctx, func(q *Queries) error {
+		if _, err := lockNode(ctx, q, node, ifMatch); err != nil {
+			return err
+		}
+		n, err := q.ResourceStateRequestRetry(ctx, ResourceStateRequestRetryParams{Node: node, Module: module, Resource: resource, Since: s.now()})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return hq.Errorf(hq.CodeNotFound, "no resource %s on node %s", hq.Ref(module, resource), node)
+		}
+		return nil
+	})
+}

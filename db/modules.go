@@ -1,0 +1,192 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/meshhq/hq"
+)
+
+// PutModuleResult says what an upload did.
+type PutModuleResult struct {
+	Revision int64 `json:"revision"`
+	// Created is false when the upload was identical to the newest revision and changed nothing.
+	Created bool `json:"created"`
+	// Generations are the new generations of the nodes the module is assigned to.
+	Generations map[string]int64 `json:"generations"`
+}
+
+// PutModule stores a new revision of a module and, in the same transaction, re-declares it on
+// every node it is assigned to, bumping their generations.
+func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resource) (PutModuleResult, error) {
+	res := PutModuleResult{Generations: map[string]int64{}}
+	if !hq.ValidName(name) {
+		return res, hq.NameError("module", name)
+	}
+	if err := hq.ValidateModule(resources); err != nil {
+		return res, err
+	}
+	body, err := json.Marshal(resources)
+	if err != nil {
+		return res, err
+	}
+	digest := hq.DigestOf(body)
+	err = s.inTx(ctx, func(q *Queries) error {
+		if cur, err := latestRevision(ctx, q, name); err == nil && cur.Digest == digest {
+			res.Revision = cur.Revision
+			return nil
+		} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		res.Created = true
+		now := s.now()
+		rev, err := q.ModuleUpsert(ctx, ModuleUpsertParams{Name: name, Now: now})
+		if err != nil {
+			return err
+		}
+		res.Revision = rev
+		if err := q.ModuleRevisionInsert(ctx, ModuleRevisionInsertParams{
+			Module: name, Revision: rev, Resources: string(body), ResourceCount: int64(len(resources)),
+			Digest: digest, CreatedAt: now,
+		}); err != nil {
+			return err
+		}
+		assigned, err := q.AssignmentListByModule(ctx, name)
+		if err != nil {
+			return err
+		}
+		reason := fmt.Sprintf("module %s revision %d", name, rev)
+		for _, a := range assigned {
+			if err := s.declare(ctx, q, a.Node, name, resources, reason); err != nil {
+				return err
+			}
+		}
+		bumped, err := q.NodeBumpGenerationByModule(ctx, name)
+		for _, b := range bumped {
+			res.Generations[b.Name] = b.Generation
+		}
+		return err
+	})
+	if err == nil {
+		for n := range res.Generations {
+			s.bells.ring(n)
+		}
+	}
+	return res, err
+}
+
+// GetModule returns a module at its newest revision, with the nodes it is assigned to.
+func (s *Store) GetModule(ctx context.Context, name string) (hq.ModuleView, error) {
+	var v hq.ModuleView
+	err := s.inReadTx(ctx, func(q *Queries) error {
+		m, err := q.ModuleGet(ctx, name)
+		if err != nil {
+			return notFound(err, "no module %s", name)
+		}
+		rev, err := q.ModuleRevisionGet(ctx, ModuleRevisionGetParams{Module: name, Revision: m.Revision})
+		if err != nil {
+			return err
+		}
+		if v.Resources, err = decodeResources(rev.Resources); err != nil {
+			return err
+		}
+		v.Name, v.Revision, v.Digest, v.UpdatedAt = m.Name, m.Revision, rev.Digest, hq.ParseTime(m.UpdatedAt)
+		v.Nodes, err = assignedNodes(ctx, q, name)
+		return err
+	})
+	return v, err
+}
+
+// ListModules returns every module without its resources.
+func (s *Store) ListModules(ctx context.Context) ([]hq.ModuleView, error) {
+	var out []hq.ModuleView
+	err := s.inReadTx(ctx, func(q *Queries) error {
+		mods, err := q.ModuleList(ctx)
+		if err != nil {
+			return err
+		}
+		out = make([]hq.ModuleView, 0, len(mods))
+		for _, m := range mods {
+			nodes, err := assignedNodes(ctx, q, m.Name)
+			if err != nil {
+				return err
+			}
+			out = append(out, hq.ModuleView{Name: m.Name, Revision: m.Revision, Nodes: nodes, UpdatedAt: hq.ParseTime(m.UpdatedAt)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func assignedNodes(ctx context.Context, q *Queries, module string) ([]string, error) {
+	rows, err := q.AssignmentListByModule(ctx, module)
+	nodes := make([]string, 0, len(rows))
+	for _, r := range rows {
+		nodes = append(nodes, r.Node)
+	}
+	return nodes, err
+}
+
+func latestRevision(ctx context.Context, q *Queries, module string) (ModuleRevision, error) {
+	m, err := q.ModuleGet(ctx, module)
+	if err != nil {
+		return ModuleRevision{}, err
+	}
+	return q.ModuleRevisionGet(ctx, ModuleRevisionGetParams{Module: module, Revision: m.Revision})
+}
+
+func decodeResources(s string) ([]hq.Resource, error) {
+	var rs []hq.Resource
+	if err := json.Unmarshal([]byte(s), &rs); err != nil {
+		return nil, fmt.Errorf("stored resources do not decode: %w", err)
+	}
+	return rs, nil
+}
+
+// declare brings a node's resource_states for one module in line with resources: new ones
+// enter pending, changed ones start over as pending, unchanged ones keep their state, and
+// ones no longer declared are deleted (the trigger records them as removed).
+func (s *Store) declare(ctx context.Context, q *Queries, node, module string, resources []hq.Resource, reason string) error {
+	rows, err := q.ResourceStateListByAssignment(ctx, ResourceStateListByAssignmentParams{Node: node, Module: module})
+	if err != nil {
+		return err
+	}
+	have := make(map[string]ResourceState, len(rows))
+	for _, r := range rows {
+		have[r.Resource] = r
+	}
+	now := s.now()
+	for i, r := range resources {
+		old, ok := have[r.Name]
+		delete(have, r.Name)
+		pos, dig := int64(i), r.Digest()
+		switch {
+		case !ok:
+			err = q.ResourceStateInsert(ctx, ResourceStateInsertParams{
+				Node: node, Module: module, Resource: r.Name, Kind: r.Kind, SpecDigest: dig,
+				Position: pos, GroupName: r.Group, Since: now, Reason: reason,
+			})
+		case old.SpecDigest != dig:
+			err = q.ResourceStateRedeclare(ctx, ResourceStateRedeclareParams{
+				Node: node, Module: module, Resource: r.Name, Kind: r.Kind, SpecDigest: dig,
+				Position: pos, GroupName: r.Group, Since: now, Reason: reason + " changed it",
+			})
+		case old.Position != pos || old.GroupName != r.Group:
+			err = q.ResourceStateMove(ctx, ResourceStateMoveParams{
+				Node: node, Module: module, Resource: r.Name, Position: pos, GroupName: r.Group,
+			})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for name := range have {
+		if err := q.ResourceStateDelete(ctx, ResourceStateDeleteParams{Node: node, Module: module, Resource: name}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

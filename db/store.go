@@ -1,0 +1,142 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/migrations"
+)
+
+// Store is the controller's state: one SQLite database. Writes go through a single connection,
+// so they queue in Go rather than spin on SQLite's lock; reads use a pool of their own.
+type Store struct {
+	write *sql.DB
+	read  *sql.DB
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+	// StuckAttempts and StuckAfter decide when failing becomes stuck.
+	StuckAttempts int
+	StuckAfter    time.Duration
+	// SilentAfter is how long without a report before a node is silent.
+	SilentAfter time.Duration
+
+	bells bells
+}
+
+// dsn sets the pragmas in the connection string so that every pooled connection gets them.
+func dsn(path string, writer bool) string {
+	q := url.Values{}
+	// synchronous FULL: a generation, once handed to a host, must survive a power cut, or a
+	// later change could reuse it and the host would refuse it as a rewrite.
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
+		q.Add("_pragma", p)
+	}
+	if writer {
+		// Writers take the lock at BEGIN, so a read-then-write transaction cannot be overtaken
+		// by another process between its read and its write.
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) and migrates the database at path.
+func Open(ctx context.Context, path string) (*Store, error) {
+	write, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	if err := Migrate(ctx, write); err != nil {
+		write.Close()
+		return nil, err
+	}
+	read, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	read.SetMaxOpenConns(4)
+	return &Store{
+		write: write, read: read, Now: time.Now,
+		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute,
+	}, nil
+}
+
+// Migrate applies every pending migration.
+func Migrate(ctx context.Context, db *sql.DB) error {
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.read.Close(), s.write.Close())
+}
+
+// inTx runs fn in one write transaction, committed when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(q *Queries) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(New(tx)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// inReadTx runs fn in one read transaction: a single snapshot of the database.
+func (s *Store) inReadTx(ctx context.Context, fn func(q *Queries) error) error {
+	tx, err := s.read.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(New(tx))
+}
+
+// reader returns queries on the read pool, for single statements.
+func (s *Store) reader() *Queries { return New(s.read) }
+
+// notFound turns sql.ErrNoRows into a not_found *hq.Error naming what was missing.
+func notFound(err error, format string, args ...any) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return hq.Errorf(hq.CodeNotFound, format, args...)
+	}
+	return err
+}
+
+func (s *Store) now() string { return hq.FormatTime(s.Now()) }
+
+func nullTime(ns sql.NullString) *time.Time {
+	if !ns.Valid {
+		return nil
+	}
+	t := hq.ParseTime(ns.String)
+	return &t
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,57 @@
+package hq
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error; the API maps each code to one HTTP status.
+type Code string
+
+const (
+	CodeBadRequest   Code = "bad_request"
+	CodeUnauthorized Code = "unauthorized"
+	CodeForbidden    Code = "forbidden"
+	CodeNotFound     Code = "not_found"
+	CodeConflict     Code = "conflict"
+	CodeTooLarge     Code = "too_large"
+	CodeInvalid      Code = "invalid"
+	CodeInternal     Code = "internal"
+)
+
+// FieldError names one invalid field of a request and what is wrong with it.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// Error is an error meant for the caller: its message is safe to show.
+type Error struct {
+	Code    Code         `json:"code"`
+	Message string       `json:"message"`
+	Details []FieldError `json:"details,omitempty"`
+	// Generation is the node's current generation, set on a conflict over If-Match.
+	Generation *int64 `json:"generation,omitempty"`
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errorf returns an *Error with the given code.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Conflict reports that a node's generation is no longer the one the caller expected.
+func Conflict(node string, want, current int64) *Error {
+	e := Errorf(CodeConflict, "node %s is at generation %d, not %d", node, current, want)
+	e.Generation = &current
+	return e
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, or CodeInternal.
+func ErrorCode(err error) Code {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Code
+	}
+	return CodeInternal
+}

@@ -1,0 +1,45 @@
+// Package hq holds the words every part of hq speaks: the resource states and node statuses,
+// coded errors, the resource spec, and the wire shapes of the declaration and the report.
+// It imports nothing of the rest of the module, so the controller and hostd can share it.
+package hq
+
+// State is where one resource stands on one node, as the controller records it.
+type State string
+
+// The resource lifecycle. Hosts report every state but Stuck; only the controller decides that.
+const (
+	StatePending        State = "pending"
+	StateApplied        State = "applied"
+	StateFailed         State = "failed"
+	StateStuck          State = "stuck"
+	StateHeld           State = "held"
+	StateGroupedPending State = "grouped-pending"
+)
+
+// States lists every state in the order counts are shown.
+var States = []State{StateApplied, StateFailed, StateStuck, StateHeld, StateGroupedPending, StatePending}
+
+// Outcome reports whether s is something a host may report.
+func (s State) Outcome() bool {
+	switch s {
+	case StatePending, StateApplied, StateFailed, StateHeld, StateGroupedPending:
+		return true
+	}
+	return false
+}
+
+// Status is a node's one-word condition; see ComputeStatus for the order they are chosen in.
+type Status string
+
+const (
+	StatusNew           Status = "new"
+	StatusSilent        Status = "silent"
+	StatusStuck         Status = "stuck"
+	StatusWaitingOnTake Status = "waiting-on-take"
+	StatusMidChange     Status = "mid-change"
+	StatusDegraded      Status = "degraded"
+	StatusConverged     Status = "converged"
+)
+
+// Statuses lists every node status in order of precedence.
+var Statuses = []Status{StatusNew, StatusSilent, StatusStuck, StatusWaitingOnTake, StatusMidChange, StatusDegraded, StatusConverged}

@@ -1,0 +1,65 @@
+-- name: ResourceStateInsert :exec
+INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
+VALUES (@node, @module, @resource, @kind, @spec_digest, @position, @group_name, @since, @reason);
+
+-- name: ResourceStateListByNode :many
+SELECT * FROM resource_states WHERE node = @node ORDER BY module, position;
+
+-- name: ResourceStateListByAssignment :many
+SELECT * FROM resource_states WHERE node = @node AND module = @module ORDER BY position;
+
+-- name: ResourceStateDelete :exec
+DELETE FROM resource_states WHERE node = @node AND module = @module AND resource = @resource;
+
+-- name: ResourceStateRedeclare :exec
+-- A changed spec starts over: pending, counters reset, never applied at this spec.
+UPDATE resource_states
+SET kind = @kind, spec_digest = @spec_digest, position = @position, group_name = @group_name,
+    state = 'pending', since = @since, attempts = 0, consecutive_failures = 0, failing_since = NULL,
+    never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason
+WHERE node = @node AND module = @module AND resource = @resource;
+
+-- name: ResourceStateMove :exec
+-- An unchanged spec whose place in its module changed.
+UPDATE resource_states SET position = @position, group_name = @group_name
+WHERE node = @node AND module = @module AND resource = @resource;
+
+-- name: ResourceStateRecord :exec
+UPDATE resource_states
+SET state = @state, since = @since, attempts = @attempts, consecutive_failures = @consecutive_failures,
+    failing_since = @failing_since, never_applied = @never_applied, last_error = @last_error,
+    hold_reason = @hold_reason, blocked_by = @blocked_by, retry_requested = @retry_requested,
+    report_id = @report_id, reason = @reason
+WHERE node = @node AND module = @module AND resource = @resource;
+
+-- name: ResourceStateRequestRetry :execrows
+UPDATE resource_states
+SET retry_requested = 1, attempts = 0, consecutive_failures = 0, failing_since = NULL,
+    state = CASE WHEN state IN ('failed', 'stuck') THEN 'pending' ELSE state END,
+    since = CASE WHEN state IN ('failed', 'stuck') THEN @since ELSE since END,
+    reason = CASE WHEN state IN ('failed', 'stuck') THEN 'retry requested by operator' ELSE reason END
+WHERE node = @node AND module = @module AND resource = @resource;
+
+-- name: ResourceStateRetryList :many
+SELECT module, resource FROM resource_states WHERE node = @node AND retry_requested = 1;
+
+-- name: ResourceStateClearRetry :exec
+UPDATE resource_states SET retry_requested = 0 WHERE node = @node AND retry_requested = 1;
+
+-- name: ResourceStateCounts :many
+-- Resources per node and state, for every node at once.
+SELECT node, state, COUNT(*) AS count FROM resource_states GROUP BY node, state;
+
+-- name: ResourceStateListNotApplied :many
+-- Everything that is not applied, on every node: what status lines are made of.
+SELECT * FROM resource_states WHERE state <> 'applied' ORDER BY node, module, position;
+
+-- name: ResourceStateListStuck :many
+-- Every stuck resource on every node, for the scope of each (mesh-wide or node-local).
+SELECT node, module, resource FROM resource_states WHERE state = 'stuck' ORDER BY module, resource, node;
+
+-- name: ResourceStateListNotAppliedByNode :many
+SELECT * FROM resource_states WHERE node = @node AND state <> 'applied' ORDER BY module, position;
+
+-- name: ResourceStateCountsByNode :many
+SELECT state, COUNT(*) AS count FROM resource_states WHERE node = @node GROUP BY state;

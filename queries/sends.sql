@@ -1,0 +1,38 @@
+-- name: SendInsert :one
+INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at)
+VALUES (@node, @generation, @digest, @resources, @composed_by, @sent_at)
+RETURNING id;
+
+-- name: SendListByNode :many
+SELECT * FROM sends WHERE node = @node ORDER BY id DESC LIMIT @max;
+
+-- name: SendMarkApplied :exec
+-- The sends of what a host reports it applied.
+UPDATE sends SET outcome = 'applied', outcome_at = @at
+WHERE node = @node AND generation = @generation AND digest = @digest AND outcome = 'sent';
+
+-- name: SendMarkSuperseded :exec
+-- Older sends a host will never apply now that it applied a newer generation.
+UPDATE sends SET outcome = 'superseded', outcome_at = @at
+WHERE node = @node AND generation < @generation AND outcome IN ('sent', 'applied');
+
+-- name: SendMarkRefused :execrows
+UPDATE sends SET outcome = 'refused', outcome_at = @at, reason = @reason
+WHERE node = @node AND id = @id;
+
+-- name: SendListRefused :many
+-- Refused sends that nothing applied since has answered, on every node.
+SELECT s.* FROM sends s JOIN nodes n ON n.name = s.node
+WHERE s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+ORDER BY s.node, s.id DESC;
+
+-- name: SendFind :one
+-- The newest send of a given declaration to a node.
+SELECT * FROM sends WHERE node = @node AND generation = @generation AND digest = @digest
+ORDER BY id DESC LIMIT 1;
+
+-- name: SendInsertRefused :one
+-- A refused declaration the controller has no send of (replayed, forged or from a lost database).
+INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason)
+VALUES (@node, @generation, @digest, 0, @composed_by, @sent_at, 'refused', @at, @reason)
+RETURNING id;

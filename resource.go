@@ -1,0 +1,74 @@
+package hq
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// Kinds of resource.
+const (
+	KindFile      = "file"
+	KindDirectory = "directory"
+	KindSymlink   = "symlink"
+	KindAbsent    = "absent"
+	KindAction    = "action"
+	KindService   = "service"
+)
+
+// Kinds lists every kind a module may declare.
+var Kinds = []string{KindFile, KindDirectory, KindSymlink, KindAbsent, KindAction, KindService}
+
+// Resource is one thing on a node, as a module declares it. Fields that do not belong to the
+// kind are rejected by Validate, so a spec means exactly what it says.
+type Resource struct {
+	Name          string            `json:"name"`
+	Kind          string            `json:"kind"`
+	Path          string            `json:"path,omitempty"`
+	Content       string            `json:"content,omitempty"`
+	ContentBase64 string            `json:"content_base64,omitempty"`
+	Mode          string            `json:"mode,omitempty"`
+	Validate      []string          `json:"validate,omitempty"`
+	Target        string            `json:"target,omitempty"`
+	Command       []string          `json:"command,omitempty"`
+	Env           map[string]string `json:"env,omitempty"`
+	RestartOn     []string          `json:"restart_on,omitempty"`
+	Health        *Health           `json:"health,omitempty"`
+	Gate          *bool             `json:"gate,omitempty"`
+	Group         string            `json:"group,omitempty"`
+}
+
+// Health is how hostd checks that a service is serving.
+type Health struct {
+	// HTTP is a URL that must answer 2xx.
+	HTTP string `json:"http"`
+}
+
+// IsGate reports whether what follows r in its module waits for r to apply.
+// Actions gate unless they say otherwise; other kinds only when they ask to.
+func (r Resource) IsGate() bool {
+	if r.Gate != nil {
+		return *r.Gate
+	}
+	return r.Kind == KindAction
+}
+
+// Digest identifies the spec: two resources with the same digest declare the same state.
+func (r Resource) Digest() string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic("hq: resource does not marshal: " + err.Error()) // plain strings and maps always do
+	}
+	return digest(b)
+}
+
+// Ref is how a resource is named across modules: module/name.
+func Ref(module, name string) string { return module + "/" + name }
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// DigestOf returns the sha256 digest of b, written as "sha256:<hex>".
+func DigestOf(b []byte) string { return digest(b) }

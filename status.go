@@ -1,0 +1,107 @@
+package hq
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// NodeFacts is what a node's status is computed from.
+type NodeFacts struct {
+	Generation, AppliedGeneration int64
+	LastReportAt                  *time.Time
+	Counts                        map[State]int
+	Stuck                         []StuckView
+	// Held counts held resources per module.
+	Held map[string]int
+	// WaitingGroups names the groups (module/group) with grouped-pending members.
+	WaitingGroups []string
+	// Failed names the failed (not stuck) resources, module/name.
+	Failed  []string
+	Refused []RefusedSend
+}
+
+// ComputeStatus returns the node's status — the first condition that applies, in the order of
+// Statuses — and one line for every condition that applies.
+func ComputeStatus(f NodeFacts, now time.Time, silentAfter time.Duration) (Status, []string) {
+	var statuses []Status
+	var lines []string
+	add := func(s Status, line string) {
+		statuses = append(statuses, s)
+		lines = append(lines, line)
+	}
+	switch {
+	case f.LastReportAt == nil:
+		add(StatusNew, "new: never reported")
+	case now.Sub(*f.LastReportAt) > silentAfter:
+		add(StatusSilent, fmt.Sprintf("silent: no report since %s (%s ago)", lineTime(*f.LastReportAt), now.Sub(*f.LastReportAt).Round(time.Second)))
+	}
+	for _, s := range f.Stuck {
+		add(StatusStuck, StuckLine(s))
+	}
+	for _, m := range sortedByCount(f.Held) {
+		add(StatusWaitingOnTake, fmt.Sprintf("waiting on take: %s (%d held)", m, f.Held[m]))
+	}
+	if f.LastReportAt != nil && f.AppliedGeneration != f.Generation {
+		add(StatusMidChange, fmt.Sprintf("mid-change: generation %d declared, %d applied", f.Generation, f.AppliedGeneration))
+	}
+	if n := f.Counts[StatePending] + f.Counts[StateGroupedPending]; n > 0 {
+		line := fmt.Sprintf("mid-change: %d resource(s) pending", n)
+		if len(f.WaitingGroups) > 0 {
+			line += fmt.Sprintf(", waiting group(s): %s", strings.Join(f.WaitingGroups, ", "))
+		}
+		add(StatusMidChange, line)
+	}
+	if len(f.Failed) > 0 {
+		add(StatusDegraded, fmt.Sprintf("degraded: %d failed: %s", len(f.Failed), strings.Join(f.Failed, ", ")))
+	}
+	for _, r := range f.Refused {
+		lines = append(lines, RefusedLine(r))
+	}
+	if len(statuses) == 0 {
+		return StatusConverged, lines
+	}
+	return slices.MinFunc(statuses, func(a, b Status) int {
+		return cmp.Compare(slices.Index(Statuses, a), slices.Index(Statuses, b))
+	}), lines
+}
+
+// StuckLine is the status line of one stuck resource.
+func StuckLine(s StuckView) string {
+	how := "regressed"
+	if s.NeverApplied {
+		how = "never applied"
+	}
+	line := fmt.Sprintf("stuck: %s (%s, %d attempts since %s)", Ref(s.Module, s.Resource), how, s.Attempts, lineTime(s.Since))
+	if s.Blocks > 0 {
+		line += fmt.Sprintf(", blocks %d resource(s)", s.Blocks)
+	}
+	return line
+}
+
+// RefusedLine is the status line of a refused send.
+func RefusedLine(r RefusedSend) string {
+	return fmt.Sprintf("refused declaration generation %d (applied %d) composed by %s at %s",
+		r.Generation, r.AppliedGeneration, r.ComposedBy, lineTime(r.At))
+}
+
+// sortedByCount returns the keys of m by count, highest first, then by name.
+func sortedByCount(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
+	return keys
+}
+
+// StuckScope says whether a resource stuck on stuckOn nodes, of assigned nodes that have its
+// module, is a fault of the mesh or of the nodes.
+func StuckScope(stuckOn, assigned int) string {
+	if stuckOn >= 2 && 2*stuckOn >= assigned {
+		return ScopeMeshWide
+	}
+	return ScopeNodeLocal
+}

@@ -1,0 +1,90 @@
+package hq
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Tally counts the outcomes of one report: the numbers behind the report line.
+type Tally struct {
+	Applied, Failed, Stuck, GroupedPending, Pending int
+	// Held counts held resources per module.
+	Held map[string]int
+	// Sent is how many resources the declaration named; Accounted how many of them have a result.
+	Sent, Accounted int
+}
+
+// TallyResults counts results against a declaration of sent resources. A failed result whose
+// ref stuck reports true is counted as stuck, since only the controller decides that.
+func TallyResults(results []Result, sent int, stuck func(ref string) bool) Tally {
+	t := Tally{Held: map[string]int{}, Sent: sent}
+	seen := make(map[string]bool, len(results))
+	for _, r := range results {
+		ref := Ref(r.Module, r.Resource)
+		if seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		t.Accounted++
+		switch r.Outcome {
+		case StateApplied:
+			t.Applied++
+		case StateFailed, StateStuck:
+			if r.Outcome == StateStuck || stuck != nil && stuck(ref) {
+				t.Stuck++
+			} else {
+				t.Failed++
+			}
+		case StateHeld:
+			t.Held[r.Module]++
+		case StateGroupedPending:
+			t.GroupedPending++
+		default:
+			t.Pending++
+		}
+	}
+	return t
+}
+
+// Line is the one-line summary that hostd logs and the controller stores for a report:
+//
+//	applied 330 resource(s), 16 held for untaken modules (route-proxy: 13, mailu: 3), 2 failed
+//
+// Every part but the first appears only when it is not zero.
+func (t Tally) Line() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "applied %d resource(s)", t.Applied)
+	if held := t.heldTotal(); held > 0 {
+		fmt.Fprintf(&b, ", %d held for untaken modules (%s)", held, t.heldByModule())
+	}
+	for _, p := range []struct {
+		n    int
+		word string
+	}{{t.Failed, "failed"}, {t.Stuck, "stuck"}, {t.GroupedPending, "grouped-pending"}, {t.Pending, "pending"}} {
+		if p.n > 0 {
+			fmt.Fprintf(&b, ", %d %s", p.n, p.word)
+		}
+	}
+	if t.Accounted < t.Sent {
+		fmt.Fprintf(&b, "; %d of %d sent resource(s) unaccounted for", t.Sent-t.Accounted, t.Sent)
+	}
+	return b.String()
+}
+
+func (t Tally) heldTotal() int {
+	n := 0
+	for _, c := range t.Held {
+		n += c
+	}
+	return n
+}
+
+// heldByModule lists held counts by count, highest first, then by module name.
+func (t Tally) heldByModule() string {
+	mods := sortedByCount(t.Held)
+	parts := make([]string, len(mods))
+	for i, m := range mods {
+		parts[i] = fmt.Sprintf("%s: %d", m, t.Held[m])
+	}
+	return strings.Join(parts, ", ")
+}

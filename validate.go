@@ -1,0 +1,182 @@
+package hq
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MaxNameLen bounds node, module, resource and group names.
+const MaxNameLen = 64
+
+// ValidName reports whether s may name a node, module, resource or group: letters, digits,
+// '.', '_' and '-', starting with a letter or digit. No '/' so that module/resource is unambiguous.
+func ValidName(s string) bool {
+	if s == "" || len(s) > MaxNameLen {
+		return false
+	}
+	for i, c := range s {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// NameError is the *Error for a bad name in a URL or body.
+func NameError(what, name string) *Error {
+	return Errorf(CodeInvalid, "invalid %s name %q: use letters, digits, '.', '_' or '-', at most %d, starting with a letter or digit", what, name, MaxNameLen)
+}
+
+// ValidateModule checks every resource of a module upload. It returns nil or an *Error with
+// code invalid and one detail per problem found.
+func ValidateModule(resources []Resource) error {
+	var errs []FieldError
+	add := func(i int, field, format string, args ...any) {
+		errs = append(errs, FieldError{Field: fmt.Sprintf("resources[%d].%s", i, field), Message: fmt.Sprintf(format, args...)})
+	}
+	names := map[string]int{}
+	paths := map[string]int{}
+	for i, r := range resources {
+		if !ValidName(r.Name) {
+			add(i, "name", "must be letters, digits, '.', '_' or '-', at most %d, starting with a letter or digit", MaxNameLen)
+		} else if j, dup := names[r.Name]; dup {
+			add(i, "name", "%q is already the name of resources[%d]", r.Name, j)
+		} else {
+			names[r.Name] = i
+		}
+		validateKind(r, func(field, format string, args ...any) { add(i, field, format, args...) })
+		if r.Path != "" && validPath(r.Path) {
+			if j, dup := paths[r.Path]; dup {
+				add(i, "path", "%s is already the path of resources[%d]", r.Path, j)
+			}
+			paths[r.Path] = i
+		}
+		if r.Group != "" && !ValidName(r.Group) {
+			add(i, "group", "must be letters, digits, '.', '_' or '-', at most %d", MaxNameLen)
+		}
+	}
+	for i, r := range resources {
+		for _, dep := range r.RestartOn {
+			if _, ok := names[dep]; !ok || dep == r.Name {
+				add(i, "restart_on", "%q is not another resource of this module", dep)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return &Error{Code: CodeInvalid, Message: fmt.Sprintf("%d problem(s) in the module's resources", len(errs)), Details: errs}
+	}
+	return nil
+}
+
+// allowed lists the kind-specific fields each kind accepts; name, kind, gate and group are common.
+var allowed = map[string][]string{
+	KindFile:      {"path", "content", "content_base64", "mode", "validate"},
+	KindDirectory: {"path", "mode"},
+	KindSymlink:   {"path", "target"},
+	KindAbsent:    {"path"},
+	KindAction:    {"command"},
+	KindService:   {"command", "env", "restart_on", "health"},
+}
+
+func validateKind(r Resource, add func(field, format string, args ...any)) {
+	fields, ok := allowed[r.Kind]
+	if !ok {
+		add("kind", "unknown kind %q; one of %s", r.Kind, strings.Join(Kinds, ", "))
+		return
+	}
+	for _, f := range r.setFields() {
+		if !slices.Contains(fields, f) {
+			add(f, "not a field of a %s", r.Kind)
+		}
+	}
+	if slices.Contains(fields, "path") && !validPath(r.Path) {
+		add("path", "must be absolute and clean (no '..', no trailing '/'), not /")
+	}
+	if slices.Contains(fields, "command") && !validCommand(r.Command) {
+		add("command", "must be a non-empty list whose first element is not empty")
+	}
+	if r.Mode != "" && !validMode(r.Mode) {
+		add("mode", "must be octal, like \"0644\"")
+	}
+	if r.Content != "" && r.ContentBase64 != "" {
+		add("content_base64", "give content or content_base64, not both")
+	}
+	if _, err := base64.StdEncoding.DecodeString(r.ContentBase64); err != nil {
+		add("content_base64", "is not standard base64")
+	}
+	if len(r.Validate) > 0 && !validCommand(r.Validate) {
+		add("validate", "must be a command whose first element is not empty")
+	}
+	if r.Kind == KindSymlink && (r.Target == "" || strings.ContainsRune(r.Target, 0)) {
+		add("target", "is required")
+	}
+	if r.Health != nil && !validHealthURL(r.Health.HTTP) {
+		add("health.http", "must be an http:// or https:// URL")
+	}
+	for k := range r.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			add("env", "%q is not a variable name", k)
+		}
+	}
+}
+
+// setFields names the kind-specific fields r sets.
+func (r Resource) setFields() []string {
+	var set []string
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{
+		{"path", r.Path != ""}, {"content", r.Content != ""}, {"content_base64", r.ContentBase64 != ""},
+		{"mode", r.Mode != ""}, {"validate", r.Validate != nil}, {"target", r.Target != ""},
+		{"command", r.Command != nil}, {"env", r.Env != nil}, {"restart_on", r.RestartOn != nil},
+		{"health", r.Health != nil},
+	} {
+		if f.on {
+			set = append(set, f.name)
+		}
+	}
+	return set
+}
+
+func validPath(p string) bool {
+	return strings.HasPrefix(p, "/") && p != "/" && path.Clean(p) == p &&
+		!strings.ContainsRune(p, 0) && !slices.Contains(strings.Split(p, "/"), "..")
+}
+
+func validCommand(c []string) bool {
+	if len(c) == 0 || c[0] == "" {
+		return false
+	}
+	for _, a := range c {
+		if strings.ContainsRune(a, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func validMode(m string) bool {
+	v, err := strconv.ParseUint(m, 8, 32)
+	return err == nil && v <= 0o7777 && len(m) <= 5
+}
+
+// ParseMode returns the permission bits of a valid mode, or def when mode is empty.
+func ParseMode(mode string, def uint32) uint32 {
+	if mode == "" {
+		return def
+	}
+	v, _ := strconv.ParseUint(mode, 8, 32)
+	return uint32(v)
+}
+
+func validHealthURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

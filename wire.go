@@ -1,0 +1,97 @@
+package hq
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Declaration is what a node must be at a generation. The controller composes it; hostd
+// verifies its digest (and signature) before it applies anything.
+type Declaration struct {
+	Node       string           `json:"node"`
+	Generation int64            `json:"generation"`
+	Modules    []DeclaredModule `json:"modules"`
+	// Digest covers Node, Generation and Modules; see ComputeDigest.
+	Digest string `json:"digest"`
+	// Signature is the controller's ed25519 signature over Digest, base64; empty when unsigned.
+	Signature  string    `json:"signature,omitempty"`
+	SendID     int64     `json:"send_id"`
+	ComposedBy string    `json:"composed_by"`
+	ComposedAt time.Time `json:"composed_at"`
+	// Retry names resources (module/name) whose back-off the host should drop.
+	Retry []string `json:"retry,omitempty"`
+}
+
+// DeclaredModule is one assigned module at the revision the declaration was composed from.
+type DeclaredModule struct {
+	Name      string     `json:"name"`
+	Revision  int64      `json:"revision"`
+	Taken     bool       `json:"taken"`
+	Resources []Resource `json:"resources"`
+}
+
+// ComputeDigest returns the digest of what the declaration declares; delivery details
+// (send id, composer, retries) are left out so a re-send of the same state has the same digest.
+func (d *Declaration) ComputeDigest() string {
+	b, err := json.Marshal(struct {
+		Node       string           `json:"node"`
+		Generation int64            `json:"generation"`
+		Modules    []DeclaredModule `json:"modules"`
+	}{d.Node, d.Generation, d.Modules})
+	if err != nil {
+		panic("hq: declaration does not marshal: " + err.Error())
+	}
+	return digest(b)
+}
+
+// ResourceCount is the number of resources declared.
+func (d *Declaration) ResourceCount() int {
+	n := 0
+	for _, m := range d.Modules {
+		n += len(m.Resources)
+	}
+	return n
+}
+
+// Report is what hostd POSTs after every reconcile: one result per declared resource.
+type Report struct {
+	Generation int64     `json:"generation"`
+	Digest     string    `json:"digest"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Refused    *Refusal  `json:"refused"`
+	Results    []Result  `json:"results"`
+}
+
+// Refusal says which declaration the host would not apply, and why.
+type Refusal struct {
+	Generation int64     `json:"generation"`
+	Digest     string    `json:"digest"`
+	SendID     int64     `json:"send_id"`
+	ComposedBy string    `json:"composed_by"`
+	ComposedAt time.Time `json:"composed_at"`
+	Reason     string    `json:"reason"`
+}
+
+// Result is the outcome of one resource in one reconcile.
+type Result struct {
+	Module     string `json:"module"`
+	Resource   string `json:"resource"`
+	Outcome    State  `json:"outcome"`
+	Attempted  bool   `json:"attempted"`
+	Changed    bool   `json:"changed"`
+	Error      string `json:"error"`
+	HoldReason string `json:"hold_reason"`
+	BlockedBy  string `json:"blocked_by"`
+	Drift      bool   `json:"drift"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// ReportResponse is the controller's answer to a report.
+type ReportResponse struct {
+	ReportID int64    `json:"report_id"`
+	Summary  string   `json:"summary"`
+	Stuck    []string `json:"stuck"`
+	// Retry names resources (module/name) whose back-off the host should drop.
+	Retry []string `json:"retry,omitempty"`
+}
