@@ -1,0 +1,124 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/meshhq/hq"
+)
+
+func TestGenerationFollowsEveryDeclarationChange(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustNode(t, s, "web-2")
+	mustModule(t, s, "app", file("a", "1"))
+	if g := mustAssign(t, s, "web-1", "app"); g != 1 {
+		t.Fatalf("assign: generation %d, want 1", g)
+	}
+	if g := mustAssign(t, s, "web-1", "app"); g != 1 {
+		t.Fatalf("assigning again changes nothing: generation %d, want 1", g)
+	}
+	res := mustModule(t, s, "app", file("a", "2"))
+	if res.Revision != 2 || res.Generations["web-1"] != 2 || len(res.Generations) != 1 {
+		t.Fatalf("new revision: %+v, want revision 2 and only web-1 at generation 2", res)
+	}
+	if again := mustModule(t, s, "app", file("a", "2")); again.Created || again.Revision != 2 {
+		t.Fatalf("identical upload: %+v, want revision 2 unchanged", again)
+	}
+	if g, err := s.Take(ctx, "web-1", "app", nil); err != nil || g != 3 {
+		t.Fatalf("take: %d, %v; want 3", g, err)
+	}
+	if g, err := s.Unassign(ctx, "web-1", "app", nil); err != nil || g != 4 {
+		t.Fatalf("unassign: %d, %v; want 4", g, err)
+	}
+	if g, _ := s.NodeGeneration(ctx, "web-2"); g != 0 {
+		t.Fatalf("web-2 was never changed: generation %d, want 0", g)
+	}
+}
+
+func TestIfMatchConflictChangesNothing(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	mustAssign(t, s, "web-1", "app")
+	stale := int64(0)
+	_, err := s.Assign(ctx, "web-1", "app", true, &stale)
+	wantCode(t, err, hq.CodeConflict)
+	if e := err.(*hq.Error); e.Generation == nil || *e.Generation != 1 {
+		t.Fatalf("conflict names generation %v, want 1", e.Generation)
+	}
+	v, _ := s.GetNode(ctx, "web-1")
+	if v.Assignments[0].Taken || v.Generation != 1 {
+		t.Fatalf("after a refused write: %+v, want untaken at generation 1", v.Assignments)
+	}
+	_, err = s.Unassign(ctx, "web-1", "app", &stale)
+	wantCode(t, err, hq.CodeConflict)
+	wantCode(t, s.DeleteNode(ctx, "web-1", &stale), hq.CodeConflict)
+}
+
+// Two writers with the same If-Match: exactly one wins, the other sees the conflict.
+func TestIfMatchRace(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	for round := range 20 {
+		mods := []string{fmt.Sprintf("a%d", round), fmt.Sprintf("b%d", round)}
+		for _, m := range mods {
+			mustModule(t, s, m, file(m, "1"))
+		}
+		gen, _ := s.NodeGeneration(ctx, "web-1")
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, m := range mods {
+			wg.Go(func() { _, errs[i] = s.Assign(ctx, "web-1", m, false, &gen) })
+		}
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			if err == nil {
+				won++
+			} else if hq.ErrorCode(err) != hq.CodeConflict {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("round %d: %d writers won, want exactly 1 (%v)", round, won, errs)
+		}
+		if now, _ := s.NodeGeneration(ctx, "web-1"); now != gen+1 {
+			t.Fatalf("round %d: generation %d, want %d", round, now, gen+1)
+		}
+	}
+}
+
+func TestRevisionResetsChangedResourcesOnly(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"), file("b", "1"), file("c", "1"))
+	mustAssign(t, s, "web-1", "app")
+	d, _ := s.Compose(ctx, "web-1", "test")
+	ingest(t, s, "web-1", d, applied("app", "a", "b", "c")...)
+	mustModule(t, s, "app", file("a", "1"), file("b", "2"), file("d", "1"))
+	v, _ := s.GetNode(ctx, "web-1")
+	got := map[string]hq.State{}
+	for _, r := range v.Resources {
+		got[r.Resource] = r.State
+	}
+	want := map[string]hq.State{"a": hq.StateApplied, "b": hq.StatePending, "d": hq.StatePending}
+	if len(got) != len(want) {
+		t.Fatalf("resources %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Fatalf("resources %v, want %v", got, want)
+		}
+	}
+	tr, _ := s.Transitions(ctx, "web-1", 10)
+	if tr[0].To != "removed" && tr[1].To != "removed" && tr[2].To != "removed" {
+		t.Fatalf("no removed transition for c in %+v", tr[:3])
+	}
+}

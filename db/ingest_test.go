@@ -1,0 +1,233 @@
+package db
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+func applied(module string, names ...string) []hq.Result {
+	out := make([]hq.Result, len(names))
+	for i, n := range names {
+		out[i] = hq.Result{Module: module, Resource: n, Outcome: hq.StateApplied, Attempted: true}
+	}
+	return out
+}
+
+func failing(module, name string) hq.Result {
+	return hq.Result{Module: module, Resource: name, Outcome: hq.StateFailed, Attempted: true, Error: "validate: exit status 1"}
+}
+
+func ingest(t *testing.T, s *Store, node string, d hq.Declaration, results ...hq.Result) hq.ReportResponse {
+	t.Helper()
+	resp, err := s.Ingest(context.Background(), node, hq.Report{Generation: d.Generation, Digest: d.Digest, Results: results})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func resource(t *testing.T, s *Store, node, module, name string) hq.ResourceView {
+	t.Helper()
+	v, err := s.GetNode(context.Background(), node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range v.Resources {
+		if r.Module == module && r.Resource == name {
+			return r
+		}
+	}
+	t.Fatalf("no %s/%s on %s", module, name, node)
+	return hq.ResourceView{}
+}
+
+func TestFailedBecomesStuckNeverApplied(t *testing.T) {
+	s, c := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("conf", "x"), file("ok", "y"))
+	mustAssign(t, s, "web-1", "app")
+	d, _ := s.Compose(ctx, "web-1", "test")
+	for i := range 3 {
+		resp := ingest(t, s, "web-1", d, failing("app", "conf"), applied("app", "ok")[0])
+		c.advance(time.Minute)
+		want := hq.StateFailed
+		if i == 2 {
+			want = hq.StateStuck
+			if len(resp.Stuck) != 1 || resp.Stuck[0] != "app/conf" {
+				t.Fatalf("report response stuck = %v, want [app/conf]", resp.Stuck)
+			}
+			if !strings.Contains(resp.Summary, "1 stuck") {
+				t.Fatalf("summary %q does not count the stuck resource", resp.Summary)
+			}
+		}
+		if r := resource(t, s, "web-1", "app", "conf"); r.State != want || r.ConsecutiveFailures != int64(i+1) || !r.NeverApplied {
+			t.Fatalf("after %d failures: %+v, want %s never applied", i+1, r, want)
+		}
+	}
+	v, _ := s.GetNode(ctx, "web-1")
+	if v.Status != hq.StatusStuck || !strings.HasPrefix(v.Lines[0], "stuck: app/conf (never applied, 3 attempts since 2026-11-30T03:00:00Z)") {
+		t.Fatalf("status %s, lines %q", v.Status, v.Lines)
+	}
+	// Skipped by back-off: not an attempt.
+	ingest(t, s, "web-1", d, hq.Result{Module: "app", Resource: "conf", Outcome: hq.StateFailed, Error: "validate: exit status 1"}, applied("app", "ok")[0])
+	if r := resource(t, s, "web-1", "app", "conf"); r.ConsecutiveFailures != 3 {
+		t.Fatalf("an unattempted result counted: %d failures", r.ConsecutiveFailures)
+	}
+	// A fix: new revision, pending with counts reset; then applied.
+	mustModule(t, s, "app", file("conf", "fixed"), file("ok", "y"))
+	if r := resource(t, s, "web-1", "app", "conf"); r.State != hq.StatePending || r.ConsecutiveFailures != 0 {
+		t.Fatalf("after a new revision: %+v, want pending with counts reset", r)
+	}
+	d, _ = s.Compose(ctx, "web-1", "test")
+	ingest(t, s, "web-1", d, applied("app", "conf", "ok")...)
+	if v, _ := s.GetNode(ctx, "web-1"); v.Status != hq.StatusConverged {
+		t.Fatalf("status %s %q, want converged", v.Status, v.Lines)
+	}
+	tr, _ := s.Transitions(ctx, "web-1", 100)
+	var story []string
+	for i := len(tr) - 1; i >= 0; i-- {
+		if tr[i].Resource == "conf" {
+			story = append(story, tr[i].To)
+		}
+	}
+	if got := strings.Join(story, " "); got != "pending failed stuck pending applied" {
+		t.Fatalf("transitions of conf: %s", got)
+	}
+}
+
+func TestRegressedAndStuckAfterDuration(t *testing.T) {
+	s, c := setup(t)
+	ctx := context.Background()
+	s.StuckAttempts, s.StuckAfter = 100, 30*time.Minute
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("conf", "x"))
+	mustAssign(t, s, "web-1", "app")
+	d, _ := s.Compose(ctx, "web-1", "test")
+	ingest(t, s, "web-1", d, applied("app", "conf")...)
+	ingest(t, s, "web-1", d, failing("app", "conf"))
+	c.advance(31 * time.Minute)
+	ingest(t, s, "web-1", d, failing("app", "conf"))
+	if r := resource(t, s, "web-1", "app", "conf"); r.State != hq.StateStuck || r.NeverApplied {
+		t.Fatalf("%+v, want stuck, regressed (applied once)", r)
+	}
+}
+
+func TestStuckScope(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	s.StuckAttempts = 1
+	for _, n := range []string{"n1", "n2", "n3"} {
+		mustNode(t, s, n)
+	}
+	mustModule(t, s, "app", file("conf", "x"))
+	stick := func(nodes ...string) {
+		for _, n := range nodes {
+			mustAssign(t, s, n, "app")
+			d, _ := s.Compose(ctx, n, "test")
+			ingest(t, s, n, d, failing("app", "conf"))
+			ingest(t, s, n, d, failing("app", "conf"))
+		}
+	}
+	stick("n1")
+	mustAssign(t, s, "n2", "app")
+	mustAssign(t, s, "n3", "app")
+	st, _ := s.MeshStatus(ctx)
+	if len(st.Stuck) != 1 || st.Stuck[0].Scope != hq.ScopeNodeLocal {
+		t.Fatalf("one of three: %+v, want node-local", st.Stuck)
+	}
+	stick("n2")
+	st, _ = s.MeshStatus(ctx)
+	if len(st.Stuck) != 1 || st.Stuck[0].Scope != hq.ScopeMeshWide || len(st.Stuck[0].Nodes) != 2 {
+		t.Fatalf("two of three: %+v, want one mesh-wide entry on 2 nodes", st.Stuck)
+	}
+	if st.Nodes["stuck"] != 2 || st.Nodes["total"] != 3 {
+		t.Fatalf("nodes by status %v", st.Nodes)
+	}
+}
+
+func TestIdenticalReportsAddNoRows(t *testing.T) {
+	s, c := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	mustAssign(t, s, "web-1", "app")
+	d, _ := s.Compose(ctx, "web-1", "test")
+	first := ingest(t, s, "web-1", d, applied("app", "a")...)
+	for range 3 {
+		c.advance(time.Minute)
+		if again := ingest(t, s, "web-1", d, applied("app", "a")...); again.ReportID != first.ReportID {
+			t.Fatalf("identical report made row %d, want repeat of %d", again.ReportID, first.ReportID)
+		}
+	}
+	reps, _ := s.Reports(ctx, "web-1", 10)
+	if len(reps) != 1 || reps[0].Repeats != 3 || !reps[0].LastAt.Equal(c.now()) {
+		t.Fatalf("reports %+v, want one row repeated 3 times, last at %s", reps, c.now())
+	}
+	sends, _ := s.Sends(ctx, "web-1", 10)
+	if sends[0].Outcome != "applied" {
+		t.Fatalf("send outcome %s, want applied", sends[0].Outcome)
+	}
+}
+
+func TestOlderGenerationReportMovesNothing(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	mustAssign(t, s, "web-1", "app")
+	d, _ := s.Compose(ctx, "web-1", "test")
+	mustModule(t, s, "app", file("a", "2"))
+	ingest(t, s, "web-1", d, applied("app", "a")...)
+	if r := resource(t, s, "web-1", "app", "a"); r.State != hq.StatePending {
+		t.Fatalf("a report of the old spec moved the new one to %s", r.State)
+	}
+	if v, _ := s.GetNode(ctx, "web-1"); v.Status != hq.StatusMidChange {
+		t.Fatalf("status %s, want mid-change", v.Status)
+	}
+}
+
+func TestRefusedSendIsRecordedAndShown(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	mustAssign(t, s, "web-1", "app")
+	old, _ := s.Compose(ctx, "web-1", "ctl-a")
+	ingest(t, s, "web-1", old, applied("app", "a")...)
+	mustModule(t, s, "app", file("a", "2"))
+	cur, _ := s.Compose(ctx, "web-1", "ctl-b")
+	_, err := s.Ingest(ctx, "web-1", hq.Report{Generation: cur.Generation, Digest: cur.Digest, Results: applied("app", "a"),
+		Refused: &hq.Refusal{Generation: old.Generation, Digest: old.Digest, SendID: old.SendID, ComposedBy: "ctl-a", Reason: "generation 1 is older than applied 2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sends, _ := s.Sends(ctx, "web-1", 10)
+	if sends[1].ID != old.SendID || sends[1].Outcome != "refused" || sends[0].Outcome != "applied" {
+		t.Fatalf("sends %+v", sends)
+	}
+	v, _ := s.GetNode(ctx, "web-1")
+	if len(v.RefusedSends) != 1 || !strings.Contains(strings.Join(v.Lines, "\n"), "refused declaration generation 1 (applied 2) composed by ctl-a") {
+		t.Fatalf("lines %q", v.Lines)
+	}
+}
+
+func TestComposeRecordsOnlyCurrentGeneration(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	mustAssign(t, s, "web-1", "app")
+	d, err := s.Compose(ctx, "web-1", "test")
+	if err != nil || d.Generation != 1 || d.Digest != d.ComputeDigest() || d.SendID == 0 || len(d.Modules) != 1 {
+		t.Fatalf("compose: %+v, %v", d, err)
+	}
+	sends, _ := s.Sends(ctx, "web-1", 10)
+	if len(sends) != 1 || sends[0].Generation != 1 || sends[0].Resources != 1 || sends[0].ComposedBy != "test" {
+		t.Fatalf("sends %+v", sends)
+	}
+}

@@ -1,0 +1,54 @@
+package db
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// The trigger holds the lifecycle even against SQL written by hand.
+func TestLifecycleTriggerRefusesIllegalTransition(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	mustAssign(t, s, "web-1", "app")
+
+	if _, err := s.write.ExecContext(ctx, `UPDATE resource_states SET state = 'applied'`); err != nil {
+		t.Fatalf("pending → applied is legal: %v", err)
+	}
+	_, err := s.write.ExecContext(ctx, `UPDATE resource_states SET state = 'stuck' WHERE state = 'applied'`)
+	if err == nil || !strings.Contains(err.Error(), "not allowed by lifecycle") {
+		t.Fatalf("applied → stuck: err = %v, want refusal by the lifecycle", err)
+	}
+	var state string
+	if err := s.read.QueryRowContext(ctx, `SELECT state FROM resource_states`).Scan(&state); err != nil || state != "applied" {
+		t.Fatalf("state = %q (%v), want applied unchanged", state, err)
+	}
+	var n int
+	if err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM transitions WHERE from_state = 'pending' AND to_state = 'applied' AND reason = 'set directly in the database'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("transitions rows for the legal update = %d (%v), want 1", n, err)
+	}
+	if _, err := s.write.ExecContext(ctx, `INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, state, since) VALUES ('web-1', 'app', 'b', 'file', 'x', 1, 'stuck', 'now')`); err == nil {
+		t.Fatal("a row inserted as stuck was accepted; resources must enter as pending")
+	}
+}
+
+// Every state the lifecycle names may be left and entered somehow, and stuck only from failed.
+func TestLifecycleTable(t *testing.T) {
+	s, _ := setup(t)
+	rows, err := s.read.Query(`SELECT from_state FROM lifecycle WHERE to_state = 'stuck'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var from []string
+	for rows.Next() {
+		var f string
+		rows.Scan(&f)
+		from = append(from, f)
+	}
+	if len(from) != 1 || from[0] != "failed" {
+		t.Fatalf("stuck is entered from %v, want only failed", from)
+	}
+}

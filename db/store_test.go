@@ -1,0 +1,74 @@
+package db
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// clock is a settable time for tests.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// setup opens a store on a fresh database built by the real migrations.
+func setup(t *testing.T) (*Store, *clock) {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "hq.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c := &clock{t: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
+	s.Now = c.now
+	s.StuckAttempts = 3
+	return s, c
+}
+
+func mustNode(t *testing.T, s *Store, name string) {
+	t.Helper()
+	if _, err := s.CreateNode(context.Background(), name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustModule(t *testing.T, s *Store, name string, rs ...hq.Resource) PutModuleResult {
+	t.Helper()
+	res, err := s.PutModule(context.Background(), name, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func mustAssign(t *testing.T, s *Store, node, module string) int64 {
+	t.Helper()
+	g, err := s.Assign(context.Background(), node, module, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func file(name, content string) hq.Resource {
+	return hq.Resource{Name: name, Kind: hq.KindFile, Path: "/etc/" + name, Content: content}
+}
+
+func wantCode(t *testing.T, err error, code hq.Code) {
+	t.Helper()
+	if got := hq.ErrorCode(err); err == nil || got != code {
+		t.Fatalf("error = %v, want code %s", err, code)
+	}
+}
