@@ -1,0 +1,194 @@
+package hostd
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// sleeper is a service that writes its pid to {root}/<name>.pid and sleeps.
+func sleeper(name string, env map[string]string, restartOn ...string) hq.Resource {
+	return hq.Resource{Name: name, Kind: hq.KindService, Env: env, RestartOn: restartOn,
+		Command: []string{"/bin/sh", "-c", "echo $$ > {root}/" + name + ".pid; echo started $GREETING; exec sleep 60"}}
+}
+
+// pidOf waits for the service to write its pid and returns it.
+func (b *bed) pidOf(name string) int {
+	b.t.Helper()
+	var pid int
+	waitFor(b.t, 5*time.Second, name+" to write its pid", func() bool {
+		c, err := os.ReadFile(b.path("/" + name + ".pid"))
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(c)))
+		return err == nil
+	})
+	return pid
+}
+
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	st, err := procState(pid)
+	return err == nil && st != "Z"
+}
+
+func (b *bed) waitDead(pid int) {
+	b.t.Helper()
+	waitFor(b.t, 5*time.Second, "pid "+strconv.Itoa(pid)+" to exit", func() bool { return !alive(pid) })
+}
+
+func TestServiceLifecycle(t *testing.T) {
+	b := setup(t)
+	conf := func(c string) hq.Resource { return file("conf", "/etc/svc.conf", c) }
+	d := b.decl(mod("app", false, sleeper("svc", map[string]string{"GREETING": "hello"}, "conf"), conf("1")))
+	b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true)
+	pid := b.pidOf("svc")
+	if !alive(pid) {
+		t.Fatal("service not running")
+	}
+	waitFor(t, 5*time.Second, "the service log", func() bool {
+		c, _ := os.ReadFile(b.eng.sup.logPath("app/svc"))
+		return strings.Contains(string(c), "started hello")
+	})
+
+	// Unchanged: left alone.
+	b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, false)
+	if b.pidOf("svc") != pid {
+		t.Fatal("an unchanged service was restarted")
+	}
+
+	// A file in restart_on changed after the service in declaration order: restarted late.
+	os.Remove(b.path("/svc.pid"))
+	d = b.decl(mod("app", false, sleeper("svc", map[string]string{"GREETING": "hello"}, "conf"), conf("2")))
+	rs := b.reconcile(d)
+	rs.want(t, "app/svc", hq.StateApplied, true, true)
+	b.waitDead(pid)
+	pid = b.pidOf("svc")
+
+	// Its own spec changed: restarted.
+	os.Remove(b.path("/svc.pid"))
+	d = b.decl(mod("app", false, sleeper("svc", map[string]string{"GREETING": "again"}, "conf"), conf("2")))
+	b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true)
+	b.waitDead(pid)
+	pid = b.pidOf("svc")
+	waitFor(t, 5*time.Second, "the service log", func() bool {
+		c, _ := os.ReadFile(b.eng.sup.logPath("app/svc"))
+		return strings.Contains(string(c), "started again")
+	})
+
+	// It died: restarted, and that is drift.
+	os.Remove(b.path("/svc.pid"))
+	syscall.Kill(pid, syscall.SIGKILL)
+	waitFor(t, 5*time.Second, "the supervisor to see the exit", func() bool { return !b.eng.sup.get("app/svc").alive() })
+	if r := b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true); !r.Drift {
+		t.Fatal("a dead service put back is not drift")
+	}
+	pid = b.pidOf("svc")
+
+	// No longer declared: stopped.
+	b.reconcile(b.decl(mod("app", false, conf("2"))))
+	b.waitDead(pid)
+	if b.eng.sup.get("app/svc") != nil {
+		t.Fatal("an undeclared service is still supervised")
+	}
+}
+
+func TestServiceDoesNotSeeHostdVariables(t *testing.T) {
+	t.Setenv("HOSTD_TOKEN", "node-secret")
+	b := setup(t)
+	d := b.decl(mod("app", false, hq.Resource{Name: "env", Kind: hq.KindService,
+		Command: []string{"/bin/sh", "-c", "env > {root}/env.txt; exec sleep 60"}}))
+	b.reconcile(d).want(t, "app/env", hq.StateApplied, true, true)
+	waitFor(t, 5*time.Second, "env.txt", func() bool { c, _ := os.ReadFile(b.path("/env.txt")); return len(c) > 0 })
+	if strings.Contains(b.read("/env.txt"), "node-secret") {
+		t.Fatal("the node token leaked into a service")
+	}
+}
+
+func TestServiceThatExitsAtOnceFails(t *testing.T) {
+	b := setup(t)
+	d := b.decl(mod("app", false, hq.Resource{Name: "bad", Kind: hq.KindService, Command: []string{"/bin/sh", "-c", "echo oops; exit 4"}}))
+	r := b.reconcile(d).want(t, "app/bad", hq.StateFailed, true, false)
+	if !strings.Contains(r.Error, "exit status 4") {
+		t.Fatalf("error %q", r.Error)
+	}
+	d = b.decl(mod("app", false, hq.Resource{Name: "missing", Kind: hq.KindService, Command: []string{"/no/such/binary"}}))
+	b.reconcile(d).want(t, "app/missing", hq.StateFailed, true, false)
+}
+
+func TestServiceHealth(t *testing.T) {
+	var healthy atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !healthy.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	b := setup(t)
+	svc := sleeper("web", nil)
+	svc.Health = &hq.Health{HTTP: srv.URL + "/healthz"}
+	d := b.decl(mod("app", false, svc, file("after", "/etc/after", "a")))
+
+	// Never healthy: failed after the health timeout, and left running.
+	r := b.reconcile(d).want(t, "app/web", hq.StateFailed, true, false)
+	if !strings.Contains(r.Error, "did not answer 2xx") {
+		t.Fatalf("error %q", r.Error)
+	}
+	if p := b.eng.sup.get("app/web"); p == nil || !p.alive() {
+		t.Fatal("an unhealthy service was stopped")
+	}
+
+	// Healthy now: the next attempt looks again without a restart.
+	pid := b.pidOf("web")
+	healthy.Store(true)
+	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, false)
+	if b.pidOf("web") != pid {
+		t.Fatal("restarted")
+	}
+}
+
+func TestLeftoverServicesAreKilledOnStart(t *testing.T) {
+	b := setup(t)
+	d := b.decl(mod("app", false, sleeper("svc", nil)))
+	b.reconcile(d)
+	pid := b.pidOf("svc")
+	// A hostd that died without stopping its services: a new engine on the same state dir.
+	b.open()
+	b.waitDead(pid)
+	os.Remove(b.path("/svc.pid"))
+	b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true)
+	if b.pidOf("svc") == pid {
+		t.Fatal("not started fresh")
+	}
+}
+
+func TestCloseStopsServices(t *testing.T) {
+	b := setup(t)
+	term := hq.Resource{Name: "stubborn", Kind: hq.KindService,
+		Command: []string{"/bin/sh", "-c", "trap '' TERM; echo $$ > {root}/stubborn.pid; while :; do sleep 0.1; done"}}
+	b.reconcile(b.decl(mod("app", false, sleeper("svc", nil), term)))
+	pids := []int{b.pidOf("svc"), b.pidOf("stubborn")}
+	began := time.Now()
+	b.eng.Close()
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Fatalf("pid %d survived Close", pid)
+		}
+	}
+	if took := time.Since(began); took > 4*time.Second {
+		t.Fatalf("Close took %s: services were stopped one after the other", took)
+	}
+}
