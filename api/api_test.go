@@ -1,0 +1,338 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db"
+)
+
+const admin = "operator-secret"
+
+type fixture struct {
+	t     *testing.T
+	srv   *httptest.Server
+	store *db.Store
+	key   ed25519.PrivateKey
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "hq.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	s := &Server{Store: store, AdminToken: admin, Instance: "test-instance", Key: key,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: 5 * time.Second}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { srv.Close(); store.Close() })
+	return &fixture{t: t, srv: srv, store: store, key: key}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("response %d %s: %v", r.status, r.body, err)
+	}
+}
+
+func (r response) errCode(t *testing.T) hq.Code {
+	t.Helper()
+	var e struct{ Error hq.Error }
+	r.json(t, &e)
+	return e.Error.Code
+}
+
+// do sends a request; body may be a string (sent as is) or a value (sent as JSON).
+func (f *fixture) do(method, path, token string, body any, headers ...string) response {
+	f.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		rd = bytes.NewReader(j)
+	}
+	req, _ := http.NewRequest(method, f.srv.URL+path, rd)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func (f *fixture) want(r response, status int) response {
+	f.t.Helper()
+	if r.status != status {
+		f.t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	return r
+}
+
+// node registers a node and returns its token.
+func (f *fixture) node(name string) string {
+	f.t.Helper()
+	var out struct{ Token string }
+	f.want(f.do("POST", "/api/v1/nodes", admin, map[string]string{"name": name}), 201).json(f.t, &out)
+	return out.Token
+}
+
+const appModule = `{"resources":[
+ {"name":"conf","kind":"file","path":"/etc/app/app.conf","content":"v1\n","mode":"0644"},
+ {"name":"dir","kind":"directory","path":"/var/lib/app"},
+ {"name":"link","kind":"symlink","path":"/etc/app/current","target":"/etc/app/app.conf"},
+ {"name":"old","kind":"absent","path":"/etc/app/old.conf"},
+ {"name":"migrate","kind":"action","command":["/bin/true"]},
+ {"name":"server","kind":"service","command":["{root}/bin/server"],"restart_on":["conf"],"health":{"http":"http://127.0.0.1:1/healthz"}}
+]}`
+
+func TestHealthzNeedsNoAuth(t *testing.T) {
+	f := setup(t)
+	f.want(f.do("GET", "/healthz", "", nil), 200)
+}
+
+func TestAuth(t *testing.T) {
+	f := setup(t)
+	tok1 := f.node("web-1")
+	tok2 := f.node("web-2")
+	if c := f.want(f.do("GET", "/api/v1/nodes", "", nil), 401).errCode(t); c != hq.CodeUnauthorized {
+		t.Fatalf("code %s", c)
+	}
+	f.want(f.do("GET", "/api/v1/nodes", "wrong", nil), 401)
+	f.want(f.do("GET", "/api/v1/nodes", tok1, nil), 403)
+	f.want(f.do("PUT", "/api/v1/modules/app", tok1, appModule), 403)
+	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration?after=-0&wait=0s", tok2, nil), 403)
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok2, `{"generation":0,"digest":"","results":[]}`), 403)
+	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration?wait=0s", tok1, nil), 200)
+	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration?wait=0s", "nope", nil), 401)
+	var st struct{ Nodes map[string]int }
+	f.want(f.do("GET", "/api/v1/status", admin, nil), 200).json(t, &st)
+	if st.Nodes["total"] != 2 || st.Nodes["new"] != 2 {
+		t.Fatalf("status nodes %v", st.Nodes)
+	}
+	var list struct{ Nodes []hq.NodeView }
+	f.want(f.do("GET", "/api/v1/nodes", admin, nil), 200).json(t, &list)
+	if strings.Contains(string(f.do("GET", "/api/v1/nodes", admin, nil).body), tok1) {
+		t.Fatal("a node token is readable after registration")
+	}
+}
+
+func TestNodeLifecycle(t *testing.T) {
+	f := setup(t)
+	f.node("web-1")
+	if c := f.want(f.do("POST", "/api/v1/nodes", admin, `{"name":"web-1"}`), 409).errCode(t); c != hq.CodeConflict {
+		t.Fatalf("code %s", c)
+	}
+	f.want(f.do("POST", "/api/v1/nodes", admin, `{"name":"../etc"}`), 422)
+	f.want(f.do("POST", "/api/v1/nodes", admin, `{"name":"x","extra":1}`), 400)
+	f.want(f.do("GET", "/api/v1/nodes/nope", admin, nil), 404)
+	var v hq.NodeView
+	r := f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200)
+	r.json(t, &v)
+	if v.Status != hq.StatusNew || r.header.Get("ETag") != `"0"` {
+		t.Fatalf("node %+v etag %q", v, r.header.Get("ETag"))
+	}
+	f.want(f.do("DELETE", "/api/v1/nodes/web-1", admin, nil, "If-Match", `"3"`), 409)
+	f.want(f.do("DELETE", "/api/v1/nodes/web-1", admin, nil), 204)
+	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 404)
+	f.want(f.do("DELETE", "/api/v1/nodes/web-1", admin, nil), 404)
+}
+
+// The acceptance path: register, upload, assign at generation 1, a stale If-Match is refused
+// naming generation 1, a new revision is generation 2.
+func TestGenerationsThroughTheAPI(t *testing.T) {
+	f := setup(t)
+	f.node("web-1")
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, appModule), 201)
+	var g struct{ Generation int64 }
+	r := f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, `{"taken":false}`), 200)
+	r.json(t, &g)
+	if g.Generation != 1 || r.header.Get("ETag") != `"1"` {
+		t.Fatalf("assign: %+v %q", g, r.header.Get("ETag"))
+	}
+	r = f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, `{"taken":true}`, "If-Match", `"0"`), 409)
+	var e struct{ Error hq.Error }
+	r.json(t, &e)
+	if e.Error.Generation == nil || *e.Error.Generation != 1 || r.header.Get("ETag") != `"1"` {
+		t.Fatalf("conflict: %s", r.body)
+	}
+	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, `{"taken":false}`, "If-Match", `not-a-number`), 400)
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, strings.Replace(appModule, "v1", "v2", 1)), 201)
+	var v hq.NodeView
+	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).json(t, &v)
+	if v.Generation != 2 || v.Assignments[0].Revision != 2 || v.Assignments[0].Taken {
+		t.Fatalf("after new revision: generation %d, assignments %+v", v.Generation, v.Assignments)
+	}
+	f.want(f.do("POST", "/api/v1/nodes/web-1/assignments/app/take", admin, nil, "If-Match", `"2"`), 200)
+	f.want(f.do("DELETE", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200)
+	f.want(f.do("DELETE", "/api/v1/nodes/web-1/assignments/app", admin, nil), 404)
+	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/nope", admin, nil), 404)
+	f.want(f.do("POST", "/api/v1/nodes/web-1/assignments/app/take", admin, nil), 404)
+}
+
+// Every bad input answers its code and writes nothing.
+func TestBadInputChangesNothing(t *testing.T) {
+	f := setup(t)
+	f.node("web-1")
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, appModule), 201)
+	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200)
+	before := f.do("GET", "/api/v1/nodes/web-1", admin, nil).body
+	beforeMod := f.do("GET", "/api/v1/modules/app", admin, nil).body
+	huge := `{"resources":[{"name":"a","kind":"file","path":"/a","content":"` + strings.Repeat("x", maxBody) + `"}]}`
+	cases := []struct {
+		name, body string
+		status     int
+		field      string
+	}{
+		{"malformed", `{"resources":[`, 400, ""},
+		{"trailing", `{"resources":[]} {}`, 400, ""},
+		{"unknown field", `{"resources":[{"name":"a","kind":"file","path":"/a","colour":"red"}]}`, 400, ""},
+		{"empty", ``, 400, ""},
+		{"too large", huge, 413, ""},
+		{"no resources", `{}`, 422, "resources"},
+		{"relative path", `{"resources":[{"name":"a","kind":"file","path":"etc/a"}]}`, 422, "resources[0].path"},
+		{"dot dot", `{"resources":[{"name":"a","kind":"file","path":"/etc/../a"}]}`, 422, "resources[0].path"},
+		{"unknown kind", `{"resources":[{"name":"a","kind":"package"}]}`, 422, "resources[0].kind"},
+		{"bad name", `{"resources":[{"name":"a/b","kind":"directory","path":"/a"}]}`, 422, "resources[0].name"},
+		{"duplicate name", `{"resources":[{"name":"a","kind":"directory","path":"/a"},{"name":"a","kind":"directory","path":"/b"}]}`, 422, "resources[1].name"},
+		{"field of another kind", `{"resources":[{"name":"a","kind":"directory","path":"/a","content":"x"}]}`, 422, "resources[0].content"},
+		{"bad mode", `{"resources":[{"name":"a","kind":"file","path":"/a","mode":"rwx"}]}`, 422, "resources[0].mode"},
+		{"no command", `{"resources":[{"name":"a","kind":"action"}]}`, 422, "resources[0].command"},
+		{"restart_on unknown", `{"resources":[{"name":"s","kind":"service","command":["x"],"restart_on":["ghost"]}]}`, 422, "resources[0].restart_on"},
+		{"bad base64", `{"resources":[{"name":"a","kind":"file","path":"/a","content_base64":"%%%"}]}`, 422, "resources[0].content_base64"},
+		{"symlink without target", `{"resources":[{"name":"a","kind":"symlink","path":"/a"}]}`, 422, "resources[0].target"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := f.want(f.do("PUT", "/api/v1/modules/app", admin, c.body), c.status)
+			var e struct{ Error hq.Error }
+			r.json(t, &e)
+			if e.Error.Message == "" {
+				t.Fatalf("no message: %s", r.body)
+			}
+			if c.field != "" && (len(e.Error.Details) == 0 || e.Error.Details[0].Field != c.field) {
+				t.Fatalf("details %+v, want field %s", e.Error.Details, c.field)
+			}
+		})
+	}
+	f.want(f.do("PUT", "/api/v1/modules/bad%20name", admin, `{"resources":[]}`), 422)
+	f.want(f.do("GET", "/api/v1/nodes/web-1/transitions?limit=0", admin, nil), 400)
+	if after := f.do("GET", "/api/v1/nodes/web-1", admin, nil).body; !bytes.Equal(before, after) {
+		t.Fatalf("the node changed:\n%s\n%s", before, after)
+	}
+	if after := f.do("GET", "/api/v1/modules/app", admin, nil).body; !bytes.Equal(beforeMod, after) {
+		t.Fatal("the module changed")
+	}
+}
+
+func TestDeclarationLongPollAndReport(t *testing.T) {
+	f := setup(t)
+	tok := f.node("web-1")
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, appModule), 201)
+	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration?after=0&wait=10ms", tok, nil), 304)
+	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration?after=x", tok, nil), 400)
+
+	got := make(chan response, 1)
+	go func() { got <- f.do("GET", "/api/v1/nodes/web-1/declaration?after=0&wait=5s", tok, nil) }()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200)
+	r := f.want(<-got, 200)
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Fatalf("the long-poll woke %s after the change", waited)
+	}
+	var d hq.Declaration
+	r.json(t, &d)
+	sig, _ := base64.StdEncoding.DecodeString(d.Signature)
+	if d.Generation != 1 || d.Digest != d.ComputeDigest() || !ed25519.Verify(f.key.Public().(ed25519.PublicKey), []byte(d.Digest), sig) {
+		t.Fatalf("declaration %+v does not verify", d)
+	}
+	results := []hq.Result{}
+	for _, res := range d.Modules[0].Resources {
+		results = append(results, hq.Result{Module: "app", Resource: res.Name, Outcome: hq.StateApplied, Attempted: true})
+	}
+	var rr hq.ReportResponse
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, hq.Report{Generation: 1, Digest: d.Digest, Results: results}), 200).json(t, &rr)
+	if rr.Summary != "applied 6 resource(s)" || rr.ReportID == 0 {
+		t.Fatalf("report response %+v", rr)
+	}
+	var v hq.NodeView
+	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).json(t, &v)
+	if v.Status != hq.StatusConverged || v.AppliedGeneration != 1 || v.LastReport.Summary != rr.Summary {
+		t.Fatalf("node %+v", v)
+	}
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, `{"generation":1,"digest":"","results":[{"module":"app","resource":"conf","outcome":"stuck"}]}`), 422)
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, `{"generation":1,"results":[],"extra":true}`), 400)
+	var sends struct{ Sends []hq.SendView }
+	f.want(f.do("GET", "/api/v1/nodes/web-1/sends", admin, nil), 200).json(t, &sends)
+	if len(sends.Sends) != 1 || sends.Sends[0].Outcome != "applied" || sends.Sends[0].ComposedBy != "test-instance" {
+		t.Fatalf("sends %+v", sends)
+	}
+	var reps struct{ Reports []hq.ReportView }
+	f.want(f.do("GET", "/api/v1/nodes/web-1/reports?limit=5", admin, nil), 200).json(t, &reps)
+	var trs struct{ Transitions []hq.TransitionView }
+	f.want(f.do("GET", "/api/v1/nodes/web-1/transitions", admin, nil), 200).json(t, &trs)
+	if len(reps.Reports) != 1 || len(trs.Transitions) != 12 {
+		t.Fatalf("%d reports, %d transitions; want 1 and 12", len(reps.Reports), len(trs.Transitions))
+	}
+	var key struct{ Key string }
+	f.want(f.do("GET", "/api/v1/controller-key", "", nil), 200).json(t, &key)
+	if pub, _ := base64.StdEncoding.DecodeString(key.Key); !bytes.Equal(pub, f.key.Public().(ed25519.PublicKey)) {
+		t.Fatal("controller-key is not the signing key")
+	}
+}
+
+func TestRetry(t *testing.T) {
+	f := setup(t)
+	tok := f.node("web-1")
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, `{"resources":[{"name":"conf","kind":"file","path":"/a"}]}`), 201)
+	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200)
+	var d hq.Declaration
+	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration", tok, nil), 200).json(t, &d)
+	fail := hq.Report{Generation: 1, Digest: d.Digest, Results: []hq.Result{{Module: "app", Resource: "conf", Outcome: hq.StateFailed, Attempted: true, Error: "boom"}}}
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, fail), 200)
+	f.want(f.do("POST", "/api/v1/nodes/web-1/resources/app/nope/retry", admin, nil), 404)
+	f.want(f.do("POST", "/api/v1/nodes/web-1/resources/app/conf/retry", admin, nil), 200)
+	var rr hq.ReportResponse
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, fail), 200).json(t, &rr)
+	if len(rr.Retry) != 1 || rr.Retry[0] != "app/conf" {
+		t.Fatalf("report response retry = %v", rr.Retry)
+	}
+	var v hq.NodeView
+	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).json(t, &v)
+	if v.Resources[0].ConsecutiveFailures != 1 {
+		t.Fatalf("after retry and one failure: %+v", v.Resources[0])
+	}
+}
