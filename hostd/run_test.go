@@ -1,0 +1,271 @@
+package hostd
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// fakeController serves the node API from a queue of declarations and records the reports.
+type fakeController struct {
+	t      *testing.T
+	priv   ed25519.PrivateKey
+	pub    ed25519.PublicKey
+	queue  chan *hq.Declaration
+	stuck  []string
+	mu     sync.Mutex
+	afters []int64
+	posted []hq.Report
+}
+
+func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeController{t: t, priv: priv, pub: pub, queue: make(chan *hq.Declaration, 10)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/controller-key", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]string{"key": base64.StdEncoding.EncodeToString(pub)})
+	})
+	mux.HandleFunc("GET /api/v1/nodes/web-1/declaration", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+		wait, err := time.ParseDuration(r.URL.Query().Get("wait"))
+		if err != nil {
+			http.Error(w, "bad wait", http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.afters = append(f.afters, after)
+		f.mu.Unlock()
+		select {
+		case d := <-f.queue:
+			json.NewEncoder(w).Encode(d)
+		case <-time.After(wait):
+			w.WriteHeader(http.StatusNotModified)
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("POST /api/v1/nodes/web-1/reports", func(w http.ResponseWriter, r *http.Request) {
+		var rep hq.Report
+		if err := json.NewDecoder(r.Body).Decode(&rep); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.posted = append(f.posted, rep)
+		n := len(f.posted)
+		stuck := f.stuck
+		f.mu.Unlock()
+		json.NewEncoder(w).Encode(hq.ReportResponse{ReportID: int64(n), Stuck: stuck})
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+// send queues a declaration signed with key (the controller's own when nil).
+func (f *fakeController) send(gen int64, key ed25519.PrivateKey, mods ...hq.DeclaredModule) *hq.Declaration {
+	d := &hq.Declaration{Node: "web-1", Generation: gen, Modules: mods, SendID: gen * 10, ComposedBy: "ctl-a",
+		ComposedAt: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
+	d.Digest = d.ComputeDigest()
+	if key == nil {
+		key = f.priv
+	}
+	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, []byte(d.Digest)))
+	f.queue <- d
+	return d
+}
+
+// waitReport waits for a posted report that satisfies ok.
+func (f *fakeController) waitReport(what string, ok func(hq.Report) bool) hq.Report {
+	f.t.Helper()
+	var found hq.Report
+	waitFor(f.t, 10*time.Second, what, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, r := range f.posted {
+			if ok(r) {
+				found = r
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// logBuffer is a log sink tests can read while hostd writes to it.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// runHostd runs Run in the background; the returned stop cancels it and returns Run's error.
+func runHostd(t *testing.T, cfg Config, logs *logBuffer) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, slog.New(slog.NewTextHandler(logs, nil))) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(15 * time.Second):
+				err = errors.New("Run did not return")
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+func TestRunAppliesReportsAndRefuses(t *testing.T) {
+	f, srv := newFakeController(t)
+	root, state := t.TempDir(), t.TempDir()
+	cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: root, StateDir: state,
+		Interval: time.Hour, Wait: 200 * time.Millisecond}
+	logs := &logBuffer{}
+	stop := runHostd(t, cfg, logs)
+
+	d2 := f.send(2, nil, mod("app", false, file("conf", "/etc/app.conf", "v2"),
+		hq.Resource{Name: "bad", Kind: hq.KindFile, Path: "/etc/bad", Content: "x", Validate: []string{"false"}}))
+	rep := f.waitReport("the report of generation 2", func(r hq.Report) bool { return r.Generation == 2 })
+	if rep.Digest != d2.Digest || len(rep.Results) != 2 || rep.Refused != nil || rep.Results[0].Outcome != hq.StateApplied {
+		t.Fatalf("report %+v", rep)
+	}
+	if c, _ := os.ReadFile(filepath.Join(root, "etc/app.conf")); string(c) != "v2" {
+		t.Fatalf("content %q", c)
+	}
+	if _, err := os.Stat(filepath.Join(state, keyFile)); err != nil {
+		t.Fatal("the controller key was not pinned")
+	}
+	waitFor(t, 5*time.Second, "the report line in the log", func() bool {
+		return strings.Contains(logs.String(), `msg="applied 1 resource(s), 1 failed" generation=2`)
+	})
+
+	// A replay of an older generation is refused and said so; the machine stays at 2.
+	f.mu.Lock()
+	f.stuck = []string{"app/bad"}
+	f.mu.Unlock()
+	d1 := f.send(1, nil, mod("app", false, file("conf", "/etc/app.conf", "v1")))
+	rep = f.waitReport("a refusal of generation 1", func(r hq.Report) bool { return r.Refused != nil && r.Refused.Generation == 1 })
+	want := hq.Refusal{Generation: 1, Digest: d1.Digest, SendID: 10, ComposedBy: "ctl-a", ComposedAt: d1.ComposedAt,
+		Reason: "generation 1 is older than applied generation 2"}
+	if *rep.Refused != want || rep.Generation != 2 {
+		t.Fatalf("refusal %+v in a report of generation %d", rep.Refused, rep.Generation)
+	}
+	if c, _ := os.ReadFile(filepath.Join(root, "etc/app.conf")); string(c) != "v2" {
+		t.Fatal("a refused declaration was applied")
+	}
+
+	// One signed with another key is refused too, and hostd does not ask for it again.
+	_, other, _ := ed25519.GenerateKey(nil)
+	f.send(3, other, mod("app", false, file("conf", "/etc/app.conf", "v3")))
+	rep = f.waitReport("a refusal of generation 3", func(r hq.Report) bool { return r.Refused != nil && r.Refused.Generation == 3 })
+	if !strings.Contains(rep.Refused.Reason, "signature does not verify") {
+		t.Fatalf("reason %q", rep.Refused.Reason)
+	}
+	waitFor(t, 5*time.Second, "a poll after generation 3", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.afters[len(f.afters)-1] == 3
+	})
+	if strings.Count(logs.String(), `msg="resource stuck" resource=app/bad`) != 1 {
+		t.Fatalf("stuck not logged exactly once:\n%s", logs.String())
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunKeepsReconcilingWithoutController(t *testing.T) {
+	f, srv := newFakeController(t)
+	root, state := t.TempDir(), t.TempDir()
+	cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: root, StateDir: state,
+		Interval: time.Hour, Wait: 200 * time.Millisecond}
+	stop := runHostd(t, cfg, &logBuffer{})
+	f.send(1, nil, mod("app", false, file("conf", "/etc/app.conf", "v1")))
+	f.waitReport("the first report", func(r hq.Report) bool { return r.Generation == 1 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The controller is gone; hostd restarts from the declaration it kept.
+	srv.Close()
+	conf := filepath.Join(root, "etc/app.conf")
+	os.Remove(conf)
+	cfg.Interval = 50 * time.Millisecond
+	logs := &logBuffer{}
+	stop = runHostd(t, cfg, logs)
+	waitFor(t, 5*time.Second, "the deleted file to be put back", func() bool {
+		c, err := os.ReadFile(conf)
+		return err == nil && string(c) == "v1"
+	})
+	os.Remove(conf)
+	waitFor(t, 5*time.Second, "the file to be put back on the next interval", func() bool {
+		_, err := os.Stat(conf)
+		return err == nil
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "posting report") {
+		t.Fatal("failed report posts were not logged")
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	ok := Config{Controller: "http://127.0.0.1:8080", Node: "n", Token: "t", Root: "/", StateDir: "/var/lib/hostd", Interval: time.Minute, Wait: time.Second}
+	if err := ok.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func(*Config){
+		"no controller": func(c *Config) { c.Controller = "" },
+		"bad url":       func(c *Config) { c.Controller = "127.0.0.1:8080" },
+		"relative root": func(c *Config) { c.Root = "root" },
+		"zero interval": func(c *Config) { c.Interval = 0 },
+		"bad key":       func(c *Config) { c.ControllerKey = "abc" },
+	} {
+		c := ok
+		change(&c)
+		if c.Check() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
