@@ -45,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	// After the first signal, a second one kills hostd at once instead of waiting on services.
+	context.AfterFunc(ctx, stop)
 	if err := hostd.Run(ctx, cfg, log); err != nil {
 		log.Error("hostd failed", "err", err)
 		return 1

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"run", "-h"}} {
+		var out, errOut bytes.Buffer
+		if code := run(args, &out, &errOut); code != 0 {
+			t.Fatalf("%q: exit %d", args, code)
+		}
+		for _, v := range []string{"HOSTD_CONTROLLER", "HOSTD_NODE", "HOSTD_TOKEN", "HOSTD_ROOT", "HOSTD_STATE_DIR", "HOSTD_INTERVAL", "HOSTD_WAIT", "HOSTD_CONTROLLER_KEY", "/var/lib/hostd", "60s"} {
+			if !strings.Contains(out.String(), v) {
+				t.Fatalf("%q: usage does not mention %s:\n%s", args, v, out.String())
+			}
+		}
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	for _, args := range [][]string{nil, {"serve"}, {"run", "extra"}} {
+		var out, errOut bytes.Buffer
+		if code := run(args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "Usage: hostd run") {
+			t.Fatalf("%q: exit %d, stderr %q", args, code, errOut.String())
+		}
+	}
+}
+
+func TestMissingConfiguration(t *testing.T) {
+	t.Setenv("HOSTD_CONTROLLER", "")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"run"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "HOSTD_CONTROLLER is required") {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}
