@@ -1,0 +1,195 @@
+// Package e2e runs the real hq and hostd binaries as processes, on temporary roots and
+// loopback ports, against a real SQLite file.
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bin holds the binaries built once for the whole run.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hq-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = dir
+	for _, pkg := range []string{"./cmd/hq", "./cmd/hostd", "./e2e/testdata/pairserver"} {
+		cmd := exec.Command("go", "build", "-o", dir+"/", pkg)
+		cmd.Dir = ".."
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building", pkg, err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// syncBuffer collects a process's output for assertions while it runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is one running binary.
+type proc struct {
+	t    *testing.T
+	name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+}
+
+func start(t *testing.T, name string, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, name: name, cmd: cmd, out: out, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("--- output of %s:\n%s", name, out.String())
+		}
+	})
+	return p
+}
+
+// stop ends the process with SIGTERM, then SIGKILL if it does not stop.
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// kill ends the process at once, as a crash would.
+func (p *proc) kill() {
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+var addrRE = regexp.MustCompile(`"hq serving" addr=(\S+)`)
+
+// controller is a running hq serve.
+type controller struct {
+	*proc
+	url string
+	db  string
+}
+
+func startController(t *testing.T, db string, env ...string) *controller {
+	return startControllerAt(t, db, "127.0.0.1:0", env...)
+}
+
+func startControllerAt(t *testing.T, db, addr string, env ...string) *controller {
+	t.Helper()
+	env = append([]string{"HQ_ADDR=" + addr, "HQ_DB=" + db, "HQ_ADMIN_TOKEN=" + adminToken}, env...)
+	p := start(t, "hq", env, "hq", "serve")
+	var url string
+	waitFor(t, 20*time.Second, "controller to listen", func() bool {
+		if m := addrRE.FindStringSubmatch(p.out.String()); m != nil {
+			url = "http://" + m[1]
+			return true
+		}
+		return false
+	})
+	return &controller{proc: p, url: url, db: db}
+}
+
+// host is a running hostd with its own root and state directory.
+type host struct {
+	*proc
+	node, root, state string
+}
+
+func startHost(t *testing.T, ctl string, node, token, root, state string, env ...string) *host {
+	t.Helper()
+	env = append([]string{"HOSTD_CONTROLLER=" + ctl, "HOSTD_NODE=" + node, "HOSTD_TOKEN=" + token,
+		"HOSTD_ROOT=" + root, "HOSTD_STATE_DIR=" + state, "HOSTD_INTERVAL=1s", "HOSTD_WAIT=5s"}, env...)
+	return &host{proc: start(t, "hostd "+node, env, "hostd", "run"), node: node, root: root, state: state}
+}
+
+// newHost registers a node and starts its hostd on fresh directories.
+func newHost(t *testing.T, c *client, ctl, node string, env ...string) *host {
+	t.Helper()
+	token := c.register(node)
+	dir := t.TempDir()
+	root, state := filepath.Join(dir, "root"), filepath.Join(dir, "state")
+	os.MkdirAll(root, 0o755)
+	return startHost(t, ctl, node, token, root, state, env...)
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func countLines(s, substr string) int { return strings.Count(s, substr) }
