@@ -102,3 +102,17 @@ func TestAdoptsWhatAlreadyMatches(t *testing.T) {
 		t.Fatal("drift of an adopted file not reported")
 	}
 }
+
+func TestAbsentOfUnmanagedPathIsHeldUntilTaken(t *testing.T) {
+	b := setup(t)
+	b.write("/etc/legacy.conf", "keep me", 0o644)
+	gone := hq.Resource{Name: "legacy", Kind: hq.KindAbsent, Path: "/etc/legacy.conf"}
+	r := b.reconcile(b.decl(mod("cleanup", false, gone))).want(t, "cleanup/legacy", hq.StateHeld, false, false)
+	if r.HoldReason != "would overwrite /etc/legacy.conf, found on this node; not applied until cleanup is taken" || !b.exists("/etc/legacy.conf") {
+		t.Fatalf("hold reason %q", r.HoldReason)
+	}
+	b.reconcile(b.decl(mod("cleanup", true, gone))).want(t, "cleanup/legacy", hq.StateApplied, true, true)
+	if b.exists("/etc/legacy.conf") {
+		t.Fatal("taken absent path remains")
+	}
+}

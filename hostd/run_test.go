@@ -269,3 +269,19 @@ func TestConfigCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestRunReportsARefusalBeforeAnyDeclaration(t *testing.T) {
+	f, srv := newFakeController(t)
+	cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: t.TempDir(), StateDir: t.TempDir(),
+		Interval: time.Hour, Wait: 200 * time.Millisecond}
+	runHostd(t, cfg, &logBuffer{})
+	d := &hq.Declaration{Node: "web-1", Generation: 4, Modules: []hq.DeclaredModule{mod("app", false, file("a", "/a", "x"))}, Digest: "sha256:forged"}
+	f.queue <- d
+	rep := f.waitReport("a refusal", func(r hq.Report) bool { return r.Refused != nil })
+	if rep.Generation != 0 || len(rep.Results) != 0 || !strings.Contains(rep.Refused.Reason, "does not match") {
+		t.Fatalf("report %+v, refusal %+v", rep, rep.Refused)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Root, "a")); err == nil {
+		t.Fatal("a forged declaration was applied")
+	}
+}
