@@ -110,7 +110,7 @@ func TestControllerRetryDropsBackoff(t *testing.T) {
 	d := b.decl(mod("app", false, hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/a", Content: "x", Validate: []string{"false"}}))
 	b.reconcile(d).want(t, "app/conf", hq.StateFailed, true, false)
 	b.reconcile(d).want(t, "app/conf", hq.StateFailed, false, false)
-	a := &agent{eng: b.eng, log: b.eng.log, stuck: map[string]bool{}}
+	a := &daemon{eng: b.eng, log: b.eng.log, stuck: map[string]bool{}}
 	a.delivered(delivered{report: &hq.Report{}, resp: &hq.ReportResponse{Retry: []string{"app/conf"}}})
 	b.reconcile(d).want(t, "app/conf", hq.StateFailed, true, false)
 }

@@ -96,21 +96,21 @@ func (rc *reconcile) module(ctx context.Context, m hq.DeclaredModule) []hq.Resul
 }
 
 // heldDependency names the held resource r depends on: one its restart_on names, or a held
-// directory its path is under.
+// directory its path is under; "" when there is none.
 func (rc *reconcile) heldDependency(m hq.DeclaredModule, r hq.Resource, held map[string]bool) string {
 	for _, dep := range r.RestartOn {
 		if held[dep] {
 			return hq.Ref(m.Name, dep)
 		}
 	}
-	if r.Path != "" {
-		for dir, ref := range rc.heldDirs {
-			if isUnder(r.Path, dir) {
-				return ref
-			}
+	// The nearest held directory above the path, so the reason does not depend on map order.
+	best, dep := "", ""
+	for dir, ref := range rc.heldDirs {
+		if isUnder(r.Path, dir) && len(dir) > len(best) {
+			best, dep = dir, ref
 		}
 	}
-	return ""
+	return dep
 }
 
 // apply runs one resource through its steps and turns what happened into a result.

@@ -33,7 +33,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("controller key: %w", err)
 	}
-	a := &agent{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}}
+	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}}
 	a.current = a.loadDeclaration(key)
 
 	c := newClient(cfg.Controller, cfg.Node, cfg.Token)
@@ -80,8 +80,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 }
 
-// agent is the daemon's state between reconciles; only Run's goroutine touches it.
-type agent struct {
+// daemon is what Run keeps between reconciles; only Run's goroutine touches it.
+type daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	eng     *Engine
@@ -95,7 +95,7 @@ type agent struct {
 
 // loadDeclaration returns the declaration kept from the last run if it still verifies and is
 // what the ledger says was applied, so hostd keeps reconciling without the controller.
-func (a *agent) loadDeclaration(key ed25519.PublicKey) *hq.Declaration {
+func (a *daemon) loadDeclaration(key ed25519.PublicKey) *hq.Declaration {
 	var d hq.Declaration
 	ok, err := readJSON(filepath.Join(a.cfg.StateDir, declarationFile), &d)
 	if err == nil && ok {
@@ -115,7 +115,7 @@ func (a *agent) loadDeclaration(key ed25519.PublicKey) *hq.Declaration {
 }
 
 // receive admits a declaration as the current one, or keeps its refusal for the next report.
-func (a *agent) receive(in incoming) {
+func (a *daemon) receive(in incoming) {
 	d, err := in.d, in.err
 	if err == nil {
 		err = a.eng.Admit(d)
@@ -138,7 +138,7 @@ func (a *agent) receive(in incoming) {
 
 // reconcile applies the current declaration and hands the report to the reporter. With no
 // declaration yet there is nothing to apply, but a refusal is still worth a report.
-func (a *agent) reconcile(ctx context.Context) {
+func (a *daemon) reconcile(ctx context.Context) {
 	started := time.Now().UTC()
 	rep := &hq.Report{StartedAt: started, Refused: a.refusal, Results: []hq.Result{}}
 	sent := 0
@@ -156,7 +156,7 @@ func (a *agent) reconcile(ctx context.Context) {
 }
 
 // delivered takes in the controller's answer to a report.
-func (a *agent) delivered(d delivered) {
+func (a *daemon) delivered(d delivered) {
 	if d.report.Refused != nil && d.report.Refused == a.refusal {
 		a.refusal = nil
 	}
