@@ -21,6 +21,7 @@ const usage = `usage: hq <command>
 commands:
   serve     run the controller
   migrate   apply database migrations and exit
+  demo      run a controller and three hosts on temporary roots, for a first look
 
 environment:
 `
@@ -47,6 +48,8 @@ func main() {
 		err = api.Run(ctx, cfg, log, nil)
 	case "migrate":
 		err = migrate(ctx, cfg)
+	case "demo":
+		err = demo(ctx, cfg, log)
 	default:
 		printUsage()
 		os.Exit(2)
