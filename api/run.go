@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/webui"
 )
 
 // Config is the controller's configuration, read from the environment.
@@ -45,6 +46,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		return err
 	}
 	srv := &Server{Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Key: key, Log: log, MaxWait: 60 * time.Second}
+	if srv.Pages, err = webui.New(store, cfg.AdminToken, log); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/webui"
 )
 
 // Server holds what the handlers share.
@@ -25,6 +26,8 @@ type Server struct {
 	Log *slog.Logger
 	// MaxWait bounds a declaration long-poll.
 	MaxWait time.Duration
+	// Pages, when set, serves the status pages at / beside the API: two faces of one store.
+	Pages *webui.UI
 }
 
 // Routes mounts the API under /api/v1 and /healthz on r.
@@ -55,6 +58,9 @@ func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, s.logRequests)
 	s.Routes(r)
+	if s.Pages != nil {
+		s.Pages.Routes(r)
+	}
 	return r
 }
 

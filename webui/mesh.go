@@ -1,0 +1,119 @@
+package webui
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// meshPage is everything / shows, worked out in Go so the template only lays it out.
+type meshPage struct {
+	Title   string
+	Refresh int
+	Now     when
+	Total   int
+	Counts  []statusCount
+	Groups  []nodeGroup
+	Stuck   []meshStuckRow
+	Waiting []hq.WaitingOnTake
+	Mid     []nodeLines
+	Refused []refusedRow
+}
+
+type statusCount struct {
+	Status badge
+	Count  int
+}
+
+// nodeGroup is the nodes of one status, by name as the store lists them; groups come in the
+// order of precedence.
+type nodeGroup struct {
+	Status badge
+	Count  int
+	Nodes  []nodeRow
+}
+
+type nodeRow struct {
+	Name              string
+	Status            badge
+	Generation        int64
+	AppliedGeneration int64
+	// Behind is set when the node has not applied the generation it was sent.
+	Behind     bool
+	LastReport when
+	Summary    string
+	Lines      []string
+}
+
+type meshStuckRow struct {
+	Ref          string
+	Scope        badge
+	Nodes        []string
+	NeverApplied bool
+	Blocks       int
+}
+
+type nodeLines struct {
+	Name  string
+	Lines []string
+}
+
+type refusedRow struct {
+	Node              string
+	Generation        int64
+	AppliedGeneration int64
+	ComposedBy        string
+	At                when
+	Reason            string
+}
+
+func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
+	st, err := u.store.MeshStatus(r.Context())
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	u.render(w, r, http.StatusOK, "mesh", buildMesh(st, u.Now()))
+}
+
+func buildMesh(st hq.MeshStatus, now time.Time) meshPage {
+	p := meshPage{Title: "mesh", Refresh: refreshSeconds, Now: at(now, now), Total: len(st.NodeViews)}
+	byStatus := map[hq.Status][]nodeRow{}
+	for _, n := range st.NodeViews {
+		row := nodeRow{
+			Name: n.Name, Status: badge{string(n.Status), statusTone(n.Status)},
+			Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
+			Behind:     n.LastReportAt != nil && n.Generation != n.AppliedGeneration,
+			LastReport: atPtr(n.LastReportAt, now), Lines: n.Lines,
+		}
+		if n.LastReport != nil {
+			row.Summary = n.LastReport.Summary
+		}
+		byStatus[n.Status] = append(byStatus[n.Status], row)
+		if n.Status == hq.StatusMidChange {
+			p.Mid = append(p.Mid, nodeLines{Name: n.Name, Lines: n.Lines})
+		}
+	}
+	for _, s := range hq.Statuses {
+		b := badge{string(s), statusTone(s)}
+		p.Counts = append(p.Counts, statusCount{Status: b, Count: len(byStatus[s])})
+		if rows := byStatus[s]; len(rows) > 0 {
+			p.Groups = append(p.Groups, nodeGroup{Status: b, Count: len(rows), Nodes: rows})
+		}
+	}
+	for _, s := range st.Stuck {
+		p.Stuck = append(p.Stuck, meshStuckRow{
+			Ref: hq.Ref(s.Module, s.Resource), Scope: badge{s.Scope, scopeTone(s.Scope)},
+			Nodes: s.Nodes, NeverApplied: s.NeverApplied, Blocks: s.Blocks,
+		})
+	}
+	p.Waiting = st.WaitingOnTake
+	for _, rs := range st.RefusedSends {
+		p.Refused = append(p.Refused, refusedRow{
+			Node: rs.Node, Generation: rs.Generation, AppliedGeneration: rs.AppliedGeneration,
+			ComposedBy: rs.ComposedBy, At: at(rs.At, now), Reason: rs.Reason,
+		})
+	}
+	return p
+}

@@ -1,0 +1,144 @@
+package webui
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+const evil = "<script>alert(1)</script>"
+
+func TestDataIsEscaped(t *testing.T) {
+	b := setup(t)
+	b.node(t, "web-1")
+	b.module(t, "app", file("conf"), file("ca"))
+	b.assign(t, "web-1", "app")
+	failed := result("app", "conf", hq.StateFailed)
+	failed.Error = "validate: " + evil
+	held := result("app", "ca", hq.StateHeld)
+	held.HoldReason = "would overwrite " + evil
+	b.report(t, "web-1", failed, held)
+	for _, path := range []string{"/", "/nodes/web-1"} {
+		code, body := b.get(t, path)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, code)
+		}
+		if strings.Contains(body, "<script") {
+			t.Fatalf("GET %s carries a script tag:\n%s", path, body)
+		}
+	}
+	_, body := b.get(t, "/nodes/web-1")
+	want := "&lt;script&gt;alert(1)&lt;/script&gt;"
+	for _, part := range []string{"validate: " + want, "would overwrite " + want} {
+		if !strings.Contains(body, part) {
+			t.Fatalf("node page does not show %q as text", part)
+		}
+	}
+}
+
+func TestMeshPage(t *testing.T) {
+	b := setup(t)
+	for _, n := range []string{"ok-1", "stuck-1", "held-1", "new-1", "mid-1"} {
+		b.node(t, n)
+	}
+	b.module(t, "base", file("motd"))
+	b.module(t, "app", file("conf"))
+	b.module(t, "proxy", file("ca"), file("key"))
+	for n, mods := range map[string][]string{"ok-1": {"base"}, "stuck-1": {"base", "app"}, "held-1": {"proxy"}, "mid-1": {"base"}} {
+		for _, m := range mods {
+			b.assign(t, n, m)
+		}
+	}
+	b.report(t, "ok-1", result("base", "motd", hq.StateApplied))
+	for range 2 {
+		b.report(t, "stuck-1", result("base", "motd", hq.StateApplied), result("app", "conf", hq.StateFailed))
+	}
+	b.report(t, "held-1", result("proxy", "ca", hq.StateHeld), result("proxy", "key", hq.StateHeld))
+	b.report(t, "mid-1", result("base", "motd", hq.StatePending))
+	b.clock.advance(90 * time.Second)
+
+	code, body := b.get(t, "/")
+	if code != http.StatusOK {
+		t.Fatalf("GET /: %d", code)
+	}
+	for _, want := range []string{
+		`<meta http-equiv="refresh" content="10">`,
+		`id="count-converged"><span class="n">1</span><span class="badge t-good">converged</span>`,
+		`id="count-stuck"><span class="n">1</span><span class="badge t-bad">stuck</span>`,
+		`id="count-waiting-on-take"><span class="n">1</span>`,
+		`id="count-new"><span class="n">1</span>`,
+		`id="count-mid-change"><span class="n">1</span>`,
+		`id="count-silent"><span class="n">0</span>`,
+		`<td class="mono">app/conf</td><td><span class="badge t-warn">node-local</span></td>`,
+		"never applied",
+		"waiting on take: proxy (2 held)",
+		"mid-change: 1 resource(s) pending",
+		`title="2026-11-30T03:00:00Z">1m ago</time>`,
+		`<a href="/nodes/stuck-1">stuck-1</a>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/ lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<script") {
+		t.Error("/ carries a script tag")
+	}
+
+	code, body = b.get(t, "/nodes/stuck-1")
+	if code != http.StatusOK {
+		t.Fatalf("GET /nodes/stuck-1: %d", code)
+	}
+	for _, want := range []string{
+		`<span class="badge t-bad">stuck</span>`,
+		"stuck: app/conf (never applied, 2 attempts since 2026-11-30T03:00:00Z)",
+		`<td class="mono">app</td><td class="num">1</td><td>not taken</td>`,
+		`id="report-line">applied 1 resource(s), 1 `,
+		`<span class="badge t-warn">failed</span></td><td><span class="badge t-bad">stuck</span>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/nodes/stuck-1 lacks %q", want)
+		}
+	}
+}
+
+func TestUnknownNodeIs404(t *testing.T) {
+	b := setup(t)
+	if code, body := b.get(t, "/nodes/ghost"); code != http.StatusNotFound || !strings.Contains(body, "no node ghost") {
+		t.Fatalf("GET /nodes/ghost: %d %s", code, body)
+	}
+}
+
+// A template that fails midway must not have sent the part before the failure.
+func TestTemplateErrorSendsNoHalfPage(t *testing.T) {
+	b := setup(t)
+	w := httptest.NewRecorder()
+	// messagePage has no Total, which the mesh template reads after the page's head.
+	b.ui.render(w, httptest.NewRequest("GET", "/", nil), http.StatusOK, "mesh", messagePage{Title: "x"})
+	if w.Code != http.StatusInternalServerError {
+		t.Fatalf("status %d, want 500", w.Code)
+	}
+	if strings.Contains(w.Body.String(), "<html") {
+		t.Fatalf("half a page was sent: %q", w.Body.String())
+	}
+	if !strings.Contains(b.log.String(), "webui: render") {
+		t.Fatal("the template error was not logged")
+	}
+}
+
+func TestAgo(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "just now", 5 * time.Second: "5s ago", 3*time.Minute + 59*time.Second: "3m ago",
+		5 * time.Hour: "5h ago", 72 * time.Hour: "3d ago", -30 * time.Second: "30s ahead",
+	} {
+		if got := ago(d); got != want {
+			t.Errorf("ago(%s) = %q, want %q", d, got, want)
+		}
+	}
+	if w := at(time.Time{}, time.Now()); w.Rel != "never" || w.Abs != "" {
+		t.Errorf("zero time: %+v", w)
+	}
+}
