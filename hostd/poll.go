@@ -69,17 +69,31 @@ func (p *poller) run(ctx context.Context) {
 			retry = min(retry*2, 30*time.Second)
 			continue
 		}
-		retry = time.Second
 		if d == nil {
+			retry = time.Second
 			continue
 		}
-		// Even a refused declaration moves after on, or the controller would send it again at once.
-		p.after = max(p.after, d.Generation)
+		verr := Verify(d, p.node, p.key)
 		select {
-		case p.out <- incoming{d: d, err: Verify(d, p.node, p.key)}:
+		case p.out <- incoming{d: d, err: verr}:
 		case <-ctx.Done():
 			return
 		}
+		if verr != nil {
+			// A declaration that does not verify says nothing true about its generation: moving
+			// after on would let one forged number fence this host out. Ask again, slower.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(retry):
+			}
+			retry = min(retry*2, 30*time.Second)
+			continue
+		}
+		retry = time.Second
+		// A verified one moves after on even when it is refused as stale, or the controller
+		// would send it again at once.
+		p.after = max(p.after, d.Generation)
 	}
 }
 
