@@ -23,13 +23,14 @@ import (
 const admin = "operator-secret"
 
 type fixture struct {
-	t     *testing.T
-	srv   *httptest.Server
+	t       testing.TB
+	srv     *httptest.Server
+	handler http.Handler
 	store *db.Store
 	key   ed25519.PrivateKey
 }
 
-func setup(t *testing.T) *fixture {
+func setup(t testing.TB) *fixture {
 	t.Helper()
 	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "hq.db"))
 	if err != nil {
@@ -38,9 +39,10 @@ func setup(t *testing.T) *fixture {
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	s := &Server{Store: store, AdminToken: admin, Instance: "test-instance", Key: key,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: 5 * time.Second}
-	srv := httptest.NewServer(s.Handler())
+	h := s.Handler()
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); store.Close() })
-	return &fixture{t: t, srv: srv, store: store, key: key}
+	return &fixture{t: t, srv: srv, handler: h, store: store, key: key}
 }
 
 type response struct {
@@ -49,14 +51,14 @@ type response struct {
 	body   []byte
 }
 
-func (r response) json(t *testing.T, v any) {
+func (r response) json(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("response %d %s: %v", r.status, r.body, err)
 	}
 }
 
-func (r response) errCode(t *testing.T) hq.Code {
+func (r response) errCode(t testing.TB) hq.Code {
 	t.Helper()
 	var e struct{ Error hq.Error }
 	r.json(t, &e)

@@ -19,7 +19,7 @@ type AssignmentCountByModuleRow struct {
 }
 
 func (q *Queries) AssignmentCountByModule(ctx context.Context) ([]AssignmentCountByModuleRow, error) {
-	rows, err := q.db.QueryContext(ctx, assignmentCountByModule)
+	rows, err := q.query(ctx, q.assignmentCountByModuleStmt, assignmentCountByModule)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ type AssignmentDeclarationRow struct {
 
 // The modules of a node's declaration, each at its newest revision, in a stable order.
 func (q *Queries) AssignmentDeclaration(ctx context.Context, node string) ([]AssignmentDeclarationRow, error) {
-	rows, err := q.db.QueryContext(ctx, assignmentDeclaration, node)
+	rows, err := q.query(ctx, q.assignmentDeclarationStmt, assignmentDeclaration, node)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ type AssignmentDeleteParams struct {
 }
 
 func (q *Queries) AssignmentDelete(ctx context.Context, arg AssignmentDeleteParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, assignmentDelete, arg.Node, arg.Module)
+	result, err := q.exec(ctx, q.assignmentDeleteStmt, assignmentDelete, arg.Node, arg.Module)
 	if err != nil {
 		return 0, err
 	}
@@ -113,7 +113,7 @@ type AssignmentGetParams struct {
 }
 
 func (q *Queries) AssignmentGet(ctx context.Context, arg AssignmentGetParams) (Assignment, error) {
-	row := q.db.QueryRowContext(ctx, assignmentGet, arg.Node, arg.Module)
+	row := q.queryRow(ctx, q.assignmentGetStmt, assignmentGet, arg.Node, arg.Module)
 	var i Assignment
 	err := row.Scan(
 		&i.Node,
@@ -136,7 +136,7 @@ type AssignmentInsertParams struct {
 }
 
 func (q *Queries) AssignmentInsert(ctx context.Context, arg AssignmentInsertParams) error {
-	_, err := q.db.ExecContext(ctx, assignmentInsert,
+	_, err := q.exec(ctx, q.assignmentInsertStmt, assignmentInsert,
 		arg.Node,
 		arg.Module,
 		arg.Taken,
@@ -159,7 +159,7 @@ type AssignmentListAllRow struct {
 }
 
 func (q *Queries) AssignmentListAll(ctx context.Context) ([]AssignmentListAllRow, error) {
-	rows, err := q.db.QueryContext(ctx, assignmentListAll)
+	rows, err := q.query(ctx, q.assignmentListAllStmt, assignmentListAll)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ type AssignmentListByModuleRow struct {
 }
 
 func (q *Queries) AssignmentListByModule(ctx context.Context, module string) ([]AssignmentListByModuleRow, error) {
-	rows, err := q.db.QueryContext(ctx, assignmentListByModule, module)
+	rows, err := q.query(ctx, q.assignmentListByModuleStmt, assignmentListByModule, module)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ type AssignmentListByNodeRow struct {
 }
 
 func (q *Queries) AssignmentListByNode(ctx context.Context, node string) ([]AssignmentListByNodeRow, error) {
-	rows, err := q.db.QueryContext(ctx, assignmentListByNode, node)
+	rows, err := q.query(ctx, q.assignmentListByNodeStmt, assignmentListByNode, node)
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +270,6 @@ type AssignmentSetTakenParams struct {
 }
 
 func (q *Queries) AssignmentSetTaken(ctx context.Context, arg AssignmentSetTakenParams) error {
-	_, err := q.db.ExecContext(ctx, assignmentSetTaken, arg.Taken, arg.Node, arg.Module)
+	_, err := q.exec(ctx, q.assignmentSetTakenStmt, assignmentSetTaken, arg.Taken, arg.Node, arg.Module)
 	return err
 }

@@ -2,8 +2,10 @@ package db
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
-	"encoding/json"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -30,22 +32,15 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report) (hq.Repo
 		if err != nil {
 			return err
 		}
-		rows, err := s.advanceAll(ctx, q, n, rep, outcome, prev.OutcomeDigest, now)
-		if err != nil {
-			return err
-		}
-		tally := hq.TallyResults(rep.Results, s.sentCount(ctx, q, node, rep), rows.isStuck)
-		resp.Summary = tally.Line()
-		if hasPrev && prev.OutcomeDigest == outcome {
-			resp.ReportID = prev.ID
+		if hasPrev && prev.OutcomeDigest == outcome && !hasFailure(rep.Results) {
+			// The steady state: the node says what it said last time and nothing is failing,
+			// so no resource can move. Only the repeat is counted.
+			resp.ReportID, resp.Summary = prev.ID, prev.Summary
 			err = q.ReportRepeat(ctx, ReportRepeatParams{ID: prev.ID, LastAt: at})
 		} else {
-			resp.ReportID, err = q.ReportInsert(ctx, reportRow(node, rep, outcome, resp.Summary, tally, at))
+			resp.ReportID, resp.Summary, err = s.record(ctx, q, n, rep, outcome, prev, hasPrev, now)
 		}
 		if err != nil {
-			return err
-		}
-		if err := rows.write(ctx, q, resp.ReportID); err != nil {
 			return err
 		}
 		if err := q.NodeSetReported(ctx, NodeSetReportedParams{Name: node, LastReportAt: sql.NullString{String: at, Valid: true}, LastReportID: sql.NullInt64{Int64: resp.ReportID, Valid: true}}); err != nil {
@@ -60,6 +55,26 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report) (hq.Repo
 	return resp, err
 }
 
+// record moves the resources a report describes and stores the report: a new row, or a
+// repeat of the last one when the outcome is the same (failures still count as attempts).
+func (s *Store) record(ctx context.Context, q *Queries, n Node, rep hq.Report, outcome string, prev Report, hasPrev bool, now time.Time) (id int64, summary string, err error) {
+	rows, err := s.advanceAll(ctx, q, n, rep, now)
+	if err != nil {
+		return 0, "", err
+	}
+	tally := hq.TallyResults(rep.Results, s.sentCount(ctx, q, n.Name, rep), rows.isStuck)
+	summary = tally.Line()
+	if hasPrev && prev.OutcomeDigest == outcome {
+		id, err = prev.ID, q.ReportRepeat(ctx, ReportRepeatParams{ID: prev.ID, LastAt: hq.FormatTime(now)})
+	} else {
+		id, err = q.ReportInsert(ctx, reportRow(n.Name, rep, outcome, summary, tally, hq.FormatTime(now)))
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	return id, summary, rows.write(ctx, q, id)
+}
+
 // advanced holds the rows a report moves, to be written once the report row has an id.
 type advanced struct {
 	changed []ResourceState
@@ -69,14 +84,10 @@ type advanced struct {
 func (a advanced) isStuck(ref string) bool { return a.stuck[ref] }
 
 // advanceAll computes every resource's next state. A report for an older generation than the
-// node's describes specs that may have changed since, so it moves nothing; nor does a report
-// identical to the last one without failures, the common case that must stay cheap.
-func (s *Store) advanceAll(ctx context.Context, q *Queries, n Node, rep hq.Report, outcome, prevOutcome string, now time.Time) (advanced, error) {
+// node's describes specs that may have changed since, so it moves nothing.
+func (s *Store) advanceAll(ctx context.Context, q *Queries, n Node, rep hq.Report, now time.Time) (advanced, error) {
 	a := advanced{stuck: map[string]bool{}}
 	if rep.Generation != n.Generation {
-		return a, nil
-	}
-	if outcome == prevOutcome && !hasFailure(rep.Results) {
 		return a, nil
 	}
 	rows, err := q.ResourceStateListByNode(ctx, n.Name)
@@ -190,15 +201,13 @@ func recordRefusal(ctx context.Context, q *Queries, node string, r hq.Refusal, a
 
 // nodeFlags lists the node's stuck resources and the retries to hand it, clearing those.
 func nodeFlags(ctx context.Context, q *Queries, node string) (stuck, retry []string, err error) {
-	rows, err := q.ResourceStateListNotAppliedByNode(ctx, node)
+	rows, err := q.ResourceStateListStuckByNode(ctx, node)
 	if err != nil {
 		return nil, nil, err
 	}
-	stuck, retry = []string{}, []string{}
-	for _, r := range rows {
-		if r.State == string(hq.StateStuck) {
-			stuck = append(stuck, hq.Ref(r.Module, r.Resource))
-		}
+	stuck, retry = make([]string, len(rows)), []string{}
+	for i, r := range rows {
+		stuck[i] = hq.Ref(r.Module, r.Resource)
 	}
 	rs, err := q.ResourceStateRetryList(ctx, node)
 	if err != nil || len(rs) == 0 {
@@ -231,23 +240,51 @@ func optTime(t time.Time) sql.NullString {
 }
 
 // outcomeDigest identifies what a report says, leaving out timings, so two reports that say
-// the same thing have the same digest.
+// the same thing have the same digest. It hashes the fields directly, each string prefixed by
+// its length so no two different reports can run together into the same bytes; this runs for
+// every report, and marshalling the results to JSON first cost more than the rest of ingest.
 func outcomeDigest(rep hq.Report) string {
-	type result struct {
-		M, R, O, E, H, B string
-		A, C, D          bool
+	h := sha256.New()
+	var buf []byte
+	str := func(s string) {
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+		buf = append(buf, s...)
 	}
-	rs := make([]result, len(rep.Results))
-	for i, r := range rep.Results {
-		rs[i] = result{r.Module, r.Resource, string(r.Outcome), r.Error, r.HoldReason, r.BlockedBy, r.Attempted, r.Changed, r.Drift}
+	flag := func(b bool) {
+		if b {
+			buf = append(buf, 1)
+		} else {
+			buf = append(buf, 0)
+		}
 	}
-	b, _ := json.Marshal(struct {
-		G  int64
-		D  string
-		F  *hq.Refusal
-		Rs []result
-	}{rep.Generation, rep.Digest, rep.Refused, rs})
-	return hq.DigestOf(b)
+	buf = binary.AppendVarint(buf, rep.Generation)
+	str(rep.Digest)
+	if f := rep.Refused; f != nil {
+		flag(true)
+		buf = binary.AppendVarint(buf, f.Generation)
+		buf = binary.AppendVarint(buf, f.SendID)
+		str(f.Digest)
+		str(f.Reason)
+	} else {
+		flag(false)
+	}
+	for _, r := range rep.Results {
+		str(r.Module)
+		str(r.Resource)
+		str(string(r.Outcome))
+		str(r.Error)
+		str(r.HoldReason)
+		str(r.BlockedBy)
+		flag(r.Attempted)
+		flag(r.Changed)
+		flag(r.Drift)
+		if len(buf) > 4096 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // validateReport rejects a report that could not have come from a host.

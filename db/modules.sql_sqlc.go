@@ -14,7 +14,7 @@ SELECT name, revision, created_at, updated_at FROM modules WHERE name = ?1
 `
 
 func (q *Queries) ModuleGet(ctx context.Context, name string) (Module, error) {
-	row := q.db.QueryRowContext(ctx, moduleGet, name)
+	row := q.queryRow(ctx, q.moduleGetStmt, moduleGet, name)
 	var i Module
 	err := row.Scan(
 		&i.Name,
@@ -30,7 +30,7 @@ SELECT name, revision, created_at, updated_at FROM modules ORDER BY name
 `
 
 func (q *Queries) ModuleList(ctx context.Context) ([]Module, error) {
-	rows, err := q.db.QueryContext(ctx, moduleList)
+	rows, err := q.query(ctx, q.moduleListStmt, moduleList)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ type ModuleRevisionGetParams struct {
 }
 
 func (q *Queries) ModuleRevisionGet(ctx context.Context, arg ModuleRevisionGetParams) (ModuleRevision, error) {
-	row := q.db.QueryRowContext(ctx, moduleRevisionGet, arg.Module, arg.Revision)
+	row := q.queryRow(ctx, q.moduleRevisionGetStmt, moduleRevisionGet, arg.Module, arg.Revision)
 	var i ModuleRevision
 	err := row.Scan(
 		&i.Module,
@@ -95,7 +95,7 @@ type ModuleRevisionInsertParams struct {
 }
 
 func (q *Queries) ModuleRevisionInsert(ctx context.Context, arg ModuleRevisionInsertParams) error {
-	_, err := q.db.ExecContext(ctx, moduleRevisionInsert,
+	_, err := q.exec(ctx, q.moduleRevisionInsertStmt, moduleRevisionInsert,
 		arg.Module,
 		arg.Revision,
 		arg.Resources,
@@ -120,7 +120,7 @@ type ModuleRevisionListRow struct {
 }
 
 func (q *Queries) ModuleRevisionList(ctx context.Context, module string) ([]ModuleRevisionListRow, error) {
-	rows, err := q.db.QueryContext(ctx, moduleRevisionList, module)
+	rows, err := q.query(ctx, q.moduleRevisionListStmt, moduleRevisionList, module)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ type ModuleUpsertParams struct {
 }
 
 func (q *Queries) ModuleUpsert(ctx context.Context, arg ModuleUpsertParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, moduleUpsert, arg.Name, arg.Now)
+	row := q.queryRow(ctx, q.moduleUpsertStmt, moduleUpsert, arg.Name, arg.Now)
 	var revision int64
 	err := row.Scan(&revision)
 	return revision, err

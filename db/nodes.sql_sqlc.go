@@ -15,7 +15,7 @@ UPDATE nodes SET generation = generation + 1 WHERE name = ?1 RETURNING generatio
 `
 
 func (q *Queries) NodeBumpGeneration(ctx context.Context, name string) (int64, error) {
-	row := q.db.QueryRowContext(ctx, nodeBumpGeneration, name)
+	row := q.queryRow(ctx, q.nodeBumpGenerationStmt, nodeBumpGeneration, name)
 	var generation int64
 	err := row.Scan(&generation)
 	return generation, err
@@ -33,7 +33,7 @@ type NodeBumpGenerationByModuleRow struct {
 }
 
 func (q *Queries) NodeBumpGenerationByModule(ctx context.Context, module string) ([]NodeBumpGenerationByModuleRow, error) {
-	rows, err := q.db.QueryContext(ctx, nodeBumpGenerationByModule, module)
+	rows, err := q.query(ctx, q.nodeBumpGenerationByModuleStmt, nodeBumpGenerationByModule, module)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ DELETE FROM nodes WHERE name = ?1
 `
 
 func (q *Queries) NodeDelete(ctx context.Context, name string) (int64, error) {
-	result, err := q.db.ExecContext(ctx, nodeDelete, name)
+	result, err := q.exec(ctx, q.nodeDeleteStmt, nodeDelete, name)
 	if err != nil {
 		return 0, err
 	}
@@ -72,7 +72,7 @@ SELECT EXISTS (SELECT 1 FROM nodes WHERE token_hash = ?1) AS found
 `
 
 func (q *Queries) NodeExistsByTokenHash(ctx context.Context, tokenHash string) (bool, error) {
-	row := q.db.QueryRowContext(ctx, nodeExistsByTokenHash, tokenHash)
+	row := q.queryRow(ctx, q.nodeExistsByTokenHashStmt, nodeExistsByTokenHash, tokenHash)
 	var found bool
 	err := row.Scan(&found)
 	return found, err
@@ -88,7 +88,7 @@ type NodeGenerationListRow struct {
 }
 
 func (q *Queries) NodeGenerationList(ctx context.Context) ([]NodeGenerationListRow, error) {
-	rows, err := q.db.QueryContext(ctx, nodeGenerationList)
+	rows, err := q.query(ctx, q.nodeGenerationListStmt, nodeGenerationList)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ SELECT name, token_hash, generation, applied_generation, applied_digest, applied
 `
 
 func (q *Queries) NodeGet(ctx context.Context, name string) (Node, error) {
-	row := q.db.QueryRowContext(ctx, nodeGet, name)
+	row := q.queryRow(ctx, q.nodeGetStmt, nodeGet, name)
 	var i Node
 	err := row.Scan(
 		&i.Name,
@@ -142,7 +142,7 @@ type NodeInsertParams struct {
 }
 
 func (q *Queries) NodeInsert(ctx context.Context, arg NodeInsertParams) error {
-	_, err := q.db.ExecContext(ctx, nodeInsert, arg.Name, arg.TokenHash, arg.CreatedAt)
+	_, err := q.exec(ctx, q.nodeInsertStmt, nodeInsert, arg.Name, arg.TokenHash, arg.CreatedAt)
 	return err
 }
 
@@ -151,7 +151,7 @@ SELECT name, token_hash, generation, applied_generation, applied_digest, applied
 `
 
 func (q *Queries) NodeList(ctx context.Context) ([]Node, error) {
-	rows, err := q.db.QueryContext(ctx, nodeList)
+	rows, err := q.query(ctx, q.nodeListStmt, nodeList)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ type NodeSetAppliedParams struct {
 }
 
 func (q *Queries) NodeSetApplied(ctx context.Context, arg NodeSetAppliedParams) error {
-	_, err := q.db.ExecContext(ctx, nodeSetApplied,
+	_, err := q.exec(ctx, q.nodeSetAppliedStmt, nodeSetApplied,
 		arg.AppliedGeneration,
 		arg.AppliedDigest,
 		arg.AppliedAt,
@@ -217,6 +217,6 @@ type NodeSetReportedParams struct {
 }
 
 func (q *Queries) NodeSetReported(ctx context.Context, arg NodeSetReportedParams) error {
-	_, err := q.db.ExecContext(ctx, nodeSetReported, arg.LastReportAt, arg.LastReportID, arg.Name)
+	_, err := q.exec(ctx, q.nodeSetReportedStmt, nodeSetReported, arg.LastReportAt, arg.LastReportID, arg.Name)
 	return err
 }

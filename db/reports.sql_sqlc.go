@@ -15,7 +15,7 @@ SELECT id, node, generation, digest, summary, outcome_digest, applied, failed, s
 `
 
 func (q *Queries) ReportGet(ctx context.Context, id int64) (Report, error) {
-	row := q.db.QueryRowContext(ctx, reportGet, id)
+	row := q.queryRow(ctx, q.reportGetStmt, reportGet, id)
 	var i Report
 	err := row.Scan(
 		&i.ID,
@@ -65,7 +65,7 @@ type ReportInsertParams struct {
 }
 
 func (q *Queries) ReportInsert(ctx context.Context, arg ReportInsertParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, reportInsert,
+	row := q.queryRow(ctx, q.reportInsertStmt, reportInsert,
 		arg.Node,
 		arg.Generation,
 		arg.Digest,
@@ -96,7 +96,7 @@ type ReportListByNodeParams struct {
 }
 
 func (q *Queries) ReportListByNode(ctx context.Context, arg ReportListByNodeParams) ([]Report, error) {
-	rows, err := q.db.QueryContext(ctx, reportListByNode, arg.Node, arg.Max)
+	rows, err := q.query(ctx, q.reportListByNodeStmt, reportListByNode, arg.Node, arg.Max)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ SELECT r.id, r.node, r.generation, r.digest, r.summary, r.outcome_digest, r.appl
 
 // The newest report row of every node.
 func (q *Queries) ReportListLatest(ctx context.Context) ([]Report, error) {
-	rows, err := q.db.QueryContext(ctx, reportListLatest)
+	rows, err := q.query(ctx, q.reportListLatestStmt, reportListLatest)
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +192,6 @@ type ReportRepeatParams struct {
 }
 
 func (q *Queries) ReportRepeat(ctx context.Context, arg ReportRepeatParams) error {
-	_, err := q.db.ExecContext(ctx, reportRepeat, arg.LastAt, arg.ID)
+	_, err := q.exec(ctx, q.reportRepeatStmt, reportRepeat, arg.LastAt, arg.ID)
 	return err
 }

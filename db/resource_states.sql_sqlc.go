@@ -15,7 +15,7 @@ UPDATE resource_states SET retry_requested = 0 WHERE node = ?1 AND retry_request
 `
 
 func (q *Queries) ResourceStateClearRetry(ctx context.Context, node string) error {
-	_, err := q.db.ExecContext(ctx, resourceStateClearRetry, node)
+	_, err := q.exec(ctx, q.resourceStateClearRetryStmt, resourceStateClearRetry, node)
 	return err
 }
 
@@ -31,7 +31,7 @@ type ResourceStateCountsRow struct {
 
 // Resources per node and state, for every node at once.
 func (q *Queries) ResourceStateCounts(ctx context.Context) ([]ResourceStateCountsRow, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateCounts)
+	rows, err := q.query(ctx, q.resourceStateCountsStmt, resourceStateCounts)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ type ResourceStateCountsByNodeRow struct {
 }
 
 func (q *Queries) ResourceStateCountsByNode(ctx context.Context, node string) ([]ResourceStateCountsByNodeRow, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateCountsByNode, node)
+	rows, err := q.query(ctx, q.resourceStateCountsByNodeStmt, resourceStateCountsByNode, node)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ type ResourceStateDeleteParams struct {
 }
 
 func (q *Queries) ResourceStateDelete(ctx context.Context, arg ResourceStateDeleteParams) error {
-	_, err := q.db.ExecContext(ctx, resourceStateDelete, arg.Node, arg.Module, arg.Resource)
+	_, err := q.exec(ctx, q.resourceStateDeleteStmt, resourceStateDelete, arg.Node, arg.Module, arg.Resource)
 	return err
 }
 
@@ -118,7 +118,7 @@ type ResourceStateInsertParams struct {
 }
 
 func (q *Queries) ResourceStateInsert(ctx context.Context, arg ResourceStateInsertParams) error {
-	_, err := q.db.ExecContext(ctx, resourceStateInsert,
+	_, err := q.exec(ctx, q.resourceStateInsertStmt, resourceStateInsert,
 		arg.Node,
 		arg.Module,
 		arg.Resource,
@@ -142,7 +142,7 @@ type ResourceStateListByAssignmentParams struct {
 }
 
 func (q *Queries) ResourceStateListByAssignment(ctx context.Context, arg ResourceStateListByAssignmentParams) ([]ResourceState, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateListByAssignment, arg.Node, arg.Module)
+	rows, err := q.query(ctx, q.resourceStateListByAssignmentStmt, resourceStateListByAssignment, arg.Node, arg.Module)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ SELECT node, module, resource, kind, spec_digest, position, group_name, state, s
 `
 
 func (q *Queries) ResourceStateListByNode(ctx context.Context, node string) ([]ResourceState, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateListByNode, node)
+	rows, err := q.query(ctx, q.resourceStateListByNodeStmt, resourceStateListByNode, node)
 	if err != nil {
 		return nil, err
 	}
@@ -237,54 +237,7 @@ SELECT node, module, resource, kind, spec_digest, position, group_name, state, s
 
 // Everything that is not applied, on every node: what status lines are made of.
 func (q *Queries) ResourceStateListNotApplied(ctx context.Context) ([]ResourceState, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateListNotApplied)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceState{}
-	for rows.Next() {
-		var i ResourceState
-		if err := rows.Scan(
-			&i.Node,
-			&i.Module,
-			&i.Resource,
-			&i.Kind,
-			&i.SpecDigest,
-			&i.Position,
-			&i.GroupName,
-			&i.State,
-			&i.Since,
-			&i.Attempts,
-			&i.ConsecutiveFailures,
-			&i.FailingSince,
-			&i.NeverApplied,
-			&i.LastError,
-			&i.HoldReason,
-			&i.BlockedBy,
-			&i.RetryRequested,
-			&i.ReportID,
-			&i.Reason,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const resourceStateListNotAppliedByNode = `-- name: ResourceStateListNotAppliedByNode :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE node = ?1 AND state <> 'applied' ORDER BY module, position
-`
-
-func (q *Queries) ResourceStateListNotAppliedByNode(ctx context.Context, node string) ([]ResourceState, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateListNotAppliedByNode, node)
+	rows, err := q.query(ctx, q.resourceStateListNotAppliedStmt, resourceStateListNotApplied)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +291,7 @@ type ResourceStateListStuckRow struct {
 
 // Every stuck resource on every node, for the scope of each (mesh-wide or node-local).
 func (q *Queries) ResourceStateListStuck(ctx context.Context) ([]ResourceStateListStuckRow, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateListStuck)
+	rows, err := q.query(ctx, q.resourceStateListStuckStmt, resourceStateListStuck)
 	if err != nil {
 		return nil, err
 	}
@@ -347,6 +300,38 @@ func (q *Queries) ResourceStateListStuck(ctx context.Context) ([]ResourceStateLi
 	for rows.Next() {
 		var i ResourceStateListStuckRow
 		if err := rows.Scan(&i.Node, &i.Module, &i.Resource); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resourceStateListStuckByNode = `-- name: ResourceStateListStuckByNode :many
+SELECT module, resource FROM resource_states WHERE node = ?1 AND state = 'stuck' ORDER BY module, resource
+`
+
+type ResourceStateListStuckByNodeRow struct {
+	Module   string
+	Resource string
+}
+
+func (q *Queries) ResourceStateListStuckByNode(ctx context.Context, node string) ([]ResourceStateListStuckByNodeRow, error) {
+	rows, err := q.query(ctx, q.resourceStateListStuckByNodeStmt, resourceStateListStuckByNode, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceStateListStuckByNodeRow{}
+	for rows.Next() {
+		var i ResourceStateListStuckByNodeRow
+		if err := rows.Scan(&i.Module, &i.Resource); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -375,7 +360,7 @@ type ResourceStateMoveParams struct {
 
 // An unchanged spec whose place in its module changed.
 func (q *Queries) ResourceStateMove(ctx context.Context, arg ResourceStateMoveParams) error {
-	_, err := q.db.ExecContext(ctx, resourceStateMove,
+	_, err := q.exec(ctx, q.resourceStateMoveStmt, resourceStateMove,
 		arg.Position,
 		arg.GroupName,
 		arg.Node,
@@ -413,7 +398,7 @@ type ResourceStateRecordParams struct {
 }
 
 func (q *Queries) ResourceStateRecord(ctx context.Context, arg ResourceStateRecordParams) error {
-	_, err := q.db.ExecContext(ctx, resourceStateRecord,
+	_, err := q.exec(ctx, q.resourceStateRecordStmt, resourceStateRecord,
 		arg.State,
 		arg.Since,
 		arg.Attempts,
@@ -455,7 +440,7 @@ type ResourceStateRedeclareParams struct {
 
 // A changed spec starts over: pending, counters reset, never applied at this spec.
 func (q *Queries) ResourceStateRedeclare(ctx context.Context, arg ResourceStateRedeclareParams) error {
-	_, err := q.db.ExecContext(ctx, resourceStateRedeclare,
+	_, err := q.exec(ctx, q.resourceStateRedeclareStmt, resourceStateRedeclare,
 		arg.Kind,
 		arg.SpecDigest,
 		arg.Position,
@@ -486,7 +471,7 @@ type ResourceStateRequestRetryParams struct {
 }
 
 func (q *Queries) ResourceStateRequestRetry(ctx context.Context, arg ResourceStateRequestRetryParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, resourceStateRequestRetry,
+	result, err := q.exec(ctx, q.resourceStateRequestRetryStmt, resourceStateRequestRetry,
 		arg.Since,
 		arg.Node,
 		arg.Module,
@@ -508,7 +493,7 @@ type ResourceStateRetryListRow struct {
 }
 
 func (q *Queries) ResourceStateRetryList(ctx context.Context, node string) ([]ResourceStateRetryListRow, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateRetryList, node)
+	rows, err := q.query(ctx, q.resourceStateRetryListStmt, resourceStateRetryList, node)
 	if err != nil {
 		return nil, err
 	}

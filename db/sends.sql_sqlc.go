@@ -23,7 +23,7 @@ type SendFindParams struct {
 
 // The newest send of a given declaration to a node.
 func (q *Queries) SendFind(ctx context.Context, arg SendFindParams) (Send, error) {
-	row := q.db.QueryRowContext(ctx, sendFind, arg.Node, arg.Generation, arg.Digest)
+	row := q.queryRow(ctx, q.sendFindStmt, sendFind, arg.Node, arg.Generation, arg.Digest)
 	var i Send
 	err := row.Scan(
 		&i.ID,
@@ -56,7 +56,7 @@ type SendInsertParams struct {
 }
 
 func (q *Queries) SendInsert(ctx context.Context, arg SendInsertParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, sendInsert,
+	row := q.queryRow(ctx, q.sendInsertStmt, sendInsert,
 		arg.Node,
 		arg.Generation,
 		arg.Digest,
@@ -87,7 +87,7 @@ type SendInsertRefusedParams struct {
 
 // A refused declaration the controller has no send of (replayed, forged or from a lost database).
 func (q *Queries) SendInsertRefused(ctx context.Context, arg SendInsertRefusedParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, sendInsertRefused,
+	row := q.queryRow(ctx, q.sendInsertRefusedStmt, sendInsertRefused,
 		arg.Node,
 		arg.Generation,
 		arg.Digest,
@@ -111,7 +111,7 @@ type SendListByNodeParams struct {
 }
 
 func (q *Queries) SendListByNode(ctx context.Context, arg SendListByNodeParams) ([]Send, error) {
-	rows, err := q.db.QueryContext(ctx, sendListByNode, arg.Node, arg.Max)
+	rows, err := q.query(ctx, q.sendListByNodeStmt, sendListByNode, arg.Node, arg.Max)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ ORDER BY s.node, s.id DESC
 
 // Refused sends that nothing applied since has answered, on every node.
 func (q *Queries) SendListRefused(ctx context.Context) ([]Send, error) {
-	rows, err := q.db.QueryContext(ctx, sendListRefused)
+	rows, err := q.query(ctx, q.sendListRefusedStmt, sendListRefused)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ type SendMarkAppliedParams struct {
 
 // The sends of what a host reports it applied.
 func (q *Queries) SendMarkApplied(ctx context.Context, arg SendMarkAppliedParams) error {
-	_, err := q.db.ExecContext(ctx, sendMarkApplied,
+	_, err := q.exec(ctx, q.sendMarkAppliedStmt, sendMarkApplied,
 		arg.At,
 		arg.Node,
 		arg.Generation,
@@ -221,7 +221,7 @@ type SendMarkRefusedParams struct {
 }
 
 func (q *Queries) SendMarkRefused(ctx context.Context, arg SendMarkRefusedParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, sendMarkRefused,
+	result, err := q.exec(ctx, q.sendMarkRefusedStmt, sendMarkRefused,
 		arg.At,
 		arg.Reason,
 		arg.Node,
@@ -246,6 +246,6 @@ type SendMarkSupersededParams struct {
 
 // Older sends a host will never apply now that it applied a newer generation.
 func (q *Queries) SendMarkSuperseded(ctx context.Context, arg SendMarkSupersededParams) error {
-	_, err := q.db.ExecContext(ctx, sendMarkSuperseded, arg.At, arg.Node, arg.Generation)
+	_, err := q.exec(ctx, q.sendMarkSupersededStmt, sendMarkSuperseded, arg.At, arg.Node, arg.Generation)
 	return err
 }

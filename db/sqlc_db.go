@@ -7,6 +7,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"fmt"
 )
 
 type DBTX interface {
@@ -20,12 +21,608 @@ func New(db DBTX) *Queries {
 	return &Queries{db: db}
 }
 
+func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
+	q := Queries{db: db}
+	var err error
+	if q.assignmentCountByModuleStmt, err = db.PrepareContext(ctx, assignmentCountByModule); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentCountByModule: %w", err)
+	}
+	if q.assignmentDeclarationStmt, err = db.PrepareContext(ctx, assignmentDeclaration); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentDeclaration: %w", err)
+	}
+	if q.assignmentDeleteStmt, err = db.PrepareContext(ctx, assignmentDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentDelete: %w", err)
+	}
+	if q.assignmentGetStmt, err = db.PrepareContext(ctx, assignmentGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentGet: %w", err)
+	}
+	if q.assignmentInsertStmt, err = db.PrepareContext(ctx, assignmentInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentInsert: %w", err)
+	}
+	if q.assignmentListAllStmt, err = db.PrepareContext(ctx, assignmentListAll); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListAll: %w", err)
+	}
+	if q.assignmentListByModuleStmt, err = db.PrepareContext(ctx, assignmentListByModule); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListByModule: %w", err)
+	}
+	if q.assignmentListByNodeStmt, err = db.PrepareContext(ctx, assignmentListByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListByNode: %w", err)
+	}
+	if q.assignmentSetTakenStmt, err = db.PrepareContext(ctx, assignmentSetTaken); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentSetTaken: %w", err)
+	}
+	if q.moduleGetStmt, err = db.PrepareContext(ctx, moduleGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleGet: %w", err)
+	}
+	if q.moduleListStmt, err = db.PrepareContext(ctx, moduleList); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleList: %w", err)
+	}
+	if q.moduleRevisionGetStmt, err = db.PrepareContext(ctx, moduleRevisionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleRevisionGet: %w", err)
+	}
+	if q.moduleRevisionInsertStmt, err = db.PrepareContext(ctx, moduleRevisionInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleRevisionInsert: %w", err)
+	}
+	if q.moduleRevisionListStmt, err = db.PrepareContext(ctx, moduleRevisionList); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleRevisionList: %w", err)
+	}
+	if q.moduleUpsertStmt, err = db.PrepareContext(ctx, moduleUpsert); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleUpsert: %w", err)
+	}
+	if q.nodeBumpGenerationStmt, err = db.PrepareContext(ctx, nodeBumpGeneration); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeBumpGeneration: %w", err)
+	}
+	if q.nodeBumpGenerationByModuleStmt, err = db.PrepareContext(ctx, nodeBumpGenerationByModule); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeBumpGenerationByModule: %w", err)
+	}
+	if q.nodeDeleteStmt, err = db.PrepareContext(ctx, nodeDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeDelete: %w", err)
+	}
+	if q.nodeExistsByTokenHashStmt, err = db.PrepareContext(ctx, nodeExistsByTokenHash); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeExistsByTokenHash: %w", err)
+	}
+	if q.nodeGenerationListStmt, err = db.PrepareContext(ctx, nodeGenerationList); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeGenerationList: %w", err)
+	}
+	if q.nodeGetStmt, err = db.PrepareContext(ctx, nodeGet); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeGet: %w", err)
+	}
+	if q.nodeInsertStmt, err = db.PrepareContext(ctx, nodeInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeInsert: %w", err)
+	}
+	if q.nodeListStmt, err = db.PrepareContext(ctx, nodeList); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeList: %w", err)
+	}
+	if q.nodeSetAppliedStmt, err = db.PrepareContext(ctx, nodeSetApplied); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeSetApplied: %w", err)
+	}
+	if q.nodeSetReportedStmt, err = db.PrepareContext(ctx, nodeSetReported); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeSetReported: %w", err)
+	}
+	if q.reportGetStmt, err = db.PrepareContext(ctx, reportGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportGet: %w", err)
+	}
+	if q.reportInsertStmt, err = db.PrepareContext(ctx, reportInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportInsert: %w", err)
+	}
+	if q.reportListByNodeStmt, err = db.PrepareContext(ctx, reportListByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportListByNode: %w", err)
+	}
+	if q.reportListLatestStmt, err = db.PrepareContext(ctx, reportListLatest); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportListLatest: %w", err)
+	}
+	if q.reportRepeatStmt, err = db.PrepareContext(ctx, reportRepeat); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportRepeat: %w", err)
+	}
+	if q.resourceStateClearRetryStmt, err = db.PrepareContext(ctx, resourceStateClearRetry); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateClearRetry: %w", err)
+	}
+	if q.resourceStateCountsStmt, err = db.PrepareContext(ctx, resourceStateCounts); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateCounts: %w", err)
+	}
+	if q.resourceStateCountsByNodeStmt, err = db.PrepareContext(ctx, resourceStateCountsByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateCountsByNode: %w", err)
+	}
+	if q.resourceStateDeleteStmt, err = db.PrepareContext(ctx, resourceStateDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateDelete: %w", err)
+	}
+	if q.resourceStateInsertStmt, err = db.PrepareContext(ctx, resourceStateInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateInsert: %w", err)
+	}
+	if q.resourceStateListByAssignmentStmt, err = db.PrepareContext(ctx, resourceStateListByAssignment); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListByAssignment: %w", err)
+	}
+	if q.resourceStateListByNodeStmt, err = db.PrepareContext(ctx, resourceStateListByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListByNode: %w", err)
+	}
+	if q.resourceStateListNotAppliedStmt, err = db.PrepareContext(ctx, resourceStateListNotApplied); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListNotApplied: %w", err)
+	}
+	if q.resourceStateListStuckStmt, err = db.PrepareContext(ctx, resourceStateListStuck); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListStuck: %w", err)
+	}
+	if q.resourceStateListStuckByNodeStmt, err = db.PrepareContext(ctx, resourceStateListStuckByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListStuckByNode: %w", err)
+	}
+	if q.resourceStateMoveStmt, err = db.PrepareContext(ctx, resourceStateMove); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateMove: %w", err)
+	}
+	if q.resourceStateRecordStmt, err = db.PrepareContext(ctx, resourceStateRecord); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateRecord: %w", err)
+	}
+	if q.resourceStateRedeclareStmt, err = db.PrepareContext(ctx, resourceStateRedeclare); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateRedeclare: %w", err)
+	}
+	if q.resourceStateRequestRetryStmt, err = db.PrepareContext(ctx, resourceStateRequestRetry); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateRequestRetry: %w", err)
+	}
+	if q.resourceStateRetryListStmt, err = db.PrepareContext(ctx, resourceStateRetryList); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateRetryList: %w", err)
+	}
+	if q.sendFindStmt, err = db.PrepareContext(ctx, sendFind); err != nil {
+		return nil, fmt.Errorf("error preparing query SendFind: %w", err)
+	}
+	if q.sendInsertStmt, err = db.PrepareContext(ctx, sendInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query SendInsert: %w", err)
+	}
+	if q.sendInsertRefusedStmt, err = db.PrepareContext(ctx, sendInsertRefused); err != nil {
+		return nil, fmt.Errorf("error preparing query SendInsertRefused: %w", err)
+	}
+	if q.sendListByNodeStmt, err = db.PrepareContext(ctx, sendListByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query SendListByNode: %w", err)
+	}
+	if q.sendListRefusedStmt, err = db.PrepareContext(ctx, sendListRefused); err != nil {
+		return nil, fmt.Errorf("error preparing query SendListRefused: %w", err)
+	}
+	if q.sendMarkAppliedStmt, err = db.PrepareContext(ctx, sendMarkApplied); err != nil {
+		return nil, fmt.Errorf("error preparing query SendMarkApplied: %w", err)
+	}
+	if q.sendMarkRefusedStmt, err = db.PrepareContext(ctx, sendMarkRefused); err != nil {
+		return nil, fmt.Errorf("error preparing query SendMarkRefused: %w", err)
+	}
+	if q.sendMarkSupersededStmt, err = db.PrepareContext(ctx, sendMarkSuperseded); err != nil {
+		return nil, fmt.Errorf("error preparing query SendMarkSuperseded: %w", err)
+	}
+	if q.transitionDeleteByNodeStmt, err = db.PrepareContext(ctx, transitionDeleteByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query TransitionDeleteByNode: %w", err)
+	}
+	if q.transitionListByNodeStmt, err = db.PrepareContext(ctx, transitionListByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query TransitionListByNode: %w", err)
+	}
+	return &q, nil
+}
+
+func (q *Queries) Close() error {
+	var err error
+	if q.assignmentCountByModuleStmt != nil {
+		if cerr := q.assignmentCountByModuleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentCountByModuleStmt: %w", cerr)
+		}
+	}
+	if q.assignmentDeclarationStmt != nil {
+		if cerr := q.assignmentDeclarationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentDeclarationStmt: %w", cerr)
+		}
+	}
+	if q.assignmentDeleteStmt != nil {
+		if cerr := q.assignmentDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentDeleteStmt: %w", cerr)
+		}
+	}
+	if q.assignmentGetStmt != nil {
+		if cerr := q.assignmentGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentGetStmt: %w", cerr)
+		}
+	}
+	if q.assignmentInsertStmt != nil {
+		if cerr := q.assignmentInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentInsertStmt: %w", cerr)
+		}
+	}
+	if q.assignmentListAllStmt != nil {
+		if cerr := q.assignmentListAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListAllStmt: %w", cerr)
+		}
+	}
+	if q.assignmentListByModuleStmt != nil {
+		if cerr := q.assignmentListByModuleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListByModuleStmt: %w", cerr)
+		}
+	}
+	if q.assignmentListByNodeStmt != nil {
+		if cerr := q.assignmentListByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListByNodeStmt: %w", cerr)
+		}
+	}
+	if q.assignmentSetTakenStmt != nil {
+		if cerr := q.assignmentSetTakenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentSetTakenStmt: %w", cerr)
+		}
+	}
+	if q.moduleGetStmt != nil {
+		if cerr := q.moduleGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleGetStmt: %w", cerr)
+		}
+	}
+	if q.moduleListStmt != nil {
+		if cerr := q.moduleListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleListStmt: %w", cerr)
+		}
+	}
+	if q.moduleRevisionGetStmt != nil {
+		if cerr := q.moduleRevisionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleRevisionGetStmt: %w", cerr)
+		}
+	}
+	if q.moduleRevisionInsertStmt != nil {
+		if cerr := q.moduleRevisionInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleRevisionInsertStmt: %w", cerr)
+		}
+	}
+	if q.moduleRevisionListStmt != nil {
+		if cerr := q.moduleRevisionListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleRevisionListStmt: %w", cerr)
+		}
+	}
+	if q.moduleUpsertStmt != nil {
+		if cerr := q.moduleUpsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleUpsertStmt: %w", cerr)
+		}
+	}
+	if q.nodeBumpGenerationStmt != nil {
+		if cerr := q.nodeBumpGenerationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeBumpGenerationStmt: %w", cerr)
+		}
+	}
+	if q.nodeBumpGenerationByModuleStmt != nil {
+		if cerr := q.nodeBumpGenerationByModuleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeBumpGenerationByModuleStmt: %w", cerr)
+		}
+	}
+	if q.nodeDeleteStmt != nil {
+		if cerr := q.nodeDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeDeleteStmt: %w", cerr)
+		}
+	}
+	if q.nodeExistsByTokenHashStmt != nil {
+		if cerr := q.nodeExistsByTokenHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeExistsByTokenHashStmt: %w", cerr)
+		}
+	}
+	if q.nodeGenerationListStmt != nil {
+		if cerr := q.nodeGenerationListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeGenerationListStmt: %w", cerr)
+		}
+	}
+	if q.nodeGetStmt != nil {
+		if cerr := q.nodeGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeGetStmt: %w", cerr)
+		}
+	}
+	if q.nodeInsertStmt != nil {
+		if cerr := q.nodeInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeInsertStmt: %w", cerr)
+		}
+	}
+	if q.nodeListStmt != nil {
+		if cerr := q.nodeListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeListStmt: %w", cerr)
+		}
+	}
+	if q.nodeSetAppliedStmt != nil {
+		if cerr := q.nodeSetAppliedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeSetAppliedStmt: %w", cerr)
+		}
+	}
+	if q.nodeSetReportedStmt != nil {
+		if cerr := q.nodeSetReportedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeSetReportedStmt: %w", cerr)
+		}
+	}
+	if q.reportGetStmt != nil {
+		if cerr := q.reportGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportGetStmt: %w", cerr)
+		}
+	}
+	if q.reportInsertStmt != nil {
+		if cerr := q.reportInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportInsertStmt: %w", cerr)
+		}
+	}
+	if q.reportListByNodeStmt != nil {
+		if cerr := q.reportListByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportListByNodeStmt: %w", cerr)
+		}
+	}
+	if q.reportListLatestStmt != nil {
+		if cerr := q.reportListLatestStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportListLatestStmt: %w", cerr)
+		}
+	}
+	if q.reportRepeatStmt != nil {
+		if cerr := q.reportRepeatStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportRepeatStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateClearRetryStmt != nil {
+		if cerr := q.resourceStateClearRetryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateClearRetryStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateCountsStmt != nil {
+		if cerr := q.resourceStateCountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateCountsStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateCountsByNodeStmt != nil {
+		if cerr := q.resourceStateCountsByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateCountsByNodeStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateDeleteStmt != nil {
+		if cerr := q.resourceStateDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateDeleteStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateInsertStmt != nil {
+		if cerr := q.resourceStateInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateInsertStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListByAssignmentStmt != nil {
+		if cerr := q.resourceStateListByAssignmentStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListByAssignmentStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListByNodeStmt != nil {
+		if cerr := q.resourceStateListByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListByNodeStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListNotAppliedStmt != nil {
+		if cerr := q.resourceStateListNotAppliedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListNotAppliedStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListStuckStmt != nil {
+		if cerr := q.resourceStateListStuckStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListStuckStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListStuckByNodeStmt != nil {
+		if cerr := q.resourceStateListStuckByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListStuckByNodeStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateMoveStmt != nil {
+		if cerr := q.resourceStateMoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateMoveStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateRecordStmt != nil {
+		if cerr := q.resourceStateRecordStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateRecordStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateRedeclareStmt != nil {
+		if cerr := q.resourceStateRedeclareStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateRedeclareStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateRequestRetryStmt != nil {
+		if cerr := q.resourceStateRequestRetryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateRequestRetryStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateRetryListStmt != nil {
+		if cerr := q.resourceStateRetryListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateRetryListStmt: %w", cerr)
+		}
+	}
+	if q.sendFindStmt != nil {
+		if cerr := q.sendFindStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendFindStmt: %w", cerr)
+		}
+	}
+	if q.sendInsertStmt != nil {
+		if cerr := q.sendInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendInsertStmt: %w", cerr)
+		}
+	}
+	if q.sendInsertRefusedStmt != nil {
+		if cerr := q.sendInsertRefusedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendInsertRefusedStmt: %w", cerr)
+		}
+	}
+	if q.sendListByNodeStmt != nil {
+		if cerr := q.sendListByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendListByNodeStmt: %w", cerr)
+		}
+	}
+	if q.sendListRefusedStmt != nil {
+		if cerr := q.sendListRefusedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendListRefusedStmt: %w", cerr)
+		}
+	}
+	if q.sendMarkAppliedStmt != nil {
+		if cerr := q.sendMarkAppliedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendMarkAppliedStmt: %w", cerr)
+		}
+	}
+	if q.sendMarkRefusedStmt != nil {
+		if cerr := q.sendMarkRefusedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendMarkRefusedStmt: %w", cerr)
+		}
+	}
+	if q.sendMarkSupersededStmt != nil {
+		if cerr := q.sendMarkSupersededStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendMarkSupersededStmt: %w", cerr)
+		}
+	}
+	if q.transitionDeleteByNodeStmt != nil {
+		if cerr := q.transitionDeleteByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing transitionDeleteByNodeStmt: %w", cerr)
+		}
+	}
+	if q.transitionListByNodeStmt != nil {
+		if cerr := q.transitionListByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing transitionListByNodeStmt: %w", cerr)
+		}
+	}
+	return err
+}
+
+func (q *Queries) exec(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) (sql.Result, error) {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	case stmt != nil:
+		return stmt.ExecContext(ctx, args...)
+	default:
+		return q.db.ExecContext(ctx, query, args...)
+	}
+}
+
+func (q *Queries) query(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) (*sql.Rows, error) {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
+	case stmt != nil:
+		return stmt.QueryContext(ctx, args...)
+	default:
+		return q.db.QueryContext(ctx, query, args...)
+	}
+}
+
+func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) *sql.Row {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).QueryRowContext(ctx, args...)
+	case stmt != nil:
+		return stmt.QueryRowContext(ctx, args...)
+	default:
+		return q.db.QueryRowContext(ctx, query, args...)
+	}
+}
+
 type Queries struct {
-	db DBTX
+	db                                DBTX
+	tx                                *sql.Tx
+	assignmentCountByModuleStmt       *sql.Stmt
+	assignmentDeclarationStmt         *sql.Stmt
+	assignmentDeleteStmt              *sql.Stmt
+	assignmentGetStmt                 *sql.Stmt
+	assignmentInsertStmt              *sql.Stmt
+	assignmentListAllStmt             *sql.Stmt
+	assignmentListByModuleStmt        *sql.Stmt
+	assignmentListByNodeStmt          *sql.Stmt
+	assignmentSetTakenStmt            *sql.Stmt
+	moduleGetStmt                     *sql.Stmt
+	moduleListStmt                    *sql.Stmt
+	moduleRevisionGetStmt             *sql.Stmt
+	moduleRevisionInsertStmt          *sql.Stmt
+	moduleRevisionListStmt            *sql.Stmt
+	moduleUpsertStmt                  *sql.Stmt
+	nodeBumpGenerationStmt            *sql.Stmt
+	nodeBumpGenerationByModuleStmt    *sql.Stmt
+	nodeDeleteStmt                    *sql.Stmt
+	nodeExistsByTokenHashStmt         *sql.Stmt
+	nodeGenerationListStmt            *sql.Stmt
+	nodeGetStmt                       *sql.Stmt
+	nodeInsertStmt                    *sql.Stmt
+	nodeListStmt                      *sql.Stmt
+	nodeSetAppliedStmt                *sql.Stmt
+	nodeSetReportedStmt               *sql.Stmt
+	reportGetStmt                     *sql.Stmt
+	reportInsertStmt                  *sql.Stmt
+	reportListByNodeStmt              *sql.Stmt
+	reportListLatestStmt              *sql.Stmt
+	reportRepeatStmt                  *sql.Stmt
+	resourceStateClearRetryStmt       *sql.Stmt
+	resourceStateCountsStmt           *sql.Stmt
+	resourceStateCountsByNodeStmt     *sql.Stmt
+	resourceStateDeleteStmt           *sql.Stmt
+	resourceStateInsertStmt           *sql.Stmt
+	resourceStateListByAssignmentStmt *sql.Stmt
+	resourceStateListByNodeStmt       *sql.Stmt
+	resourceStateListNotAppliedStmt   *sql.Stmt
+	resourceStateListStuckStmt        *sql.Stmt
+	resourceStateListStuckByNodeStmt  *sql.Stmt
+	resourceStateMoveStmt             *sql.Stmt
+	resourceStateRecordStmt           *sql.Stmt
+	resourceStateRedeclareStmt        *sql.Stmt
+	resourceStateRequestRetryStmt     *sql.Stmt
+	resourceStateRetryListStmt        *sql.Stmt
+	sendFindStmt                      *sql.Stmt
+	sendInsertStmt                    *sql.Stmt
+	sendInsertRefusedStmt             *sql.Stmt
+	sendListByNodeStmt                *sql.Stmt
+	sendListRefusedStmt               *sql.Stmt
+	sendMarkAppliedStmt               *sql.Stmt
+	sendMarkRefusedStmt               *sql.Stmt
+	sendMarkSupersededStmt            *sql.Stmt
+	transitionDeleteByNodeStmt        *sql.Stmt
+	transitionListByNodeStmt          *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db: tx,
+		db:                                tx,
+		tx:                                tx,
+		assignmentCountByModuleStmt:       q.assignmentCountByModuleStmt,
+		assignmentDeclarationStmt:         q.assignmentDeclarationStmt,
+		assignmentDeleteStmt:              q.assignmentDeleteStmt,
+		assignmentGetStmt:                 q.assignmentGetStmt,
+		assignmentInsertStmt:              q.assignmentInsertStmt,
+		assignmentListAllStmt:             q.assignmentListAllStmt,
+		assignmentListByModuleStmt:        q.assignmentListByModuleStmt,
+		assignmentListByNodeStmt:          q.assignmentListByNodeStmt,
+		assignmentSetTakenStmt:            q.assignmentSetTakenStmt,
+		moduleGetStmt:                     q.moduleGetStmt,
+		moduleListStmt:                    q.moduleListStmt,
+		moduleRevisionGetStmt:             q.moduleRevisionGetStmt,
+		moduleRevisionInsertStmt:          q.moduleRevisionInsertStmt,
+		moduleRevisionListStmt:            q.moduleRevisionListStmt,
+		moduleUpsertStmt:                  q.moduleUpsertStmt,
+		nodeBumpGenerationStmt:            q.nodeBumpGenerationStmt,
+		nodeBumpGenerationByModuleStmt:    q.nodeBumpGenerationByModuleStmt,
+		nodeDeleteStmt:                    q.nodeDeleteStmt,
+		nodeExistsByTokenHashStmt:         q.nodeExistsByTokenHashStmt,
+		nodeGenerationListStmt:            q.nodeGenerationListStmt,
+		nodeGetStmt:                       q.nodeGetStmt,
+		nodeInsertStmt:                    q.nodeInsertStmt,
+		nodeListStmt:                      q.nodeListStmt,
+		nodeSetAppliedStmt:                q.nodeSetAppliedStmt,
+		nodeSetReportedStmt:               q.nodeSetReportedStmt,
+		reportGetStmt:                     q.reportGetStmt,
+		reportInsertStmt:                  q.reportInsertStmt,
+		reportListByNodeStmt:              q.reportListByNodeStmt,
+		reportListLatestStmt:              q.reportListLatestStmt,
+		reportRepeatStmt:                  q.reportRepeatStmt,
+		resourceStateClearRetryStmt:       q.resourceStateClearRetryStmt,
+		resourceStateCountsStmt:           q.resourceStateCountsStmt,
+		resourceStateCountsByNodeStmt:     q.resourceStateCountsByNodeStmt,
+		resourceStateDeleteStmt:           q.resourceStateDeleteStmt,
+		resourceStateInsertStmt:           q.resourceStateInsertStmt,
+		resourceStateListByAssignmentStmt: q.resourceStateListByAssignmentStmt,
+		resourceStateListByNodeStmt:       q.resourceStateListByNodeStmt,
+		resourceStateListNotAppliedStmt:   q.resourceStateListNotAppliedStmt,
+		resourceStateListStuckStmt:        q.resourceStateListStuckStmt,
+		resourceStateListStuckByNodeStmt:  q.resourceStateListStuckByNodeStmt,
+		resourceStateMoveStmt:             q.resourceStateMoveStmt,
+		resourceStateRecordStmt:           q.resourceStateRecordStmt,
+		resourceStateRedeclareStmt:        q.resourceStateRedeclareStmt,
+		resourceStateRequestRetryStmt:     q.resourceStateRequestRetryStmt,
+		resourceStateRetryListStmt:        q.resourceStateRetryListStmt,
+		sendFindStmt:                      q.sendFindStmt,
+		sendInsertStmt:                    q.sendInsertStmt,
+		sendInsertRefusedStmt:             q.sendInsertRefusedStmt,
+		sendListByNodeStmt:                q.sendListByNodeStmt,
+		sendListRefusedStmt:               q.sendListRefusedStmt,
+		sendMarkAppliedStmt:               q.sendMarkAppliedStmt,
+		sendMarkRefusedStmt:               q.sendMarkRefusedStmt,
+		sendMarkSupersededStmt:            q.sendMarkSupersededStmt,
+		transitionDeleteByNodeStmt:        q.transitionDeleteByNodeStmt,
+		transitionListByNodeStmt:          q.transitionListByNodeStmt,
 	}
 }

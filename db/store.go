@@ -20,6 +20,9 @@ import (
 type Store struct {
 	write *sql.DB
 	read  *sql.DB
+	// wq and rq hold every query prepared once on each pool: modernc's SQLite otherwise
+	// compiles each statement anew on every call.
+	wq, rq *Queries
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 	// StuckAttempts and StuckAfter decide when failing becomes stuck.
@@ -64,10 +67,18 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	read.SetMaxOpenConns(4)
-	return &Store{
+	s := &Store{
 		write: write, read: read, Now: time.Now,
 		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute,
-	}, nil
+	}
+	if s.wq, err = Prepare(ctx, write); err == nil {
+		s.rq, err = Prepare(ctx, read)
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("prepare queries: %w", err)
+	}
+	return s, nil
 }
 
 // Migrate applies every pending migration.
@@ -84,7 +95,13 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 
 // Close closes both pools.
 func (s *Store) Close() error {
-	return errors.Join(s.read.Close(), s.write.Close())
+	var errs []error
+	for _, q := range []*Queries{s.wq, s.rq} {
+		if q != nil {
+			errs = append(errs, q.Close())
+		}
+	}
+	return errors.Join(append(errs, s.read.Close(), s.write.Close())...)
 }
 
 // inTx runs fn in one write transaction, committed when fn returns nil.
@@ -94,7 +111,7 @@ func (s *Store) inTx(ctx context.Context, fn func(q *Queries) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := fn(New(tx)); err != nil {
+	if err := fn(s.wq.WithTx(tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -110,11 +127,11 @@ func (s *Store) inReadTx(ctx context.Context, fn func(q *Queries) error) error {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer tx.Rollback()
-	return fn(New(tx))
+	return fn(s.rq.WithTx(tx))
 }
 
 // reader returns queries on the read pool, for single statements.
-func (s *Store) reader() *Queries { return New(s.read) }
+func (s *Store) reader() *Queries { return s.rq }
 
 // notFound turns sql.ErrNoRows into a not_found *hq.Error naming what was missing.
 func notFound(err error, format string, args ...any) error {

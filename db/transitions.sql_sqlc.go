@@ -14,7 +14,7 @@ DELETE FROM transitions WHERE node = ?1
 `
 
 func (q *Queries) TransitionDeleteByNode(ctx context.Context, node string) error {
-	_, err := q.db.ExecContext(ctx, transitionDeleteByNode, node)
+	_, err := q.exec(ctx, q.transitionDeleteByNodeStmt, transitionDeleteByNode, node)
 	return err
 }
 
@@ -28,7 +28,7 @@ type TransitionListByNodeParams struct {
 }
 
 func (q *Queries) TransitionListByNode(ctx context.Context, arg TransitionListByNodeParams) ([]Transition, error) {
-	rows, err := q.db.QueryContext(ctx, transitionListByNode, arg.Node, arg.Max)
+	rows, err := q.query(ctx, q.transitionListByNodeStmt, transitionListByNode, arg.Node, arg.Max)
 	if err != nil {
 		return nil, err
 	}

@@ -87,6 +87,10 @@ CREATE TABLE resource_states (
     FOREIGN KEY (node, module) REFERENCES assignments (node, module) ON DELETE CASCADE
 ) WITHOUT ROWID;
 CREATE INDEX resource_states_by_state ON resource_states (state, module, resource);
+-- Every report asks for its node's stuck resources and pending retries: without these it
+-- would read all of the node's rows to find none.
+CREATE INDEX resource_states_by_node_state ON resource_states (node, state);
+CREATE INDEX resource_states_retry ON resource_states (node) WHERE retry_requested = 1;
 
 -- transitions: the history of every change of state, written only by the triggers below.
 -- from_state is NULL when the resource was first declared; to_state 'removed' when it left.

@@ -58,8 +58,8 @@ SELECT * FROM resource_states WHERE state <> 'applied' ORDER BY node, module, po
 -- Every stuck resource on every node, for the scope of each (mesh-wide or node-local).
 SELECT node, module, resource FROM resource_states WHERE state = 'stuck' ORDER BY module, resource, node;
 
--- name: ResourceStateListNotAppliedByNode :many
-SELECT * FROM resource_states WHERE node = @node AND state <> 'applied' ORDER BY module, position;
-
 -- name: ResourceStateCountsByNode :many
 SELECT state, COUNT(*) AS count FROM resource_states WHERE node = @node GROUP BY state;
+
+-- name: ResourceStateListStuckByNode :many
+SELECT module, resource FROM resource_states WHERE node = @node AND state = 'stuck' ORDER BY module, resource;
