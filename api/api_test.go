@@ -26,8 +26,8 @@ type fixture struct {
 	t       testing.TB
 	srv     *httptest.Server
 	handler http.Handler
-	store *db.Store
-	key   ed25519.PrivateKey
+	store   *db.Store
+	key     ed25519.PrivateKey
 }
 
 func setup(t testing.TB) *fixture {
