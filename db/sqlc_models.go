@@ -15,6 +15,14 @@ type Assignment struct {
 	AssignedAt string
 }
 
+type HeldResource struct {
+	Node       string
+	Module     string
+	Resource   string
+	HoldReason string
+	Taken      int64
+}
+
 type Lifecycle struct {
 	FromState string
 	ToState   string
@@ -46,6 +54,20 @@ type Node struct {
 	CreatedAt         string
 	LastReportAt      sql.NullString
 	LastReportID      sql.NullInt64
+}
+
+type NodeOverview struct {
+	Node              string
+	Generation        int64
+	AppliedGeneration int64
+	LastReportAt      sql.NullString
+	Resources         int64
+	Applied           int64
+	Pending           int64
+	Failed            int64
+	Stuck             int64
+	Held              int64
+	GroupedPending    int64
 }
 
 type Report struct {
@@ -101,6 +123,17 @@ type Send struct {
 	Outcome    string
 	OutcomeAt  sql.NullString
 	Reason     string
+}
+
+type StuckResource struct {
+	Node         string
+	Module       string
+	Resource     string
+	Attempts     int64
+	FailingSince sql.NullString
+	NeverApplied int64
+	LastError    string
+	Blocks       int64
 }
 
 type Transition struct {
