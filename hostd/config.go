@@ -18,6 +18,9 @@ type Config struct {
 	Interval      time.Duration `envconfig:"INTERVAL" default:"60s" desc:"time between reconciles"`
 	Wait          time.Duration `envconfig:"WAIT" default:"30s" desc:"how long one long-poll for a new declaration waits"`
 	ControllerKey string        `envconfig:"CONTROLLER_KEY" desc:"base64 ed25519 public key declarations must be signed with; learned from the controller on first contact when empty"`
+
+	// FailpointGroupCommitPause is for tests only; see EngineConfig.
+	FailpointGroupCommitPause time.Duration `envconfig:"FAILPOINT_GROUP_COMMIT_PAUSE" desc:"for tests only: sleep this long after a group's first commit, logging \"failpoint: paused between group commits\", so a test can kill hostd mid-group"`
 }
 
 // Check reports the first thing in c that would stop hostd from running.

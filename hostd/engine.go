@@ -28,6 +28,9 @@ type EngineConfig struct {
 	// StartGrace is how long a service without a health URL must stay up after a start to
 	// count as started (default 100ms), so a command that exits at once fails where it starts.
 	StartGrace time.Duration
+
+	// FailpointGroupCommitPause is for tests only: see failpointGroupCommitPause.
+	FailpointGroupCommitPause time.Duration
 }
 
 // Engine applies declarations to the machine under Root and keeps the ledger of what it
@@ -60,6 +63,11 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	cfg.StartGrace = cmpOr(cfg.StartGrace, 100*time.Millisecond)
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	// A group cut off between two commits is rolled back before anything else looks at the
+	// machine: before the ledger is trusted, services are started or anything is reconciled.
+	if err := recoverJournal(cfg.StateDir, cfg.Logger); err != nil {
+		return nil, err
 	}
 	l, err := loadLedger(cfg.StateDir)
 	if err != nil {

@@ -61,7 +61,10 @@ func keepBackup(o *op) error {
 	if !o.present || o.info.IsDir() {
 		return nil
 	}
-	b := tempName(o.abs, "undo")
+	b := o.aside
+	if b == "" {
+		b = tempName(o.abs, "undo")
+	}
 	if err := os.Link(o.abs, b); err != nil {
 		return err
 	}

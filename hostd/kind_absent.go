@@ -37,7 +37,10 @@ func absentEntry(o *op, wrote string) *Entry {
 func (absentStep) stage(context.Context, *op) error { return nil }
 
 func (absentStep) commit(_ context.Context, o *op) error {
-	b := tempName(o.abs, "gone")
+	b := o.aside
+	if b == "" {
+		b = tempName(o.abs, "gone")
+	}
 	if err := os.Rename(o.abs, b); err != nil {
 		return err
 	}

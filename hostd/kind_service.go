@@ -43,11 +43,12 @@ func (serviceStep) commit(ctx context.Context, o *op) error {
 		prev := p.res
 		o.prevService = &prev
 	}
+	// start stops what runs before anything else, so from here on undo has something to put back.
+	o.committed = true
 	p, err := o.e.sup.start(o.ref, o.res, o.spec, resolveService(o.res, o.e.cfg.Root))
 	if err != nil {
 		return err
 	}
-	o.committed = true
 	o.record = serviceEntry(o)
 	if err := o.e.sup.waitHealthy(ctx, p, o.e.cfg.HealthTimeout, o.e.cfg.StartGrace); err != nil {
 		return err

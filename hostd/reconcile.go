@@ -48,51 +48,83 @@ func newReconcile(e *Engine, d *hq.Declaration, start time.Time) *reconcile {
 }
 
 // module applies one module's resources in order. A gate that does not apply leaves what
-// follows it pending; a held gate holds what follows it.
+// follows it pending; a held gate holds what follows it. A group is applied as one step where
+// its last member is declared, once the gates before every member are known.
 func (rc *reconcile) module(ctx context.Context, m hq.DeclaredModule) []hq.Result {
-	results := make([]hq.Result, len(m.Resources))
-	held := map[string]bool{}
-	var blockedBy, heldGate string
-	// services remembers each applied service, for restarts its restart_on asks for later.
-	var services []lateService
+	mr := &moduleRun{results: make([]hq.Result, len(m.Resources)), held: map[string]bool{}}
+	groups := groupsOf(m)
 	for i, r := range m.Resources {
 		ref := hq.Ref(m.Name, r.Name)
 		res := hq.Result{Module: m.Name, Resource: r.Name}
+		g := groups[r.Group]
 		switch {
-		case blockedBy != "":
-			res.Outcome, res.BlockedBy = hq.StatePending, blockedBy
-		case heldGate != "":
-			res.Outcome, res.HoldReason = hq.StateHeld, "depends on held "+heldGate
+		case mr.blockedBy != "":
+			res.Outcome, res.BlockedBy = hq.StatePending, mr.blockedBy
+		case mr.heldGate != "":
+			res.Outcome, res.HoldReason = hq.StateHeld, "depends on held "+mr.heldGate
 		default:
-			if dep := rc.heldDependency(m, r, held); dep != "" {
+			dep := rc.heldDependency(m, r, mr.held)
+			f := rc.e.fails.skip(ref, rc.start)
+			switch {
+			case dep != "":
 				res.Outcome, res.HoldReason = hq.StateHeld, "depends on held "+dep
-			} else if f := rc.e.fails.skip(ref, rc.start); f != nil {
+			case g != nil:
+				// Decided with its group: an empty outcome tells the group this member may apply.
+			case f != nil:
 				res.Outcome, res.Error = hq.StateFailed, f.Err
-			} else {
+			default:
 				var o *op
 				res, o = rc.apply(ctx, m, r)
 				if r.Kind == hq.KindService && res.Outcome == hq.StateApplied {
-					services = append(services, lateService{i, o})
+					mr.services = append(mr.services, lateService{i, o})
 				}
 			}
 		}
-		if res.Outcome == hq.StateHeld {
-			held[r.Name] = true
-			if r.Kind == hq.KindDirectory {
-				rc.heldDirs[r.Path] = ref
-			}
+		mr.results[i] = res
+		if g == nil {
+			rc.track(mr, m, i)
+			continue
 		}
-		if r.IsGate() && res.Outcome != hq.StateApplied && blockedBy == "" && heldGate == "" {
-			if res.Outcome == hq.StateHeld {
-				heldGate = ref
-			} else {
-				blockedBy = ref
-			}
+		if i != g.last() {
+			continue
 		}
-		results[i] = res
+		mr.services = append(mr.services, rc.applyGroup(ctx, m, g, mr.results)...)
+		for _, j := range g.members {
+			rc.track(mr, m, j)
+		}
 	}
-	rc.lateRestarts(ctx, m, services, results)
-	return results
+	rc.lateRestarts(ctx, m, mr.services, mr.results)
+	return mr.results
+}
+
+// moduleRun is what module keeps while it walks a module's resources.
+type moduleRun struct {
+	results []hq.Result
+	// held holds the names of held resources, for what depends on them.
+	held map[string]bool
+	// blockedBy and heldGate name the first gate that did not apply, or was held.
+	blockedBy, heldGate string
+	// services remembers each applied service, for restarts its restart_on asks for later.
+	services []lateService
+}
+
+// track notes what result i holds or gates for the resources after it.
+func (rc *reconcile) track(mr *moduleRun, m hq.DeclaredModule, i int) {
+	r, res := m.Resources[i], mr.results[i]
+	ref := hq.Ref(m.Name, r.Name)
+	if res.Outcome == hq.StateHeld {
+		mr.held[r.Name] = true
+		if r.Kind == hq.KindDirectory {
+			rc.heldDirs[r.Path] = ref
+		}
+	}
+	if r.IsGate() && res.Outcome != hq.StateApplied && mr.blockedBy == "" && mr.heldGate == "" {
+		if res.Outcome == hq.StateHeld {
+			mr.heldGate = ref
+		} else {
+			mr.blockedBy = ref
+		}
+	}
 }
 
 // heldDependency names the held resource r depends on: one its restart_on names, or a held
@@ -147,12 +179,11 @@ func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq
 		res.Outcome = hq.StateApplied
 		return res, nil
 	}
-	if o.abs != "" && o.present && !o.managed && !m.Taken {
-		res.Outcome, res.Attempted = hq.StateHeld, false
-		res.HoldReason = fmt.Sprintf("would overwrite %s, found on this node; not applied until %s is taken", o.res.Path, m.Name)
+	if reason := holdReason(m, o); reason != "" {
+		res.Outcome, res.Attempted, res.HoldReason = hq.StateHeld, false, reason
 		return res, nil
 	}
-	drift := o.managed && o.entry != nil && o.entry.Spec == o.spec && !o.restart && o.driftable()
+	drift := o.drifted()
 	if err := s.stage(ctx, o); err != nil {
 		rc.undo(ctx, s, o)
 		return res, err
@@ -171,6 +202,21 @@ func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq
 	rc.changed[o.ref] = true
 	res.Outcome, res.Changed, res.Drift = hq.StateApplied, true, drift
 	return res, nil
+}
+
+// holdReason says why o, checked and found not as declared, must not be changed: it would
+// overwrite what hostd found on the machine for a module that is not taken. "" when it may.
+func holdReason(m hq.DeclaredModule, o *op) string {
+	if o.abs == "" || !o.present || o.managed || m.Taken {
+		return ""
+	}
+	return fmt.Sprintf("would overwrite %s, found on this node; not applied until %s is taken", o.res.Path, m.Name)
+}
+
+// drifted reports whether o, found not as declared, is a managed resource whose spec did not
+// change: something else changed the machine, and putting it back is drift.
+func (o *op) drifted() bool {
+	return o.managed && o.entry != nil && o.entry.Spec == o.spec && !o.restart && o.driftable()
 }
 
 // driftable is false for a service this process has not started yet: after a restart of

@@ -24,7 +24,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log})
+	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log,
+		FailpointGroupCommitPause: cfg.FailpointGroupCommitPause})
 	if err != nil {
 		return err
 	}

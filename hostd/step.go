@@ -59,6 +59,9 @@ type op struct {
 	committed bool
 	// backup holds what commit replaced at abs (a hard link or the renamed original).
 	backup string
+	// aside, when set, is the name commit keeps the original under: a group plans it so that
+	// its journal can name the original before anything is committed.
+	aside string
 	// madeDirs lists parent directories stage created, outermost first.
 	madeDirs []string
 	// prevMode is a directory's mode before commit changed it.

@@ -1,0 +1,314 @@
+package hostd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// group is one group of a module: the indexes of its members, in declaration order.
+type group struct {
+	name    string
+	members []int
+}
+
+// last is where the group is applied: by then every gate before any member is known.
+func (g *group) last() int { return g.members[len(g.members)-1] }
+
+// groupsOf returns m's groups by name; nil when it has none.
+func groupsOf(m hq.DeclaredModule) map[string]*group {
+	var gs map[string]*group
+	for i, r := range m.Resources {
+		if r.Group == "" {
+			continue
+		}
+		if gs == nil {
+			gs = map[string]*group{}
+		}
+		g := gs[r.Group]
+		if g == nil {
+			g = &group{name: r.Group}
+			gs[r.Group] = g
+		}
+		g.members = append(g.members, i)
+	}
+	return gs
+}
+
+// groupApply carries one group through one reconcile: every member is checked and staged,
+// and only when all of them can apply are they committed, after which the group's services
+// restart once. Any failure rolls every member back to what it was before.
+type groupApply struct {
+	rc *reconcile
+	m  hq.DeclaredModule
+	g  *group
+	// results are the module's; only the members' are written. An empty outcome marks a
+	// member that nothing before it held or blocked.
+	results []hq.Result
+	// ops has one op per member once planned.
+	ops []*op
+	// drift marks members that were changed on the machine by something else.
+	drift []bool
+	// journaled is set while a journal names this group's changes.
+	journaled bool
+}
+
+// applyGroup applies group g of module m and writes every member's result. It returns the
+// group's services that applied, for restarts that resources later in the module ask for.
+func (rc *reconcile) applyGroup(ctx context.Context, m hq.DeclaredModule, g *group, results []hq.Result) []lateService {
+	began := time.Now()
+	ga := &groupApply{rc: rc, m: m, g: g, results: results}
+	defer func() {
+		for k := range g.members {
+			ga.res(k).DurationMS = time.Since(began).Milliseconds()
+		}
+	}()
+	if culprits := ga.waiting(); culprits != nil {
+		ga.notApplied(culprits, false)
+		return nil
+	}
+	if culprits := ga.backedOff(); culprits != nil {
+		ga.notApplied(culprits, false)
+		return nil
+	}
+	if culprits, attempted := ga.plan(ctx); culprits != nil {
+		ga.notApplied(culprits, attempted)
+		return nil
+	}
+	if culprits := ga.stage(ctx); culprits != nil {
+		ga.rollback(ctx)
+		ga.notApplied(culprits, true)
+		return nil
+	}
+	if culprits := ga.commit(ctx); culprits != nil {
+		ga.rollback(ctx)
+		ga.notApplied(culprits, true)
+		return nil
+	}
+	return ga.done()
+}
+
+func (ga *groupApply) ref(k int) string {
+	return hq.Ref(ga.m.Name, ga.m.Resources[ga.g.members[k]].Name)
+}
+
+func (ga *groupApply) res(k int) *hq.Result { return &ga.results[ga.g.members[k]] }
+
+// waiting names the members a held resource or a gate keeps from applying.
+func (ga *groupApply) waiting() []string {
+	var culprits []string
+	for k := range ga.g.members {
+		switch r := ga.res(k); r.Outcome {
+		case hq.StateHeld:
+			culprits = append(culprits, ga.ref(k)+" held")
+		case hq.StatePending:
+			culprits = append(culprits, ga.ref(k)+" blocked by "+r.BlockedBy)
+		}
+	}
+	return culprits
+}
+
+// backedOff fails, without an attempt, the members whose back-off says not yet: the group is
+// attempted when every member may be.
+func (ga *groupApply) backedOff() []string {
+	var culprits []string
+	for k := range ga.g.members {
+		if f := ga.rc.e.fails.skip(ga.ref(k), ga.rc.start); f != nil {
+			*ga.res(k) = hq.Result{Module: ga.m.Name, Resource: ga.res(k).Resource, Outcome: hq.StateFailed, Error: f.Err}
+			culprits = append(culprits, ga.ref(k)+" failed")
+		}
+	}
+	return culprits
+}
+
+// fail makes member k's result a failed attempt and counts it for back-off.
+func (ga *groupApply) fail(k int, err error) string {
+	r := ga.res(k)
+	r.Outcome, r.Attempted, r.Changed, r.Error = hq.StateFailed, true, false, err.Error()
+	ga.rc.e.fails.failed(ga.ref(k), ga.rc.start, r.Error)
+	return ga.ref(k) + " failed"
+}
+
+// plan checks every member. A member that would overwrite what hostd found for an untaken
+// module is held, and holds its group; attempted says whether a member failed its check.
+func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bool) {
+	ga.ops = make([]*op, len(ga.g.members))
+	ga.drift = make([]bool, len(ga.g.members))
+	for k, i := range ga.g.members {
+		r := ga.m.Resources[i]
+		o, err := ga.rc.newOp(ctx, ga.m, r)
+		if err == nil {
+			err = steps[r.Kind].check(ctx, o)
+		}
+		if err != nil {
+			culprits, attempted = append(culprits, ga.fail(k, err)), true
+			continue
+		}
+		ga.ops[k] = o
+		if o.equal {
+			continue
+		}
+		if reason := holdReason(ga.m, o); reason != "" {
+			res := ga.res(k)
+			res.Outcome, res.HoldReason = hq.StateHeld, reason
+			culprits = append(culprits, ga.ref(k)+" held")
+			continue
+		}
+		ga.drift[k] = o.drifted()
+	}
+	if culprits != nil {
+		return culprits, attempted
+	}
+	// The group's services restart when anything else in it changes, so that they start on
+	// the new state of every member at once.
+	changes := false
+	for _, o := range ga.ops {
+		changes = changes || !o.equal && o.res.Kind != hq.KindService
+	}
+	for _, o := range ga.ops {
+		if changes && o.equal && o.res.Kind == hq.KindService {
+			o.equal, o.restart = false, true
+		}
+	}
+	return nil, false
+}
+
+// stage prepares every member's change beside its target (validating staged files), touching
+// no target. Every member is staged, so that one attempt reports every member that cannot apply.
+func (ga *groupApply) stage(ctx context.Context) []string {
+	var culprits []string
+	for k, o := range ga.ops {
+		if o.equal {
+			continue
+		}
+		if err := steps[o.res.Kind].stage(ctx, o); err != nil {
+			culprits = append(culprits, ga.fail(k, err))
+		}
+	}
+	return culprits
+}
+
+// commit writes the journal, puts every staged change in place, then restarts the group's
+// services once, on the new state of every member. It stops at the first failure.
+func (ga *groupApply) commit(ctx context.Context) []string {
+	var changes, services []int
+	for k, o := range ga.ops {
+		switch {
+		case o.equal:
+		case o.res.Kind == hq.KindService:
+			services = append(services, k)
+		default:
+			changes = append(changes, k)
+		}
+	}
+	if len(changes) > 0 {
+		if err := ga.writeJournal(changes); err != nil {
+			return []string{ga.fail(changes[0], fmt.Errorf("writing the group journal: %w", err))}
+		}
+	}
+	for n, k := range changes {
+		if n == 1 {
+			if err := ga.rc.e.failpointGroupCommitPause(ctx, ga.name()); err != nil {
+				return []string{ga.fail(k, err)}
+			}
+		}
+		o := ga.ops[k]
+		if err := steps[o.res.Kind].commit(ctx, o); err != nil {
+			return []string{ga.fail(k, err)}
+		}
+	}
+	for _, k := range services {
+		o := ga.ops[k]
+		if err := steps[hq.KindService].commit(ctx, o); err != nil {
+			return []string{ga.fail(k, err)}
+		}
+	}
+	return nil
+}
+
+// name is the group as its module knows it, for logs and the journal.
+func (ga *groupApply) name() string { return hq.Ref(ga.m.Name, ga.g.name) }
+
+// rollback undoes every member, newest first, then starts the services that commit restarted
+// again on the old state and checks their health once more. The journal goes last: until the
+// machine is as it was, a crash must still find it.
+func (ga *groupApply) rollback(ctx context.Context) {
+	touched := ga.journaled
+	var restarted []*op
+	for k := len(ga.ops) - 1; k >= 0; k-- {
+		o := ga.ops[k]
+		if o == nil || o.res.Kind == hq.KindService {
+			continue
+		}
+		ga.rc.undo(ctx, steps[o.res.Kind], o)
+	}
+	for _, o := range ga.ops {
+		if o == nil || o.res.Kind != hq.KindService || !o.committed {
+			continue
+		}
+		touched = true
+		ga.rc.undo(ctx, steps[hq.KindService], o)
+		if o.prevService != nil {
+			restarted = append(restarted, o)
+		}
+	}
+	for _, o := range restarted {
+		p := ga.rc.e.sup.get(o.ref)
+		if p == nil || ctx.Err() != nil {
+			continue
+		}
+		if err := ga.rc.e.sup.waitHealthy(ctx, p, ga.rc.e.cfg.HealthTimeout, ga.rc.e.cfg.StartGrace); err != nil {
+			ga.rc.e.log.Error("a service restarted on the state before its group is not healthy either",
+				"group", ga.name(), "resource", o.ref, "err", err)
+		}
+	}
+	ga.removeJournal()
+	if touched {
+		ga.rc.e.log.Warn("rolled back a group", "group", ga.name())
+	}
+}
+
+// notApplied reports the members that are neither failed nor held nor blocked as
+// grouped-pending, naming what kept the group from applying.
+func (ga *groupApply) notApplied(culprits []string, attempted bool) {
+	why := "group " + ga.g.name + ": " + strings.Join(culprits, "; ")
+	for k := range ga.g.members {
+		r := ga.res(k)
+		if r.Outcome != "" {
+			continue
+		}
+		*r = hq.Result{Module: r.Module, Resource: r.Resource, Outcome: hq.StateGroupedPending,
+			Attempted: attempted, Error: why}
+		// The failure is the culprit's, and its back-off alone decides when the group is tried again.
+		ga.rc.e.fails.drop(ga.ref(k))
+	}
+}
+
+// done makes the group's change stay: the journal goes first, then what undo would have
+// needed. It returns the group's services, for later restarts in the module.
+func (ga *groupApply) done() []lateService {
+	ga.removeJournal()
+	var services []lateService
+	for k, o := range ga.ops {
+		r := ga.res(k)
+		r.Outcome, r.Attempted = hq.StateApplied, true
+		if o.equal {
+			if !o.managed && o.record != nil {
+				o.record.Wrote = "adopted"
+			}
+		} else {
+			steps[o.res.Kind].finish(o)
+			ga.rc.changed[o.ref] = true
+			r.Changed, r.Drift = true, ga.drift[k]
+		}
+		ga.rc.keep(o)
+		ga.rc.e.fails.drop(o.ref)
+		if o.res.Kind == hq.KindService {
+			services = append(services, lateService{ga.g.members[k], o})
+		}
+	}
+	return services
+}

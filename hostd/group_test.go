@@ -1,0 +1,319 @@
+package hostd
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// member is a file in group "pair" whose validate refuses content containing "bad".
+func member(name, path, content string) hq.Resource {
+	return hq.Resource{Name: name, Kind: hq.KindFile, Path: path, Content: content, Group: "pair",
+		Validate: []string{"/bin/sh", "-c", "! grep -q bad {path}"}}
+}
+
+func pair(a, b string, more ...hq.Resource) hq.DeclaredModule {
+	return mod("app", false, append([]hq.Resource{
+		member("a", "/etc/pair/a.conf", a), member("b", "/etc/pair/b.conf", b)}, more...)...)
+}
+
+func (b *bed) noJournal() {
+	b.t.Helper()
+	if _, err := os.Stat(filepath.Join(b.state, journalFile)); !os.IsNotExist(err) {
+		b.t.Fatalf("the group journal is still there (%v)", err)
+	}
+}
+
+func TestGroupAppliesAllOrNothing(t *testing.T) {
+	b := setup(t)
+	other := func(c string) hq.Resource { return file("other", "/etc/other.conf", c) }
+	rs := b.reconcile(b.decl(pair("A1\n", "B1\n", other("O1"))))
+	for _, ref := range []string{"app/a", "app/b", "app/other"} {
+		rs.want(t, ref, hq.StateApplied, true, true)
+	}
+
+	// B cannot apply: A keeps its old content, the file outside the group applies.
+	d := b.decl(pair("A2\n", "bad\n", other("O2")))
+	rs = b.reconcile(d)
+	if r := rs.want(t, "app/b", hq.StateFailed, true, false); !strings.HasPrefix(r.Error, "validate: exit status 1") {
+		t.Fatalf("b's error %q", r.Error)
+	}
+	if r := rs.want(t, "app/a", hq.StateGroupedPending, true, false); r.Error != "group pair: app/b failed" {
+		t.Fatalf("a's error %q", r.Error)
+	}
+	rs.want(t, "app/other", hq.StateApplied, true, true)
+	if a, bb, o := b.read("/etc/pair/a.conf"), b.read("/etc/pair/b.conf"), b.read("/etc/other.conf"); a != "A1\n" || bb != "B1\n" || o != "O2" {
+		t.Fatalf("on disk: a %q, b %q, other %q", a, bb, o)
+	}
+	b.noLitter("/etc/pair")
+	b.noJournal()
+	if line := hq.TallyResults(b.eng.Reconcile(t.Context(), d), d.ResourceCount(), nil).Line(); line != "applied 1 resource(s), 1 failed, 1 grouped-pending" {
+		t.Fatalf("report line %q", line)
+	}
+
+	// Both can: both apply.
+	rs = b.reconcile(b.decl(pair("A3\n", "B3\n", other("O2"))))
+	rs.want(t, "app/a", hq.StateApplied, true, true)
+	rs.want(t, "app/b", hq.StateApplied, true, true)
+	if a, bb := b.read("/etc/pair/a.conf"), b.read("/etc/pair/b.conf"); a != "A3\n" || bb != "B3\n" {
+		t.Fatalf("on disk: a %q, b %q", a, bb)
+	}
+	b.noLitter("/etc/pair")
+	b.noJournal()
+}
+
+func TestGroupNewMembersFailTogether(t *testing.T) {
+	b := setup(t)
+	rs := b.reconcile(b.decl(pair("A1\n", "bad\n")))
+	rs.want(t, "app/b", hq.StateFailed, true, false)
+	rs.want(t, "app/a", hq.StateGroupedPending, true, false)
+	if b.exists("/etc/pair") {
+		t.Fatal("a group that failed left its new files or directories behind")
+	}
+	if len(b.eng.ledger.Resources) != 0 {
+		t.Fatalf("the ledger names %v for a group that never applied", b.eng.ledger.Resources)
+	}
+}
+
+func TestGroupMemberAlreadyInPlaceTakesPart(t *testing.T) {
+	b := setup(t)
+	b.reconcile(b.decl(pair("A1\n", "B1\n")))
+	rs := b.reconcile(b.decl(pair("A1\n", "bad\n")))
+	rs.want(t, "app/a", hq.StateGroupedPending, true, false)
+	rs = b.reconcile(b.decl(pair("A1\n", "B2\n")))
+	rs.want(t, "app/a", hq.StateApplied, true, false)
+	rs.want(t, "app/b", hq.StateApplied, true, true)
+}
+
+func TestGroupHeldMemberHoldsTheGroup(t *testing.T) {
+	b := setup(t)
+	b.write("/etc/pair/b.conf", "theirs\n", 0o644)
+	d := b.decl(pair("A1\n", "B1\n"))
+	rs := b.reconcile(d)
+	if r := rs.want(t, "app/b", hq.StateHeld, false, false); !strings.HasPrefix(r.HoldReason, "would overwrite /etc/pair/b.conf") {
+		t.Fatalf("hold reason %q", r.HoldReason)
+	}
+	if r := rs.want(t, "app/a", hq.StateGroupedPending, false, false); r.Error != "group pair: app/b held" {
+		t.Fatalf("a's error %q", r.Error)
+	}
+	if b.exists("/etc/pair/a.conf") || b.read("/etc/pair/b.conf") != "theirs\n" {
+		t.Fatal("a held group was partly applied")
+	}
+
+	taken := b.decl(d.Modules[0])
+	taken.Modules[0].Taken = true
+	taken.Digest = taken.ComputeDigest()
+	rs = b.reconcile(taken)
+	rs.want(t, "app/a", hq.StateApplied, true, true)
+	rs.want(t, "app/b", hq.StateApplied, true, true)
+}
+
+func TestGroupBlockedByGateIsNotApplied(t *testing.T) {
+	b := setup(t)
+	gate := hq.Resource{Name: "migrate", Kind: hq.KindAction, Command: []string{"false"}}
+	d := b.decl(mod("app", false, member("a", "/etc/pair/a.conf", "A1\n"), gate, member("b", "/etc/pair/b.conf", "B1\n")))
+	rs := b.reconcile(d)
+	if r := rs.want(t, "app/b", hq.StatePending, false, false); r.BlockedBy != "app/migrate" {
+		t.Fatalf("b blocked by %q", r.BlockedBy)
+	}
+	if r := rs.want(t, "app/a", hq.StateGroupedPending, false, false); r.Error != "group pair: app/b blocked by app/migrate" {
+		t.Fatalf("a's error %q", r.Error)
+	}
+	if b.exists("/etc/pair/a.conf") {
+		t.Fatal("a member of a blocked group was applied")
+	}
+}
+
+func TestGroupBackoff(t *testing.T) {
+	b := setup(t)
+	b.manual = true
+	d := b.decl(pair("A1\n", "bad\n"))
+	b.reconcile(d).want(t, "app/b", hq.StateFailed, true, false)
+
+	// Half an interval later b waits, and so does its group.
+	b.now = b.now.Add(testInterval / 2)
+	rs := b.reconcile(d)
+	if r := rs.want(t, "app/b", hq.StateFailed, false, false); !strings.HasPrefix(r.Error, "validate:") {
+		t.Fatalf("a skipped member reports %q, not its last error", r.Error)
+	}
+	rs.want(t, "app/a", hq.StateGroupedPending, false, false)
+
+	b.now = b.now.Add(testInterval)
+	rs = b.reconcile(d)
+	rs.want(t, "app/b", hq.StateFailed, true, false)
+	rs.want(t, "app/a", hq.StateGroupedPending, true, false)
+	if f := b.eng.fails.fails["app/a"]; f != nil {
+		t.Fatalf("a partner has a back-off of its own: %+v", f)
+	}
+}
+
+// pairService serves the pair it read at start: it writes its pid and both files to
+// {root}/served, so a test can tell which process read which state.
+func pairService(health string) hq.Resource {
+	return hq.Resource{Name: "server", Kind: hq.KindService, Group: "pair", RestartOn: []string{"a", "b"},
+		Health: &hq.Health{HTTP: health},
+		Command: []string{"/bin/sh", "-c", "{ echo $$; cat {root}/etc/pair/a.conf {root}/etc/pair/b.conf; } > {root}/served.tmp; " +
+			"mv {root}/served.tmp {root}/served; exec sleep 60"}}
+}
+
+// served returns the pid and pair the running server read at start, or 0 when the running
+// server has not written them yet.
+func (b *bed) served() (int, string) {
+	p := b.eng.sup.get("app/server")
+	c, err := os.ReadFile(b.path("/served"))
+	if p == nil || err != nil {
+		return 0, ""
+	}
+	pid, pair, _ := strings.Cut(string(c), "\n")
+	if pid != strconv.Itoa(p.pid) {
+		return 0, ""
+	}
+	return p.pid, pair
+}
+
+func TestGroupHealthFailureRollsBack(t *testing.T) {
+	b := setup(t)
+	// Healthy once the running server has read its pair, unless the pair holds A2.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pid, pair := b.served()
+		if pid == 0 || strings.Contains(pair, "A2") {
+			http.Error(w, "unhealthy", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+
+	rs := b.reconcile(b.decl(pair("A1\n", "B1\n", pairService(srv.URL))))
+	rs.want(t, "app/server", hq.StateApplied, true, true)
+	before, got := b.served()
+	if got != "A1\nB1\n" {
+		t.Fatalf("served %q", got)
+	}
+
+	rs = b.reconcile(b.decl(pair("A2\n", "B2\n", pairService(srv.URL))))
+	if r := rs.want(t, "app/server", hq.StateFailed, true, false); !strings.Contains(r.Error, "did not answer 2xx") {
+		t.Fatalf("server's error %q", r.Error)
+	}
+	for _, ref := range []string{"app/a", "app/b"} {
+		if r := rs.want(t, ref, hq.StateGroupedPending, true, false); r.Error != "group pair: app/server failed" {
+			t.Fatalf("%s's error %q", ref, r.Error)
+		}
+	}
+	if a, bb := b.read("/etc/pair/a.conf"), b.read("/etc/pair/b.conf"); a != "A1\n" || bb != "B1\n" {
+		t.Fatalf("on disk after the rollback: a %q, b %q", a, bb)
+	}
+	// Restarted on the old state: a new process that read the old pair, and healthy.
+	after, got := b.served()
+	if after == 0 || after == before || got != "A1\nB1\n" {
+		t.Fatalf("after the rollback pid %d (was %d) serves %q", after, before, got)
+	}
+	if p := b.eng.sup.get("app/server"); p == nil || !p.alive() || !b.eng.sup.healthy(p) {
+		t.Fatal("the server is not running healthy on the old state")
+	}
+	b.noLitter("/etc/pair")
+	b.noJournal()
+}
+
+// TestGroupCrashBetweenCommitsIsRolledBackAtStart stops an engine between two commits of a
+// group (with the failpoint) and starts another on the same state dir, as a hostd that was
+// killed there and started again.
+func TestGroupCrashBetweenCommitsIsRolledBackAtStart(t *testing.T) {
+	b := setup(t)
+	b.write("/etc/pair/old.conf", "old", 0o600)
+	gone := hq.Resource{Name: "old", Kind: hq.KindAbsent, Path: "/etc/pair/old.conf", Group: "pair"}
+	b.reconcile(b.decl(pair("A1\n", "B1\n")))
+
+	d := b.decl(mod("app", true, member("a", "/etc/pair/a.conf", "A2\n"), member("b", "/etc/pair/b.conf", "B2\n"),
+		member("c", "/etc/pair/new/c.conf", "C2\n"), gone))
+	if err := b.eng.Admit(d); err != nil {
+		t.Fatal(err)
+	}
+	crashed := b.eng
+	crashed.cfg.FailpointGroupCommitPause = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		crashed.Reconcile(ctx, d)
+	}()
+	defer func() { cancel(); <-done; crashed.Close() }()
+	waitFor(t, 5*time.Second, "the first commit", func() bool {
+		c, _ := os.ReadFile(b.path("/etc/pair/a.conf"))
+		return string(c) == "A2\n"
+	})
+	if b.read("/etc/pair/b.conf") != "B1\n" {
+		t.Fatal("the failpoint did not pause after the first commit")
+	}
+	if _, err := os.Stat(filepath.Join(b.state, journalFile)); err != nil {
+		t.Fatalf("no journal while the group is half committed: %v", err)
+	}
+
+	b.open()
+	if a, bb := b.read("/etc/pair/a.conf"), b.read("/etc/pair/b.conf"); a != "A1\n" || bb != "B1\n" {
+		t.Fatalf("after the restart: a %q, b %q", a, bb)
+	}
+	if b.exists("/etc/pair/new") || b.read("/etc/pair/old.conf") != "old" {
+		t.Fatal("the new directory stayed or the absent path was not put back")
+	}
+	b.noLitter("/etc/pair")
+	b.noJournal()
+}
+
+// TestJournalRecoveryFromAHandWrittenState rolls back every kind of member from a journal
+// and a machine left as a crash at each point of a commit would leave them.
+func TestJournalRecoveryFromAHandWrittenState(t *testing.T) {
+	b := setup(t)
+	abs := b.path
+	// a: committed; its original kept as a hard link.
+	b.write("/etc/pair/a.conf", "A1\n", 0o644)
+	os.Link(abs("/etc/pair/a.conf"), abs("/etc/pair/.hostd-undo-1-a.conf"))
+	b.write("/etc/pair/.hostd-new-1-a.conf", "A2\n", 0o644)
+	os.Rename(abs("/etc/pair/.hostd-new-1-a.conf"), abs("/etc/pair/a.conf"))
+	// b: staged, not committed, its link not made yet.
+	b.write("/etc/pair/b.conf", "B1\n", 0o644)
+	b.write("/etc/pair/.hostd-new-2-b.conf", "B2\n", 0o644)
+	// c: new, in a directory its stage made.
+	b.write("/etc/pair/new/c.conf", "C2\n", 0o644)
+	// d: a directory whose mode commit changed.
+	os.Mkdir(abs("/etc/pair/d"), 0o755)
+	// e: an absent path, renamed aside.
+	b.write("/etc/pair/.hostd-gone-1-e.conf", "E1", 0o600)
+	// f: the link of an original made, then the crash, before the rename.
+	b.write("/etc/pair/f.conf", "F1\n", 0o644)
+	os.Link(abs("/etc/pair/f.conf"), abs("/etc/pair/.hostd-undo-1-f.conf"))
+	j := journal{Group: "app/pair", Generation: 2, Members: []journalMember{
+		{Ref: "app/a", Kind: hq.KindFile, Path: abs("/etc/pair/a.conf"), Existed: true, Aside: abs("/etc/pair/.hostd-undo-1-a.conf")},
+		{Ref: "app/b", Kind: hq.KindFile, Path: abs("/etc/pair/b.conf"), Existed: true, Aside: abs("/etc/pair/.hostd-undo-2-b.conf"), Staged: abs("/etc/pair/.hostd-new-2-b.conf")},
+		{Ref: "app/c", Kind: hq.KindFile, Path: abs("/etc/pair/new/c.conf"), MadeDirs: []string{abs("/etc/pair/new")}},
+		{Ref: "app/d", Kind: hq.KindDirectory, Path: abs("/etc/pair/d"), Existed: true, WasDir: true, Mode: 0o700},
+		{Ref: "app/e", Kind: hq.KindAbsent, Path: abs("/etc/pair/e.conf"), Existed: true, Aside: abs("/etc/pair/.hostd-gone-1-e.conf")},
+		{Ref: "app/f", Kind: hq.KindFile, Path: abs("/etc/pair/f.conf"), Existed: true, Aside: abs("/etc/pair/.hostd-undo-1-f.conf")},
+	}}
+	if err := writeJSONAtomic(filepath.Join(b.state, journalFile), j); err != nil {
+		t.Fatal(err)
+	}
+
+	b.restart()
+	for p, want := range map[string]string{"/etc/pair/a.conf": "A1\n", "/etc/pair/b.conf": "B1\n", "/etc/pair/e.conf": "E1", "/etc/pair/f.conf": "F1\n"} {
+		if got := b.read(p); got != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+	if b.exists("/etc/pair/new") {
+		t.Error("the new file's directory is still there")
+	}
+	if m := b.mode("/etc/pair/d"); m != 0o700 {
+		t.Errorf("directory mode %v, want 0700", m)
+	}
+	b.noLitter("/etc/pair")
+	b.noJournal()
+}

@@ -1,0 +1,213 @@
+package hostd
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// journalFile is the group journal's name in the state dir. Groups are applied one at a time,
+// so there is at most one.
+const journalFile = "group-journal.json"
+
+// journal says how to put back every member of a group that is being committed. It is on disk
+// (fsync'd, renamed into place) before the first commit and removed after the last, so a hostd
+// that finds one at start knows the machine may hold part of a group and rolls it back.
+type journal struct {
+	// Group is module/group.
+	Group      string          `json:"group"`
+	Generation int64           `json:"generation"`
+	At         time.Time       `json:"at"`
+	Members    []journalMember `json:"members"`
+}
+
+// journalMember is how to undo one member's commit, whether or not the commit happened.
+type journalMember struct {
+	Ref  string `json:"ref"`
+	Kind string `json:"kind"`
+	// Path is the target, joined under the root.
+	Path string `json:"path"`
+	// Staged is the new content waiting beside the target, if any; it is removed.
+	Staged string `json:"staged,omitempty"`
+	// Existed is false when nothing was at Path: undo removes what commit created there.
+	Existed bool `json:"existed"`
+	// Aside is where commit keeps the original (a hard link, or the renamed original of an
+	// absent path). Undo renames it back when it exists; when it does not, commit never got
+	// as far as replacing the original.
+	Aside string `json:"aside,omitempty"`
+	// WasDir and Mode describe a directory that was at Path: its mode is put back, or, when a
+	// file replaced it (only an empty one can be), it is made again.
+	WasDir bool   `json:"was_dir,omitempty"`
+	Mode   uint32 `json:"mode,omitempty"`
+	// MadeDirs are the parent directories stage or commit create, outermost first; undo
+	// removes those that are empty.
+	MadeDirs []string `json:"made_dirs,omitempty"`
+}
+
+// writeJournal plans where each change keeps its original and records it all before the
+// first commit.
+func (ga *groupApply) writeJournal(changes []int) error {
+	j := journal{Group: ga.name(), Generation: ga.rc.d.Generation, At: time.Now().UTC()}
+	for _, k := range changes {
+		o := ga.ops[k]
+		if o.abs == "" {
+			continue // an action: nothing on disk to put back
+		}
+		m := journalMember{Ref: o.ref, Kind: o.res.Kind, Path: o.abs, Staged: o.staged, Existed: o.present,
+			MadeDirs: slices.Concat(o.madeDirs, missingDirs(filepath.Dir(o.abs)))}
+		if o.present {
+			m.WasDir, m.Mode = o.info.IsDir(), modeBits(o.info.Mode())
+			switch {
+			case o.res.Kind == hq.KindAbsent:
+				o.aside = tempName(o.abs, "gone")
+			case !m.WasDir:
+				o.aside = tempName(o.abs, "undo")
+			}
+			m.Aside = o.aside
+		}
+		j.Members = append(j.Members, m)
+	}
+	if err := writeJSONAtomic(filepath.Join(ga.rc.e.cfg.StateDir, journalFile), j); err != nil {
+		return err
+	}
+	ga.journaled = true
+	return nil
+}
+
+// removeJournal drops the journal once the group is whole again, committed or rolled back.
+func (ga *groupApply) removeJournal() {
+	if !ga.journaled {
+		return
+	}
+	if err := removeDurably(filepath.Join(ga.rc.e.cfg.StateDir, journalFile)); err != nil {
+		ga.rc.e.log.Error("removing the group journal", "group", ga.name(), "err", err)
+		return
+	}
+	ga.journaled = false
+}
+
+func removeDurably(name string) error {
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return syncDir(filepath.Dir(name))
+}
+
+// missingDirs lists the directories from dir up that do not exist, outermost first: those a
+// commit may create.
+func missingDirs(dir string) []string {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		missing = append([]string{d}, missing...)
+	}
+	return missing
+}
+
+// recoverJournal rolls back the group a previous hostd was committing when it stopped, before
+// anything else happens, and then removes the journal. Every step can be repeated, so a crash
+// during recovery is recovered by the next start; the journal stays until it has worked.
+func recoverJournal(stateDir string, log *slog.Logger) error {
+	name := filepath.Join(stateDir, journalFile)
+	var j journal
+	ok, err := readJSON(name, &j)
+	if err != nil || !ok {
+		return err
+	}
+	// Newest first; directories last and deepest first, so that what the group put in a
+	// directory is gone before the directory is.
+	members := slices.Clone(j.Members)
+	slices.Reverse(members)
+	slices.SortStableFunc(members, func(a, b journalMember) int {
+		da, db := a.Kind == hq.KindDirectory, b.Kind == hq.KindDirectory
+		switch {
+		case da && db:
+			return cmp.Compare(strings.Count(b.Path, "/"), strings.Count(a.Path, "/"))
+		case da:
+			return 1
+		case db:
+			return -1
+		}
+		return 0
+	})
+	var errs []error
+	for _, m := range members {
+		if err := m.undo(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", m.Ref, err))
+		}
+	}
+	for _, m := range members {
+		removeDirs(m.MadeDirs)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("rolling back group %s from %s: %w", j.Group, name, err)
+	}
+	if err := removeDurably(name); err != nil {
+		return err
+	}
+	log.Warn("rolled back a group interrupted before its last commit", "group", j.Group,
+		"generation", j.Generation, "members", len(j.Members))
+	return nil
+}
+
+// undo puts one member back as it was before its group began to commit.
+func (m journalMember) undo() error {
+	err := removeIfExists(m.Staged)
+	switch {
+	case m.Aside != "" && exists(m.Aside):
+		if m.Kind == hq.KindDirectory {
+			// The directory commit made in place of what was there must go first.
+			err = errors.Join(err, removeIfExists(m.Path))
+		}
+		err = errors.Join(err, os.Rename(m.Aside, m.Path))
+		// Renaming a hard link over the same file does nothing; the link must still go.
+		err = errors.Join(err, removeIfExists(m.Aside))
+	case !m.Existed:
+		rerr := removeIfExists(m.Path)
+		if m.Kind == hq.KindDirectory && (errors.Is(rerr, syscall.ENOTEMPTY) || errors.Is(rerr, syscall.EEXIST)) {
+			// Something else put files in it since; they are not hostd's to delete.
+			rerr = nil
+		}
+		err = errors.Join(err, rerr)
+	case m.WasDir && m.Kind == hq.KindDirectory:
+		err = errors.Join(err, os.Chmod(m.Path, fileMode(m.Mode)))
+	case m.WasDir:
+		// A file or link replaced an empty directory: make the directory again.
+		if fi, lerr := os.Lstat(m.Path); lerr == nil && !fi.IsDir() {
+			err = errors.Join(err, os.Remove(m.Path))
+		}
+		if merr := os.Mkdir(m.Path, 0o700); merr != nil && !errors.Is(merr, fs.ErrExist) {
+			err = errors.Join(err, merr)
+		} else {
+			err = errors.Join(err, os.Chmod(m.Path, fileMode(m.Mode)))
+		}
+	}
+	return err
+}
+
+func removeIfExists(name string) error {
+	if name == "" {
+		return nil
+	}
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
+}
