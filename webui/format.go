@@ -32,6 +32,7 @@ func atPtr(t *time.Time, now time.Time) when {
 // host) says so rather than showing a negative age.
 func ago(d time.Duration) string {
 	suffix := " ago"
+	d = d.Round(time.Second)
 	if d < 0 {
 		d, suffix = -d, " ahead"
 	}

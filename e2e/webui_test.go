@@ -1,0 +1,335 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/meshhq/hq"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// The status pages, read in a real browser, over a mesh of real hosts in as many statuses as
+// real processes reach: converged (with a refused send), stuck on two nodes (mesh-wide),
+// degraded, waiting on take, mid-change on a group, silent and behind, and new.
+func TestStatusPagesInABrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("chromium is not installed at %s: apt-get install -y chromium", chromiumPath)
+		}
+		t.Skipf("chromium is not installed at %s (apt-get install -y chromium)", chromiumPath)
+	}
+	dbPath := filepath.Join(t.TempDir(), "hq.db")
+	const silentAfter = "HQ_SILENT_AFTER=4s"
+	ctl := startController(t, dbPath, "HQ_STUCK_ATTEMPTS=2", silentAfter)
+	// A second controller on the same database that never calls a failure stuck: the hosts
+	// reporting to it stay failed, so degraded and a failing group last as long as the test.
+	patient := startController(t, dbPath, "HQ_STUCK_ATTEMPTS=1000000", silentAfter)
+	c := newClient(t, ctl.url)
+
+	c.putModule("base", hq.Resource{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "hello\n"})
+	c.putModule("extra", hq.Resource{Name: "limits", Kind: hq.KindFile, Path: "/etc/limits.conf", Content: "nofile 1024\n"})
+	c.putModule("bad", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/bad.conf", Content: "x\n", Validate: []string{"/bin/false"}})
+	c.putModule("proxy",
+		hq.Resource{Name: "ca", Kind: hq.KindFile, Path: "/var/lib/proxy/ca.pem", Content: "declared ca\n"},
+		hq.Resource{Name: "key", Kind: hq.KindFile, Path: "/var/lib/proxy/key.pem", Content: "declared key\n"})
+	c.putModule("pair",
+		hq.Resource{Name: "a", Kind: hq.KindFile, Path: "/etc/pair/a.conf", Content: "a\n", Group: "ab"},
+		hq.Resource{Name: "b", Kind: hq.KindFile, Path: "/etc/pair/b.conf", Content: "b\n", Group: "ab", Validate: []string{"/bin/false"}})
+	c.putModule("solo", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/solo.conf", Content: "1\n"})
+
+	// conv-1 converges, then is handed a stale declaration, which it refuses.
+	px, pxURL := newProxy(t, ctl.url)
+	newHost(t, c, pxURL, "conv-1", "HOSTD_WAIT=1s")
+	c.assign("conv-1", "base", false)
+	waitFor(t, 20*time.Second, "conv-1 applies generation 1", applied(c, "conv-1", 1))
+	c.assign("conv-1", "extra", false)
+	waitFor(t, 20*time.Second, "conv-1 applies generation 2", applied(c, "conv-1", 2))
+	px.set(px.captured(1), nil)
+	waitFor(t, 20*time.Second, "the stale send refused", func() bool {
+		return slices.ContainsFunc(c.sends("conv-1"), func(s hq.SendView) bool { return s.Outcome == "refused" })
+	})
+	px.set(nil, nil)
+
+	for _, n := range []string{"stuck-1", "stuck-2"} {
+		newHost(t, c, ctl.url, n)
+		c.assign(n, "base", false)
+		c.assign(n, "bad", false)
+	}
+	newHost(t, c, patient.url, "degraded-1")
+	c.assign("degraded-1", "bad", false)
+	newHost(t, c, patient.url, "mid-1")
+	c.assign("mid-1", "pair", false)
+
+	held := newHost(t, c, ctl.url, "held-1")
+	os.MkdirAll(filepath.Join(held.root, "var/lib/proxy"), 0o755)
+	for _, f := range []string{"ca.pem", "key.pem"} {
+		os.WriteFile(filepath.Join(held.root, "var/lib/proxy", f), []byte("found on the machine\n"), 0o644)
+	}
+	c.assign("held-1", "proxy", false)
+
+	// silent-1 applies, stops, and then its module changes: silent and behind.
+	silent := newHost(t, c, ctl.url, "silent-1")
+	c.assign("silent-1", "solo", false)
+	waitFor(t, 20*time.Second, "silent-1 applies", applied(c, "silent-1", 1))
+	silent.stop()
+	c.putModule("solo", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/solo.conf", Content: "2\n"})
+
+	c.register("new-1")
+
+	want := map[string]hq.Status{
+		"conv-1": hq.StatusConverged, "stuck-1": hq.StatusStuck, "stuck-2": hq.StatusStuck,
+		"degraded-1": hq.StatusDegraded, "held-1": hq.StatusWaitingOnTake, "mid-1": hq.StatusMidChange,
+		"silent-1": hq.StatusSilent, "new-1": hq.StatusNew,
+	}
+	waitFor(t, 40*time.Second, "every node in its status", func() bool {
+		for n, s := range want {
+			if c.node(n).Status != s {
+				return false
+			}
+		}
+		return true
+	})
+
+	b := newBrowser(t)
+	shots := outputDir(t)
+	b.run(t, chromedp.Navigate(ctl.url+"/login"))
+	b.run(t, chromedp.SendKeys(chromedp.CSS("#token"), adminToken))
+	b.run(t, chromedp.Submit(chromedp.CSS("#token")))
+	b.run(t, chromedp.WaitVisible(chromedp.CSS("#counts")))
+
+	// The mesh page. A running host could miss one report under load, so the page is reloaded
+	// until it shows the whole picture or the wait runs out.
+	counts := map[hq.Status]string{
+		hq.StatusConverged: "1", hq.StatusStuck: "2", hq.StatusDegraded: "1", hq.StatusWaitingOnTake: "1",
+		hq.StatusMidChange: "1", hq.StatusSilent: "1", hq.StatusNew: "1",
+	}
+	b.waitPage(t, ctl.url+"/", func() error {
+		for s, n := range counts {
+			if got := b.text(t, "#count-"+string(s)+" .n"); got != n {
+				return fmt.Errorf("count tile of %s reads %q, want %s", s, got, n)
+			}
+		}
+		for n, s := range want {
+			if got := b.text(t, "#node-"+n+" .badge"); got != string(s) {
+				return fmt.Errorf("%s shows %q, want %s", n, got, s)
+			}
+			if got := b.text(t, "#group-"+string(s)+" tr.group"); !strings.Contains(got, string(s)) {
+				return fmt.Errorf("group of %s headed %q", s, got)
+			}
+		}
+		return expectText(b.text(t, "#stuck + table"), "bad/conf", "mesh-wide", "never applied", "stuck-1, stuck-2")
+	})
+	for sel, parts := range map[string][]string{
+		"#waiting + table":       {"held-1", "proxy", "waiting on take: proxy (2 held)"},
+		"#mid-change + table":    {"mid-1", "waiting group(s): pair/ab"},
+		"#refused + table":       {"conv-1"},
+		"#node-conv-1 .report":   {"applied 2 resource(s)"},
+		"#node-held-1":           {"waiting on take: proxy (2 held)", "2 held for untaken modules (proxy: 2)"},
+		"#node-silent-1":         {"silent: no report since", "(behind)", "mid-change: generation 2 declared, 1 applied"},
+		"#node-new-1":            {"never", "new: never reported"},
+		"#node-conv-1":           {"refused declaration generation 1 (applied 2) composed by "},
+		"#node-degraded-1":       {"degraded: 1 failed: bad/conf"},
+		"#node-stuck-1 ul.lines": {"stuck: bad/conf (never applied, ", " attempts since "},
+	} {
+		if err := expectText(b.text(t, sel), parts...); err != nil {
+			t.Errorf("%s: %v", sel, err)
+		}
+	}
+	b.screenshot(t, filepath.Join(shots, "mesh.png"))
+
+	// One node: status, lines, resources with state and error, and its history.
+	b.waitPage(t, ctl.url+"/nodes/stuck-1", func() error {
+		return expectText(b.text(t, "#status"), "stuck")
+	})
+	for sel, parts := range map[string][]string{
+		"#lines":               {"stuck: bad/conf (never applied, ", " attempts since "},
+		"#resources + table":   {"bad/conf", "file", "stuck", "never applied", "base/motd", "applied"},
+		"#report-line":         {"applied 1 resource(s)"},
+		"#assignments + table": {"bad", "base", "not taken"},
+		"#reports + table":     {"applied 1 resource(s)"},
+		"#sends + table":       {"applied"},
+		"#transitions + table": {"bad/conf", "failed", "stuck"},
+	} {
+		if err := expectText(b.text(t, sel), parts...); err != nil {
+			t.Errorf("stuck-1 %s: %v", sel, err)
+		}
+	}
+	b.screenshot(t, filepath.Join(shots, "node-stuck-1.png"))
+
+	b.waitPage(t, ctl.url+"/nodes/held-1", func() error {
+		return expectText(b.text(t, "#held + table"),
+			"proxy/ca", "would overwrite /var/lib/proxy/ca.pem, found on this node; not applied until proxy is taken")
+	})
+	if err := expectText(b.text(t, "#lines"), "waiting on take: proxy (2 held)"); err != nil {
+		t.Error(err)
+	}
+	b.screenshot(t, filepath.Join(shots, "node-held-1.png"))
+
+	b.waitPage(t, ctl.url+"/nodes/mid-1", func() error {
+		return expectText(b.text(t, "#lines"), "mid-change: 1 resource(s) pending, waiting group(s): pair/ab")
+	})
+	if err := expectText(b.text(t, "#resources + table"), "pair/a", "grouped-pending", "ab", "pair/b", "failed"); err != nil {
+		t.Error(err)
+	}
+	b.screenshot(t, filepath.Join(shots, "node-mid-1.png"))
+}
+
+// The pages sit beside the API on the controller's one port and take the operator token as
+// curl sends it; the API and /healthz answer as before.
+func TestStatusPagesBesideTheAPI(t *testing.T) {
+	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	newClient(t, ctl.url).register("web-1")
+	get := func(path string, auth func(*http.Request)) (int, string, http.Header) {
+		req, _ := http.NewRequest("GET", ctl.url+path, nil)
+		auth(req)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	none := func(*http.Request) {}
+	basic := func(r *http.Request) { r.SetBasicAuth("x", adminToken) }
+	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+adminToken) }
+	if code, _, h := get("/", none); code != http.StatusUnauthorized || !strings.HasPrefix(h.Get("WWW-Authenticate"), "Basic") {
+		t.Fatalf("GET / without a token: %d, WWW-Authenticate %q", code, h.Get("WWW-Authenticate"))
+	}
+	for _, auth := range []func(*http.Request){basic, bearer} {
+		if code, body, h := get("/", auth); code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || !strings.Contains(body, "web-1") {
+			t.Fatalf("GET /: %d %s", code, h.Get("Content-Type"))
+		}
+		if code, body, _ := get("/nodes/web-1", auth); code != http.StatusOK || !strings.Contains(body, "new: never reported") {
+			t.Fatalf("GET /nodes/web-1: %d", code)
+		}
+	}
+	if code, body, _ := get("/api/v1/nodes/web-1", bearer); code != http.StatusOK || !strings.HasPrefix(body, "{") {
+		t.Fatalf("GET /api/v1/nodes/web-1: %d %.80s", code, body)
+	}
+	if code, body, _ := get("/healthz", none); code != http.StatusOK || !strings.Contains(body, `"ok"`) {
+		t.Fatalf("GET /healthz: %d %.80s", code, body)
+	}
+}
+
+func applied(c *client, node string, gen int64) func() bool {
+	return func() bool {
+		v := c.node(node)
+		return v.Status == hq.StatusConverged && v.AppliedGeneration == gen
+	}
+}
+
+// expectText reports the first part that text lacks.
+func expectText(text string, parts ...string) error {
+	for _, p := range parts {
+		if !strings.Contains(text, p) {
+			return fmt.Errorf("%q lacks %q", text, p)
+		}
+	}
+	return nil
+}
+
+// outputDir is where screenshots go: HQ_TEST_OUTPUT when set, so CI can keep them.
+func outputDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("HQ_TEST_OUTPUT")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// browser is one headless chromium tab.
+type browser struct {
+	ctx context.Context
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	return &browser{ctx: ctx}
+}
+
+func (b *browser) run(t *testing.T, a chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if _, err := chromedp.Run(b.ctx, a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// text is the visible text of the first element matching a CSS selector; "" when none does.
+func (b *browser) text(t *testing.T, sel string) string {
+	t.Helper()
+	n, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](fmt.Sprintf("document.querySelectorAll(%q).length", sel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		return ""
+	}
+	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// waitPage loads url until check passes or 20 seconds have gone, and fails with what the
+// page last lacked.
+func (b *browser) waitPage(t *testing.T, url string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b.run(t, chromedp.Navigate(url))
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", url, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func (b *browser) screenshot(t *testing.T, path string) {
+	t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
