@@ -64,7 +64,8 @@ func (s *Store) record(ctx context.Context, q *Queries, n Node, rep hq.Report, o
 	}
 	tally := hq.TallyResults(rep.Results, s.sentCount(ctx, q, n.Name, rep), rows.isStuck)
 	summary = tally.Line()
-	if hasPrev && prev.OutcomeDigest == outcome {
+	// A repeat whose line changed (a failure that became stuck) is news: it gets a row.
+	if hasPrev && prev.OutcomeDigest == outcome && prev.Summary == summary {
 		id, err = prev.ID, q.ReportRepeat(ctx, ReportRepeatParams{ID: prev.ID, LastAt: hq.FormatTime(now)})
 	} else {
 		id, err = q.ReportInsert(ctx, reportRow(n.Name, rep, outcome, summary, tally, hq.FormatTime(now)))

@@ -70,6 +70,9 @@ func TestFailedBecomesStuckNeverApplied(t *testing.T) {
 		}
 	}
 	v, _ := s.GetNode(ctx, "web-1")
+	if v.LastReport.Summary != "applied 1 resource(s), 1 stuck" {
+		t.Fatalf("last report line %q: the repeat that became stuck kept the old line", v.LastReport.Summary)
+	}
 	if v.Status != hq.StatusStuck || !strings.HasPrefix(v.Lines[0], "stuck: app/conf (never applied, 3 attempts since 2026-11-30T03:00:00Z)") {
 		t.Fatalf("status %s, lines %q", v.Status, v.Lines)
 	}
