@@ -47,8 +47,15 @@ func ComputeStatus(f NodeFacts, now time.Time, silentAfter time.Duration) (Statu
 	if f.LastReportAt != nil && f.AppliedGeneration != f.Generation {
 		add(StatusMidChange, fmt.Sprintf("mid-change: generation %d declared, %d applied", f.Generation, f.AppliedGeneration))
 	}
-	if n := f.Counts[StatePending] + f.Counts[StateGroupedPending]; n > 0 {
-		line := fmt.Sprintf("mid-change: %d resource(s) pending", n)
+	if p, g := f.Counts[StatePending], f.Counts[StateGroupedPending]; p+g > 0 {
+		var parts []string
+		if p > 0 {
+			parts = append(parts, fmt.Sprintf("%d pending", p))
+		}
+		if g > 0 {
+			parts = append(parts, fmt.Sprintf("%d grouped-pending", g))
+		}
+		line := "mid-change: " + strings.Join(parts, ", ")
 		if len(f.WaitingGroups) > 0 {
 			line += fmt.Sprintf(", waiting group(s): %s", strings.Join(f.WaitingGroups, ", "))
 		}

@@ -177,7 +177,7 @@ func TestStatusPagesInABrowser(t *testing.T) {
 	b.screenshot(t, filepath.Join(shots, "node-held-1.png"))
 
 	b.waitPage(t, ctl.url+"/nodes/mid-1", func() error {
-		return expectText(b.text(t, "#lines"), "mid-change: 1 resource(s) pending, waiting group(s): pair/ab")
+		return expectText(b.text(t, "#lines"), "mid-change: 1 grouped-pending, waiting group(s): pair/ab")
 	})
 	if err := expectText(b.text(t, "#resources + table"), "pair/a", "grouped-pending", "ab", "pair/b", "failed"); err != nil {
 		t.Error(err)

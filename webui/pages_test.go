@@ -76,7 +76,7 @@ func TestMeshPage(t *testing.T) {
 		`<td class="mono">app/conf</td><td><span class="badge t-warn">node-local</span></td>`,
 		"never applied",
 		"waiting on take: proxy (2 held)",
-		"mid-change: 1 resource(s) pending",
+		"mid-change: 1 pending",
 		`title="2026-11-30T03:00:00Z">1m ago</time>`,
 		`<a href="/nodes/stuck-1">stuck-1</a>`,
 	} {
