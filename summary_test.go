@@ -1,0 +1,42 @@
+package hq
+
+import "testing"
+
+func results(spec ...any) []Result {
+	var out []Result
+	for i := 0; i+3 <= len(spec); i += 3 {
+		out = append(out, Result{Module: spec[i].(string), Resource: spec[i+1].(string), Outcome: spec[i+2].(State)})
+	}
+	return out
+}
+
+func TestReportLine(t *testing.T) {
+	cases := []struct {
+		name  string
+		rs    []Result
+		sent  int
+		stuck map[string]bool
+		want  string
+	}{
+		{"nothing", nil, 0, nil, "applied 0 resource(s)"},
+		{"all applied", results("a", "x", StateApplied, "a", "y", StateApplied), 2, nil, "applied 2 resource(s)"},
+		{"every part in order",
+			results("app", "a", StatePending, "app", "b", StateGroupedPending, "app", "c", StateFailed, "app", "d", StateFailed,
+				"mailu", "m1", StateHeld, "route-proxy", "r1", StateHeld, "route-proxy", "r2", StateHeld, "app", "e", StateApplied),
+			8, map[string]bool{"app/d": true},
+			"applied 1 resource(s), 3 held for untaken modules (route-proxy: 2, mailu: 1), 1 failed, 1 stuck, 1 grouped-pending, 1 pending"},
+		{"held ties by name", results("b", "1", StateHeld, "a", "1", StateHeld), 2, nil,
+			"applied 0 resource(s), 2 held for untaken modules (a: 1, b: 1)"},
+		{"unaccounted", results("a", "x", StateApplied), 3, nil, "applied 1 resource(s); 2 of 3 sent resource(s) unaccounted for"},
+		{"a duplicate result counts once", results("a", "x", StateApplied, "a", "x", StateApplied), 2, nil,
+			"applied 1 resource(s); 1 of 2 sent resource(s) unaccounted for"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := TallyResults(c.rs, c.sent, func(ref string) bool { return c.stuck[ref] }).Line()
+			if got != c.want {
+				t.Fatalf("\n got %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
