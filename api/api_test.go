@@ -7,12 +7,15 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -336,5 +339,30 @@ func TestRetry(t *testing.T) {
 	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).json(t, &v)
 	if v.Resources[0].ConsecutiveFailures != 1 {
 		t.Fatalf("after retry and one failure: %+v", v.Resources[0])
+	}
+}
+
+// Two operators change the same node at once from the same generation: exactly one wins.
+func TestIfMatchRaceOverHTTP(t *testing.T) {
+	f := setup(t)
+	f.node("web-1")
+	for round := range 10 {
+		mods := []string{fmt.Sprintf("a%d", round), fmt.Sprintf("b%d", round)}
+		for _, m := range mods {
+			f.want(f.do("PUT", "/api/v1/modules/"+m, admin, `{"resources":[]}`), 201)
+		}
+		etag := f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).header.Get("ETag")
+		statuses := make([]int, 2)
+		var wg sync.WaitGroup
+		for i, m := range mods {
+			wg.Go(func() {
+				statuses[i] = f.do("PUT", "/api/v1/nodes/web-1/assignments/"+m, admin, nil, "If-Match", etag).status
+			})
+		}
+		wg.Wait()
+		slices.Sort(statuses)
+		if statuses[0] != 200 || statuses[1] != 409 {
+			t.Fatalf("round %d: statuses %v, want one 200 and one 409", round, statuses)
+		}
 	}
 }
