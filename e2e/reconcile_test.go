@@ -133,3 +133,14 @@ func checkApplied(t *testing.T, h *host, a string) {
 	}
 	waitFor(t, 10*time.Second, h.node+" service serving", func() bool { return serving(h) == a+"|B1" })
 }
+
+// A node with nothing assigned reports all the same, and reads converged, not new.
+func TestIdleNodeConverges(t *testing.T) {
+	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	c := newClient(t, ctl.url)
+	newHost(t, c, ctl.url, "idle")
+	waitFor(t, 20*time.Second, "the idle node converged", func() bool {
+		v := c.node("idle")
+		return v.Status == hq.StatusConverged && v.LastReport != nil && v.LastReport.Summary == "applied 0 resource(s)"
+	})
+}

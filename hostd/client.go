@@ -43,7 +43,10 @@ func (c *client) nodeURL(suffix string) string {
 func (c *client) declaration(ctx context.Context, after int64, wait time.Duration) (*hq.Declaration, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
 	defer cancel()
-	q := url.Values{"after": {strconv.FormatInt(after, 10)}, "wait": {wait.String()}}
+	q := url.Values{"wait": {wait.String()}}
+	if after >= 0 { // without after, the controller answers at once with what it has
+		q.Set("after", strconv.FormatInt(after, 10))
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.nodeURL("/declaration?"+q.Encode()), nil)
 	if err != nil {
 		return nil, err

@@ -45,6 +45,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		after: applied, out: decls}
 	if a.current != nil {
 		p.after = max(p.after, a.current.Generation)
+	} else if applied == 0 {
+		// Nothing yet, not even generation 0: ask for whatever there is, so a node with no
+		// modules assigned still reports, and reads converged rather than new.
+		p.after = -1
 	}
 	a.rep = newReporter(c, log, sent)
 
