@@ -14,8 +14,15 @@ import (
 // BenchmarkIngestNoChange500 posts a 500-resource report in which nothing changed, through the
 // whole HTTP handler: auth, decode, validation, one transaction. This is the steady state of a
 // mesh: every node reporting every interval that all is as it was.
-func BenchmarkIngestNoChange500(b *testing.B) {
+func BenchmarkIngestNoChange500(b *testing.B) { benchmarkIngest(b, false) }
+
+// BenchmarkIngestOneFailing500 is the same report with one resource failing every attempt:
+// the controller must load the node's rows and count the failure on every report.
+func BenchmarkIngestOneFailing500(b *testing.B) { benchmarkIngest(b, true) }
+
+func benchmarkIngest(b *testing.B, failing bool) {
 	f := setup(b)
+	f.store.StuckAttempts = 1 << 30
 	tok := f.node("web-1")
 	rs := make([]hq.Resource, 500)
 	for i := range rs {
@@ -36,6 +43,9 @@ func BenchmarkIngestNoChange500(b *testing.B) {
 	for i, r := range rs {
 		rep.Results[i] = hq.Result{Module: "app", Resource: r.Name, Outcome: hq.StateApplied, Attempted: true, DurationMS: 1}
 	}
+	if failing {
+		rep.Results[250] = hq.Result{Module: "app", Resource: rs[250].Name, Outcome: hq.StateFailed, Attempted: true, Error: "validate: exit status 1"}
+	}
 	body, _ := json.Marshal(rep)
 	h := f.handler
 	post := func() {
@@ -47,7 +57,7 @@ func BenchmarkIngestNoChange500(b *testing.B) {
 			b.Fatalf("status %d: %s", w.Code, w.Body)
 		}
 	}
-	post() // the first report moves every resource to applied; the rest change nothing
+	post() // the first report moves every resource; the rest change nothing but the failure count
 	b.SetBytes(int64(len(body)))
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {

@@ -84,36 +84,68 @@ type advanced struct {
 
 func (a advanced) isStuck(ref string) bool { return a.stuck[ref] }
 
-// advanceAll computes every resource's next state. A report for an older generation than the
-// node's describes specs that may have changed since, so it moves nothing.
+// advanceAll computes the next state of every resource the report can move. A report for an
+// older generation than the node's describes specs that may have changed since, so it moves
+// nothing.
 func (s *Store) advanceAll(ctx context.Context, q *Queries, n Node, rep hq.Report, now time.Time) (advanced, error) {
 	a := advanced{stuck: map[string]bool{}}
 	if rep.Generation != n.Generation {
 		return a, nil
 	}
-	rows, err := q.ResourceStateListByNode(ctx, n.Name)
+	rows, err := s.movable(ctx, q, n.Name, rep.Results)
 	if err != nil {
 		return a, err
 	}
-	byRef := make(map[string]int, len(rows))
-	for i, r := range rows {
-		byRef[hq.Ref(r.Module, r.Resource)] = i
-	}
 	p := stuckPolicy{attempts: s.StuckAttempts, after: s.StuckAfter}
 	for _, res := range rep.Results {
-		i, ok := byRef[hq.Ref(res.Module, res.Resource)]
+		ref := hq.Ref(res.Module, res.Resource)
+		row, ok := rows[ref]
 		if !ok {
-			continue // not declared (any more): nothing to move
+			continue // applied and staying so, or not declared (any more)
 		}
-		next := advance(rows[i], res, now, p)
-		if next != rows[i] {
+		next := advance(row, res, now, p)
+		if next != row {
 			a.changed = append(a.changed, next)
 		}
 		if next.State == string(hq.StateStuck) {
-			a.stuck[hq.Ref(res.Module, res.Resource)] = true
+			a.stuck[ref] = true
 		}
 	}
 	return a, nil
+}
+
+// movable loads the rows a report may move: every one not applied, and the one of every
+// result that is more than "still applied". On a node where most things are in place this
+// reads a handful of rows instead of all of them.
+func (s *Store) movable(ctx context.Context, q *Queries, node string, results []hq.Result) (map[string]ResourceState, error) {
+	unsettled, err := q.ResourceStateListUnsettledByNode(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	rows := make(map[string]ResourceState, len(unsettled))
+	for _, r := range unsettled {
+		rows[hq.Ref(r.Module, r.Resource)] = r
+	}
+	for _, res := range results {
+		ref := hq.Ref(res.Module, res.Resource)
+		if _, ok := rows[ref]; ok || stillApplied(res) {
+			continue
+		}
+		r, err := q.ResourceStateGet(ctx, ResourceStateGetParams{Node: node, Module: res.Module, Resource: res.Resource})
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		rows[ref] = r
+	}
+	return rows, nil
+}
+
+// stillApplied reports whether a result can leave an applied row exactly as it is.
+func stillApplied(r hq.Result) bool {
+	return r.Outcome == hq.StateApplied && !r.Changed && !r.Drift && r.HoldReason == "" && r.BlockedBy == ""
 }
 
 func (a advanced) write(ctx context.Context, q *Queries, reportID int64) error {

@@ -20,7 +20,9 @@ type stuckPolicy struct {
 func advance(r ResourceState, res hq.Result, now time.Time, p stuckPolicy) ResourceState {
 	n := r
 	n.HoldReason, n.BlockedBy = res.HoldReason, res.BlockedBy
-	if res.Attempted {
+	// An attempt is work: a change made or a failure. A check that found the resource already
+	// in place is not one, so a steady node's rows do not change on every report.
+	if res.Attempted && (res.Changed || res.Outcome == hq.StateFailed) {
 		n.Attempts++
 	}
 	switch res.Outcome {

@@ -100,6 +100,43 @@ func (q *Queries) ResourceStateDelete(ctx context.Context, arg ResourceStateDele
 	return err
 }
 
+const resourceStateGet = `-- name: ResourceStateGet :one
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE node = ?1 AND module = ?2 AND resource = ?3
+`
+
+type ResourceStateGetParams struct {
+	Node     string
+	Module   string
+	Resource string
+}
+
+func (q *Queries) ResourceStateGet(ctx context.Context, arg ResourceStateGetParams) (ResourceState, error) {
+	row := q.queryRow(ctx, q.resourceStateGetStmt, resourceStateGet, arg.Node, arg.Module, arg.Resource)
+	var i ResourceState
+	err := row.Scan(
+		&i.Node,
+		&i.Module,
+		&i.Resource,
+		&i.Kind,
+		&i.SpecDigest,
+		&i.Position,
+		&i.GroupName,
+		&i.State,
+		&i.Since,
+		&i.Attempts,
+		&i.ConsecutiveFailures,
+		&i.FailingSince,
+		&i.NeverApplied,
+		&i.LastError,
+		&i.HoldReason,
+		&i.BlockedBy,
+		&i.RetryRequested,
+		&i.ReportID,
+		&i.Reason,
+	)
+	return i, err
+}
+
 const resourceStateInsert = `-- name: ResourceStateInsert :exec
 INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
@@ -332,6 +369,54 @@ func (q *Queries) ResourceStateListStuckByNode(ctx context.Context, node string)
 	for rows.Next() {
 		var i ResourceStateListStuckByNodeRow
 		if err := rows.Scan(&i.Module, &i.Resource); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resourceStateListUnsettledByNode = `-- name: ResourceStateListUnsettledByNode :many
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE node = ?1 AND state <> 'applied'
+`
+
+// A node's resources that are not applied: the only ones a plain "applied" result can move.
+func (q *Queries) ResourceStateListUnsettledByNode(ctx context.Context, node string) ([]ResourceState, error) {
+	rows, err := q.query(ctx, q.resourceStateListUnsettledByNodeStmt, resourceStateListUnsettledByNode, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceState{}
+	for rows.Next() {
+		var i ResourceState
+		if err := rows.Scan(
+			&i.Node,
+			&i.Module,
+			&i.Resource,
+			&i.Kind,
+			&i.SpecDigest,
+			&i.Position,
+			&i.GroupName,
+			&i.State,
+			&i.Since,
+			&i.Attempts,
+			&i.ConsecutiveFailures,
+			&i.FailingSince,
+			&i.NeverApplied,
+			&i.LastError,
+			&i.HoldReason,
+			&i.BlockedBy,
+			&i.RetryRequested,
+			&i.ReportID,
+			&i.Reason,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

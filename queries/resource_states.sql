@@ -63,3 +63,10 @@ SELECT state, COUNT(*) AS count FROM resource_states WHERE node = @node GROUP BY
 
 -- name: ResourceStateListStuckByNode :many
 SELECT module, resource FROM resource_states WHERE node = @node AND state = 'stuck' ORDER BY module, resource;
+
+-- name: ResourceStateGet :one
+SELECT * FROM resource_states WHERE node = @node AND module = @module AND resource = @resource;
+
+-- name: ResourceStateListUnsettledByNode :many
+-- A node's resources that are not applied: the only ones a plain "applied" result can move.
+SELECT * FROM resource_states WHERE node = @node AND state <> 'applied';
