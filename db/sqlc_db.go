@@ -126,6 +126,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateDeleteStmt, err = db.PrepareContext(ctx, resourceStateDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateDelete: %w", err)
 	}
+	if q.resourceStateGetStmt, err = db.PrepareContext(ctx, resourceStateGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateGet: %w", err)
+	}
 	if q.resourceStateInsertStmt, err = db.PrepareContext(ctx, resourceStateInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateInsert: %w", err)
 	}
@@ -143,6 +146,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.resourceStateListStuckByNodeStmt, err = db.PrepareContext(ctx, resourceStateListStuckByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListStuckByNode: %w", err)
+	}
+	if q.resourceStateListUnsettledByNodeStmt, err = db.PrepareContext(ctx, resourceStateListUnsettledByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListUnsettledByNode: %w", err)
 	}
 	if q.resourceStateMoveStmt, err = db.PrepareContext(ctx, resourceStateMove); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateMove: %w", err)
@@ -364,6 +370,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateDeleteStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateGetStmt != nil {
+		if cerr := q.resourceStateGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateGetStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateInsertStmt != nil {
 		if cerr := q.resourceStateInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateInsertStmt: %w", cerr)
@@ -392,6 +403,11 @@ func (q *Queries) Close() error {
 	if q.resourceStateListStuckByNodeStmt != nil {
 		if cerr := q.resourceStateListStuckByNodeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateListStuckByNodeStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListUnsettledByNodeStmt != nil {
+		if cerr := q.resourceStateListUnsettledByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListUnsettledByNodeStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateMoveStmt != nil {
@@ -506,123 +522,127 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                                DBTX
-	tx                                *sql.Tx
-	assignmentCountByModuleStmt       *sql.Stmt
-	assignmentDeclarationStmt         *sql.Stmt
-	assignmentDeleteStmt              *sql.Stmt
-	assignmentGetStmt                 *sql.Stmt
-	assignmentInsertStmt              *sql.Stmt
-	assignmentListAllStmt             *sql.Stmt
-	assignmentListByModuleStmt        *sql.Stmt
-	assignmentListByNodeStmt          *sql.Stmt
-	assignmentSetTakenStmt            *sql.Stmt
-	moduleGetStmt                     *sql.Stmt
-	moduleListStmt                    *sql.Stmt
-	moduleRevisionGetStmt             *sql.Stmt
-	moduleRevisionInsertStmt          *sql.Stmt
-	moduleRevisionListStmt            *sql.Stmt
-	moduleUpsertStmt                  *sql.Stmt
-	nodeBumpGenerationStmt            *sql.Stmt
-	nodeBumpGenerationByModuleStmt    *sql.Stmt
-	nodeDeleteStmt                    *sql.Stmt
-	nodeExistsByTokenHashStmt         *sql.Stmt
-	nodeGenerationListStmt            *sql.Stmt
-	nodeGetStmt                       *sql.Stmt
-	nodeInsertStmt                    *sql.Stmt
-	nodeListStmt                      *sql.Stmt
-	nodeSetAppliedStmt                *sql.Stmt
-	nodeSetReportedStmt               *sql.Stmt
-	reportGetStmt                     *sql.Stmt
-	reportInsertStmt                  *sql.Stmt
-	reportListByNodeStmt              *sql.Stmt
-	reportListLatestStmt              *sql.Stmt
-	reportRepeatStmt                  *sql.Stmt
-	resourceStateClearRetryStmt       *sql.Stmt
-	resourceStateCountsStmt           *sql.Stmt
-	resourceStateCountsByNodeStmt     *sql.Stmt
-	resourceStateDeleteStmt           *sql.Stmt
-	resourceStateInsertStmt           *sql.Stmt
-	resourceStateListByAssignmentStmt *sql.Stmt
-	resourceStateListByNodeStmt       *sql.Stmt
-	resourceStateListNotAppliedStmt   *sql.Stmt
-	resourceStateListStuckStmt        *sql.Stmt
-	resourceStateListStuckByNodeStmt  *sql.Stmt
-	resourceStateMoveStmt             *sql.Stmt
-	resourceStateRecordStmt           *sql.Stmt
-	resourceStateRedeclareStmt        *sql.Stmt
-	resourceStateRequestRetryStmt     *sql.Stmt
-	resourceStateRetryListStmt        *sql.Stmt
-	sendFindStmt                      *sql.Stmt
-	sendInsertStmt                    *sql.Stmt
-	sendInsertRefusedStmt             *sql.Stmt
-	sendListByNodeStmt                *sql.Stmt
-	sendListRefusedStmt               *sql.Stmt
-	sendMarkAppliedStmt               *sql.Stmt
-	sendMarkRefusedStmt               *sql.Stmt
-	sendMarkSupersededStmt            *sql.Stmt
-	transitionDeleteByNodeStmt        *sql.Stmt
-	transitionListByNodeStmt          *sql.Stmt
+	db                                   DBTX
+	tx                                   *sql.Tx
+	assignmentCountByModuleStmt          *sql.Stmt
+	assignmentDeclarationStmt            *sql.Stmt
+	assignmentDeleteStmt                 *sql.Stmt
+	assignmentGetStmt                    *sql.Stmt
+	assignmentInsertStmt                 *sql.Stmt
+	assignmentListAllStmt                *sql.Stmt
+	assignmentListByModuleStmt           *sql.Stmt
+	assignmentListByNodeStmt             *sql.Stmt
+	assignmentSetTakenStmt               *sql.Stmt
+	moduleGetStmt                        *sql.Stmt
+	moduleListStmt                       *sql.Stmt
+	moduleRevisionGetStmt                *sql.Stmt
+	moduleRevisionInsertStmt             *sql.Stmt
+	moduleRevisionListStmt               *sql.Stmt
+	moduleUpsertStmt                     *sql.Stmt
+	nodeBumpGenerationStmt               *sql.Stmt
+	nodeBumpGenerationByModuleStmt       *sql.Stmt
+	nodeDeleteStmt                       *sql.Stmt
+	nodeExistsByTokenHashStmt            *sql.Stmt
+	nodeGenerationListStmt               *sql.Stmt
+	nodeGetStmt                          *sql.Stmt
+	nodeInsertStmt                       *sql.Stmt
+	nodeListStmt                         *sql.Stmt
+	nodeSetAppliedStmt                   *sql.Stmt
+	nodeSetReportedStmt                  *sql.Stmt
+	reportGetStmt                        *sql.Stmt
+	reportInsertStmt                     *sql.Stmt
+	reportListByNodeStmt                 *sql.Stmt
+	reportListLatestStmt                 *sql.Stmt
+	reportRepeatStmt                     *sql.Stmt
+	resourceStateClearRetryStmt          *sql.Stmt
+	resourceStateCountsStmt              *sql.Stmt
+	resourceStateCountsByNodeStmt        *sql.Stmt
+	resourceStateDeleteStmt              *sql.Stmt
+	resourceStateGetStmt                 *sql.Stmt
+	resourceStateInsertStmt              *sql.Stmt
+	resourceStateListByAssignmentStmt    *sql.Stmt
+	resourceStateListByNodeStmt          *sql.Stmt
+	resourceStateListNotAppliedStmt      *sql.Stmt
+	resourceStateListStuckStmt           *sql.Stmt
+	resourceStateListStuckByNodeStmt     *sql.Stmt
+	resourceStateListUnsettledByNodeStmt *sql.Stmt
+	resourceStateMoveStmt                *sql.Stmt
+	resourceStateRecordStmt              *sql.Stmt
+	resourceStateRedeclareStmt           *sql.Stmt
+	resourceStateRequestRetryStmt        *sql.Stmt
+	resourceStateRetryListStmt           *sql.Stmt
+	sendFindStmt                         *sql.Stmt
+	sendInsertStmt                       *sql.Stmt
+	sendInsertRefusedStmt                *sql.Stmt
+	sendListByNodeStmt                   *sql.Stmt
+	sendListRefusedStmt                  *sql.Stmt
+	sendMarkAppliedStmt                  *sql.Stmt
+	sendMarkRefusedStmt                  *sql.Stmt
+	sendMarkSupersededStmt               *sql.Stmt
+	transitionDeleteByNodeStmt           *sql.Stmt
+	transitionListByNodeStmt             *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                                tx,
-		tx:                                tx,
-		assignmentCountByModuleStmt:       q.assignmentCountByModuleStmt,
-		assignmentDeclarationStmt:         q.assignmentDeclarationStmt,
-		assignmentDeleteStmt:              q.assignmentDeleteStmt,
-		assignmentGetStmt:                 q.assignmentGetStmt,
-		assignmentInsertStmt:              q.assignmentInsertStmt,
-		assignmentListAllStmt:             q.assignmentListAllStmt,
-		assignmentListByModuleStmt:        q.assignmentListByModuleStmt,
-		assignmentListByNodeStmt:          q.assignmentListByNodeStmt,
-		assignmentSetTakenStmt:            q.assignmentSetTakenStmt,
-		moduleGetStmt:                     q.moduleGetStmt,
-		moduleListStmt:                    q.moduleListStmt,
-		moduleRevisionGetStmt:             q.moduleRevisionGetStmt,
-		moduleRevisionInsertStmt:          q.moduleRevisionInsertStmt,
-		moduleRevisionListStmt:            q.moduleRevisionListStmt,
-		moduleUpsertStmt:                  q.moduleUpsertStmt,
-		nodeBumpGenerationStmt:            q.nodeBumpGenerationStmt,
-		nodeBumpGenerationByModuleStmt:    q.nodeBumpGenerationByModuleStmt,
-		nodeDeleteStmt:                    q.nodeDeleteStmt,
-		nodeExistsByTokenHashStmt:         q.nodeExistsByTokenHashStmt,
-		nodeGenerationListStmt:            q.nodeGenerationListStmt,
-		nodeGetStmt:                       q.nodeGetStmt,
-		nodeInsertStmt:                    q.nodeInsertStmt,
-		nodeListStmt:                      q.nodeListStmt,
-		nodeSetAppliedStmt:                q.nodeSetAppliedStmt,
-		nodeSetReportedStmt:               q.nodeSetReportedStmt,
-		reportGetStmt:                     q.reportGetStmt,
-		reportInsertStmt:                  q.reportInsertStmt,
-		reportListByNodeStmt:              q.reportListByNodeStmt,
-		reportListLatestStmt:              q.reportListLatestStmt,
-		reportRepeatStmt:                  q.reportRepeatStmt,
-		resourceStateClearRetryStmt:       q.resourceStateClearRetryStmt,
-		resourceStateCountsStmt:           q.resourceStateCountsStmt,
-		resourceStateCountsByNodeStmt:     q.resourceStateCountsByNodeStmt,
-		resourceStateDeleteStmt:           q.resourceStateDeleteStmt,
-		resourceStateInsertStmt:           q.resourceStateInsertStmt,
-		resourceStateListByAssignmentStmt: q.resourceStateListByAssignmentStmt,
-		resourceStateListByNodeStmt:       q.resourceStateListByNodeStmt,
-		resourceStateListNotAppliedStmt:   q.resourceStateListNotAppliedStmt,
-		resourceStateListStuckStmt:        q.resourceStateListStuckStmt,
-		resourceStateListStuckByNodeStmt:  q.resourceStateListStuckByNodeStmt,
-		resourceStateMoveStmt:             q.resourceStateMoveStmt,
-		resourceStateRecordStmt:           q.resourceStateRecordStmt,
-		resourceStateRedeclareStmt:        q.resourceStateRedeclareStmt,
-		resourceStateRequestRetryStmt:     q.resourceStateRequestRetryStmt,
-		resourceStateRetryListStmt:        q.resourceStateRetryListStmt,
-		sendFindStmt:                      q.sendFindStmt,
-		sendInsertStmt:                    q.sendInsertStmt,
-		sendInsertRefusedStmt:             q.sendInsertRefusedStmt,
-		sendListByNodeStmt:                q.sendListByNodeStmt,
-		sendListRefusedStmt:               q.sendListRefusedStmt,
-		sendMarkAppliedStmt:               q.sendMarkAppliedStmt,
-		sendMarkRefusedStmt:               q.sendMarkRefusedStmt,
-		sendMarkSupersededStmt:            q.sendMarkSupersededStmt,
-		transitionDeleteByNodeStmt:        q.transitionDeleteByNodeStmt,
-		transitionListByNodeStmt:          q.transitionListByNodeStmt,
+		db:                                   tx,
+		tx:                                   tx,
+		assignmentCountByModuleStmt:          q.assignmentCountByModuleStmt,
+		assignmentDeclarationStmt:            q.assignmentDeclarationStmt,
+		assignmentDeleteStmt:                 q.assignmentDeleteStmt,
+		assignmentGetStmt:                    q.assignmentGetStmt,
+		assignmentInsertStmt:                 q.assignmentInsertStmt,
+		assignmentListAllStmt:                q.assignmentListAllStmt,
+		assignmentListByModuleStmt:           q.assignmentListByModuleStmt,
+		assignmentListByNodeStmt:             q.assignmentListByNodeStmt,
+		assignmentSetTakenStmt:               q.assignmentSetTakenStmt,
+		moduleGetStmt:                        q.moduleGetStmt,
+		moduleListStmt:                       q.moduleListStmt,
+		moduleRevisionGetStmt:                q.moduleRevisionGetStmt,
+		moduleRevisionInsertStmt:             q.moduleRevisionInsertStmt,
+		moduleRevisionListStmt:               q.moduleRevisionListStmt,
+		moduleUpsertStmt:                     q.moduleUpsertStmt,
+		nodeBumpGenerationStmt:               q.nodeBumpGenerationStmt,
+		nodeBumpGenerationByModuleStmt:       q.nodeBumpGenerationByModuleStmt,
+		nodeDeleteStmt:                       q.nodeDeleteStmt,
+		nodeExistsByTokenHashStmt:            q.nodeExistsByTokenHashStmt,
+		nodeGenerationListStmt:               q.nodeGenerationListStmt,
+		nodeGetStmt:                          q.nodeGetStmt,
+		nodeInsertStmt:                       q.nodeInsertStmt,
+		nodeListStmt:                         q.nodeListStmt,
+		nodeSetAppliedStmt:                   q.nodeSetAppliedStmt,
+		nodeSetReportedStmt:                  q.nodeSetReportedStmt,
+		reportGetStmt:                        q.reportGetStmt,
+		reportInsertStmt:                     q.reportInsertStmt,
+		reportListByNodeStmt:                 q.reportListByNodeStmt,
+		reportListLatestStmt:                 q.reportListLatestStmt,
+		reportRepeatStmt:                     q.reportRepeatStmt,
+		resourceStateClearRetryStmt:          q.resourceStateClearRetryStmt,
+		resourceStateCountsStmt:              q.resourceStateCountsStmt,
+		resourceStateCountsByNodeStmt:        q.resourceStateCountsByNodeStmt,
+		resourceStateDeleteStmt:              q.resourceStateDeleteStmt,
+		resourceStateGetStmt:                 q.resourceStateGetStmt,
+		resourceStateInsertStmt:              q.resourceStateInsertStmt,
+		resourceStateListByAssignmentStmt:    q.resourceStateListByAssignmentStmt,
+		resourceStateListByNodeStmt:          q.resourceStateListByNodeStmt,
+		resourceStateListNotAppliedStmt:      q.resourceStateListNotAppliedStmt,
+		resourceStateListStuckStmt:           q.resourceStateListStuckStmt,
+		resourceStateListStuckByNodeStmt:     q.resourceStateListStuckByNodeStmt,
+		resourceStateListUnsettledByNodeStmt: q.resourceStateListUnsettledByNodeStmt,
+		resourceStateMoveStmt:                q.resourceStateMoveStmt,
+		resourceStateRecordStmt:              q.resourceStateRecordStmt,
+		resourceStateRedeclareStmt:           q.resourceStateRedeclareStmt,
+		resourceStateRequestRetryStmt:        q.resourceStateRequestRetryStmt,
+		resourceStateRetryListStmt:           q.resourceStateRetryListStmt,
+		sendFindStmt:                         q.sendFindStmt,
+		sendInsertStmt:                       q.sendInsertStmt,
+		sendInsertRefusedStmt:                q.sendInsertRefusedStmt,
+		sendListByNodeStmt:                   q.sendListByNodeStmt,
+		sendListRefusedStmt:                  q.sendListRefusedStmt,
+		sendMarkAppliedStmt:                  q.sendMarkAppliedStmt,
+		sendMarkRefusedStmt:                  q.sendMarkRefusedStmt,
+		sendMarkSupersededStmt:               q.sendMarkSupersededStmt,
+		transitionDeleteByNodeStmt:           q.transitionDeleteByNodeStmt,
+		transitionListByNodeStmt:             q.transitionListByNodeStmt,
 	}
 }
