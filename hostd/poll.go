@@ -51,6 +51,16 @@ func loadKey(configured, stateDir string) (ed25519.PublicKey, error) {
 
 func (p *poller) run(ctx context.Context) {
 	retry := time.Second
+	// backOff waits before the next poll, longer each time, and reports whether to go on.
+	backOff := func() bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(retry):
+		}
+		retry = min(retry*2, 30*time.Second)
+		return true
+	}
 	for ctx.Err() == nil {
 		if p.key == nil {
 			p.learnKey(ctx)
@@ -61,12 +71,9 @@ func (p *poller) run(ctx context.Context) {
 				return
 			}
 			p.log.Warn("fetching declaration", "err", err, "retry_in", retry)
-			select {
-			case <-ctx.Done():
+			if !backOff() {
 				return
-			case <-time.After(retry):
 			}
-			retry = min(retry*2, 30*time.Second)
 			continue
 		}
 		if d == nil {
@@ -82,12 +89,9 @@ func (p *poller) run(ctx context.Context) {
 		if verr != nil {
 			// A declaration that does not verify says nothing true about its generation: moving
 			// after on would let one forged number fence this host out. Ask again, slower.
-			select {
-			case <-ctx.Done():
+			if !backOff() {
 				return
-			case <-time.After(retry):
 			}
-			retry = min(retry*2, 30*time.Second)
 			continue
 		}
 		retry = time.Second
