@@ -113,8 +113,13 @@ func validateKind(r Resource, add func(field, format string, args ...any)) {
 	if len(r.Validate) > 0 && !validCommand(r.Validate) {
 		add("validate", "must be a command whose first element is not empty")
 	}
-	if r.Kind == KindSymlink && (r.Target == "" || strings.ContainsRune(r.Target, 0)) {
-		add("target", "is required")
+	if r.Kind == KindSymlink {
+		switch {
+		case r.Target == "" || strings.ContainsRune(r.Target, 0):
+			add("target", "is required")
+		case r.Path != "" && climbsOut(path.Dir(r.Path), r.Target):
+			add("target", "climbs above / from %s: a link must point inside the root", path.Dir(r.Path))
+		}
 	}
 	if r.Health != nil && !validHealthURL(r.Health.HTTP) {
 		add("health.http", "must be an http:// or https:// URL")
@@ -148,6 +153,30 @@ func (r Resource) setFields() []string {
 func validPath(p string) bool {
 	return strings.HasPrefix(p, "/") && p != "/" && path.Clean(p) == p &&
 		!strings.ContainsRune(p, 0) && !slices.Contains(strings.Split(p, "/"), "..")
+}
+
+// climbsOut reports whether a relative link target, followed from dir, goes above "/". Under
+// a host root other than "/" that would leave the root, where "/.." does not stop it.
+func climbsOut(dir, target string) bool {
+	if strings.HasPrefix(target, "/") {
+		return false // absolute targets are joined under the root by hostd
+	}
+	depth := len(strings.Split(strings.Trim(dir, "/"), "/"))
+	if dir == "/" {
+		depth = 0
+	}
+	for _, part := range strings.Split(target, "/") {
+		switch part {
+		case "..":
+			if depth--; depth < 0 {
+				return true
+			}
+		case "", ".":
+		default:
+			depth++
+		}
+	}
+	return false
 }
 
 func validCommand(c []string) bool {
