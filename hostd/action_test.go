@@ -3,6 +3,7 @@ package hostd
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshhq/hq"
 )
@@ -39,5 +40,34 @@ func TestFailedActionIsNotRemembered(t *testing.T) {
 	b.reconcile(d).want(t, "app/once", hq.StateApplied, true, false)
 	if n := strings.Count(b.read("/tries"), "\n"); n != 2 {
 		t.Fatalf("tried %d times, want 2", n)
+	}
+}
+
+// TestCommandsDoNotSeeControllerVariables: the demo runs hosts inside the controller's process,
+// so its HQ_* variables (the admin token) must not reach what hostd runs, nor HOSTD_* ones.
+func TestCommandsDoNotSeeControllerVariables(t *testing.T) {
+	t.Setenv("HQ_ADMIN_TOKEN", "admin-secret")
+	t.Setenv("HOSTD_TOKEN", "node-secret")
+	b := setup(t)
+	d := b.decl(mod("app", false,
+		hq.Resource{Name: "env", Kind: hq.KindAction, Command: []string{"/bin/sh", "-c", "env > {root}/action-env.txt"}},
+		hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "x",
+			Validate: []string{"/bin/sh", "-c", "env > {root}/validate-env.txt"}},
+		hq.Resource{Name: "svc", Kind: hq.KindService, Env: map[string]string{"HQ_OWN": "declared"},
+			Command: []string{"/bin/sh", "-c", "env > {root}/svc-env.tmp; mv {root}/svc-env.tmp {root}/svc-env.txt; exec sleep 60"}},
+	))
+	rs := b.reconcile(d)
+	for _, ref := range []string{"app/env", "app/conf", "app/svc"} {
+		rs.want(t, ref, hq.StateApplied, true, true)
+	}
+	waitFor(t, 5*time.Second, "svc-env.txt", func() bool { return b.exists("/svc-env.txt") })
+	for _, f := range []string{"/action-env.txt", "/validate-env.txt", "/svc-env.txt"} {
+		env := b.read(f)
+		if strings.Contains(env, "admin-secret") || strings.Contains(env, "node-secret") {
+			t.Fatalf("%s sees hostd's or the controller's secrets:\n%s", f, env)
+		}
+	}
+	if !strings.Contains(b.read("/svc-env.txt"), "HQ_OWN=declared") {
+		t.Fatal("a variable the service declares was dropped")
 	}
 }

@@ -53,11 +53,12 @@ func trimOutput(s string) string {
 }
 
 // commandEnv is hostd's environment without its own HOSTD_* variables (the node token must not
-// leak into what it runs), plus extra, in a stable order.
+// leak into what it runs) and without the controller's HQ_* ones (hq demo runs hosts inside the
+// controller's process, with its admin token), plus extra, in a stable order.
 func commandEnv(extra map[string]string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "HOSTD_") {
+		if strings.HasPrefix(kv, "HOSTD_") || strings.HasPrefix(kv, "HQ_") {
 			continue
 		}
 		if k, _, _ := strings.Cut(kv, "="); hasKey(extra, k) {
