@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -23,10 +24,14 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report) (hq.Repo
 	outcome := outcomeDigest(rep)
 	now := s.Now()
 	at := hq.FormatTime(now)
+	raised := false
 	err := s.inTx(ctx, func(q *Queries) error {
 		n, err := q.NodeGet(ctx, node)
 		if err != nil {
 			return notFound(err, "no node %s", node)
+		}
+		if raised, err = raiseGeneration(ctx, q, n, rep); err != nil {
+			return err
 		}
 		prev, hasPrev, err := lastReport(ctx, q, n)
 		if err != nil {
@@ -52,7 +57,22 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report) (hq.Repo
 		resp.Stuck, resp.Retry, err = nodeFlags(ctx, q, node)
 		return err
 	})
+	if err == nil && raised {
+		s.bells.ring(node)
+	}
 	return resp, err
+}
+
+// raiseGeneration moves the node's generation past one its host reports having applied. A
+// node deleted and registered again, or a database restored from a backup, would otherwise
+// hand out generations the host has already seen with other contents, and the host would
+// rightly refuse every one of them.
+func raiseGeneration(ctx context.Context, q *Queries, n Node, rep hq.Report) (bool, error) {
+	if rep.Generation <= n.Generation {
+		return false, nil
+	}
+	rows, err := q.NodeRaiseGeneration(ctx, NodeRaiseGenerationParams{Name: n.Name, Generation: rep.Generation + 1})
+	return rows > 0, err
 }
 
 // record moves the resources a report describes and stores the report: a new row, or a
@@ -195,14 +215,19 @@ func (s *Store) sentCount(ctx context.Context, q *Queries, node string, rep hq.R
 // recordSends moves the sends this report answers: what it applied, what that supersedes, and
 // what it refused.
 func recordSends(ctx context.Context, q *Queries, n Node, rep hq.Report, at string) error {
+	when := sql.NullString{String: at, Valid: true}
+	if rep.Digest != "" {
+		// Every report, not only a new generation's: a host that lost its copy is sent the
+		// same declaration again, and that send is answered too. Unanswered sends are indexed.
+		if err := q.SendMarkApplied(ctx, SendMarkAppliedParams{Node: n.Name, Generation: rep.Generation, Digest: rep.Digest, At: when}); err != nil {
+			return err
+		}
+	}
 	if rep.Digest != "" && (rep.Generation != n.AppliedGeneration || rep.Digest != n.AppliedDigest) {
-		if err := q.NodeSetApplied(ctx, NodeSetAppliedParams{Name: n.Name, AppliedGeneration: rep.Generation, AppliedDigest: rep.Digest, AppliedAt: sql.NullString{String: at, Valid: true}}); err != nil {
+		if err := q.NodeSetApplied(ctx, NodeSetAppliedParams{Name: n.Name, AppliedGeneration: rep.Generation, AppliedDigest: rep.Digest, AppliedAt: when}); err != nil {
 			return err
 		}
-		if err := q.SendMarkApplied(ctx, SendMarkAppliedParams{Node: n.Name, Generation: rep.Generation, Digest: rep.Digest, At: sql.NullString{String: at, Valid: true}}); err != nil {
-			return err
-		}
-		if err := q.SendMarkSuperseded(ctx, SendMarkSupersededParams{Node: n.Name, Generation: rep.Generation, At: sql.NullString{String: at, Valid: true}}); err != nil {
+		if err := q.SendMarkSuperseded(ctx, SendMarkSupersededParams{Node: n.Name, Generation: rep.Generation, At: when}); err != nil {
 			return err
 		}
 	}
@@ -213,22 +238,29 @@ func recordSends(ctx context.Context, q *Queries, n Node, rep hq.Report, at stri
 }
 
 func recordRefusal(ctx context.Context, q *Queries, node string, r hq.Refusal, at string) error {
+	// The same declaration refused before: a report posted again after a lost answer, or the
+	// same replay again. The row that says so is there already.
+	if seen, err := q.SendRefusedExists(ctx, SendRefusedExistsParams{Node: node, Generation: r.Generation, Digest: r.Digest}); err != nil || seen {
+		return err
+	}
+	when := sql.NullString{String: at, Valid: true}
 	reason := firstLine(r.Reason)
 	if r.SendID > 0 {
-		n, err := q.SendMarkRefused(ctx, SendMarkRefusedParams{Node: node, ID: r.SendID, At: sql.NullString{String: at, Valid: true}, Reason: reason})
+		n, err := q.SendMarkRefused(ctx, SendMarkRefusedParams{Node: node, ID: r.SendID, At: when, Reason: reason})
 		if err != nil || n > 0 {
 			return err
 		}
 	}
-	by := r.ComposedBy
-	if by == "" {
-		by = "unknown"
+	row := SendInsertRefusedParams{Node: node, Generation: r.Generation, Digest: r.Digest, At: when, Reason: reason,
+		ComposedBy: cmp.Or(r.ComposedBy, "unknown") + " (no such send recorded)", SentAt: cmp.Or(optTime(r.ComposedAt).String, at)}
+	if orig, err := q.SendGet(ctx, SendGetParams{Node: node, ID: r.SendID}); err == nil && orig.Digest == r.Digest {
+		// A send that was answered before has come back: a replay of it.
+		row.ComposedBy, row.SentAt = orig.ComposedBy, orig.SentAt
+		row.Reason = fmt.Sprintf("replay of send %d: %s", orig.ID, reason)
+	} else if !errors.Is(err, sql.ErrNoRows) && err != nil {
+		return err
 	}
-	sentAt := at
-	if !r.ComposedAt.IsZero() {
-		sentAt = hq.FormatTime(r.ComposedAt)
-	}
-	_, err := q.SendInsertRefused(ctx, SendInsertRefusedParams{Node: node, Generation: r.Generation, Digest: r.Digest, ComposedBy: by + " (no such send recorded)", SentAt: sentAt, At: sql.NullString{String: at, Valid: true}, Reason: reason})
+	_, err := q.SendInsertRefused(ctx, row)
 	return err
 }
 

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -204,13 +205,18 @@ func TestRefusedSendIsRecordedAndShown(t *testing.T) {
 	ingest(t, s, "web-1", old, applied("app", "a")...)
 	mustModule(t, s, "app", file("a", "2"))
 	cur, _ := s.Compose(ctx, "web-1", "ctl-b")
-	_, err := s.Ingest(ctx, "web-1", hq.Report{Generation: cur.Generation, Digest: cur.Digest, Results: applied("app", "a"),
-		Refused: &hq.Refusal{Generation: old.Generation, Digest: old.Digest, SendID: old.SendID, ComposedBy: "ctl-a", Reason: "generation 1 is older than applied 2"}})
-	if err != nil {
-		t.Fatal(err)
+	replayed := hq.Report{Generation: cur.Generation, Digest: cur.Digest, Results: applied("app", "a"),
+		Refused: &hq.Refusal{Generation: old.Generation, Digest: old.Digest, SendID: old.SendID, ComposedBy: "ctl-a", Reason: "generation 1 is older than applied 2"}}
+	for range 2 { // the second is the same report posted again after a lost answer
+		if _, err := s.Ingest(ctx, "web-1", replayed); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sends, _ := s.Sends(ctx, "web-1", 10)
-	if sends[1].ID != old.SendID || sends[1].Outcome != "refused" || sends[0].Outcome != "applied" {
+	// The replayed send keeps its history (applied once); the refusal of its replay is a row.
+	if len(sends) != 3 || sends[0].Outcome != "refused" || sends[0].Generation != 1 || sends[0].ComposedBy != "ctl-a" ||
+		!strings.HasPrefix(sends[0].Reason, fmt.Sprintf("replay of send %d: ", old.SendID)) ||
+		sends[1].Outcome != "applied" || sends[2].ID != old.SendID || sends[2].Outcome != "applied" {
 		t.Fatalf("sends %+v", sends)
 	}
 	v, _ := s.GetNode(ctx, "web-1")
@@ -232,5 +238,28 @@ func TestComposeRecordsOnlyCurrentGeneration(t *testing.T) {
 	sends, _ := s.Sends(ctx, "web-1", 10)
 	if len(sends) != 1 || sends[0].Generation != 1 || sends[0].Resources != 1 || sends[0].ComposedBy != "test" {
 		t.Fatalf("sends %+v", sends)
+	}
+}
+
+// A host that applied generations this database never handed out (the node was registered
+// again, or the database restored) moves the node's generation past them.
+func TestReportFromTheFutureRaisesTheGeneration(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	mustAssign(t, s, "web-1", "app")
+	if _, err := s.Ingest(ctx, "web-1", hq.Report{Generation: 42, Digest: "sha256:old", Results: applied("app", "a")}); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := s.NodeGeneration(ctx, "web-1"); g != 43 {
+		t.Fatalf("generation %d, want 43", g)
+	}
+	if r := resource(t, s, "web-1", "app", "a"); r.State != hq.StatePending {
+		t.Fatalf("a report of another database's generation moved %s", r.State)
+	}
+	d, _ := s.Compose(ctx, "web-1", "test")
+	if d.Generation != 43 {
+		t.Fatalf("composed generation %d, want 43", d.Generation)
 	}
 }

@@ -183,6 +183,24 @@ func (q *Queries) NodeList(ctx context.Context) ([]Node, error) {
 	return items, nil
 }
 
+const nodeRaiseGeneration = `-- name: NodeRaiseGeneration :execrows
+UPDATE nodes SET generation = ?1 WHERE name = ?2 AND generation < ?1
+`
+
+type NodeRaiseGenerationParams struct {
+	Generation int64
+	Name       string
+}
+
+// Never lowers: a generation once handed out stays used.
+func (q *Queries) NodeRaiseGeneration(ctx context.Context, arg NodeRaiseGenerationParams) (int64, error) {
+	result, err := q.exec(ctx, q.nodeRaiseGenerationStmt, nodeRaiseGeneration, arg.Generation, arg.Name)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const nodeSetApplied = `-- name: NodeSetApplied :exec
 UPDATE nodes
 SET applied_generation = ?1, applied_digest = ?2, applied_at = ?3

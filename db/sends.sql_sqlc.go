@@ -40,6 +40,33 @@ func (q *Queries) SendFind(ctx context.Context, arg SendFindParams) (Send, error
 	return i, err
 }
 
+const sendGet = `-- name: SendGet :one
+SELECT id, node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason FROM sends WHERE node = ?1 AND id = ?2
+`
+
+type SendGetParams struct {
+	Node string
+	ID   int64
+}
+
+func (q *Queries) SendGet(ctx context.Context, arg SendGetParams) (Send, error) {
+	row := q.queryRow(ctx, q.sendGetStmt, sendGet, arg.Node, arg.ID)
+	var i Send
+	err := row.Scan(
+		&i.ID,
+		&i.Node,
+		&i.Generation,
+		&i.Digest,
+		&i.Resources,
+		&i.ComposedBy,
+		&i.SentAt,
+		&i.Outcome,
+		&i.OutcomeAt,
+		&i.Reason,
+	)
+	return i, err
+}
+
 const sendInsert = `-- name: SendInsert :one
 INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -85,7 +112,7 @@ type SendInsertRefusedParams struct {
 	Reason     string
 }
 
-// A refused declaration the controller has no send of (replayed, forged or from a lost database).
+// A refused declaration with no unanswered send: replayed, forged or from a lost database.
 func (q *Queries) SendInsertRefused(ctx context.Context, arg SendInsertRefusedParams) (int64, error) {
 	row := q.queryRow(ctx, q.sendInsertRefusedStmt, sendInsertRefused,
 		arg.Node,
@@ -210,7 +237,7 @@ func (q *Queries) SendMarkApplied(ctx context.Context, arg SendMarkAppliedParams
 
 const sendMarkRefused = `-- name: SendMarkRefused :execrows
 UPDATE sends SET outcome = 'refused', outcome_at = ?1, reason = ?2
-WHERE node = ?3 AND id = ?4
+WHERE node = ?3 AND id = ?4 AND outcome = 'sent'
 `
 
 type SendMarkRefusedParams struct {
@@ -220,6 +247,7 @@ type SendMarkRefusedParams struct {
 	ID     int64
 }
 
+// Only an unanswered send: one already applied that comes back is a replay, with a row of its own.
 func (q *Queries) SendMarkRefused(ctx context.Context, arg SendMarkRefusedParams) (int64, error) {
 	result, err := q.exec(ctx, q.sendMarkRefusedStmt, sendMarkRefused,
 		arg.At,
@@ -235,7 +263,7 @@ func (q *Queries) SendMarkRefused(ctx context.Context, arg SendMarkRefusedParams
 
 const sendMarkSuperseded = `-- name: SendMarkSuperseded :exec
 UPDATE sends SET outcome = 'superseded', outcome_at = ?1
-WHERE node = ?2 AND generation < ?3 AND outcome IN ('sent', 'applied')
+WHERE node = ?2 AND generation < ?3 AND outcome = 'sent'
 `
 
 type SendMarkSupersededParams struct {
@@ -244,8 +272,25 @@ type SendMarkSupersededParams struct {
 	Generation int64
 }
 
-// Older sends a host will never apply now that it applied a newer generation.
+// Unanswered older sends a host will never apply now that it applied a newer generation.
 func (q *Queries) SendMarkSuperseded(ctx context.Context, arg SendMarkSupersededParams) error {
 	_, err := q.exec(ctx, q.sendMarkSupersededStmt, sendMarkSuperseded, arg.At, arg.Node, arg.Generation)
 	return err
+}
+
+const sendRefusedExists = `-- name: SendRefusedExists :one
+SELECT EXISTS (SELECT 1 FROM sends WHERE node = ?1 AND generation = ?2 AND digest = ?3 AND outcome = 'refused') AS found
+`
+
+type SendRefusedExistsParams struct {
+	Node       string
+	Generation int64
+	Digest     string
+}
+
+func (q *Queries) SendRefusedExists(ctx context.Context, arg SendRefusedExistsParams) (bool, error) {
+	row := q.queryRow(ctx, q.sendRefusedExistsStmt, sendRefusedExists, arg.Node, arg.Generation, arg.Digest)
+	var found bool
+	err := row.Scan(&found)
+	return found, err
 }

@@ -93,6 +93,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeListStmt, err = db.PrepareContext(ctx, nodeList); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeList: %w", err)
 	}
+	if q.nodeRaiseGenerationStmt, err = db.PrepareContext(ctx, nodeRaiseGeneration); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeRaiseGeneration: %w", err)
+	}
 	if q.nodeSetAppliedStmt, err = db.PrepareContext(ctx, nodeSetApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetApplied: %w", err)
 	}
@@ -168,6 +171,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.sendFindStmt, err = db.PrepareContext(ctx, sendFind); err != nil {
 		return nil, fmt.Errorf("error preparing query SendFind: %w", err)
 	}
+	if q.sendGetStmt, err = db.PrepareContext(ctx, sendGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SendGet: %w", err)
+	}
 	if q.sendInsertStmt, err = db.PrepareContext(ctx, sendInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query SendInsert: %w", err)
 	}
@@ -188,6 +194,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.sendMarkSupersededStmt, err = db.PrepareContext(ctx, sendMarkSuperseded); err != nil {
 		return nil, fmt.Errorf("error preparing query SendMarkSuperseded: %w", err)
+	}
+	if q.sendRefusedExistsStmt, err = db.PrepareContext(ctx, sendRefusedExists); err != nil {
+		return nil, fmt.Errorf("error preparing query SendRefusedExists: %w", err)
 	}
 	if q.transitionDeleteByNodeStmt, err = db.PrepareContext(ctx, transitionDeleteByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query TransitionDeleteByNode: %w", err)
@@ -315,6 +324,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeListStmt: %w", cerr)
 		}
 	}
+	if q.nodeRaiseGenerationStmt != nil {
+		if cerr := q.nodeRaiseGenerationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeRaiseGenerationStmt: %w", cerr)
+		}
+	}
 	if q.nodeSetAppliedStmt != nil {
 		if cerr := q.nodeSetAppliedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeSetAppliedStmt: %w", cerr)
@@ -440,6 +454,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing sendFindStmt: %w", cerr)
 		}
 	}
+	if q.sendGetStmt != nil {
+		if cerr := q.sendGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendGetStmt: %w", cerr)
+		}
+	}
 	if q.sendInsertStmt != nil {
 		if cerr := q.sendInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sendInsertStmt: %w", cerr)
@@ -473,6 +492,11 @@ func (q *Queries) Close() error {
 	if q.sendMarkSupersededStmt != nil {
 		if cerr := q.sendMarkSupersededStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sendMarkSupersededStmt: %w", cerr)
+		}
+	}
+	if q.sendRefusedExistsStmt != nil {
+		if cerr := q.sendRefusedExistsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendRefusedExistsStmt: %w", cerr)
 		}
 	}
 	if q.transitionDeleteByNodeStmt != nil {
@@ -547,6 +571,7 @@ type Queries struct {
 	nodeGetStmt                          *sql.Stmt
 	nodeInsertStmt                       *sql.Stmt
 	nodeListStmt                         *sql.Stmt
+	nodeRaiseGenerationStmt              *sql.Stmt
 	nodeSetAppliedStmt                   *sql.Stmt
 	nodeSetReportedStmt                  *sql.Stmt
 	reportGetStmt                        *sql.Stmt
@@ -572,6 +597,7 @@ type Queries struct {
 	resourceStateRequestRetryStmt        *sql.Stmt
 	resourceStateRetryListStmt           *sql.Stmt
 	sendFindStmt                         *sql.Stmt
+	sendGetStmt                          *sql.Stmt
 	sendInsertStmt                       *sql.Stmt
 	sendInsertRefusedStmt                *sql.Stmt
 	sendListByNodeStmt                   *sql.Stmt
@@ -579,6 +605,7 @@ type Queries struct {
 	sendMarkAppliedStmt                  *sql.Stmt
 	sendMarkRefusedStmt                  *sql.Stmt
 	sendMarkSupersededStmt               *sql.Stmt
+	sendRefusedExistsStmt                *sql.Stmt
 	transitionDeleteByNodeStmt           *sql.Stmt
 	transitionListByNodeStmt             *sql.Stmt
 }
@@ -610,6 +637,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeGetStmt:                          q.nodeGetStmt,
 		nodeInsertStmt:                       q.nodeInsertStmt,
 		nodeListStmt:                         q.nodeListStmt,
+		nodeRaiseGenerationStmt:              q.nodeRaiseGenerationStmt,
 		nodeSetAppliedStmt:                   q.nodeSetAppliedStmt,
 		nodeSetReportedStmt:                  q.nodeSetReportedStmt,
 		reportGetStmt:                        q.reportGetStmt,
@@ -635,6 +663,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateRequestRetryStmt:        q.resourceStateRequestRetryStmt,
 		resourceStateRetryListStmt:           q.resourceStateRetryListStmt,
 		sendFindStmt:                         q.sendFindStmt,
+		sendGetStmt:                          q.sendGetStmt,
 		sendInsertStmt:                       q.sendInsertStmt,
 		sendInsertRefusedStmt:                q.sendInsertRefusedStmt,
 		sendListByNodeStmt:                   q.sendListByNodeStmt,
@@ -642,6 +671,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		sendMarkAppliedStmt:                  q.sendMarkAppliedStmt,
 		sendMarkRefusedStmt:                  q.sendMarkRefusedStmt,
 		sendMarkSupersededStmt:               q.sendMarkSupersededStmt,
+		sendRefusedExistsStmt:                q.sendRefusedExistsStmt,
 		transitionDeleteByNodeStmt:           q.transitionDeleteByNodeStmt,
 		transitionListByNodeStmt:             q.transitionListByNodeStmt,
 	}

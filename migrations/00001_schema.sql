@@ -168,6 +168,8 @@ CREATE TABLE sends (
     reason       TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX sends_by_node ON sends (node, id);
+-- Every report marks the sends it answers; only the unanswered ones need finding.
+CREATE INDEX sends_unanswered ON sends (node, generation) WHERE outcome = 'sent';
 
 -- reports: one row per distinct outcome a node reported. A report identical in outcome to the
 -- one before adds no row: it bumps repeats and last_at.

@@ -31,3 +31,7 @@ WHERE name = @name;
 
 -- name: NodeExistsByTokenHash :one
 SELECT EXISTS (SELECT 1 FROM nodes WHERE token_hash = @token_hash) AS found;
+
+-- name: NodeRaiseGeneration :execrows
+-- Never lowers: a generation once handed out stays used.
+UPDATE nodes SET generation = @generation WHERE name = @name AND generation < @generation;

@@ -12,13 +12,20 @@ UPDATE sends SET outcome = 'applied', outcome_at = @at
 WHERE node = @node AND generation = @generation AND digest = @digest AND outcome = 'sent';
 
 -- name: SendMarkSuperseded :exec
--- Older sends a host will never apply now that it applied a newer generation.
+-- Unanswered older sends a host will never apply now that it applied a newer generation.
 UPDATE sends SET outcome = 'superseded', outcome_at = @at
-WHERE node = @node AND generation < @generation AND outcome IN ('sent', 'applied');
+WHERE node = @node AND generation < @generation AND outcome = 'sent';
 
 -- name: SendMarkRefused :execrows
+-- Only an unanswered send: one already applied that comes back is a replay, with a row of its own.
 UPDATE sends SET outcome = 'refused', outcome_at = @at, reason = @reason
-WHERE node = @node AND id = @id;
+WHERE node = @node AND id = @id AND outcome = 'sent';
+
+-- name: SendGet :one
+SELECT * FROM sends WHERE node = @node AND id = @id;
+
+-- name: SendRefusedExists :one
+SELECT EXISTS (SELECT 1 FROM sends WHERE node = @node AND generation = @generation AND digest = @digest AND outcome = 'refused') AS found;
 
 -- name: SendListRefused :many
 -- Refused sends that nothing applied since has answered, on every node.
@@ -32,7 +39,7 @@ SELECT * FROM sends WHERE node = @node AND generation = @generation AND digest =
 ORDER BY id DESC LIMIT 1;
 
 -- name: SendInsertRefused :one
--- A refused declaration the controller has no send of (replayed, forged or from a lost database).
+-- A refused declaration with no unanswered send: replayed, forged or from a lost database.
 INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason)
 VALUES (@node, @generation, @digest, 0, @composed_by, @sent_at, 'refused', @at, @reason)
 RETURNING id;
