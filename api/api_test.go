@@ -366,3 +366,21 @@ func TestIfMatchRaceOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// An operator may read a node's declaration; that is not a delivery and records no send.
+func TestOperatorReadsDeclarationWithoutASend(t *testing.T) {
+	f := setup(t)
+	f.node("web-1")
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, appModule), 201)
+	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200)
+	var d hq.Declaration
+	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration", admin, nil), 200).json(t, &d)
+	if d.Generation != 1 || len(d.Modules) != 1 || d.SendID != 0 {
+		t.Fatalf("declaration %+v", d)
+	}
+	var sends struct{ Sends []hq.SendView }
+	f.want(f.do("GET", "/api/v1/nodes/web-1/sends", admin, nil), 200).json(t, &sends)
+	if len(sends.Sends) != 0 {
+		t.Fatalf("an operator's read was recorded as a send: %+v", sends.Sends)
+	}
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"net/http"
@@ -24,6 +25,9 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	gen, err := s.Store.WaitGeneration(r.Context(), node, after, wait)
+	if r.Context().Err() != nil {
+		return // the host went away, or the controller is shutting down: no one to answer
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -33,7 +37,13 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	d, err := s.Store.Compose(r.Context(), node, s.Instance)
+	compose := s.Store.Declaration
+	if c, _ := r.Context().Value(callerKey).(caller); !c.operator {
+		compose = func(ctx context.Context, node string) (hq.Declaration, error) {
+			return s.Store.Compose(ctx, node, s.Instance)
+		}
+	}
+	d, err := compose(r.Context(), node)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

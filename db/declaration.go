@@ -47,6 +47,12 @@ func (s *Store) Compose(ctx context.Context, node, instance string) (hq.Declarat
 	}
 }
 
+// Declaration composes the node's declaration for reading, without recording a send: what
+// an operator sees is not a delivery.
+func (s *Store) Declaration(ctx context.Context, node string) (hq.Declaration, error) {
+	return s.compose(ctx, node)
+}
+
 func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error) {
 	d := hq.Declaration{Node: node, Modules: []hq.DeclaredModule{}}
 	err := s.inReadTx(ctx, func(q *Queries) error {

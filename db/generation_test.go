@@ -122,3 +122,25 @@ func TestRevisionResetsChangedResourcesOnly(t *testing.T) {
 		t.Fatalf("no removed transition for c in %+v", tr[:3])
 	}
 }
+
+func TestTwoModulesMayNotDeclareOnePathOnANode(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "a", file("conf", "from a"))
+	mustModule(t, s, "b", hq.Resource{Name: "other", Kind: hq.KindFile, Path: "/etc/other", Content: "b"})
+	mustAssign(t, s, "web-1", "a")
+	mustAssign(t, s, "web-1", "b")
+	mustModule(t, s, "c", file("conf", "from c"))
+	_, err := s.Assign(ctx, "web-1", "c", false, nil)
+	wantCode(t, err, hq.CodeConflict)
+	// A new revision of b that takes a's path is refused whole, and changes nothing.
+	_, err = s.PutModule(ctx, "b", []hq.Resource{file("conf", "b too")})
+	wantCode(t, err, hq.CodeConflict)
+	if m, _ := s.GetModule(ctx, "b"); m.Revision != 1 {
+		t.Fatalf("module b at revision %d after a refused upload", m.Revision)
+	}
+	if g, _ := s.NodeGeneration(ctx, "web-1"); g != 2 {
+		t.Fatalf("generation %d after refused changes, want 2", g)
+	}
+}

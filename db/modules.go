@@ -150,6 +150,9 @@ func decodeResources(s string) ([]hq.Resource, error) {
 // enter pending, changed ones start over as pending, unchanged ones keep their state, and
 // ones no longer declared are deleted (the trigger records them as removed).
 func (s *Store) declare(ctx context.Context, q *Queries, node, module string, resources []hq.Resource, reason string) error {
+	if err := checkPaths(ctx, q, node, module, resources); err != nil {
+		return err
+	}
 	rows, err := q.ResourceStateListByAssignment(ctx, ResourceStateListByAssignmentParams{Node: node, Module: module})
 	if err != nil {
 		return err
@@ -186,6 +189,36 @@ func (s *Store) declare(ctx context.Context, q *Queries, node, module string, re
 	for name := range have {
 		if err := q.ResourceStateDelete(ctx, ResourceStateDeleteParams{Node: node, Module: module, Resource: name}); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkPaths refuses a module whose paths another module on the node already declares: the two
+// would rewrite each other's file on every reconcile, each reporting the other's work as drift.
+func checkPaths(ctx context.Context, q *Queries, node, module string, resources []hq.Resource) error {
+	others, err := q.AssignmentDeclaration(ctx, node)
+	if err != nil {
+		return err
+	}
+	owner := map[string]string{}
+	for _, o := range others {
+		if o.Module == module {
+			continue
+		}
+		rs, err := decodeResources(o.Resources)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if r.Path != "" {
+				owner[r.Path] = hq.Ref(o.Module, r.Name)
+			}
+		}
+	}
+	for _, r := range resources {
+		if other, ok := owner[r.Path]; ok && r.Path != "" {
+			return hq.Errorf(hq.CodeConflict, "%s declares %s, which %s already declares on node %s", hq.Ref(module, r.Name), r.Path, other, node)
 		}
 	}
 	return nil
