@@ -13,10 +13,12 @@ const (
 	CodeUnauthorized Code = "unauthorized"
 	CodeForbidden    Code = "forbidden"
 	CodeNotFound     Code = "not_found"
-	CodeConflict     Code = "conflict"
-	CodeTooLarge     Code = "too_large"
-	CodeInvalid      Code = "invalid"
-	CodeInternal     Code = "internal"
+	// CodeMethodNotAllowed answers a method a path does not take.
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	CodeConflict         Code = "conflict"
+	CodeTooLarge         Code = "too_large"
+	CodeInvalid          Code = "invalid"
+	CodeInternal         Code = "internal"
 )
 
 // FieldError names one invalid field of a request and what is wrong with it.

@@ -330,6 +330,7 @@ func TestRetry(t *testing.T) {
 	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, fail), 200)
 	f.want(f.do("POST", "/api/v1/nodes/web-1/resources/app/nope/retry", admin, nil), 404)
 	f.want(f.do("POST", "/api/v1/nodes/web-1/resources/app/conf/retry", admin, nil), 200)
+	f.want(f.do("POST", "/api/v1/nodes/web-1/resources/app/conf/retry", admin, nil), 409) // pending now
 	var rr hq.ReportResponse
 	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, fail), 200).json(t, &rr)
 	if len(rr.Retry) != 1 || rr.Retry[0] != "app/conf" {
@@ -382,5 +383,27 @@ func TestOperatorReadsDeclarationWithoutASend(t *testing.T) {
 	f.want(f.do("GET", "/api/v1/nodes/web-1/sends", admin, nil), 200).json(t, &sends)
 	if len(sends.Sends) != 0 {
 		t.Fatalf("an operator's read was recorded as a send: %+v", sends.Sends)
+	}
+}
+
+// The router's own errors answer in the API's error shape.
+func TestRouterErrorsAreJSON(t *testing.T) {
+	f := setup(t)
+	for _, c := range []struct {
+		method, path string
+		status       int
+		code         hq.Code
+	}{
+		{"GET", "/api/v1/nope", 404, hq.CodeNotFound},
+		{"DELETE", "/api/v1/status", 405, hq.CodeMethodNotAllowed},
+		{"POST", "/healthz", 405, hq.CodeMethodNotAllowed},
+	} {
+		r := f.want(f.do(c.method, c.path, admin, nil), c.status)
+		if got := r.errCode(t); got != c.code {
+			t.Errorf("%s %s: code %s, want %s", c.method, c.path, got, c.code)
+		}
+	}
+	if r := f.want(f.do("GET", "/api/v1/nodes", "", nil), 401); r.header.Get("WWW-Authenticate") == "" {
+		t.Error("a 401 without WWW-Authenticate")
 	}
 }

@@ -11,13 +11,14 @@ import (
 
 // statusOf is the one table from error codes to HTTP statuses.
 var statusOf = map[hq.Code]int{
-	hq.CodeBadRequest:   http.StatusBadRequest,
-	hq.CodeUnauthorized: http.StatusUnauthorized,
-	hq.CodeForbidden:    http.StatusForbidden,
-	hq.CodeNotFound:     http.StatusNotFound,
-	hq.CodeConflict:     http.StatusConflict,
-	hq.CodeTooLarge:     http.StatusRequestEntityTooLarge,
-	hq.CodeInvalid:      http.StatusUnprocessableEntity,
+	hq.CodeBadRequest:       http.StatusBadRequest,
+	hq.CodeUnauthorized:     http.StatusUnauthorized,
+	hq.CodeForbidden:        http.StatusForbidden,
+	hq.CodeNotFound:         http.StatusNotFound,
+	hq.CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	hq.CodeConflict:         http.StatusConflict,
+	hq.CodeTooLarge:         http.StatusRequestEntityTooLarge,
+	hq.CodeInvalid:          http.StatusUnprocessableEntity,
 }
 
 // writeError answers with err's code and message; an error without a code is logged and
@@ -31,6 +32,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if e.Generation != nil {
 		setETag(w, *e.Generation)
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="hq"`)
 	}
 	writeJSON(w, status, map[string]*hq.Error{"error": e})
 }

@@ -56,7 +56,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	// Requests live in a context of their own, ended at shutdown so long-polls return at once.
 	base, endRequests := context.WithCancel(context.Background())
 	defer endRequests()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		BaseContext: func(net.Listener) context.Context { return base }}
 	log.Info("hq serving", "addr", ln.Addr().String(), "db", cfg.DB, "instance", srv.Instance)
 	if ready != nil {

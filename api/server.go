@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/webui"
 )
@@ -57,6 +58,13 @@ func (s *Server) Routes(r chi.Router) {
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, s.logRequests)
+	// Errors of the router itself speak the API's error shape too.
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, hq.Errorf(hq.CodeNotFound, "no such path: %s", r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, hq.Errorf(hq.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+	})
 	s.Routes(r)
 	if s.Pages != nil {
 		s.Pages.Routes(r)

@@ -71,9 +71,13 @@ func (s *Store) Retry(ctx context.Context, node, module, resource string, ifMatc
 		if err != nil {
 			return err
 		}
-		if n == 0 {
-			return hq.Errorf(hq.CodeNotFound, "no resource %s on node %s", hq.Ref(module, resource), node)
+		if n > 0 {
+			return nil
 		}
-		return nil
+		r, err := q.ResourceStateGet(ctx, ResourceStateGetParams{Node: node, Module: module, Resource: resource})
+		if err != nil {
+			return notFound(err, "no resource %s on node %s", hq.Ref(module, resource), node)
+		}
+		return hq.Errorf(hq.CodeConflict, "%s on node %s is %s; only a failed or stuck resource is retried", hq.Ref(module, resource), node, r.State)
 	})
 }

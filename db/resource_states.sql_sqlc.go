@@ -541,11 +541,9 @@ func (q *Queries) ResourceStateRedeclare(ctx context.Context, arg ResourceStateR
 
 const resourceStateRequestRetry = `-- name: ResourceStateRequestRetry :execrows
 UPDATE resource_states
-SET retry_requested = 1, attempts = 0, consecutive_failures = 0, failing_since = NULL,
-    state = CASE WHEN state IN ('failed', 'stuck') THEN 'pending' ELSE state END,
-    since = CASE WHEN state IN ('failed', 'stuck') THEN ?1 ELSE since END,
-    reason = CASE WHEN state IN ('failed', 'stuck') THEN 'retry requested by operator' ELSE reason END
-WHERE node = ?2 AND module = ?3 AND resource = ?4
+SET retry_requested = 1, consecutive_failures = 0, failing_since = NULL,
+    state = 'pending', since = ?1, reason = 'retry requested by operator'
+WHERE node = ?2 AND module = ?3 AND resource = ?4 AND state IN ('failed', 'stuck')
 `
 
 type ResourceStateRequestRetryParams struct {
@@ -555,6 +553,7 @@ type ResourceStateRequestRetryParams struct {
 	Resource string
 }
 
+// Guarded by the states it leaves: zero rows means the resource is not failed or stuck (now).
 func (q *Queries) ResourceStateRequestRetry(ctx context.Context, arg ResourceStateRequestRetryParams) (int64, error) {
 	result, err := q.exec(ctx, q.resourceStateRequestRetryStmt, resourceStateRequestRetry,
 		arg.Since,

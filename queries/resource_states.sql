@@ -33,12 +33,11 @@ SET state = @state, since = @since, attempts = @attempts, consecutive_failures =
 WHERE node = @node AND module = @module AND resource = @resource;
 
 -- name: ResourceStateRequestRetry :execrows
+-- Guarded by the states it leaves: zero rows means the resource is not failed or stuck (now).
 UPDATE resource_states
-SET retry_requested = 1, attempts = 0, consecutive_failures = 0, failing_since = NULL,
-    state = CASE WHEN state IN ('failed', 'stuck') THEN 'pending' ELSE state END,
-    since = CASE WHEN state IN ('failed', 'stuck') THEN @since ELSE since END,
-    reason = CASE WHEN state IN ('failed', 'stuck') THEN 'retry requested by operator' ELSE reason END
-WHERE node = @node AND module = @module AND resource = @resource;
+SET retry_requested = 1, consecutive_failures = 0, failing_since = NULL,
+    state = 'pending', since = @since, reason = 'retry requested by operator'
+WHERE node = @node AND module = @module AND resource = @resource AND state IN ('failed', 'stuck');
 
 -- name: ResourceStateRetryList :many
 SELECT module, resource FROM resource_states WHERE node = @node AND retry_requested = 1;

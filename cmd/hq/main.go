@@ -27,9 +27,13 @@ environment:
 `
 
 func main() {
-	if len(os.Args) < 2 || isHelp(os.Args[1]) {
+	if len(os.Args) < 2 {
 		printUsage()
 		os.Exit(2)
+	}
+	if isHelp(os.Args[1]) {
+		printUsage()
+		return
 	}
 	if len(os.Args) > 2 && isHelp(os.Args[2]) {
 		printUsage()
