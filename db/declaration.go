@@ -80,12 +80,11 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 
 // WaitGeneration blocks until the node's generation exceeds after, ctx ends, or wait passes,
 // and returns the generation it last saw. Changes made through this store wake it at once;
-// changes made by another process on the same database are seen by polling.
+// changes made by another process on the same database are seen by the store's watcher.
 func (s *Store) WaitGeneration(ctx context.Context, node string, after int64, wait time.Duration) (int64, error) {
+	s.watchOnce.Do(func() { go s.watch() })
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	poll := time.NewTicker(time.Second)
-	defer poll.Stop()
 	for {
 		bell := s.bells.bell(node)
 		gen, err := s.NodeGeneration(ctx, node)
@@ -94,11 +93,35 @@ func (s *Store) WaitGeneration(ctx context.Context, node string, after int64, wa
 		}
 		select {
 		case <-bell:
-		case <-poll.C:
 		case <-deadline.C:
 			return gen, nil
 		case <-ctx.Done():
 			return gen, ctx.Err()
+		}
+	}
+}
+
+// watch reads every node's generation once a period and rings the bells of those another
+// process changed: one query for the whole mesh, however many hosts are waiting.
+func (s *Store) watch() {
+	tick := time.NewTicker(s.WatchEvery)
+	defer tick.Stop()
+	known := map[string]int64{}
+	for {
+		select {
+		case <-s.closed:
+			return
+		case <-tick.C:
+		}
+		rows, err := s.rq.NodeGenerationList(context.Background())
+		if err != nil {
+			continue // the next tick tries again; waiters still time out on their own
+		}
+		for _, r := range rows {
+			if g, ok := known[r.Name]; ok && g != r.Generation {
+				s.bells.ring(r.Name)
+			}
+			known[r.Name] = r.Generation
 		}
 	}
 }

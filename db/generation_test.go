@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/meshhq/hq"
 )
@@ -142,5 +143,29 @@ func TestTwoModulesMayNotDeclareOnePathOnANode(t *testing.T) {
 	}
 	if g, _ := s.NodeGeneration(ctx, "web-1"); g != 2 {
 		t.Fatalf("generation %d after refused changes, want 2", g)
+	}
+}
+
+// A long-poll wakes on a change made by another process on the same database.
+func TestWaitGenerationSeesAnotherProcess(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	s.WatchEvery = 20 * time.Millisecond
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	other, err := Open(ctx, s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	got := make(chan int64, 1)
+	go func() { g, _ := s.WaitGeneration(ctx, "web-1", 0, 10*time.Second); got <- g }()
+	time.Sleep(50 * time.Millisecond) // let the waiter and the watcher settle
+	start := time.Now()
+	if _, err := other.Assign(ctx, "web-1", "app", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if g := <-got; g != 1 || time.Since(start) > 2*time.Second {
+		t.Fatalf("woke with generation %d after %s", g, time.Since(start))
 	}
 }

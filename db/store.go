@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -18,6 +19,7 @@ import (
 // Store is the controller's state: one SQLite database. Writes go through a single connection,
 // so they queue in Go rather than spin on SQLite's lock; reads use a pool of their own.
 type Store struct {
+	path  string
 	write *sql.DB
 	read  *sql.DB
 	// wq and rq hold every query prepared once on each pool: modernc's SQLite otherwise
@@ -31,7 +33,11 @@ type Store struct {
 	// SilentAfter is how long without a report before a node is silent.
 	SilentAfter time.Duration
 
-	bells bells
+	// WatchEvery is how often generations changed by other processes are looked for.
+	WatchEvery time.Duration
+	bells      bells
+	watchOnce  sync.Once
+	closed     chan struct{}
 }
 
 // dsn sets the pragmas in the connection string so that every pooled connection gets them.
@@ -68,8 +74,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	read.SetMaxOpenConns(4)
 	s := &Store{
-		write: write, read: read, Now: time.Now,
+		path: path, write: write, read: read, Now: time.Now,
 		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute,
+		WatchEvery: time.Second, closed: make(chan struct{}),
 	}
 	if s.wq, err = Prepare(ctx, write); err == nil {
 		s.rq, err = Prepare(ctx, read)
@@ -95,6 +102,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 
 // Close closes both pools.
 func (s *Store) Close() error {
+	close(s.closed)
 	var errs []error
 	for _, q := range []*Queries{s.wq, s.rq} {
 		if q != nil {
