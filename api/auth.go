@@ -22,11 +22,11 @@ type caller struct {
 }
 
 func bearer(r *http.Request) string {
-	h := r.Header.Get("Authorization")
-	if t, ok := strings.CutPrefix(h, "Bearer "); ok {
-		return strings.TrimSpace(t)
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") { // the scheme is case-insensitive (RFC 9110)
+		return ""
 	}
-	return ""
+	return strings.TrimSpace(token)
 }
 
 func (s *Server) isOperator(token string) bool {

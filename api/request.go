@@ -46,7 +46,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 // ifMatch reads If-Match: "G". Absent, it returns nil: the write is unconditional.
 func ifMatch(r *http.Request) (*int64, error) {
 	h := strings.TrimSpace(r.Header.Get("If-Match"))
-	if h == "" {
+	if h == "" || h == "*" { // "*" matches any generation: the node exists, which the write checks
 		return nil, nil
 	}
 	g, err := strconv.ParseInt(strings.Trim(strings.TrimPrefix(h, "W/"), `"`), 10, 64)
