@@ -127,7 +127,9 @@ func (s *Store) advanceAll(ctx context.Context, q *Queries, n Node, rep hq.Repor
 		if next != row {
 			a.changed = append(a.changed, next)
 		}
-		if next.State == string(hq.StateStuck) {
+		// The line counts as stuck what was stuck before this report: that is what the host
+		// knows from the last answer when it prints the same line, and the next line says the rest.
+		if row.State == string(hq.StateStuck) {
 			a.stuck[ref] = true
 		}
 	}

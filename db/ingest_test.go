@@ -62,24 +62,28 @@ func TestFailedBecomesStuckNeverApplied(t *testing.T) {
 			if len(resp.Stuck) != 1 || resp.Stuck[0] != "app/conf" {
 				t.Fatalf("report response stuck = %v, want [app/conf]", resp.Stuck)
 			}
-			if !strings.Contains(resp.Summary, "1 stuck") {
-				t.Fatalf("summary %q does not count the stuck resource", resp.Summary)
+			if resp.Summary != "applied 1 resource(s), 1 failed" {
+				t.Fatalf("summary %q: the line is the host's, which did not know it stuck yet", resp.Summary)
 			}
 		}
 		if r := resource(t, s, "web-1", "app", "conf"); r.State != want || r.ConsecutiveFailures != int64(i+1) || !r.NeverApplied {
 			t.Fatalf("after %d failures: %+v, want %s never applied", i+1, r, want)
 		}
 	}
+	// The next report, identical from the host, says stuck, and is a row of its own.
+	if resp := ingest(t, s, "web-1", d, failing("app", "conf"), applied("app", "ok")[0]); resp.Summary != "applied 1 resource(s), 1 stuck" {
+		t.Fatalf("summary after stuck: %q", resp.Summary)
+	}
 	v, _ := s.GetNode(ctx, "web-1")
 	if v.LastReport.Summary != "applied 1 resource(s), 1 stuck" {
 		t.Fatalf("last report line %q: the repeat that became stuck kept the old line", v.LastReport.Summary)
 	}
-	if v.Status != hq.StatusStuck || !strings.HasPrefix(v.Lines[0], "stuck: app/conf (never applied, 3 attempts since 2026-11-30T03:00:00Z)") {
+	if v.Status != hq.StatusStuck || !strings.HasPrefix(v.Lines[0], "stuck: app/conf (never applied, 4 attempts since 2026-11-30T03:00:00Z)") {
 		t.Fatalf("status %s, lines %q", v.Status, v.Lines)
 	}
 	// Skipped by back-off: not an attempt.
 	ingest(t, s, "web-1", d, hq.Result{Module: "app", Resource: "conf", Outcome: hq.StateFailed, Error: "validate: exit status 1"}, applied("app", "ok")[0])
-	if r := resource(t, s, "web-1", "app", "conf"); r.ConsecutiveFailures != 3 {
+	if r := resource(t, s, "web-1", "app", "conf"); r.ConsecutiveFailures != 4 {
 		t.Fatalf("an unattempted result counted: %d failures", r.ConsecutiveFailures)
 	}
 	// A fix: new revision, pending with counts reset; then applied.

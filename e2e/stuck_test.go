@@ -94,6 +94,14 @@ func TestStuckResourcesRaiseTheirHand(t *testing.T) {
 	if !strings.Contains(n2.out.String(), "resource stuck") {
 		t.Fatal("hostd did not log the stuck resource")
 	}
+	// Host and controller write the same line for every report.
+	var reps struct{ Reports []hq.ReportView }
+	c.call("GET", "/nodes/n2/reports?limit=100", nil, &reps)
+	for _, r := range reps.Reports {
+		if !strings.Contains(n2.out.String(), `msg="`+r.Summary+`"`) {
+			t.Fatalf("the controller's line %q is not in hostd's log", r.Summary)
+		}
+	}
 
 	// The fix: new revisions; everything applies, counts reset, the node converges.
 	c.putModule("bad", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/bad.conf", Content: "x\n"})
