@@ -306,8 +306,9 @@ func optTime(t time.Time) sql.NullString {
 	return sql.NullString{String: hq.FormatTime(t), Valid: true}
 }
 
-// outcomeDigest identifies what a report says, leaving out timings, so two reports that say
-// the same thing have the same digest. It hashes the fields directly, each string prefixed by
+// outcomeDigest identifies what a report says, leaving out timings and whether a failure was
+// attempted again or skipped by back-off, so two reports that say the same thing have the same
+// digest, and a stuck resource does not add a row per attempt. It hashes the fields directly, each string prefixed by
 // its length so no two different reports can run together into the same bytes; this runs for
 // every report, and marshalling the results to JSON first cost more than the rest of ingest.
 func outcomeDigest(rep hq.Report) string {
@@ -342,7 +343,6 @@ func outcomeDigest(rep hq.Report) string {
 		str(r.Error)
 		str(r.HoldReason)
 		str(r.BlockedBy)
-		flag(r.Attempted)
 		flag(r.Changed)
 		flag(r.Drift)
 		if len(buf) > 4096 {

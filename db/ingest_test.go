@@ -267,3 +267,28 @@ func TestReportFromTheFutureRaisesTheGeneration(t *testing.T) {
 		t.Fatalf("composed generation %d, want 43", d.Generation)
 	}
 }
+
+// A failing resource alternately attempted and skipped by back-off says the same thing each
+// time: one report row, repeated.
+func TestBackoffSkipsDoNotAddReportRows(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	s.StuckAttempts = 100
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	mustAssign(t, s, "web-1", "app")
+	d, _ := s.Compose(ctx, "web-1", "test")
+	skipped := failing("app", "a")
+	skipped.Attempted = false
+	for range 3 {
+		ingest(t, s, "web-1", d, failing("app", "a"))
+		ingest(t, s, "web-1", d, skipped)
+	}
+	reps, _ := s.Reports(ctx, "web-1", 10)
+	if len(reps) != 1 || reps[0].Repeats != 5 {
+		t.Fatalf("reports %+v, want one row repeated 5 times", reps)
+	}
+	if r := resource(t, s, "web-1", "app", "a"); r.ConsecutiveFailures != 3 {
+		t.Fatalf("%d failures counted, want 3 attempts", r.ConsecutiveFailures)
+	}
+}
