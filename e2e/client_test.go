@@ -15,11 +15,11 @@ const adminToken = "e2e-operator-token"
 
 // client is a small operator client of the API.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 }
 
-func newClient(t *testing.T, url string) *client { return &client{t: t, base: url + "/api/v1"} }
+func newClient(t testing.TB, url string) *client { return &client{t: t, base: url + "/api/v1"} }
 
 // call sends a request and decodes a 2xx answer into out; any other status fails the test.
 func (c *client) call(method, path string, body, out any, headers ...string) {

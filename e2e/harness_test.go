@@ -61,14 +61,14 @@ func (s *syncBuffer) String() string {
 
 // proc is one running binary.
 type proc struct {
-	t    *testing.T
+	t    testing.TB
 	name string
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
 }
 
-func start(t *testing.T, name string, env []string, args ...string) *proc {
+func start(t testing.TB, name string, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
@@ -119,11 +119,11 @@ type controller struct {
 	db  string
 }
 
-func startController(t *testing.T, db string, env ...string) *controller {
+func startController(t testing.TB, db string, env ...string) *controller {
 	return startControllerAt(t, db, "127.0.0.1:0", env...)
 }
 
-func startControllerAt(t *testing.T, db, addr string, env ...string) *controller {
+func startControllerAt(t testing.TB, db, addr string, env ...string) *controller {
 	t.Helper()
 	env = append([]string{"HQ_ADDR=" + addr, "HQ_DB=" + db, "HQ_ADMIN_TOKEN=" + adminToken}, env...)
 	p := start(t, "hq", env, "hq", "serve")
@@ -144,7 +144,7 @@ type host struct {
 	node, root, state string
 }
 
-func startHost(t *testing.T, ctl string, node, token, root, state string, env ...string) *host {
+func startHost(t testing.TB, ctl string, node, token, root, state string, env ...string) *host {
 	t.Helper()
 	env = append([]string{"HOSTD_CONTROLLER=" + ctl, "HOSTD_NODE=" + node, "HOSTD_TOKEN=" + token,
 		"HOSTD_ROOT=" + root, "HOSTD_STATE_DIR=" + state, "HOSTD_INTERVAL=1s", "HOSTD_WAIT=5s"}, env...)
@@ -152,7 +152,7 @@ func startHost(t *testing.T, ctl string, node, token, root, state string, env ..
 }
 
 // newHost registers a node and starts its hostd on fresh directories.
-func newHost(t *testing.T, c *client, ctl, node string, env ...string) *host {
+func newHost(t testing.TB, c *client, ctl, node string, env ...string) *host {
 	t.Helper()
 	token := c.register(node)
 	dir := t.TempDir()
@@ -162,7 +162,7 @@ func newHost(t *testing.T, c *client, ctl, node string, env ...string) *host {
 }
 
 // waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -182,7 +182,7 @@ func readFile(path string) string {
 }
 
 // freePort returns a loopback port nothing listens on now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
