@@ -43,12 +43,19 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	applied, _ := eng.Applied()
 	p := &poller{c: c, node: cfg.Node, wait: cfg.Wait, stateDir: cfg.StateDir, log: log, key: key,
 		after: applied, out: decls}
-	if a.current != nil {
+	switch {
+	case a.current != nil:
 		p.after = max(p.after, a.current.Generation)
-	} else if applied == 0 {
+	case applied == 0:
 		// Nothing yet, not even generation 0: ask for whatever there is, so a node with no
 		// modules assigned still reports, and reads converged rather than new.
 		p.after = -1
+	default:
+		// The kept declaration is gone or no longer verifies, so there is nothing to reconcile:
+		// ask for the applied generation again, not only for newer ones, or the controller
+		// would wait for a newer one that may never come. The same generation and digest
+		// passes the fence.
+		p.after = applied - 1
 	}
 	a.rep = newReporter(c, log, sent)
 

@@ -31,6 +31,9 @@ type fakeController struct {
 	mu     sync.Mutex
 	afters []int64
 	posted []hq.Report
+	// current, when set, is served as the controller serves its latest declaration: at once
+	// when its generation is above the poll's after (or there is no after), else not at all.
+	current *hq.Declaration
 }
 
 func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
@@ -48,7 +51,10 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 			http.Error(w, "no", http.StatusUnauthorized)
 			return
 		}
-		after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+		after, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+		if err != nil {
+			after = -1
+		}
 		wait, err := time.ParseDuration(r.URL.Query().Get("wait"))
 		if err != nil {
 			http.Error(w, "bad wait", http.StatusBadRequest)
@@ -56,7 +62,12 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 		}
 		f.mu.Lock()
 		f.afters = append(f.afters, after)
+		cur := f.current
 		f.mu.Unlock()
+		if cur != nil && cur.Generation > after {
+			json.NewEncoder(w).Encode(cur)
+			return
+		}
 		select {
 		case d := <-f.queue:
 			json.NewEncoder(w).Encode(d)
@@ -85,6 +96,21 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 
 // send queues a declaration signed with key (the controller's own when nil).
 func (f *fakeController) send(gen int64, key ed25519.PrivateKey, mods ...hq.DeclaredModule) *hq.Declaration {
+	d := f.sign(gen, key, mods...)
+	f.queue <- d
+	return d
+}
+
+// publish makes a declaration signed by the controller its latest, served by generation.
+func (f *fakeController) publish(gen int64, mods ...hq.DeclaredModule) *hq.Declaration {
+	d := f.sign(gen, nil, mods...)
+	f.mu.Lock()
+	f.current = d
+	f.mu.Unlock()
+	return d
+}
+
+func (f *fakeController) sign(gen int64, key ed25519.PrivateKey, mods ...hq.DeclaredModule) *hq.Declaration {
 	d := &hq.Declaration{Node: "web-1", Generation: gen, Modules: mods, SendID: gen * 10, ComposedBy: "ctl-a",
 		ComposedAt: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
 	d.Digest = d.ComputeDigest()
@@ -92,7 +118,6 @@ func (f *fakeController) send(gen int64, key ed25519.PrivateKey, mods ...hq.Decl
 		key = f.priv
 	}
 	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, []byte(d.Digest)))
-	f.queue <- d
 	return d
 }
 
@@ -287,5 +312,48 @@ func TestRunReportsARefusalBeforeAnyDeclaration(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cfg.Root, "a")); err == nil {
 		t.Fatal("a forged declaration was applied")
+	}
+}
+
+// TestRunAsksAgainForTheAppliedGenerationWithoutAKeptDeclaration restarts hostd after its kept
+// declaration is lost (deleted, never saved, or no longer verifying): it must ask the controller
+// for the generation it applied again, not only for newer ones, or it would never reconcile.
+func TestRunAsksAgainForTheAppliedGenerationWithoutAKeptDeclaration(t *testing.T) {
+	for name, spoil := range map[string]func(string) error{
+		"deleted": os.Remove,
+		"damaged": func(name string) error { return os.WriteFile(name, []byte(`{"node":"web-1","generation":1}`), 0o600) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, srv := newFakeController(t)
+			root, state := t.TempDir(), t.TempDir()
+			cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: root, StateDir: state,
+				Interval: time.Hour, Wait: 200 * time.Millisecond}
+			stop := runHostd(t, cfg, &logBuffer{})
+			d := f.publish(1, mod("app", false, file("conf", "/etc/app.conf", "v1")))
+			f.waitReport("the first report", func(r hq.Report) bool { return r.Generation == 1 })
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+
+			if err := spoil(filepath.Join(state, declarationFile)); err != nil {
+				t.Fatal(err)
+			}
+			conf := filepath.Join(root, "etc/app.conf")
+			os.Remove(conf)
+			restarted := time.Now().UTC()
+			stop = runHostd(t, cfg, &logBuffer{})
+			rep := f.waitReport("a report of generation 1 after the restart", func(r hq.Report) bool {
+				return r.Generation == 1 && !r.StartedAt.Before(restarted)
+			})
+			if rep.Refused != nil || rep.Digest != d.Digest {
+				t.Fatalf("report %+v, refusal %+v", rep, rep.Refused)
+			}
+			if c, err := os.ReadFile(conf); err != nil || string(c) != "v1" {
+				t.Fatalf("the deleted file was not put back: %q, %v", c, err)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
