@@ -117,11 +117,20 @@ func (e *Engine) Close() {
 func (e *Engine) Reconcile(ctx context.Context, d *hq.Declaration) []hq.Result {
 	start := e.cfg.Now()
 	if d.Generation != e.ledger.Generation || d.Digest != e.ledger.Digest {
+		// The fencing token must be durable before anything of d touches the machine: a restart
+		// would otherwise admit an older declaration over what d changed. If it cannot be
+		// saved, nothing of d applies this round, and the next reconcile tries again.
+		prevGen, prevDigest := e.ledger.Generation, e.ledger.Digest
+		e.ledger.Generation, e.ledger.Digest = d.Generation, d.Digest
+		e.ledgerDirty = true
+		if err := e.saveLedger(); err != nil {
+			e.ledger.Generation, e.ledger.Digest = prevGen, prevDigest
+			e.log.Error("not applying a new declaration: its generation could not be saved",
+				"generation", d.Generation, "digest", d.Digest, "err", err)
+			return notApplied(d, fmt.Errorf("not applied: the ledger could not be saved: %w", err))
+		}
 		// A new declaration deserves a fresh attempt at everything.
 		e.fails.drop()
-		e.ledger.Generation, e.ledger.Digest = d.Generation, d.Digest
-		// The fencing token must be durable before anything of d touches the machine.
-		e.saveLedger()
 	}
 	rc := newReconcile(e, d, start)
 	rc.removeUndeclared(ctx)
@@ -136,17 +145,30 @@ func (e *Engine) Reconcile(ctx context.Context, d *hq.Declaration) []hq.Result {
 	return results
 }
 
-// saveLedger writes the ledger if it changed. A failure is logged and retried at the next
-// save: the machine is already as the ledger in memory says.
-func (e *Engine) saveLedger() {
+// notApplied reports every resource of d failed, without an attempt, for err.
+func notApplied(d *hq.Declaration, err error) []hq.Result {
+	results := make([]hq.Result, 0, d.ResourceCount())
+	for _, m := range d.Modules {
+		for _, r := range m.Resources {
+			results = append(results, hq.Result{Module: m.Name, Resource: r.Name, Outcome: hq.StateFailed, Error: err.Error()})
+		}
+	}
+	return results
+}
+
+// saveLedger writes the ledger if it changed. After a change to the machine a failure is only
+// logged and retried at the next save (the machine is already as the ledger in memory says);
+// Reconcile does not apply a new declaration until its generation is saved.
+func (e *Engine) saveLedger() error {
 	if !e.ledgerDirty {
-		return
+		return nil
 	}
 	if err := e.ledger.save(e.cfg.StateDir); err != nil {
 		e.log.Error("saving ledger", "err", err)
-		return
+		return err
 	}
 	e.ledgerDirty = false
+	return nil
 }
 
 func (e *Engine) setEntry(ref string, en *Entry) {

@@ -3,6 +3,8 @@ package hostd
 import (
 	"crypto/ed25519"
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,5 +85,50 @@ func TestVerify(t *testing.T) {
 		if err := Verify(d, "web-1", c.key); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", name, err, c.want)
 		}
+	}
+}
+
+// TestFenceIsSavedBeforeANewDeclarationApplies: a declaration whose generation cannot be made
+// durable is not applied (a restart would otherwise admit an older one over what it changed),
+// and every resource says why; the next reconcile tries again.
+func TestFenceIsSavedBeforeANewDeclarationApplies(t *testing.T) {
+	b := setup(t)
+	d1 := b.decl(mod("app", false, file("conf", "/etc/app.conf", "v1")))
+	b.reconcile(d1).want(t, "app/conf", hq.StateApplied, true, true)
+
+	// A directory where the ledger is renamed into place makes saving it fail, even as root.
+	ledger := filepath.Join(b.state, ledgerFile)
+	if err := os.Remove(ledger); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ledger, "in-the-way"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d2 := b.decl(mod("app", false, file("conf", "/etc/app.conf", "v2")))
+	r := b.reconcile(d2).want(t, "app/conf", hq.StateFailed, false, false)
+	if !strings.Contains(r.Error, "the ledger could not be saved") {
+		t.Fatalf("error %q", r.Error)
+	}
+	if got := b.read("/etc/app.conf"); got != "v1" {
+		t.Fatalf("applied without a durable fence: %q", got)
+	}
+	if g, _ := b.eng.Applied(); g != 1 {
+		t.Fatalf("applied generation %d, want 1", g)
+	}
+
+	if err := os.RemoveAll(ledger); err != nil {
+		t.Fatal(err)
+	}
+	b.reconcile(d2).want(t, "app/conf", hq.StateApplied, true, true)
+
+	// A new generation that changes nothing on the machine is a fence all the same.
+	d3 := b.decl(d2.Modules...)
+	b.reconcile(d3).want(t, "app/conf", hq.StateApplied, true, false)
+	b.restart()
+	if g, dg := b.eng.Applied(); g != 3 || dg != d3.Digest {
+		t.Fatalf("after a restart the fence is generation %d (%s), want 3", g, dg)
+	}
+	if err := b.eng.Admit(d2); err == nil {
+		t.Fatal("an older declaration was admitted after a restart")
 	}
 }
