@@ -317,3 +317,73 @@ func TestJournalRecoveryFromAHandWrittenState(t *testing.T) {
 	b.noLitter("/etc/pair")
 	b.noJournal()
 }
+
+// tree is group "tree": a new directory, a file in it, and more members after them.
+func tree(more ...hq.Resource) hq.DeclaredModule {
+	return mod("app", false, append([]hq.Resource{
+		{Name: "dir", Kind: hq.KindDirectory, Path: "/srv/tree", Mode: "0750", Group: "tree"},
+		{Name: "a", Kind: hq.KindFile, Path: "/srv/tree/a.conf", Content: "A1\n", Group: "tree"}}, more...)...)
+}
+
+func TestGroupMakesADirectoryAndAFileInIt(t *testing.T) {
+	b := setup(t)
+	rs := b.reconcile(b.decl(tree()))
+	rs.want(t, "app/dir", hq.StateApplied, true, true)
+	rs.want(t, "app/a", hq.StateApplied, true, true)
+	if m := b.mode("/srv/tree"); m != 0o750 || b.read("/srv/tree/a.conf") != "A1\n" {
+		t.Fatalf("directory mode %v, file %q", m, b.read("/srv/tree/a.conf"))
+	}
+	if en := b.eng.ledger.Resources["app/dir"]; en == nil || en.Wrote != "created" {
+		t.Fatalf("directory's ledger entry %+v", en)
+	}
+	b.noJournal()
+	b.reconcile(b.decl(tree())).want(t, "app/dir", hq.StateApplied, true, false)
+}
+
+func TestGroupRollbackRemovesTheDirectoryItMade(t *testing.T) {
+	// A service of the group that exits at once fails after both commits.
+	bad := hq.Resource{Name: "svc", Kind: hq.KindService, Group: "tree", Command: []string{"/bin/sh", "-c", "exit 3"}}
+	fileFirst := mod("app", false,
+		hq.Resource{Name: "a", Kind: hq.KindFile, Path: "/srv/tree/a.conf", Content: "A1\n", Group: "tree"},
+		hq.Resource{Name: "dir", Kind: hq.KindDirectory, Path: "/srv/tree", Mode: "0750", Group: "tree"}, bad)
+	for name, m := range map[string]hq.DeclaredModule{"directory first": tree(bad), "file first": fileFirst} {
+		t.Run(name, func(t *testing.T) {
+			b := setup(t)
+			rs := b.reconcile(b.decl(m))
+			rs.want(t, "app/svc", hq.StateFailed, true, false)
+			rs.want(t, "app/dir", hq.StateGroupedPending, true, false)
+			rs.want(t, "app/a", hq.StateGroupedPending, true, false)
+			if b.exists("/srv") {
+				t.Fatal("the rollback left the directory the group made")
+			}
+			b.noJournal()
+		})
+	}
+}
+
+func TestGroupCrashAfterMakingADirectoryIsRolledBackAtStart(t *testing.T) {
+	b := setup(t)
+	d := b.decl(tree())
+	if err := b.eng.Admit(d); err != nil {
+		t.Fatal(err)
+	}
+	crashed := b.eng
+	crashed.cfg.FailpointGroupCommitPause = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		crashed.Reconcile(ctx, d)
+	}()
+	defer func() { cancel(); <-done; crashed.Close() }()
+	waitFor(t, 5*time.Second, "the directory's commit", func() bool {
+		fi, err := os.Lstat(b.path("/srv/tree"))
+		return err == nil && fi.Mode().Perm() == 0o750
+	})
+
+	b.open()
+	if b.exists("/srv") {
+		t.Fatal("recovery left the directory the group made")
+	}
+	b.noJournal()
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/meshhq/hq"
 )
@@ -62,7 +63,12 @@ func (s dirStep) commit(_ context.Context, o *op) error {
 	if o.present && o.info.IsDir() {
 		o.prevMode = o.info.Mode()
 	} else if err := os.Mkdir(o.abs, 0o700); err != nil {
-		return err
+		// In a group, the stage of a member inside the directory made it already: it is this
+		// group's, and undo removes it as one commit made (see undo).
+		fi, lerr := os.Lstat(o.abs)
+		if !errors.Is(err, fs.ErrExist) || lerr != nil || !fi.IsDir() {
+			return err
+		}
 	}
 	o.committed = true
 	if err := os.Chmod(o.abs, fileMode(s.want(o))); err != nil {
@@ -72,6 +78,9 @@ func (s dirStep) commit(_ context.Context, o *op) error {
 	return nil
 }
 
+// undo puts back the mode of a directory that was there, or removes the one commit made. That
+// one may be gone already, or not empty yet, when another member of the group made it in its
+// stage: that member's undo removes it with its madeDirs, after removing what it put inside.
 func (dirStep) undo(_ context.Context, o *op) error {
 	var err error
 	if o.committed {
@@ -79,6 +88,9 @@ func (dirStep) undo(_ context.Context, o *op) error {
 			err = os.Chmod(o.abs, o.prevMode)
 		} else {
 			err = os.Remove(o.abs)
+			if errors.Is(err, fs.ErrNotExist) || o.backup == "" && isNotEmpty(err) {
+				err = nil
+			}
 			if o.backup != "" {
 				err = errors.Join(err, os.Rename(o.backup, o.abs))
 				o.backup = ""
@@ -91,3 +103,8 @@ func (dirStep) undo(_ context.Context, o *op) error {
 }
 
 func (dirStep) finish(o *op) { dropBackup(o) }
+
+// isNotEmpty reports whether err is the error removing a directory that is not empty.
+func isNotEmpty(err error) bool {
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
+}
