@@ -43,6 +43,9 @@ type Engine struct {
 	ledgerDirty bool
 	fails       *backoff
 	sup         *supervisor
+	// keptJournal is set when a group could not be rolled back and its journal is kept: no
+	// group applies until a new start has rolled it back (NewEngine does not start until then).
+	keptJournal error
 }
 
 // NewEngine loads the ledger and back-off state from the state dir and kills the service

@@ -70,6 +70,10 @@ func (rc *reconcile) applyGroup(ctx context.Context, m hq.DeclaredModule, g *gro
 		ga.notApplied(culprits, false)
 		return nil
 	}
+	if kept := rc.e.keptJournal; kept != nil {
+		ga.blocked(kept)
+		return nil
+	}
 	if culprits := ga.backedOff(); culprits != nil {
 		ga.notApplied(culprits, false)
 		return nil
@@ -79,16 +83,56 @@ func (rc *reconcile) applyGroup(ctx context.Context, m hq.DeclaredModule, g *gro
 		return nil
 	}
 	if culprits := ga.stage(ctx); culprits != nil {
-		ga.rollback(ctx)
-		ga.notApplied(culprits, true)
+		ga.rollBackAndReport(ctx, culprits)
 		return nil
 	}
 	if culprits := ga.commit(ctx); culprits != nil {
-		ga.rollback(ctx)
-		ga.notApplied(culprits, true)
+		ga.rollBackAndReport(ctx, culprits)
 		return nil
 	}
 	return ga.done()
+}
+
+// rollBackAndReport rolls the group back after culprits kept it from applying. When the
+// rollback itself fails, the journal stays (it is the record of how to put the machine back,
+// and the next start of hostd rolls back from it), every member is failed with the rollback's
+// error, and no group is applied until then: another group's journal would replace this one.
+func (ga *groupApply) rollBackAndReport(ctx context.Context, culprits []string) {
+	err := ga.rollback(ctx)
+	if err == nil {
+		ga.notApplied(culprits, true)
+		return
+	}
+	kept := ""
+	if ga.journaled {
+		err = fmt.Errorf("group %s could not be rolled back (its journal is kept for the next start of hostd): %w", ga.name(), err)
+		ga.rc.e.keptJournal = err
+		kept = " (journal kept)"
+	} else {
+		err = fmt.Errorf("group %s could not be rolled back: %w", ga.name(), err)
+	}
+	ga.rc.e.log.Error("rolling back a group failed"+kept, "group", ga.name(), "err", err)
+	why := "after " + strings.Join(culprits, "; ") + ", " + err.Error()
+	for k := range ga.g.members {
+		r := ga.res(k)
+		if r.Outcome == hq.StateFailed {
+			// A culprit: its own error first.
+			r.Error += "; " + why
+			continue
+		}
+		*r = hq.Result{Module: r.Module, Resource: r.Resource, Outcome: hq.StateFailed, Attempted: true, Error: why}
+		ga.rc.e.fails.drop(ga.ref(k))
+	}
+}
+
+// blocked fails, without an attempt, every member of a group that may not apply because the
+// journal of a group that could not be rolled back is kept.
+func (ga *groupApply) blocked(kept error) {
+	why := "no group is applied until hostd restarts: " + kept.Error()
+	for k := range ga.g.members {
+		r := ga.res(k)
+		*r = hq.Result{Module: r.Module, Resource: r.Resource, Outcome: hq.StateFailed, Error: why}
+	}
 }
 
 func (ga *groupApply) ref(k int) string {
@@ -233,24 +277,30 @@ func (ga *groupApply) commit(ctx context.Context) []string {
 func (ga *groupApply) name() string { return hq.Ref(ga.m.Name, ga.g.name) }
 
 // rollback undoes every member, newest first, then starts the services that commit restarted
-// again on the old state and checks their health once more. The journal goes last: until the
-// machine is as it was, a crash must still find it.
-func (ga *groupApply) rollback(ctx context.Context) {
+// again on the old state and checks their health once more. The journal goes last, and only
+// when every undo worked: until the machine is as it was, a crash (or the next start) must
+// still find it. It returns the undo errors.
+func (ga *groupApply) rollback(ctx context.Context) error {
 	touched := ga.journaled
+	var errs []error
 	var restarted []*op
 	for k := len(ga.ops) - 1; k >= 0; k-- {
 		o := ga.ops[k]
 		if o == nil || o.res.Kind == hq.KindService {
 			continue
 		}
-		ga.rc.undo(ctx, steps[o.res.Kind], o)
+		if err := steps[o.res.Kind].undo(ctx, o); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", o.ref, err))
+		}
 	}
 	for _, o := range ga.ops {
 		if o == nil || o.res.Kind != hq.KindService || !o.committed {
 			continue
 		}
 		touched = true
-		ga.rc.undo(ctx, steps[hq.KindService], o)
+		if err := steps[hq.KindService].undo(ctx, o); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", o.ref, err))
+		}
 		if o.prevService != nil {
 			restarted = append(restarted, o)
 		}
@@ -265,10 +315,14 @@ func (ga *groupApply) rollback(ctx context.Context) {
 				"group", ga.name(), "resource", o.ref, "err", err)
 		}
 	}
+	if len(errs) > 0 {
+		return undoErrors(errs)
+	}
 	ga.removeJournal()
 	if touched {
 		ga.rc.e.log.Warn("rolled back a group", "group", ga.name())
 	}
+	return nil
 }
 
 // notApplied reports the members that are neither failed nor held nor blocked as
@@ -312,3 +366,16 @@ func (ga *groupApply) done() []lateService {
 	}
 	return services
 }
+
+// undoErrors are the members that could not be undone, on one line for a result's error.
+type undoErrors []error
+
+func (u undoErrors) Error() string {
+	msgs := make([]string, len(u))
+	for i, err := range u {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (u undoErrors) Unwrap() []error { return u }

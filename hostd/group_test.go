@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -386,4 +387,59 @@ func TestGroupCrashAfterMakingADirectoryIsRolledBackAtStart(t *testing.T) {
 		t.Fatal("recovery left the directory the group made")
 	}
 	b.noJournal()
+}
+
+// TestGroupRollbackThatFailsKeepsTheJournal: when a member cannot be put back, the journal is
+// the only record of how to, so it stays, the members say the rollback failed, and no group
+// applies until a restart has rolled the group back from it.
+func TestGroupRollbackThatFailsKeepsTheJournal(t *testing.T) {
+	b := setup(t)
+	// Unhealthy while sabotage is set, after taking away the originals the rollback needs.
+	var sabotage atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sabotage.Load() {
+			undo, _ := filepath.Glob(b.path("/etc/pair/.hostd-undo-*"))
+			for _, u := range undo {
+				os.Remove(u)
+			}
+			http.Error(w, "unhealthy", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	svc := hq.Resource{Name: "server", Kind: hq.KindService, Group: "pair", Command: []string{"sleep", "60"},
+		Health: &hq.Health{HTTP: srv.URL}}
+	b.reconcile(b.decl(pair("A1\n", "B1\n", svc))).want(t, "app/server", hq.StateApplied, true, true)
+
+	sabotage.Store(true)
+	rs := b.reconcile(b.decl(pair("A2\n", "B2\n", svc)))
+	for _, ref := range []string{"app/a", "app/b", "app/server"} {
+		if r := rs.want(t, ref, hq.StateFailed, true, false); !strings.Contains(r.Error, "could not be rolled back") {
+			t.Fatalf("%s's error %q", ref, r.Error)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(b.state, journalFile)); err != nil {
+		t.Fatalf("the journal of a group that could not be rolled back is gone: %v", err)
+	}
+
+	sabotage.Store(false)
+	d := b.decl(pair("A3\n", "B3\n", svc))
+	rs = b.reconcile(d)
+	for _, ref := range []string{"app/a", "app/b", "app/server"} {
+		if r := rs.want(t, ref, hq.StateFailed, false, false); !strings.Contains(r.Error, "until hostd restarts") {
+			t.Fatalf("%s's error %q", ref, r.Error)
+		}
+	}
+	if b.read("/etc/pair/a.conf") == "A3\n" || b.read("/etc/pair/b.conf") == "B3\n" {
+		t.Fatal("a group was applied while a journal is kept")
+	}
+
+	b.restart()
+	b.noJournal()
+	rs = b.reconcile(d)
+	for _, ref := range []string{"app/a", "app/b", "app/server"} {
+		rs.want(t, ref, hq.StateApplied, true, true)
+	}
+	b.noLitter("/etc/pair")
 }
