@@ -196,6 +196,7 @@ func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bo
 			continue
 		}
 		if reason := holdReason(ga.m, o); reason != "" {
+			ga.rc.forgetFound(o)
 			res := ga.res(k)
 			res.Outcome, res.HoldReason = hq.StateHeld, reason
 			culprits = append(culprits, ga.ref(k)+" held")
@@ -350,9 +351,7 @@ func (ga *groupApply) done() []lateService {
 		r := ga.res(k)
 		r.Outcome, r.Attempted = hq.StateApplied, true
 		if o.equal {
-			if !o.managed && o.record != nil {
-				o.record.Wrote = "adopted"
-			}
+			o.adopt()
 		} else {
 			steps[o.res.Kind].finish(o)
 			ga.rc.changed[o.ref] = true

@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/meshhq/hq"
@@ -96,10 +97,75 @@ func TestAdoptsWhatAlreadyMatches(t *testing.T) {
 			t.Fatalf("%s: ledger entry %+v, want adopted", ref, en)
 		}
 	}
-	// Adopted, it is managed: drift is put back.
+	// Found as declared for an untaken module, it is still not hostd's: a change to it is held
+	// like any file hostd finds, not put back.
+	b.write("/etc/app.conf", "changed\n", 0o644)
+	if r := b.reconcile(d).want(t, "app/conf", hq.StateHeld, false, false); !strings.HasPrefix(r.HoldReason, "would overwrite /etc/app.conf") {
+		t.Fatalf("hold reason %q", r.HoldReason)
+	}
+	if b.read("/etc/app.conf") != "changed\n" {
+		t.Fatal("a file found for an untaken module was put back")
+	}
+}
+
+func TestTakenAdoptionIsOwned(t *testing.T) {
+	b := setup(t)
+	b.write("/etc/app.conf", "same\n", 0o644)
+	d := b.decl(mod("app", true, file("conf", "/etc/app.conf", "same\n")))
+	b.reconcile(d).want(t, "app/conf", hq.StateApplied, true, false)
+	// Adopted by a taken module, it is managed: drift is put back.
 	b.write("/etc/app.conf", "changed\n", 0o644)
 	if r := b.reconcile(d).want(t, "app/conf", hq.StateApplied, true, true); !r.Drift {
 		t.Fatal("drift of an adopted file not reported")
+	}
+	// And removed with its module.
+	b.reconcile(b.decl())
+	if b.exists("/etc/app.conf") {
+		t.Fatal("a file a taken module adopted was left when the module went")
+	}
+}
+
+// TestUntakenAdoptionIsForgottenNotDeleted: what hostd found as declared for an untaken module
+// was never hostd's, so unassigning the module forgets it and leaves it on the machine.
+func TestUntakenAdoptionIsForgottenNotDeleted(t *testing.T) {
+	b := setup(t)
+	b.write("/etc/app.conf", "same\n", 0o644)
+	os.MkdirAll(b.path("/srv/data"), 0o755)
+	os.Chmod(b.path("/srv/data"), 0o755)
+	b.write("/etc/pair/a.conf", "A1\n", 0o644)
+	b.write("/etc/pair/b.conf", "B1\n", 0o644)
+	d := b.decl(pair("A1\n", "B1\n", file("conf", "/etc/app.conf", "same\n"),
+		hq.Resource{Name: "data", Kind: hq.KindDirectory, Path: "/srv/data"}))
+	rs := b.reconcile(d)
+	for _, ref := range []string{"app/a", "app/b", "app/conf", "app/data"} {
+		rs.want(t, ref, hq.StateApplied, true, false)
+	}
+	b.reconcile(d)
+
+	b.reconcile(b.decl())
+	for _, p := range []string{"/etc/app.conf", "/srv/data", "/etc/pair/a.conf", "/etc/pair/b.conf"} {
+		if !b.exists(p) {
+			t.Errorf("%s, found on the node for an untaken module, was deleted when the module went", p)
+		}
+	}
+	if len(b.eng.ledger.Resources) != 0 {
+		t.Fatalf("the ledger still names %v", b.eng.ledger.Resources)
+	}
+}
+
+// TestUntakenAdoptionThenTakenIsOwned: once the module is taken, what it found is hostd's.
+func TestUntakenAdoptionThenTakenIsOwned(t *testing.T) {
+	b := setup(t)
+	b.write("/etc/app.conf", "same\n", 0o644)
+	d := b.decl(mod("app", false, file("conf", "/etc/app.conf", "same\n")))
+	b.reconcile(d).want(t, "app/conf", hq.StateApplied, true, false)
+	taken := b.decl(d.Modules[0])
+	taken.Modules[0].Taken = true
+	taken.Digest = taken.ComputeDigest()
+	b.reconcile(taken).want(t, "app/conf", hq.StateApplied, true, false)
+	b.reconcile(b.decl())
+	if b.exists("/etc/app.conf") {
+		t.Fatal("a file owned after take was left when the module went")
 	}
 }
 

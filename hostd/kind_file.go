@@ -50,7 +50,7 @@ func (fileStep) check(_ context.Context, o *op) error {
 	fp := fingerprintOf(fi)
 	// Fast path: the spec did not change and stat says nobody wrote the file since hostd last
 	// looked, so its content is what the ledger says without reading it.
-	if o.managed && o.entry != nil && o.entry.Spec == o.spec && o.entry.Stat.equal(fp) {
+	if o.entry != nil && o.entry.Spec == o.spec && o.entry.Stat.equal(fp) {
 		o.equal, o.record = true, o.entry
 		return nil
 	}

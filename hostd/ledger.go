@@ -28,6 +28,11 @@ type Entry struct {
 	Spec string `json:"spec"`
 	// Wrote says what hostd did: "created", "replaced" or "adopted".
 	Wrote string `json:"wrote"`
+	// Found is set when hostd found the path already as declared for a module that was not
+	// taken, and has not written it since. What is there is still not hostd's: removing the
+	// resource forgets it instead of deleting it, and a change to it is held until the module
+	// is taken, not put back. Taking the module (or hostd writing the path) clears it.
+	Found bool `json:"found,omitempty"`
 	// Content is the sha256 of a file's content as written.
 	Content string `json:"content,omitempty"`
 	// Target is the link target written for a symlink, joined under the root.

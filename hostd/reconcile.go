@@ -172,14 +172,13 @@ func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq
 		return res, err
 	}
 	if o.equal {
-		if !o.managed && o.record != nil {
-			o.record.Wrote = "adopted"
-		}
+		o.adopt()
 		rc.keep(o)
 		res.Outcome = hq.StateApplied
 		return res, nil
 	}
 	if reason := holdReason(m, o); reason != "" {
+		rc.forgetFound(o)
 		res.Outcome, res.Attempted, res.HoldReason = hq.StateHeld, false, reason
 		return res, nil
 	}
@@ -214,9 +213,39 @@ func holdReason(m hq.DeclaredModule, o *op) string {
 }
 
 // drifted reports whether o, found not as declared, is a managed resource whose spec did not
-// change: something else changed the machine, and putting it back is drift.
+// change: something else changed the machine, and putting it back is drift. What hostd only
+// found, and never wrote, cannot drift from what hostd wrote.
 func (o *op) drifted() bool {
-	return o.managed && o.entry != nil && o.entry.Spec == o.spec && !o.restart && o.driftable()
+	return o.managed && o.entry != nil && !o.entry.Found && o.entry.Spec == o.spec && !o.restart && o.driftable()
+}
+
+// adopt makes the ledger entry of o, checked and found as declared, say how hostd came by it.
+// Found for a module that is not taken, it is adopted but stays Found: it is not hostd's. A
+// taken module owns what it adopts.
+func (o *op) adopt() {
+	if o.record == nil {
+		return
+	}
+	switch {
+	case !o.managed:
+		r := *o.record
+		r.Wrote, r.Found = "adopted", !o.taken && o.abs != ""
+		o.record = &r
+	case o.record.Found && o.taken:
+		r := *o.record
+		r.Found = false
+		o.record = &r
+	}
+}
+
+// forgetFound drops the ledger entry of o, held because it would overwrite what hostd found: an
+// entry there can only be one hostd found as declared before (see Entry.Found), and it no
+// longer is.
+func (rc *reconcile) forgetFound(o *op) {
+	if o.entry != nil && !o.managed {
+		rc.e.deleteEntry(o.ref)
+		o.entry = nil
+	}
 }
 
 // driftable is false for a service this process has not started yet: after a restart of
@@ -266,7 +295,8 @@ func (rc *reconcile) newOp(ctx context.Context, m hq.DeclaredModule, r hq.Resour
 		rc.e.deleteEntry(o.ref)
 		o.entry = nil
 	}
-	o.managed = o.entry != nil || rc.inherited[r.Path]
+	// What hostd only found for a module that is not taken is not hostd's (see Entry.Found).
+	o.managed = o.entry != nil && !(o.entry.Found && !m.Taken) || rc.inherited[r.Path]
 	o.restart = slices.ContainsFunc(r.RestartOn, func(dep string) bool { return rc.changed[hq.Ref(m.Name, dep)] })
 	return o, nil
 }

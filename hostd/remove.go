@@ -42,8 +42,9 @@ func (rc *reconcile) removeUndeclared(ctx context.Context) {
 	for _, ref := range gone {
 		en := res[ref]
 		if en.Path != "" && rc.paths[en.Path] != "" {
-			// Another declared resource names this path now: it takes over what is there.
-			rc.inherited[en.Path] = true
+			// Another declared resource names this path now: it takes over what is there, if it
+			// was hostd's (see Entry.Found).
+			rc.inherited[en.Path] = !en.Found
 			rc.e.deleteEntry(ref)
 			continue
 		}
@@ -51,14 +52,21 @@ func (rc *reconcile) removeUndeclared(ctx context.Context) {
 			rc.e.log.Error("removing a resource no longer declared; will retry", "resource", ref, "path", en.Path, "err", err)
 			continue
 		}
-		rc.e.log.Info("removed a resource no longer declared", "resource", ref, "kind", en.Kind, "path", en.Path)
+		if en.Found {
+			rc.e.log.Info("forgot a resource no longer declared, leaving what hostd found there", "resource", ref, "kind", en.Kind, "path", en.Path)
+		} else {
+			rc.e.log.Info("removed a resource no longer declared", "resource", ref, "kind", en.Kind, "path", en.Path)
+		}
 		rc.e.deleteEntry(ref)
 	}
 }
 
 // removeEntry undoes what a ledger entry says hostd made. A directory is removed only when
-// empty: what else is in it is not hostd's to delete.
+// empty: what else is in it is not hostd's to delete. What hostd only found is left.
 func (e *Engine) removeEntry(ctx context.Context, ref string, en *Entry) error {
+	if en.Found {
+		return nil
+	}
 	switch en.Kind {
 	case hq.KindService:
 		e.sup.stop(ref)
