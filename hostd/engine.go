@@ -43,6 +43,8 @@ type Engine struct {
 	ledgerDirty bool
 	fails       *backoff
 	sup         *supervisor
+	// paths keeps the current reconcile inside the root (see confiner).
+	paths *confiner
 	// keptJournal is set when a group could not be rolled back and its journal is kept: no
 	// group applies until a new start has rolled it back (NewEngine does not start until then).
 	keptJournal error
@@ -81,7 +83,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		// Back-off is an optimisation; a damaged file only means earlier retries.
 		cfg.Logger.Warn("back-off state unreadable, starting without it", "err", err)
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b}
+	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b, paths: newConfiner(cfg.Root)}
 	e.sup = newSupervisor(cfg.StateDir, cfg.Root, cfg.StopTimeout, cfg.Logger)
 	e.sup.killLeftovers()
 	return e, nil
@@ -135,6 +137,8 @@ func (e *Engine) Reconcile(ctx context.Context, d *hq.Declaration) []hq.Result {
 		// A new declaration deserves a fresh attempt at everything.
 		e.fails.drop()
 	}
+	// The root is resolved again each time: it may be a link that was moved.
+	e.paths = newConfiner(e.cfg.Root)
 	rc := newReconcile(e, d, start)
 	rc.removeUndeclared(ctx)
 	results := make([]hq.Result, 0, d.ResourceCount())

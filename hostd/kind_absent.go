@@ -37,6 +37,9 @@ func absentEntry(o *op, wrote string) *Entry {
 func (absentStep) stage(context.Context, *op) error { return nil }
 
 func (absentStep) commit(_ context.Context, o *op) error {
+	if err := o.confine(); err != nil {
+		return err
+	}
 	b := o.aside
 	if b == "" {
 		b = tempName(o.abs, "gone")

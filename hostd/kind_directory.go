@@ -45,6 +45,9 @@ func (dirStep) entry(o *op, wrote string) *Entry {
 func (dirStep) stage(context.Context, *op) error { return nil }
 
 func (s dirStep) commit(_ context.Context, o *op) error {
+	if err := o.confine(); err != nil {
+		return err
+	}
 	made, err := mkdirs(filepath.Dir(o.abs))
 	o.madeDirs = made
 	if err != nil {

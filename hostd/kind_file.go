@@ -81,6 +81,9 @@ func (fileStep) stage(ctx context.Context, o *op) error {
 	if err != nil {
 		return err
 	}
+	if err := o.confine(); err != nil {
+		return err
+	}
 	made, err := mkdirs(filepath.Dir(o.abs))
 	o.madeDirs = made
 	if err != nil {
@@ -116,6 +119,9 @@ func (fileStep) stage(ctx context.Context, o *op) error {
 }
 
 func (fileStep) commit(_ context.Context, o *op) error {
+	if err := o.confine(); err != nil {
+		return err
+	}
 	if err := clearForReplace(o); err != nil {
 		return err
 	}

@@ -39,6 +39,8 @@ func serviceEntry(o *op) *Entry {
 func (serviceStep) stage(context.Context, *op) error { return nil }
 
 func (serviceStep) commit(ctx context.Context, o *op) error {
+	// What the service does at start may change what a directory under the root resolves to.
+	o.e.paths.forget()
 	if p := o.e.sup.get(o.ref); p != nil {
 		prev := p.res
 		o.prevService = &prev

@@ -21,6 +21,9 @@ func (linkStep) target(o *op) string {
 }
 
 func (s linkStep) check(_ context.Context, o *op) error {
+	if err := o.e.paths.linkTarget(o.abs, o.res.Target, s.target(o)); err != nil {
+		return err
+	}
 	fi, err := os.Lstat(o.abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -53,6 +56,9 @@ func (s linkStep) entry(o *op, wrote string) *Entry {
 }
 
 func (s linkStep) stage(_ context.Context, o *op) error {
+	if err := o.confine(); err != nil {
+		return err
+	}
 	made, err := mkdirs(filepath.Dir(o.abs))
 	o.madeDirs = made
 	if err != nil {
@@ -67,6 +73,9 @@ func (s linkStep) stage(_ context.Context, o *op) error {
 }
 
 func (s linkStep) commit(_ context.Context, o *op) error {
+	if err := o.confine(); err != nil {
+		return err
+	}
 	if err := clearForReplace(o); err != nil {
 		return err
 	}

@@ -283,6 +283,9 @@ func (rc *reconcile) newOp(ctx context.Context, m hq.DeclaredModule, r hq.Resour
 		if err != nil {
 			return nil, err
 		}
+		if err := rc.e.paths.check(abs, true); err != nil {
+			return nil, err
+		}
 		o.abs = abs
 	}
 	o.entry = rc.e.ledger.Resources[o.ref]

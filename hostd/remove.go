@@ -76,6 +76,9 @@ func (e *Engine) removeEntry(ctx context.Context, ref string, en *Entry) error {
 		if err != nil {
 			return err
 		}
+		if err := e.paths.check(abs, false); err != nil {
+			return err
+		}
 		err = os.Remove(abs)
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):

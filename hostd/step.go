@@ -74,6 +74,10 @@ type op struct {
 	record *Entry
 }
 
+// confine refuses o's path if its parent directory resolves outside the root, resolving it
+// afresh: it comes before anything is created, written, renamed or removed there.
+func (o *op) confine() error { return o.e.paths.check(o.abs, false) }
+
 // wrote says what commit did to the path, for the ledger.
 func (o *op) wrote() string {
 	if o.present {
