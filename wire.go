@@ -92,6 +92,8 @@ type ReportResponse struct {
 	ReportID int64    `json:"report_id"`
 	Summary  string   `json:"summary"`
 	Stuck    []string `json:"stuck"`
+	// Generation is the node's generation now: a host behind it has a declaration to fetch.
+	Generation int64 `json:"generation"`
 	// Retry names resources (module/name) whose back-off the host should drop.
 	Retry []string `json:"retry,omitempty"`
 }

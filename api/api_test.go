@@ -290,9 +290,10 @@ func TestDeclarationLongPollAndReport(t *testing.T) {
 	}
 	var rr hq.ReportResponse
 	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, hq.Report{Generation: 1, Digest: d.Digest, Results: results}), 200).json(t, &rr)
-	if rr.Summary != "applied 6 resource(s)" || rr.ReportID == 0 {
+	if rr.Summary != "applied 6 resource(s)" || rr.ReportID == 0 || rr.Generation != 1 {
 		t.Fatalf("report response %+v", rr)
 	}
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, hq.Report{Generation: 1, Digest: d.Digest, Results: results}, "If-Match", `"0"`), 409)
 	var v hq.NodeView
 	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).json(t, &v)
 	if v.Status != hq.StatusConverged || v.AppliedGeneration != 1 || v.LastReport.Summary != rr.Summary {

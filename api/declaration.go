@@ -78,16 +78,22 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	match, err := ifMatch(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	var rep hq.Report
 	if err := decode(w, r, &rep); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	resp, err := s.Store.Ingest(r.Context(), node, rep)
+	resp, err := s.Store.IngestIfMatch(r.Context(), node, rep, match)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	setETag(w, resp.Generation)
 	writeJSON(w, http.StatusOK, resp)
 }
 

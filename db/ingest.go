@@ -17,6 +17,12 @@ import (
 // Ingest records one report from a node in one transaction: the resources' lifecycle, the
 // report row (or a repeat of the last one), the sends it answers, and the node's last-seen time.
 func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report) (hq.ReportResponse, error) {
+	return s.IngestIfMatch(ctx, node, rep, nil)
+}
+
+// IngestIfMatch is Ingest refused with a conflict, changing nothing, when ifMatch is set and
+// is not the node's generation.
+func (s *Store) IngestIfMatch(ctx context.Context, node string, rep hq.Report, ifMatch *int64) (hq.ReportResponse, error) {
 	var resp hq.ReportResponse
 	if err := validateReport(rep); err != nil {
 		return resp, err
@@ -26,13 +32,14 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report) (hq.Repo
 	at := hq.FormatTime(now)
 	raised := false
 	err := s.inTx(ctx, func(q *Queries) error {
-		n, err := q.NodeGet(ctx, node)
+		n, err := lockNode(ctx, q, node, ifMatch)
 		if err != nil {
-			return notFound(err, "no node %s", node)
+			return err
 		}
 		if raised, err = raiseGeneration(ctx, q, n, rep); err != nil {
 			return err
 		}
+		resp.Generation = max(n.Generation, rep.Generation+boolInt(raised))
 		prev, hasPrev, err := lastReport(ctx, q, n)
 		if err != nil {
 			return err
