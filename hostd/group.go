@@ -90,7 +90,7 @@ func (rc *reconcile) applyGroup(ctx context.Context, m hq.DeclaredModule, g *gro
 		ga.rollBackAndReport(ctx, culprits)
 		return nil
 	}
-	return ga.done()
+	return ga.done(ctx)
 }
 
 // rollBackAndReport rolls the group back after culprits kept it from applying. When the
@@ -343,8 +343,9 @@ func (ga *groupApply) notApplied(culprits []string, attempted bool) {
 }
 
 // done makes the group's change stay: the journal goes first, then what undo would have
-// needed. It returns the group's services, for later restarts in the module.
-func (ga *groupApply) done() []lateService {
+// needed, then what members made before they moved and the members the declaration no longer
+// names. It returns the group's services, for later restarts in the module.
+func (ga *groupApply) done(ctx context.Context) []lateService {
 	ga.removeJournal()
 	var services []lateService
 	for k, o := range ga.ops {
@@ -362,6 +363,13 @@ func (ga *groupApply) done() []lateService {
 		if o.res.Kind == hq.KindService {
 			services = append(services, lateService{ga.g.members[k], o})
 		}
+	}
+	for _, o := range ga.ops {
+		// The group is applied either way: an old path left behind is logged by dropOld.
+		ga.rc.dropOld(ctx, o)
+	}
+	for _, ref := range ga.rc.dropped[ga.name()] {
+		ga.rc.removeGone(ctx, ref)
 	}
 	return services
 }

@@ -443,3 +443,65 @@ func TestGroupRollbackThatFailsKeepsTheJournal(t *testing.T) {
 	}
 	b.noLitter("/etc/pair")
 }
+
+func TestGroupThatDoesNotApplyKeepsAMovedMembersOldFile(t *testing.T) {
+	b := setup(t)
+	b.reconcile(b.decl(pair("A1\n", "B1\n")))
+
+	// a moves, b cannot apply: a stays where it was, and nothing is written at its new path.
+	moved := mod("app", false, member("a", "/etc/pair/a2.conf", "A1\n"), member("b", "/etc/pair/b.conf", "bad\n"))
+	rs := b.reconcile(b.decl(moved))
+	rs.want(t, "app/b", hq.StateFailed, true, false)
+	rs.want(t, "app/a", hq.StateGroupedPending, true, false)
+	if !b.exists("/etc/pair/a.conf") || b.read("/etc/pair/a.conf") != "A1\n" || b.exists("/etc/pair/a2.conf") {
+		t.Fatal("a group that did not apply moved one of its members")
+	}
+	if en := b.eng.ledger.Resources["app/a"]; en == nil || en.Path != "/etc/pair/a.conf" {
+		t.Fatalf("a's ledger entry %+v", en)
+	}
+
+	// The same when the other member is held.
+	b.write("/etc/pair/b3.conf", "theirs\n", 0o644)
+	rs = b.reconcile(b.decl(mod("app", false, member("a", "/etc/pair/a2.conf", "A1\n"), member("b", "/etc/pair/b3.conf", "B1\n"))))
+	rs.want(t, "app/b", hq.StateHeld, false, false)
+	if !b.exists("/etc/pair/a.conf") || b.exists("/etc/pair/a2.conf") || !b.exists("/etc/pair/b.conf") {
+		t.Fatal("a held group moved one of its members")
+	}
+
+	// Once the group applies, the old paths go.
+	rs = b.reconcile(b.decl(mod("app", false, member("a", "/etc/pair/a2.conf", "A1\n"), member("b", "/etc/pair/b.conf", "B2\n"))))
+	rs.want(t, "app/a", hq.StateApplied, true, true)
+	if b.exists("/etc/pair/a.conf") || b.read("/etc/pair/a2.conf") != "A1\n" {
+		t.Fatal("the moved member's old path was not removed once its group applied")
+	}
+	b.noLitter("/etc/pair")
+}
+
+func TestGroupThatDoesNotApplyKeepsADroppedMember(t *testing.T) {
+	b := setup(t)
+	c := member("c", "/etc/pair/c.conf", "C1\n")
+	b.reconcile(b.decl(pair("A1\n", "B1\n", c)))
+
+	// c is dropped from the group, b cannot apply: c stays until the group applies.
+	rs := b.reconcile(b.decl(pair("A1\n", "bad\n")))
+	rs.want(t, "app/b", hq.StateFailed, true, false)
+	if !b.exists("/etc/pair/c.conf") {
+		t.Fatal("a member dropped from a group that did not apply was removed")
+	}
+	if b.eng.ledger.Resources["app/c"] == nil {
+		t.Fatal("a member dropped from a group that did not apply was forgotten")
+	}
+
+	rs = b.reconcile(b.decl(pair("A1\n", "B2\n")))
+	rs.want(t, "app/b", hq.StateApplied, true, true)
+	if b.exists("/etc/pair/c.conf") || b.eng.ledger.Resources["app/c"] != nil {
+		t.Fatal("a member dropped from a group that applied was not removed")
+	}
+
+	// A module that no longer has the group removes it at once.
+	b.reconcile(b.decl(pair("A1\n", "B2\n", c)))
+	b.reconcile(b.decl(mod("app", false, file("a", "/etc/pair/a.conf", "A1\n"))))
+	if b.exists("/etc/pair/c.conf") || b.exists("/etc/pair/b.conf") {
+		t.Fatal("members of a group no longer declared were not removed")
+	}
+}

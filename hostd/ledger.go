@@ -33,6 +33,9 @@ type Entry struct {
 	// resource forgets it instead of deleting it, and a change to it is held until the module
 	// is taken, not put back. Taking the module (or hostd writing the path) clears it.
 	Found bool `json:"found,omitempty"`
+	// Group is the group the resource was last applied in: a member dropped from a group that
+	// is still declared is removed only once that group applies.
+	Group string `json:"group,omitempty"`
 	// Content is the sha256 of a file's content as written.
 	Content string `json:"content,omitempty"`
 	// Target is the link target written for a symlink, joined under the root.

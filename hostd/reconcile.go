@@ -24,6 +24,9 @@ type reconcile struct {
 	heldDirs map[string]string
 	// changed holds the refs this reconcile changed on the machine, for restart_on.
 	changed map[string]bool
+	// dropped maps a declared group (module/group) to the members the declaration no longer
+	// names, in the order to remove them: they go once the group applies.
+	dropped map[string][]string
 }
 
 func newReconcile(e *Engine, d *hq.Declaration, start time.Time) *reconcile {
@@ -34,6 +37,7 @@ func newReconcile(e *Engine, d *hq.Declaration, start time.Time) *reconcile {
 		inherited: map[string]bool{},
 		heldDirs:  map[string]string{},
 		changed:   map[string]bool{},
+		dropped:   map[string][]string{},
 	}
 	for _, m := range d.Modules {
 		for _, r := range m.Resources {
@@ -175,7 +179,7 @@ func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq
 		o.adopt()
 		rc.keep(o)
 		res.Outcome = hq.StateApplied
-		return res, nil
+		return res, rc.dropOld(ctx, o)
 	}
 	if reason := holdReason(m, o); reason != "" {
 		rc.forgetFound(o)
@@ -200,7 +204,25 @@ func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq
 	rc.keep(o)
 	rc.changed[o.ref] = true
 	res.Outcome, res.Changed, res.Drift = hq.StateApplied, true, drift
-	return res, nil
+	return res, rc.dropOld(ctx, o)
+}
+
+// dropOld removes what o's resource made before its path (or a service's kind) changed, now
+// that the new state stays.
+func (rc *reconcile) dropOld(ctx context.Context, o *op) error {
+	if o.old == nil {
+		return nil
+	}
+	old := o.old
+	o.old = nil
+	if err := rc.e.removeEntry(ctx, o.ref, old); err != nil {
+		rc.e.log.Error("removing what a changed resource made before", "resource", o.ref, "path", old.Path, "err", err)
+		if old.Path != "" {
+			return fmt.Errorf("applied, but removing %s from its old path: %w", old.Path, err)
+		}
+		return fmt.Errorf("applied, but removing the previous %s: %w", old.Kind, err)
+	}
+	return nil
 }
 
 // holdReason says why o, checked and found not as declared, must not be changed: it would
@@ -262,7 +284,15 @@ func (rc *reconcile) undo(ctx context.Context, s step, o *op) {
 
 // keep records o's ledger entry when it differs from the one there.
 func (rc *reconcile) keep(o *op) {
-	if o.record == nil || o.record == o.entry {
+	if o.record == nil {
+		return
+	}
+	if o.record.Group != o.res.Group {
+		r := *o.record
+		r.Group = o.res.Group
+		o.record = &r
+	}
+	if o.record == o.entry {
 		return
 	}
 	if o.entry != nil && *o.entry == *o.record {
@@ -271,9 +301,11 @@ func (rc *reconcile) keep(o *op) {
 	rc.e.setEntry(o.ref, o.record)
 }
 
-// newOp resolves r's path and ledger entry. A managed resource whose path moved has what it
-// made at the old path removed first: the old path is no longer declared.
-func (rc *reconcile) newOp(ctx context.Context, m hq.DeclaredModule, r hq.Resource) (*op, error) {
+// newOp resolves r's path and ledger entry. A managed resource whose path moved (or a service
+// that became another kind) is new where it is now; what it made before is removed once the
+// new state stays (see dropOld), unless another declared resource names the old path. Nothing
+// is changed here: the op may never apply (a group that does not, a hold).
+func (rc *reconcile) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resource) (*op, error) {
 	o := &op{e: rc.e, module: m.Name, taken: m.Taken, res: r, ref: hq.Ref(m.Name, r.Name), spec: r.Digest()}
 	if _, ok := steps[r.Kind]; !ok {
 		return nil, fmt.Errorf("unknown kind %q", r.Kind)
@@ -289,13 +321,10 @@ func (rc *reconcile) newOp(ctx context.Context, m hq.DeclaredModule, r hq.Resour
 		o.abs = abs
 	}
 	o.entry = rc.e.ledger.Resources[o.ref]
-	if o.entry != nil && o.entry.Path != r.Path {
-		if o.entry.Path != "" && rc.paths[o.entry.Path] == "" {
-			if err := rc.e.removeEntry(ctx, o.ref, o.entry); err != nil {
-				return nil, fmt.Errorf("removing %s from its old path: %w", o.entry.Path, err)
-			}
+	if en := o.entry; en != nil && en.Path != r.Path {
+		if en.Path != "" && rc.paths[en.Path] == "" {
+			o.old = en
 		}
-		rc.e.deleteEntry(o.ref)
 		o.entry = nil
 	}
 	// What hostd only found for a module that is not taken is not hostd's (see Entry.Found).

@@ -15,7 +15,9 @@ import (
 
 // removeUndeclared takes away what the ledger names and the declaration no longer does:
 // services first (they may hold the files), then paths deepest first so a directory is
-// emptied before hostd tries to remove it.
+// emptied before hostd tries to remove it. A member dropped from a group its module still
+// declares is left until that group applies (see groupApply.done): a group that does not apply
+// leaves every member as it was.
 func (rc *reconcile) removeUndeclared(ctx context.Context) {
 	var gone []string
 	for ref := range rc.e.ledger.Resources {
@@ -26,6 +28,7 @@ func (rc *reconcile) removeUndeclared(ctx context.Context) {
 	if len(gone) == 0 {
 		return
 	}
+	groups := rc.declaredGroups()
 	res := rc.e.ledger.Resources
 	slices.SortFunc(gone, func(a, b string) int {
 		sa, sb := res[a].Kind == hq.KindService, res[b].Kind == hq.KindService
@@ -48,17 +51,47 @@ func (rc *reconcile) removeUndeclared(ctx context.Context) {
 			rc.e.deleteEntry(ref)
 			continue
 		}
-		if err := rc.e.removeEntry(ctx, ref, en); err != nil {
-			rc.e.log.Error("removing a resource no longer declared; will retry", "resource", ref, "path", en.Path, "err", err)
-			continue
+		if en.Group != "" {
+			module, _, _ := strings.Cut(ref, "/")
+			if g := hq.Ref(module, en.Group); groups[g] {
+				rc.dropped[g] = append(rc.dropped[g], ref)
+				continue
+			}
 		}
-		if en.Found {
-			rc.e.log.Info("forgot a resource no longer declared, leaving what hostd found there", "resource", ref, "kind", en.Kind, "path", en.Path)
-		} else {
-			rc.e.log.Info("removed a resource no longer declared", "resource", ref, "kind", en.Kind, "path", en.Path)
-		}
-		rc.e.deleteEntry(ref)
+		rc.removeGone(ctx, ref)
 	}
+}
+
+// declaredGroups returns every group the declaration names, as module/group.
+func (rc *reconcile) declaredGroups() map[string]bool {
+	gs := map[string]bool{}
+	for _, m := range rc.d.Modules {
+		for _, r := range m.Resources {
+			if r.Group != "" {
+				gs[hq.Ref(m.Name, r.Group)] = true
+			}
+		}
+	}
+	return gs
+}
+
+// removeGone removes ref, which the declaration no longer names, and forgets it; on failure it
+// stays in the ledger and is tried again at the next reconcile.
+func (rc *reconcile) removeGone(ctx context.Context, ref string) {
+	en := rc.e.ledger.Resources[ref]
+	if en == nil {
+		return
+	}
+	if err := rc.e.removeEntry(ctx, ref, en); err != nil {
+		rc.e.log.Error("removing a resource no longer declared; will retry", "resource", ref, "path", en.Path, "err", err)
+		return
+	}
+	if en.Found {
+		rc.e.log.Info("forgot a resource no longer declared, leaving what hostd found there", "resource", ref, "kind", en.Kind, "path", en.Path)
+	} else {
+		rc.e.log.Info("removed a resource no longer declared", "resource", ref, "kind", en.Kind, "path", en.Path)
+	}
+	rc.e.deleteEntry(ref)
 }
 
 // removeEntry undoes what a ledger entry says hostd made. A directory is removed only when

@@ -72,6 +72,10 @@ type op struct {
 	prevService *hq.Resource
 
 	record *Entry
+	// old is the ledger entry of what ref was before its path (or a service's kind) changed:
+	// what it names is removed only once the new state stays, so a change that does not apply
+	// (a group that does not) leaves it in place.
+	old *Entry
 }
 
 // confine refuses o's path if its parent directory resolves outside the root, resolving it
