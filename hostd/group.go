@@ -348,6 +348,7 @@ func (ga *groupApply) notApplied(culprits []string, attempted bool) {
 func (ga *groupApply) done(ctx context.Context) []lateService {
 	ga.removeJournal()
 	var services []lateService
+	at := ga.rc.next()
 	for k, o := range ga.ops {
 		r := ga.res(k)
 		r.Outcome, r.Attempted = hq.StateApplied, true
@@ -355,13 +356,13 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 			o.adopt()
 		} else {
 			steps[o.res.Kind].finish(o)
-			ga.rc.changed[o.ref] = true
+			ga.rc.changed[o.ref] = at
 			r.Changed, r.Drift = true, ga.drift[k]
 		}
 		ga.rc.keep(o)
 		ga.rc.e.fails.drop(o.ref)
 		if o.res.Kind == hq.KindService {
-			services = append(services, lateService{ga.g.members[k], o})
+			services = append(services, lateService{ga.g.members[k], o, at})
 		}
 	}
 	for _, o := range ga.ops {

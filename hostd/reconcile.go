@@ -22,8 +22,11 @@ type reconcile struct {
 	inherited map[string]bool
 	// heldDirs maps the path of every held directory to its ref, for the paths under it.
 	heldDirs map[string]string
-	// changed holds the refs this reconcile changed on the machine, for restart_on.
-	changed map[string]bool
+	// changed maps the refs this reconcile changed on the machine to when (a step of seq), for
+	// restart_on: a service restarts for a change made after it was applied.
+	changed map[string]int
+	// seq counts the steps of this reconcile that changed something.
+	seq int
 	// dropped maps a declared group (module/group) to the members the declaration no longer
 	// names, in the order to remove them: they go once the group applies.
 	dropped map[string][]string
@@ -36,7 +39,7 @@ func newReconcile(e *Engine, d *hq.Declaration, start time.Time) *reconcile {
 		paths:     make(map[string]string, d.ResourceCount()),
 		inherited: map[string]bool{},
 		heldDirs:  map[string]string{},
-		changed:   map[string]bool{},
+		changed:   map[string]int{},
 		dropped:   map[string][]string{},
 	}
 	for _, m := range d.Modules {
@@ -80,7 +83,7 @@ func (rc *reconcile) module(ctx context.Context, m hq.DeclaredModule) []hq.Resul
 				var o *op
 				res, o = rc.apply(ctx, m, r)
 				if r.Kind == hq.KindService && res.Outcome == hq.StateApplied {
-					mr.services = append(mr.services, lateService{i, o})
+					mr.services = append(mr.services, lateService{i, o, rc.seq})
 				}
 			}
 		}
@@ -202,7 +205,7 @@ func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq
 	}
 	s.finish(o)
 	rc.keep(o)
-	rc.changed[o.ref] = true
+	rc.changed[o.ref] = rc.next()
 	res.Outcome, res.Changed, res.Drift = hq.StateApplied, true, drift
 	return res, rc.dropOld(ctx, o)
 }
@@ -329,25 +332,35 @@ func (rc *reconcile) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resource
 	}
 	// What hostd only found for a module that is not taken is not hostd's (see Entry.Found).
 	o.managed = o.entry != nil && !(o.entry.Found && !m.Taken) || rc.inherited[r.Path]
-	o.restart = slices.ContainsFunc(r.RestartOn, func(dep string) bool { return rc.changed[hq.Ref(m.Name, dep)] })
+	o.restart = rc.changedSince(m, r, 0)
 	return o, nil
 }
 
-// lateService is a service applied at index of its module's results.
+// next is the step of a change made now.
+func (rc *reconcile) next() int {
+	rc.seq++
+	return rc.seq
+}
+
+// changedSince reports whether something r's restart_on names changed after step at.
+func (rc *reconcile) changedSince(m hq.DeclaredModule, r hq.Resource, at int) bool {
+	return slices.ContainsFunc(r.RestartOn, func(dep string) bool { return rc.changed[hq.Ref(m.Name, dep)] > at })
+}
+
+// lateService is a service applied at index of its module's results, at step at of the
+// reconcile (its start, or its check when it was in place).
 type lateService struct {
 	index int
 	op    *op
+	at    int
 }
 
 // lateRestarts restarts the services whose restart_on names a resource that changed after the
-// service itself was applied in this reconcile.
+// service itself was applied (or started) in this reconcile.
 func (rc *reconcile) lateRestarts(ctx context.Context, m hq.DeclaredModule, services []lateService, results []hq.Result) {
 	for _, ls := range services {
 		i, o := ls.index, ls.op
-		if results[i].Changed {
-			continue
-		}
-		if !slices.ContainsFunc(o.res.RestartOn, func(dep string) bool { return rc.changed[hq.Ref(m.Name, dep)] }) {
+		if !rc.changedSince(m, o.res, ls.at) {
 			continue
 		}
 		began := time.Now()

@@ -192,3 +192,29 @@ func TestCloseStopsServices(t *testing.T) {
 		t.Fatalf("Close took %s: services were stopped one after the other", took)
 	}
 }
+
+// reader is a service that appends what {root}/etc/svc.conf held when it started (or "none")
+// to {root}/saw, then sleeps.
+func reader(name string, restartOn ...string) hq.Resource {
+	return hq.Resource{Name: name, Kind: hq.KindService, RestartOn: restartOn,
+		Command: []string{"/bin/sh", "-c", "{ cat {root}/etc/svc.conf 2>/dev/null || echo none; echo; } >> {root}/saw; exec sleep 60"}}
+}
+
+// sawLast waits for the service's latest start to have read want.
+func (b *bed) sawLast(want string) {
+	b.t.Helper()
+	waitFor(b.t, 5*time.Second, "the service to start on "+want, func() bool {
+		c, err := os.ReadFile(b.path("/saw"))
+		lines := strings.Fields(string(c))
+		return err == nil && len(lines) > 0 && lines[len(lines)-1] == want
+	})
+}
+
+func TestServiceStartedBeforeItsFileIsCreatedRestarts(t *testing.T) {
+	b := setup(t)
+	d := b.decl(mod("app", false, reader("svc", "conf"), file("conf", "/etc/svc.conf", "v1")))
+	rs := b.reconcile(d)
+	rs.want(t, "app/svc", hq.StateApplied, true, true)
+	rs.want(t, "app/conf", hq.StateApplied, true, true)
+	b.sawLast("v1")
+}
