@@ -197,9 +197,12 @@ func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq
 	if err := s.commit(ctx, o); err != nil {
 		// A service that started but failed its health check keeps running on its own: it is
 		// what is declared, and a slow start is not helped by stopping it. Only a group
-		// rolls a service back.
+		// rolls a service back. The ledger names it, so that it is stopped when it is no
+		// longer declared.
 		if !(o.committed && o.res.Kind == hq.KindService) {
 			rc.undo(ctx, s, o)
+		} else {
+			rc.keep(o)
 		}
 		return res, err
 	}

@@ -19,6 +19,13 @@ import (
 // declares is left until that group applies (see groupApply.done): a group that does not apply
 // leaves every member as it was.
 func (rc *reconcile) removeUndeclared(ctx context.Context) {
+	// A process hostd supervises is hostd's even if the ledger missed it.
+	for _, ref := range rc.e.sup.refs() {
+		if !rc.declared[ref] && rc.e.ledger.Resources[ref] == nil {
+			rc.e.sup.stop(ref)
+			rc.e.log.Info("stopped a service no longer declared", "resource", ref)
+		}
+	}
 	var gone []string
 	for ref := range rc.e.ledger.Resources {
 		if !rc.declared[ref] {

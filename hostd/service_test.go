@@ -218,3 +218,24 @@ func TestServiceStartedBeforeItsFileIsCreatedRestarts(t *testing.T) {
 	rs.want(t, "app/conf", hq.StateApplied, true, true)
 	b.sawLast("v1")
 }
+
+func TestUnhealthyNewServiceIsStoppedWhenNoLongerDeclared(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "never", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	b := setup(t)
+	svc := sleeper("web", nil)
+	svc.Health = &hq.Health{HTTP: srv.URL}
+	b.reconcile(b.decl(mod("app", false, svc))).want(t, "app/web", hq.StateFailed, true, false)
+	pid := b.pidOf("web")
+	if en := b.eng.ledger.Resources["app/web"]; en == nil {
+		t.Fatal("a service hostd started is not in the ledger")
+	}
+
+	b.reconcile(b.decl(mod("other", false, file("x", "/etc/x", "x"))))
+	b.waitDead(pid)
+	if b.eng.sup.get("app/web") != nil {
+		t.Fatal("an undeclared service is still supervised")
+	}
+}

@@ -73,6 +73,17 @@ func (s *supervisor) get(ref string) *proc {
 	return s.procs[ref]
 }
 
+// refs lists the services supervised now, running or exited.
+func (s *supervisor) refs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	refs := make([]string, 0, len(s.procs))
+	for ref := range s.procs {
+		refs = append(refs, ref)
+	}
+	return refs
+}
+
 func (s *supervisor) everStarted(ref string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
