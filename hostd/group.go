@@ -357,6 +357,7 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 		} else {
 			steps[o.res.Kind].finish(o)
 			ga.rc.changed[o.ref] = at
+			ga.rc.noteStart(o, at)
 			r.Changed, r.Drift = true, ga.drift[k]
 		}
 		ga.rc.keep(o)

@@ -29,8 +29,10 @@ func (serviceStep) check(ctx context.Context, o *op) error {
 	return nil
 }
 
+// serviceEntry is the ledger entry of a service as started (or found running) with its spec;
+// a start clears a pending restart.
 func serviceEntry(o *op) *Entry {
-	if o.entry != nil && o.entry.Spec == o.spec {
+	if o.entry != nil && o.entry.Spec == o.spec && !o.entry.Restart {
 		return o.entry
 	}
 	return &Entry{Kind: hq.KindService, Spec: o.spec, Wrote: "started"}
@@ -46,11 +48,12 @@ func (serviceStep) commit(ctx context.Context, o *op) error {
 		o.prevService = &prev
 	}
 	// start stops what runs before anything else, so from here on undo has something to put back.
-	o.committed = true
+	o.committed, o.started = true, false
 	p, err := o.e.sup.start(o.ref, o.res, o.spec, resolveService(o.res, o.e.cfg.Root))
 	if err != nil {
 		return err
 	}
+	o.started = true
 	o.record = serviceEntry(o)
 	if err := o.e.sup.waitHealthy(ctx, p, o.e.cfg.HealthTimeout, o.e.cfg.StartGrace); err != nil {
 		return err

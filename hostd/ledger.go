@@ -36,6 +36,10 @@ type Entry struct {
 	// Group is the group the resource was last applied in: a member dropped from a group that
 	// is still declared is removed only once that group applies.
 	Group string `json:"group,omitempty"`
+	// Restart is set on a service when something in its restart_on changed while it could not
+	// be restarted (it was pending, held, backed off or failed): it restarts when it next
+	// applies, in whichever reconcile that is, and the flag is cleared only then.
+	Restart bool `json:"restart,omitempty"`
 	// Content is the sha256 of a file's content as written.
 	Content string `json:"content,omitempty"`
 	// Target is the link target written for a symlink, joined under the root.

@@ -27,6 +27,8 @@ type reconcile struct {
 	changed map[string]int
 	// seq counts the steps of this reconcile that changed something.
 	seq int
+	// started maps the services this reconcile started to the step they started at.
+	started map[string]int
 	// dropped maps a declared group (module/group) to the members the declaration no longer
 	// names, in the order to remove them: they go once the group applies.
 	dropped map[string][]string
@@ -40,6 +42,7 @@ func newReconcile(e *Engine, d *hq.Declaration, start time.Time) *reconcile {
 		inherited: map[string]bool{},
 		heldDirs:  map[string]string{},
 		changed:   map[string]int{},
+		started:   map[string]int{},
 		dropped:   map[string][]string{},
 	}
 	for _, m := range d.Modules {
@@ -101,7 +104,35 @@ func (rc *reconcile) module(ctx context.Context, m hq.DeclaredModule) []hq.Resul
 		}
 	}
 	rc.lateRestarts(ctx, m, mr.services, mr.results)
+	rc.pendingRestarts(m)
 	return mr.results
+}
+
+// pendingRestarts marks in the ledger every service of m that was not started after something
+// in its restart_on changed in this reconcile (it was pending, held, backed off, or failed to
+// start), so that it restarts when it next applies, even reconciles later.
+func (rc *reconcile) pendingRestarts(m hq.DeclaredModule) {
+	for _, r := range m.Resources {
+		if r.Kind != hq.KindService || len(r.RestartOn) == 0 {
+			continue
+		}
+		ref := hq.Ref(m.Name, r.Name)
+		en := rc.e.ledger.Resources[ref]
+		if en == nil || en.Kind != hq.KindService || en.Restart || !rc.changedSince(m, r, rc.started[ref]) {
+			continue
+		}
+		marked := *en
+		marked.Restart = true
+		rc.e.setEntry(ref, &marked)
+		rc.e.log.Info("a service will restart when it next applies: something it restarts on changed", "resource", ref)
+	}
+}
+
+// noteStart records that o's commit started a service process, at step at.
+func (rc *reconcile) noteStart(o *op, at int) {
+	if o.res.Kind == hq.KindService && o.started {
+		rc.started[o.ref] = at
+	}
 }
 
 // moduleRun is what module keeps while it walks a module's resources.
@@ -203,12 +234,14 @@ func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq
 			rc.undo(ctx, s, o)
 		} else {
 			rc.keep(o)
+			rc.noteStart(o, rc.next())
 		}
 		return res, err
 	}
 	s.finish(o)
 	rc.keep(o)
 	rc.changed[o.ref] = rc.next()
+	rc.noteStart(o, rc.seq)
 	res.Outcome, res.Changed, res.Drift = hq.StateApplied, true, drift
 	return res, rc.dropOld(ctx, o)
 }
@@ -335,7 +368,8 @@ func (rc *reconcile) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resource
 	}
 	// What hostd only found for a module that is not taken is not hostd's (see Entry.Found).
 	o.managed = o.entry != nil && !(o.entry.Found && !m.Taken) || rc.inherited[r.Path]
-	o.restart = rc.changedSince(m, r, 0)
+	// A restart a change asked for in an earlier reconcile is still owed (see pendingRestarts).
+	o.restart = rc.changedSince(m, r, 0) || r.Kind == hq.KindService && o.entry != nil && o.entry.Restart
 	return o, nil
 }
 
@@ -370,7 +404,11 @@ func (rc *reconcile) lateRestarts(ctx context.Context, m hq.DeclaredModule, serv
 		o.restart, o.equal = true, false
 		s := steps[hq.KindService]
 		err := s.commit(ctx, o)
+		rc.noteStart(o, rc.next())
 		if err != nil {
+			if o.started {
+				rc.keep(o)
+			}
 			results[i].Outcome, results[i].Error = hq.StateFailed, err.Error()
 			rc.e.fails.failed(o.ref, rc.start, err.Error())
 		} else {

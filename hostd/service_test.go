@@ -239,3 +239,33 @@ func TestUnhealthyNewServiceIsStoppedWhenNoLongerDeclared(t *testing.T) {
 		t.Fatal("an undeclared service is still supervised")
 	}
 }
+
+func TestRestartPendingBehindAGateIsKeptForTheNextReconcile(t *testing.T) {
+	b := setup(t)
+	conf := func(c string) hq.Resource { return file("conf", "/etc/svc.conf", c) }
+	migrate := func(cmd string) hq.Resource {
+		return hq.Resource{Name: "migrate", Kind: hq.KindAction, Command: []string{"/bin/sh", "-c", cmd}}
+	}
+	b.reconcile(b.decl(mod("app", false, conf("v1"), migrate("true"), reader("svc", "conf")))).want(t, "app/svc", hq.StateApplied, true, true)
+	b.sawLast("v1")
+
+	// conf changes, migrate fails: svc waits behind the gate.
+	d := b.decl(mod("app", false, conf("v2"), migrate("test -f {root}/go"), reader("svc", "conf")))
+	rs := b.reconcile(d)
+	rs.want(t, "app/conf", hq.StateApplied, true, true)
+	rs.want(t, "app/migrate", hq.StateFailed, true, false)
+	rs.want(t, "app/svc", hq.StatePending, false, false)
+	if en := b.eng.ledger.Resources["app/svc"]; en == nil || !en.Restart {
+		t.Fatalf("svc's ledger entry %+v does not say it must restart", en)
+	}
+	b.reconcile(d).want(t, "app/svc", hq.StatePending, false, false)
+
+	// migrate succeeds: svc restarts on the conf that changed reconciles ago.
+	b.write("/go", "", 0o644)
+	b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true)
+	b.sawLast("v2")
+	if en := b.eng.ledger.Resources["app/svc"]; en == nil || en.Restart {
+		t.Fatalf("svc's ledger entry %+v after it restarted", en)
+	}
+	b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, false)
+}

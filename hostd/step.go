@@ -70,6 +70,8 @@ type op struct {
 	restart bool
 	// prevService is the spec of the service process commit replaced.
 	prevService *hq.Resource
+	// started is set when commit started a service process (even one not healthy yet).
+	started bool
 
 	record *Entry
 	// old is the ledger entry of what ref was before its path (or a service's kind) changed:
