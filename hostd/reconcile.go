@@ -360,7 +360,12 @@ func (rc *reconcile) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resource
 		o.abs = abs
 	}
 	o.entry = rc.e.ledger.Resources[o.ref]
-	if en := o.entry; en != nil && en.Path != r.Path {
+	switch en := o.entry; {
+	case en == nil:
+	case en.Kind == hq.KindService && r.Kind != hq.KindService:
+		// The process is stopped once what replaces it applies.
+		o.old, o.entry = en, nil
+	case en.Path != r.Path:
 		if en.Path != "" && rc.paths[en.Path] == "" {
 			o.old = en
 		}

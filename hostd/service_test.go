@@ -269,3 +269,24 @@ func TestRestartPendingBehindAGateIsKeptForTheNextReconcile(t *testing.T) {
 	}
 	b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, false)
 }
+
+func TestServiceChangedToAnotherKindIsStopped(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		to   hq.Resource
+	}{
+		{"file", file("svc", "/etc/svc.conf", "x")},
+		{"action", hq.Resource{Name: "svc", Kind: hq.KindAction, Command: []string{"true"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := setup(t)
+			b.reconcile(b.decl(mod("app", false, sleeper("svc", nil))))
+			pid := b.pidOf("svc")
+			b.reconcile(b.decl(mod("app", false, c.to))).want(t, "app/svc", hq.StateApplied, true, true)
+			b.waitDead(pid)
+			if b.eng.sup.get("app/svc") != nil {
+				t.Fatal("a service that is now another kind is still supervised")
+			}
+		})
+	}
+}
