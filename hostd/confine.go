@@ -60,6 +60,15 @@ func (c *confiner) check(abs string, cached bool) error {
 	return nil
 }
 
+// resolved is abs with its parent directory resolved as the last check of abs found it.
+func (c *confiner) resolved(abs string) string {
+	dir, ok := c.cache[filepath.Dir(abs)]
+	if !ok {
+		return abs
+	}
+	return filepath.Join(dir, filepath.Base(abs))
+}
+
 // forget drops every cached resolution: something may have changed the machine.
 func (c *confiner) forget() { clear(c.cache) }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -45,6 +46,9 @@ type Engine struct {
 	sup         *supervisor
 	// paths keeps the current reconcile inside the root (see confiner).
 	paths *confiner
+	// stateDirs is the state dir as configured (made absolute) and resolved: no declared path
+	// may be it, inside it, or (for what removes) above it.
+	stateDirs []string
 	// keptJournal is set when a group could not be rolled back and its journal is kept: no
 	// group applies until a new start has rolled it back (NewEngine does not start until then).
 	keptJournal error
@@ -83,10 +87,41 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		// Back-off is an optimisation; a damaged file only means earlier retries.
 		cfg.Logger.Warn("back-off state unreadable, starting without it", "err", err)
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b, paths: newConfiner(cfg.Root)}
+	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b, paths: newConfiner(cfg.Root),
+		stateDirs: stateDirs(cfg.StateDir)}
 	e.sup = newSupervisor(cfg.StateDir, cfg.Root, cfg.StopTimeout, cfg.Logger)
 	e.sup.killLeftovers()
 	return e, nil
+}
+
+// stateDirs returns dir made absolute, and resolved when that differs.
+func stateDirs(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = filepath.Clean(dir)
+	}
+	dirs := []string{abs}
+	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+		dirs = append(dirs, real)
+	}
+	return dirs
+}
+
+// guardState refuses abs (a path under the root; real is it with its parent resolved) when it
+// is the state dir or inside it, where the ledger, the journal and the kept declaration live,
+// or, when removes is set, when it holds the state dir.
+func (e *Engine) guardState(spec, abs, real string, removes bool) error {
+	for _, s := range e.stateDirs {
+		for _, p := range []string{abs, real} {
+			if within(s, p) {
+				return fmt.Errorf("%s is hostd's own state (HOSTD_STATE_DIR %s): refused", spec, e.cfg.StateDir)
+			}
+			if removes && within(p, s) {
+				return fmt.Errorf("%s holds hostd's own state (HOSTD_STATE_DIR %s): refused", spec, e.cfg.StateDir)
+			}
+		}
+	}
+	return nil
 }
 
 func cmpOr(d, def time.Duration) time.Duration {

@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,5 +133,31 @@ func TestLedgerSurvivesRestart(t *testing.T) {
 	b.reconcile(b.decl())
 	if b.exists("/etc/app.conf") {
 		t.Fatal("a file managed before the restart was not removed after it")
+	}
+}
+
+func TestStateDirUnderTheRootIsRefused(t *testing.T) {
+	b := setup(t)
+	b.eng.Close()
+	b.state = b.path("/var/lib/hostd")
+	b.open()
+	b.reconcile(b.decl(mod("app", false, file("ok", "/var/lib/other.conf", "x"))))
+	rs := b.reconcile(b.decl(mod("app", true,
+		hq.Resource{Name: "wipe", Kind: hq.KindAbsent, Path: "/var/lib/hostd", Gate: ptr(false)},
+		hq.Resource{Name: "wipe-parent", Kind: hq.KindAbsent, Path: "/var/lib", Gate: ptr(false)},
+		hq.Resource{Name: "dir", Kind: hq.KindDirectory, Path: "/var/lib/hostd", Gate: ptr(false)},
+		hq.Resource{Name: "link", Kind: hq.KindSymlink, Path: "/var/lib/hostd", Target: "/tmp", Gate: ptr(false)},
+		hq.Resource{Name: "ledger", Kind: hq.KindFile, Path: "/var/lib/hostd/ledger.json", Content: "{}", Gate: ptr(false)},
+		hq.Resource{Name: "gone", Kind: hq.KindAbsent, Path: "/var/lib/hostd/ledger.json", Gate: ptr(false)},
+		file("ok", "/var/lib/other.conf", "y"),
+	)))
+	for _, ref := range []string{"app/wipe", "app/wipe-parent", "app/dir", "app/link", "app/ledger", "app/gone"} {
+		if r := rs.want(t, ref, hq.StateFailed, true, false); !strings.Contains(r.Error, "HOSTD_STATE_DIR") {
+			t.Fatalf("%s: error %q does not say why", ref, r.Error)
+		}
+	}
+	rs.want(t, "app/ok", hq.StateApplied, true, true)
+	if c := b.read("/var/lib/hostd/ledger.json"); !strings.Contains(c, "app/ok") {
+		t.Fatalf("the ledger was overwritten: %q", c)
 	}
 }

@@ -357,6 +357,9 @@ func (rc *reconcile) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resource
 		if err := rc.e.paths.check(abs, true); err != nil {
 			return nil, err
 		}
+		if err := rc.e.guardState(r.Path, abs, rc.e.paths.resolved(abs), r.Kind == hq.KindAbsent); err != nil {
+			return nil, err
+		}
 		o.abs = abs
 	}
 	o.entry = rc.e.ledger.Resources[o.ref]

@@ -119,6 +119,9 @@ func (e *Engine) removeEntry(ctx context.Context, ref string, en *Entry) error {
 		if err := e.paths.check(abs, false); err != nil {
 			return err
 		}
+		if err := e.guardState(en.Path, abs, e.paths.resolved(abs), true); err != nil {
+			return err
+		}
 		err = os.Remove(abs)
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):
