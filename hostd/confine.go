@@ -62,8 +62,9 @@ func (c *confiner) check(abs string, cached bool) error {
 
 // resolved is abs with its parent directory resolved as the last check of abs found it.
 func (c *confiner) resolved(abs string) string {
-	dir, ok := c.cache[filepath.Dir(abs)]
-	if !ok {
+	parent := filepath.Dir(abs)
+	dir, ok := c.cache[parent]
+	if !ok || dir == parent {
 		return abs
 	}
 	return filepath.Join(dir, filepath.Base(abs))
@@ -131,5 +132,6 @@ func realPath(p string) (string, error) {
 
 // within reports whether p is root or inside it (both clean, absolute).
 func within(root, p string) bool {
-	return root == "/" || p == root || strings.HasPrefix(p, root+"/")
+	// Without concatenating root+"/": this runs for every declared path of every reconcile.
+	return root == "/" || strings.HasPrefix(p, root) && (len(p) == len(root) || p[len(root)] == '/')
 }

@@ -112,13 +112,11 @@ func stateDirs(dir string) []string {
 // or, when removes is set, when it holds the state dir.
 func (e *Engine) guardState(spec, abs, real string, removes bool) error {
 	for _, s := range e.stateDirs {
-		for _, p := range []string{abs, real} {
-			if within(s, p) {
-				return fmt.Errorf("%s is hostd's own state (HOSTD_STATE_DIR %s): refused", spec, e.cfg.StateDir)
-			}
-			if removes && within(p, s) {
-				return fmt.Errorf("%s holds hostd's own state (HOSTD_STATE_DIR %s): refused", spec, e.cfg.StateDir)
-			}
+		if within(s, abs) || within(s, real) {
+			return fmt.Errorf("%s is hostd's own state (HOSTD_STATE_DIR %s): refused", spec, e.cfg.StateDir)
+		}
+		if removes && (within(abs, s) || within(real, s)) {
+			return fmt.Errorf("%s holds hostd's own state (HOSTD_STATE_DIR %s): refused", spec, e.cfg.StateDir)
 		}
 	}
 	return nil

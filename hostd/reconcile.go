@@ -3,7 +3,6 @@ package hostd
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -389,7 +388,12 @@ func (rc *reconcile) next() int {
 
 // changedSince reports whether something r's restart_on names changed after step at.
 func (rc *reconcile) changedSince(m hq.DeclaredModule, r hq.Resource, at int) bool {
-	return slices.ContainsFunc(r.RestartOn, func(dep string) bool { return rc.changed[hq.Ref(m.Name, dep)] > at })
+	for _, dep := range r.RestartOn {
+		if rc.changed[hq.Ref(m.Name, dep)] > at {
+			return true
+		}
+	}
+	return false
 }
 
 // lateService is a service applied at index of its module's results, at step at of the
