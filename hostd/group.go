@@ -344,9 +344,11 @@ func (ga *groupApply) notApplied(culprits []string, attempted bool) {
 
 // done makes the group's change stay: the journal goes first, then what undo would have
 // needed, then what members made before they moved and the members the declaration no longer
-// names. It returns the group's services, for later restarts in the module.
+// names. When the journal cannot be removed, all of that is kept: the next start of hostd
+// rolls the group back from the journal, and needs every original to do it whole. It returns
+// the group's services, for later restarts in the module.
 func (ga *groupApply) done(ctx context.Context) []lateService {
-	ga.removeJournal()
+	whole := ga.removeJournal()
 	var services []lateService
 	at := ga.rc.next()
 	for k, o := range ga.ops {
@@ -355,7 +357,9 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 		if o.equal {
 			o.adopt()
 		} else {
-			steps[o.res.Kind].finish(o)
+			if whole {
+				steps[o.res.Kind].finish(o)
+			}
 			ga.rc.changed[o.ref] = at
 			ga.rc.noteStart(o, at)
 			r.Changed, r.Drift = true, ga.drift[k]
@@ -365,6 +369,11 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 		if o.res.Kind == hq.KindService {
 			services = append(services, lateService{ga.g.members[k], o, at})
 		}
+	}
+	if !whole {
+		ga.rc.e.log.Error("the group journal could not be removed: keeping the originals, the next start of hostd rolls the group back",
+			"group", ga.name())
+		return services
 	}
 	for _, o := range ga.ops {
 		// The group is applied either way: an old path left behind is logged by dropOld.

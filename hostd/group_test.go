@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -503,5 +504,29 @@ func TestGroupThatDoesNotApplyKeepsADroppedMember(t *testing.T) {
 	b.reconcile(b.decl(mod("app", false, file("a", "/etc/pair/a.conf", "A1\n"))))
 	if b.exists("/etc/pair/c.conf") || b.exists("/etc/pair/b.conf") {
 		t.Fatal("members of a group no longer declared were not removed")
+	}
+}
+
+func TestGroupJournalThatCannotBeRemovedKeepsTheOriginals(t *testing.T) {
+	b := setup(t)
+	b.reconcile(b.decl(pair("A1\n", "B1\n")))
+	defer func(prev func(string) error) { removeJournalFile = prev }(removeJournalFile)
+	removeJournalFile = func(string) error { return errors.New("injected") }
+	d := b.decl(pair("A2\n", "B2\n"))
+	rs := b.reconcile(d)
+	rs.want(t, "app/a", hq.StateApplied, true, true)
+	rs.want(t, "app/b", hq.StateApplied, true, true)
+	removeJournalFile = removeDurably
+
+	// The next start finds the journal and rolls the whole group back, not half of it.
+	b.restart()
+	if a, bb := b.read("/etc/pair/a.conf"), b.read("/etc/pair/b.conf"); a != "A1\n" || bb != "B1\n" {
+		t.Fatalf("after recovery: a %q, b %q", a, bb)
+	}
+	b.noLitter("/etc/pair")
+	b.noJournal()
+	b.reconcile(d)
+	if a, bb := b.read("/etc/pair/a.conf"), b.read("/etc/pair/b.conf"); a != "A2\n" || bb != "B2\n" {
+		t.Fatalf("reapplied: a %q, b %q", a, bb)
 	}
 }

@@ -84,16 +84,21 @@ func (ga *groupApply) writeJournal(changes []int) error {
 	return nil
 }
 
-// removeJournal drops the journal once the group is whole again, committed or rolled back.
-func (ga *groupApply) removeJournal() {
+// removeJournalFile removes the journal durably; tests replace it to make the removal fail.
+var removeJournalFile = removeDurably
+
+// removeJournal drops the journal once the group is whole again, committed or rolled back. It
+// returns false when the journal is still there.
+func (ga *groupApply) removeJournal() bool {
 	if !ga.journaled {
-		return
+		return true
 	}
-	if err := removeDurably(filepath.Join(ga.rc.e.cfg.StateDir, journalFile)); err != nil {
+	if err := removeJournalFile(filepath.Join(ga.rc.e.cfg.StateDir, journalFile)); err != nil {
 		ga.rc.e.log.Error("removing the group journal", "group", ga.name(), "err", err)
-		return
+		return false
 	}
 	ga.journaled = false
+	return true
 }
 
 func removeDurably(name string) error {
