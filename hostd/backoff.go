@@ -3,6 +3,8 @@ package hostd
 import (
 	"path/filepath"
 	"time"
+
+	"github.com/meshhq/hq"
 )
 
 const (
@@ -16,6 +18,9 @@ type failure struct {
 	N    int       `json:"n"`
 	Last time.Time `json:"last"`
 	Err  string    `json:"error"`
+	// Spec is the digest of the spec that failed: a new declaration that changes it resets
+	// the count.
+	Spec string `json:"spec,omitempty"`
 }
 
 // backoff spaces out the attempts of failing resources: after n consecutive failures the next
@@ -54,7 +59,7 @@ func (b *backoff) skip(ref string, now time.Time) *failure {
 	return nil
 }
 
-func (b *backoff) failed(ref string, at time.Time, err string) {
+func (b *backoff) failed(ref string, at time.Time, err, spec string) {
 	f := b.fails[ref]
 	if f == nil {
 		f = &failure{}
@@ -63,7 +68,32 @@ func (b *backoff) failed(ref string, at time.Time, err string) {
 	f.N++
 	f.Last = at
 	f.Err = err
+	f.Spec = spec
 	b.dirty = true
+}
+
+// declared forgets the failures of the resources d no longer declares or declares with
+// another spec: a new revision that changes a resource deserves a fresh attempt at once, while
+// one that does not change it leaves its back-off as it was.
+func (b *backoff) declared(d *hq.Declaration) {
+	if len(b.fails) == 0 {
+		return
+	}
+	keep := make(map[string]bool, len(b.fails))
+	for _, m := range d.Modules {
+		for _, r := range m.Resources {
+			ref := hq.Ref(m.Name, r.Name)
+			if f := b.fails[ref]; f != nil && f.Spec == r.Digest() {
+				keep[ref] = true
+			}
+		}
+	}
+	for ref := range b.fails {
+		if !keep[ref] {
+			delete(b.fails, ref)
+			b.dirty = true
+		}
+	}
 }
 
 // drop forgets ref's failures; with no refs it forgets every failure.

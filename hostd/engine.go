@@ -167,8 +167,9 @@ func (e *Engine) Reconcile(ctx context.Context, d *hq.Declaration) []hq.Result {
 				"generation", d.Generation, "digest", d.Digest, "err", err)
 			return notApplied(d, fmt.Errorf("not applied: the ledger could not be saved: %w", err))
 		}
-		// A new declaration deserves a fresh attempt at everything.
-		e.fails.drop()
+		// A resource the new declaration changes deserves a fresh attempt; one it does not
+		// change keeps its back-off.
+		e.fails.declared(d)
 	}
 	// The root is resolved again each time: it may be a link that was moved.
 	e.paths = newConfiner(e.cfg.Root)

@@ -87,9 +87,16 @@ func TestBackoff(t *testing.T) {
 	b.restart()
 	skipped(at(7*time.Minute + 3*time.Second))
 
-	// A new declaration resets every back-off.
+	// A new declaration that does not change conf keeps its back-off, also across a restart...
 	d = b.decl(mod("app", false, bad, file("ok", "/etc/ok.conf", "ok2")))
-	attempted(at(7*time.Minute + 4*time.Second))
+	skipped(at(7*time.Minute + 4*time.Second))
+	b.restart()
+	skipped(at(7*time.Minute + 5*time.Second))
+
+	// ...one that changes it resets it.
+	bad.Validate = append(bad.Validate, "again")
+	d = b.decl(mod("app", false, bad, file("ok", "/etc/ok.conf", "ok2")))
+	attempted(at(7*time.Minute + 6*time.Second))
 }
 
 func TestBackoffIsCapped(t *testing.T) {

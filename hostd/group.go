@@ -172,7 +172,7 @@ func (ga *groupApply) backedOff() []string {
 func (ga *groupApply) fail(k int, err error) string {
 	r := ga.res(k)
 	r.Outcome, r.Attempted, r.Changed, r.Error = hq.StateFailed, true, false, err.Error()
-	ga.rc.e.fails.failed(ga.ref(k), ga.rc.start, r.Error)
+	ga.rc.e.fails.failed(ga.ref(k), ga.rc.start, r.Error, ga.m.Resources[ga.g.members[k]].Digest())
 	return ga.ref(k) + " failed"
 }
 

@@ -193,7 +193,7 @@ func (rc *reconcile) apply(ctx context.Context, m hq.DeclaredModule, r hq.Resour
 	}
 	if err != nil {
 		res.Outcome, res.Error, res.Changed = hq.StateFailed, err.Error(), false
-		rc.e.fails.failed(ref, rc.start, res.Error)
+		rc.e.fails.failed(ref, rc.start, res.Error, r.Digest())
 	} else if res.Attempted {
 		rc.e.fails.drop(ref)
 	}
@@ -422,7 +422,7 @@ func (rc *reconcile) lateRestarts(ctx context.Context, m hq.DeclaredModule, serv
 				rc.keep(o)
 			}
 			results[i].Outcome, results[i].Error = hq.StateFailed, err.Error()
-			rc.e.fails.failed(o.ref, rc.start, err.Error())
+			rc.e.fails.failed(o.ref, rc.start, err.Error(), o.spec)
 		} else {
 			s.finish(o)
 			rc.keep(o)
