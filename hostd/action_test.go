@@ -1,6 +1,8 @@
 package hostd
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +71,36 @@ func TestCommandsDoNotSeeControllerVariables(t *testing.T) {
 	}
 	if !strings.Contains(b.read("/svc-env.txt"), "HQ_OWN=declared") {
 		t.Fatal("a variable the service declares was dropped")
+	}
+}
+
+func TestActionWhoseRunCannotBeSavedFails(t *testing.T) {
+	b := setup(t)
+	d := b.decl(mod("app", false, hq.Resource{Name: "once", Kind: hq.KindAction,
+		Command: []string{"/bin/sh", "-c", "test -f {root}/ready && echo run >> {root}/runs"}}))
+	b.reconcile(d).want(t, "app/once", hq.StateFailed, true, false)
+
+	// The ledger cannot be written: the action runs, and its result says it was not recorded.
+	ledger := filepath.Join(b.state, ledgerFile)
+	if err := os.Remove(ledger); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ledger, "in-the-way"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b.write("/ready", "", 0o644)
+	if r := b.reconcile(d).want(t, "app/once", hq.StateFailed, true, false); !strings.Contains(r.Error, "ledger") {
+		t.Fatalf("error %q does not name the ledger", r.Error)
+	}
+
+	// Once it can, it is saved, and the action does not run again.
+	if err := os.RemoveAll(ledger); err != nil {
+		t.Fatal(err)
+	}
+	b.reconcile(d).want(t, "app/once", hq.StateApplied, true, false)
+	b.restart()
+	b.reconcile(d).want(t, "app/once", hq.StateApplied, true, false)
+	if n := strings.Count(b.read("/runs"), "\n"); n != 1 {
+		t.Fatalf("ran %d times", n)
 	}
 }

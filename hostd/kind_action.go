@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/meshhq/hq"
 )
@@ -39,7 +40,12 @@ func (actionStep) commit(ctx context.Context, o *op) error {
 	o.e.ledger.Actions[actionKey(o.ref, o.spec)] = true
 	o.record = actionEntry(o)
 	o.e.setEntry(o.ref, o.record)
-	o.e.saveLedger()
+	if err := o.e.saveLedger(); err != nil {
+		// It ran and is remembered in memory, so it does not run again in this process; but
+		// a crash before the next save would run it twice, which the result must show.
+		o.e.log.Error("an action ran but the ledger could not be saved", "resource", o.ref, "err", err)
+		return fmt.Errorf("ran, but the ledger could not be saved (a restart of hostd before it is would run it again): %w", err)
+	}
 	return nil
 }
 
