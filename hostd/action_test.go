@@ -3,6 +3,7 @@ package hostd
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,19 @@ func TestActionWhoseRunCannotBeSavedFails(t *testing.T) {
 	b.reconcile(d).want(t, "app/once", hq.StateApplied, true, false)
 	if n := strings.Count(b.read("/runs"), "\n"); n != 1 {
 		t.Fatalf("ran %d times", n)
+	}
+}
+
+func TestCommandOutputIsCapped(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := runCommand(t.Context(), 10*time.Second, t.TempDir(),
+		[]string{"/bin/sh", "-c", "head -c 33554432 /dev/zero | tr '\\0' x; echo; echo the reason; exit 3"})
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.HasSuffix(err.Error(), "the reason") || !strings.Contains(err.Error(), "exit status 3") {
+		t.Fatalf("error %.200q", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+		t.Fatalf("32 MiB of output allocated %d MiB", grew>>20)
 	}
 }

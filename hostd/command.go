@@ -1,7 +1,6 @@
 package hostd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,31 @@ import (
 // maxOutput bounds how much of a failed command's output goes into a result's error.
 const maxOutput = 2048
 
+// maxCaptured bounds how much of a command's output is kept while it runs: its end, where the
+// reason for a failure usually is. A chatty validate or action must not exhaust memory.
+const maxCaptured = 64 << 10
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= t.max {
+		t.b = append(t.b[:0], p[len(p)-t.max:]...)
+		return n, nil
+	}
+	if over := len(t.b) + len(p) - t.max; over > 0 {
+		t.b = t.b[:copy(t.b, t.b[over:])]
+	}
+	t.b = append(t.b, p...)
+	return n, nil
+}
+
+func (t *tailBuffer) String() string { return string(t.b) }
+
 // runCommand runs args to completion in its own process group (so a timeout kills everything it
 // started) and returns an error carrying its trimmed output when it fails.
 func runCommand(ctx context.Context, timeout time.Duration, dir string, args []string) error {
@@ -24,9 +48,10 @@ func runCommand(ctx context.Context, timeout time.Duration, dir string, args []s
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = commandEnv(nil)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
+	// One writer for both, so exec writes to it from one goroutine at a time.
+	out := &tailBuffer{max: maxCaptured}
+	cmd.Stdout = out
+	cmd.Stderr = out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
