@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -41,6 +42,28 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// touchSources stats every source file of the module. go test caches a result by the files a
+// test opens or stats; the binaries TestMain builds read the module's sources in another
+// process, which the cache cannot see, so without this a change to hostd would replay a stale
+// pass. It runs from the first process a test starts: the cache records nothing before m.Run.
+var touchSourcesOnce sync.Once
+
+func touchSources(root string) {
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".sql", ".html", ".css", ".mod", ".sum":
+			os.Stat(path)
+		}
+		return nil
+	})
+}
+
 // syncBuffer collects a process's output for assertions while it runs.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -70,6 +93,7 @@ type proc struct {
 
 func start(t testing.TB, name string, env []string, args ...string) *proc {
 	t.Helper()
+	touchSourcesOnce.Do(func() { touchSources("..") })
 	cmd := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	out := &syncBuffer{}
