@@ -112,3 +112,22 @@ func clearForReplace(o *op) error {
 	// The directory was empty, so there is nothing to back up: undo recreates it.
 	return nil
 }
+
+// commitStaged puts a staged file or link in place of its target with one rename, keeping what
+// it replaces for undo, and makes the rename durable.
+func commitStaged(o *op) error {
+	if err := o.confine(); err != nil {
+		return err
+	}
+	if err := clearForReplace(o); err != nil {
+		return err
+	}
+	if err := keepBackup(o); err != nil {
+		return err
+	}
+	if err := os.Rename(o.staged, o.abs); err != nil {
+		return err
+	}
+	o.staged, o.committed = "", true
+	return syncDir(filepath.Dir(o.abs))
+}

@@ -119,20 +119,7 @@ func (fileStep) stage(ctx context.Context, o *op) error {
 }
 
 func (fileStep) commit(_ context.Context, o *op) error {
-	if err := o.confine(); err != nil {
-		return err
-	}
-	if err := clearForReplace(o); err != nil {
-		return err
-	}
-	if err := keepBackup(o); err != nil {
-		return err
-	}
-	if err := os.Rename(o.staged, o.abs); err != nil {
-		return err
-	}
-	o.staged, o.committed = "", true
-	if err := syncDir(filepath.Dir(o.abs)); err != nil {
+	if err := commitStaged(o); err != nil {
 		return err
 	}
 	fi, err := os.Lstat(o.abs)

@@ -73,21 +73,11 @@ func (s linkStep) stage(_ context.Context, o *op) error {
 }
 
 func (s linkStep) commit(_ context.Context, o *op) error {
-	if err := o.confine(); err != nil {
+	if err := commitStaged(o); err != nil {
 		return err
 	}
-	if err := clearForReplace(o); err != nil {
-		return err
-	}
-	if err := keepBackup(o); err != nil {
-		return err
-	}
-	if err := os.Rename(o.staged, o.abs); err != nil {
-		return err
-	}
-	o.staged, o.committed = "", true
 	o.record = s.entry(o, o.wrote())
-	return syncDir(filepath.Dir(o.abs))
+	return nil
 }
 
 func (linkStep) undo(ctx context.Context, o *op) error { return fileStep{}.undo(ctx, o) }
