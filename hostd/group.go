@@ -82,6 +82,10 @@ func (rc *reconcile) applyGroup(ctx context.Context, m hq.DeclaredModule, g *gro
 		ga.notApplied(culprits, attempted)
 		return nil
 	}
+	if ga.onlyUnhealthy() {
+		ga.restartUnhealthy(ctx)
+		return ga.done(ctx)
+	}
 	if culprits := ga.stage(ctx); culprits != nil {
 		ga.rollBackAndReport(ctx, culprits)
 		return nil
@@ -221,6 +225,42 @@ func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bo
 	return nil, false
 }
 
+// onlyUnhealthy reports whether the group's only change is restarting services that failed
+// their health check while running (see serviceStep.check).
+func (ga *groupApply) onlyUnhealthy() bool {
+	some := false
+	for _, o := range ga.ops {
+		switch {
+		case o.equal:
+		case o.unhealthy != nil:
+			some = true
+		default:
+			return false
+		}
+	}
+	return some
+}
+
+// restartUnhealthy restarts each service that failed its health check while nothing else in
+// the group changed. Nothing of the group is rolled back for it: a service that is still not
+// healthy fails alone, and keeps running like any service that fails its health check.
+func (ga *groupApply) restartUnhealthy(ctx context.Context) {
+	for k, o := range ga.ops {
+		if o.equal {
+			continue
+		}
+		err := steps[hq.KindService].commit(ctx, o)
+		if err == nil {
+			continue
+		}
+		ga.fail(k, err)
+		if o.started {
+			ga.rc.keep(o)
+		}
+		ga.rc.noteStart(o, ga.rc.next())
+	}
+}
+
 // stage prepares every member's change beside its target (validating staged files), touching
 // no target. Every member is staged, so that one attempt reports every member that cannot apply.
 func (ga *groupApply) stage(ctx context.Context) []string {
@@ -353,6 +393,9 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 	at := ga.rc.next()
 	for k, o := range ga.ops {
 		r := ga.res(k)
+		if r.Outcome == hq.StateFailed {
+			continue // a service restartUnhealthy could not make healthy
+		}
 		r.Outcome, r.Attempted = hq.StateApplied, true
 		if o.equal {
 			o.adopt()

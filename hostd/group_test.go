@@ -530,3 +530,38 @@ func TestGroupJournalThatCannotBeRemovedKeepsTheOriginals(t *testing.T) {
 		t.Fatalf("reapplied: a %q, b %q", a, bb)
 	}
 }
+
+// TestGroupServiceThatTurnsUnhealthyFailsAlone: nothing in the group changed, so a service of
+// an applied group whose health check fails is restarted on its own and fails on its own.
+func TestGroupServiceThatTurnsUnhealthyFailsAlone(t *testing.T) {
+	b := setup(t)
+	var hung atomic.Int64
+	var all atomic.Bool
+	srv := b.hungHealth("app/server", &hung, &all)
+	d := b.decl(pair("A1\n", "B1\n", pairService(srv.URL)))
+	b.reconcile(d).want(t, "app/server", hq.StateApplied, true, true)
+	pid := b.eng.sup.get("app/server").pid
+
+	hung.Store(int64(pid))
+	rs := b.reconcile(d)
+	rs.want(t, "app/server", hq.StateApplied, true, true)
+	rs.want(t, "app/a", hq.StateApplied, true, false)
+	rs.want(t, "app/b", hq.StateApplied, true, false)
+	b.waitDead(pid)
+
+	all.Store(true)
+	rs = b.reconcile(d)
+	if r := rs.want(t, "app/server", hq.StateFailed, true, false); !strings.HasPrefix(r.Error, "unhealthy: GET "+srv.URL+": 500") {
+		t.Fatalf("server's error %q", r.Error)
+	}
+	rs.want(t, "app/a", hq.StateApplied, true, false)
+	rs.want(t, "app/b", hq.StateApplied, true, false)
+	if p := b.eng.sup.get("app/server"); p == nil || !p.alive() {
+		t.Fatal("the server was stopped")
+	}
+	if a, bb := b.read("/etc/pair/a.conf"), b.read("/etc/pair/b.conf"); a != "A1\n" || bb != "B1\n" {
+		t.Fatalf("on disk: a %q, b %q", a, bb)
+	}
+	b.noLitter("/etc/pair")
+	b.noJournal()
+}

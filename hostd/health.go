@@ -2,13 +2,29 @@ package hostd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 )
 
 // healthClient checks services; a check that hangs must not hold up the reconcile.
 var healthClient = &http.Client{Timeout: 2 * time.Second}
+
+// checkHealth asks a running service's health URL once, as every reconcile does for a service
+// that was healthy after its start: a process can be alive and hung. Without a health URL a
+// running service is healthy.
+func (s *supervisor) checkHealth(ctx context.Context, p *proc) error {
+	if p.res.Health == nil || p.res.Health.HTTP == "" {
+		return nil
+	}
+	if err := probe(ctx, p.res.Health.HTTP); err != nil {
+		s.setHealthy(p, false)
+		return fmt.Errorf("unhealthy: GET %s: %w", p.res.Health.HTTP, err)
+	}
+	return nil
+}
 
 // waitHealthy waits for a (re)started service to be up: its health URL answers 2xx within
 // timeout, or, without one, it is still running after grace. A process that exits fails at once.
@@ -61,18 +77,22 @@ func (s *supervisor) exited(p *proc) error {
 	return fmt.Errorf("service exited after start (%s); see %s", exitText(err), s.logPath(p.ref))
 }
 
-func probe(ctx context.Context, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+func probe(ctx context.Context, target string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := healthClient.Do(req)
 	if err != nil {
+		// The URL is named by whoever reports the error; *url.Error would name it again.
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			return ue.Err
+		}
 		return err
 	}
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("status %d", resp.StatusCode)
+		return errors.New(resp.Status)
 	}
 	return nil
 }

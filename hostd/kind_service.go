@@ -23,6 +23,11 @@ func (serviceStep) check(ctx context.Context, o *op) error {
 		if err := o.e.sup.waitHealthy(ctx, p, o.e.cfg.HealthTimeout, o.e.cfg.StartGrace); err != nil {
 			return err
 		}
+	} else if err := o.e.sup.checkHealth(ctx, p); err != nil {
+		// It was healthy and no longer is: alive but hung. Commit restarts it, once.
+		o.e.log.Warn("a running service failed its health check: restarting it", "resource", o.ref, "err", err)
+		o.unhealthy = err
+		return nil
 	}
 	o.equal = true
 	o.record = serviceEntry(o)
@@ -40,7 +45,18 @@ func serviceEntry(o *op) *Entry {
 
 func (serviceStep) stage(context.Context, *op) error { return nil }
 
-func (serviceStep) commit(ctx context.Context, o *op) error {
+func (s serviceStep) commit(ctx context.Context, o *op) error {
+	unhealthy := o.unhealthy
+	o.unhealthy = nil
+	err := s.restart(ctx, o)
+	if err != nil && unhealthy != nil {
+		return fmt.Errorf("%w; after a restart: %w", unhealthy, err)
+	}
+	return err
+}
+
+// restart starts o's service (stopping what runs) and waits for it to be healthy.
+func (serviceStep) restart(ctx context.Context, o *op) error {
 	// What the service does at start may change what a directory under the root resolves to.
 	o.e.paths.forget()
 	if p := o.e.sup.get(o.ref); p != nil {

@@ -290,3 +290,72 @@ func TestServiceChangedToAnotherKindIsStopped(t *testing.T) {
 		})
 	}
 }
+
+// hungHealth serves a health URL that fails (500) for the process of name whose pid is in
+// hung, or for every process while all is set; otherwise it answers 204.
+func (b *bed) hungHealth(name string, hung *atomic.Int64, all *atomic.Bool) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := b.eng.sup.get(name)
+		if all.Load() || p != nil && int64(p.pid) == hung.Load() {
+			http.Error(w, "hung", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestRunningServiceThatTurnsUnhealthyIsRestarted(t *testing.T) {
+	b := setup(t)
+	var hung atomic.Int64
+	var all atomic.Bool
+	srv := b.hungHealth("app/web", &hung, &all)
+	svc := sleeper("web", nil)
+	svc.Health = &hq.Health{HTTP: srv.URL + "/healthz"}
+	d := b.decl(mod("app", false, svc))
+	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
+	pid := b.pidOf("web")
+	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, false)
+	if b.pidOf("web") != pid {
+		t.Fatal("a healthy service was restarted")
+	}
+
+	// Alive but hung: restarted once, and healthy again.
+	hung.Store(int64(pid))
+	os.Remove(b.path("/web.pid"))
+	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
+	b.waitDead(pid)
+	pid = b.pidOf("web")
+
+	// Hung, and so is the process that replaces it: failed, with what the check saw first.
+	all.Store(true)
+	os.Remove(b.path("/web.pid"))
+	r := b.reconcile(d).want(t, "app/web", hq.StateFailed, true, false)
+	if want := "unhealthy: GET " + srv.URL + "/healthz: 500 Internal Server Error"; !strings.HasPrefix(r.Error, want) {
+		t.Fatalf("error %q, want it to start with %q", r.Error, want)
+	}
+	b.waitDead(pid)
+	pid = b.pidOf("web")
+	if p := b.eng.sup.get("app/web"); p == nil || !p.alive() {
+		t.Fatal("a service still unhealthy after its restart was stopped")
+	}
+
+	// In back-off: not restarted again, reported with its last error.
+	b.manual = true
+	b.now = b.now.Add(testInterval / 2)
+	if rr := b.reconcile(d).want(t, "app/web", hq.StateFailed, false, false); rr.Error != r.Error {
+		t.Fatalf("backed-off error %q, want %q", rr.Error, r.Error)
+	}
+	if b.pidOf("web") != pid {
+		t.Fatal("a service in back-off was restarted")
+	}
+
+	// Due again and healthy: applied without another restart.
+	all.Store(false)
+	b.now = b.now.Add(testInterval)
+	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, false)
+	if b.pidOf("web") != pid {
+		t.Fatal("restarted")
+	}
+}

@@ -53,6 +53,9 @@ type op struct {
 	present bool
 	equal   bool
 	info    fs.FileInfo
+	// unhealthy is why a running service, healthy after its start, failed its health check:
+	// commit restarts it, and names this when it is still not healthy.
+	unhealthy error
 
 	// Set by stage and commit, for commit, undo and finish.
 	staged    string
