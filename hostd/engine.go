@@ -54,8 +54,9 @@ type Engine struct {
 	keptJournal error
 }
 
-// NewEngine loads the ledger and back-off state from the state dir and kills the service
-// processes a previous run left behind, so every service is started fresh and supervised.
+// NewEngine loads the ledger and back-off state from the state dir, removes the staged files a
+// crash left beside the paths hostd manages, and kills the service processes a previous run
+// left behind, so every service is started fresh and supervised.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -82,6 +83,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
+	removeLitter(cfg.Root, cfg.StateDir, l, cfg.Logger)
 	b := newBackoff(cfg.Interval)
 	if err := b.load(cfg.StateDir); err != nil {
 		// Back-off is an optimisation; a damaged file only means earlier retries.
