@@ -39,22 +39,12 @@ func (s *Server) take(w http.ResponseWriter, r *http.Request) {
 // changeAssignment reads the node, module and If-Match of a request, makes the change, and
 // answers with the node's generation.
 func (s *Server) changeAssignment(w http.ResponseWriter, r *http.Request, change func(ctx context.Context, node, module string, match *int64) (int64, error)) {
-	node, err := name(r, "node")
+	names, match, err := target(r, "node", "module")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	module, err := name(r, "module")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	match, err := ifMatch(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	gen, err := change(r.Context(), node, module, match)
+	gen, err := change(r.Context(), names[0], names[1], match)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

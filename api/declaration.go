@@ -73,12 +73,7 @@ func pollParams(r *http.Request, maxWait time.Duration) (after int64, wait time.
 }
 
 func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
-	node, err := name(r, "node")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	match, err := ifMatch(r)
+	names, match, err := target(r, "node")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -88,7 +83,7 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	resp, err := s.Store.IngestIfMatch(r.Context(), node, rep, match)
+	resp, err := s.Store.IngestIfMatch(r.Context(), names[0], rep, match)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -58,17 +58,12 @@ func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
-	node, err := name(r, "node")
+	names, match, err := target(r, "node")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	match, err := ifMatch(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := s.Store.DeleteNode(r.Context(), node, match); err != nil {
+	if err := s.Store.DeleteNode(r.Context(), names[0], match); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -76,16 +71,7 @@ func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
-	var names [3]string
-	for i, p := range []string{"node", "module", "resource"} {
-		v, err := name(r, p)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		names[i] = v
-	}
-	match, err := ifMatch(r)
+	names, match, err := target(r, "node", "module", "resource")
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -73,6 +73,20 @@ func limit(r *http.Request) (int64, error) {
 	return n, nil
 }
 
+// target reads what a node-scoped write names in its path, checked, and its If-Match.
+func target(r *http.Request, params ...string) ([]string, *int64, error) {
+	names := make([]string, len(params))
+	for i, p := range params {
+		v, err := name(r, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		names[i] = v
+	}
+	match, err := ifMatch(r)
+	return names, match, err
+}
+
 // name reads a URL parameter that names a node, module or resource, and checks it.
 func name(r *http.Request, param string) (string, error) {
 	v := chi.URLParam(r, param)

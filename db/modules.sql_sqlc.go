@@ -106,48 +106,6 @@ func (q *Queries) ModuleRevisionInsert(ctx context.Context, arg ModuleRevisionIn
 	return err
 }
 
-const moduleRevisionList = `-- name: ModuleRevisionList :many
-SELECT module, revision, resource_count, digest, created_at FROM module_revisions
-WHERE module = ?1 ORDER BY revision DESC
-`
-
-type ModuleRevisionListRow struct {
-	Module        string
-	Revision      int64
-	ResourceCount int64
-	Digest        string
-	CreatedAt     string
-}
-
-func (q *Queries) ModuleRevisionList(ctx context.Context, module string) ([]ModuleRevisionListRow, error) {
-	rows, err := q.query(ctx, q.moduleRevisionListStmt, moduleRevisionList, module)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ModuleRevisionListRow{}
-	for rows.Next() {
-		var i ModuleRevisionListRow
-		if err := rows.Scan(
-			&i.Module,
-			&i.Revision,
-			&i.ResourceCount,
-			&i.Digest,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const moduleUpsert = `-- name: ModuleUpsert :one
 INSERT INTO modules (name, revision, created_at, updated_at) VALUES (?1, 1, ?2, ?2)
 ON CONFLICT (name) DO UPDATE SET revision = modules.revision + 1, updated_at = excluded.updated_at

@@ -63,9 +63,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.moduleRevisionInsertStmt, err = db.PrepareContext(ctx, moduleRevisionInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionInsert: %w", err)
 	}
-	if q.moduleRevisionListStmt, err = db.PrepareContext(ctx, moduleRevisionList); err != nil {
-		return nil, fmt.Errorf("error preparing query ModuleRevisionList: %w", err)
-	}
 	if q.moduleUpsertStmt, err = db.PrepareContext(ctx, moduleUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleUpsert: %w", err)
 	}
@@ -272,11 +269,6 @@ func (q *Queries) Close() error {
 	if q.moduleRevisionInsertStmt != nil {
 		if cerr := q.moduleRevisionInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing moduleRevisionInsertStmt: %w", cerr)
-		}
-	}
-	if q.moduleRevisionListStmt != nil {
-		if cerr := q.moduleRevisionListStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing moduleRevisionListStmt: %w", cerr)
 		}
 	}
 	if q.moduleUpsertStmt != nil {
@@ -561,7 +553,6 @@ type Queries struct {
 	moduleListStmt                       *sql.Stmt
 	moduleRevisionGetStmt                *sql.Stmt
 	moduleRevisionInsertStmt             *sql.Stmt
-	moduleRevisionListStmt               *sql.Stmt
 	moduleUpsertStmt                     *sql.Stmt
 	nodeBumpGenerationStmt               *sql.Stmt
 	nodeBumpGenerationByModuleStmt       *sql.Stmt
@@ -627,7 +618,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		moduleListStmt:                       q.moduleListStmt,
 		moduleRevisionGetStmt:                q.moduleRevisionGetStmt,
 		moduleRevisionInsertStmt:             q.moduleRevisionInsertStmt,
-		moduleRevisionListStmt:               q.moduleRevisionListStmt,
 		moduleUpsertStmt:                     q.moduleUpsertStmt,
 		nodeBumpGenerationStmt:               q.nodeBumpGenerationStmt,
 		nodeBumpGenerationByModuleStmt:       q.nodeBumpGenerationByModuleStmt,

@@ -15,7 +15,3 @@ VALUES (@module, @revision, @resources, @resource_count, @digest, @created_at);
 
 -- name: ModuleRevisionGet :one
 SELECT * FROM module_revisions WHERE module = @module AND revision = @revision;
-
--- name: ModuleRevisionList :many
-SELECT module, revision, resource_count, digest, created_at FROM module_revisions
-WHERE module = @module ORDER BY revision DESC;
