@@ -212,6 +212,47 @@ func (q *Queries) SendListRefused(ctx context.Context) ([]Send, error) {
 	return items, nil
 }
 
+const sendListRefusedByNode = `-- name: SendListRefusedByNode :many
+SELECT s.id, s.node, s.generation, s.digest, s.resources, s.composed_by, s.sent_at, s.outcome, s.outcome_at, s.reason FROM sends s JOIN nodes n ON n.name = s.node
+WHERE s.node = ?1 AND s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+ORDER BY s.id DESC
+`
+
+// The same, for one node.
+func (q *Queries) SendListRefusedByNode(ctx context.Context, node string) ([]Send, error) {
+	rows, err := q.query(ctx, q.sendListRefusedByNodeStmt, sendListRefusedByNode, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Send{}
+	for rows.Next() {
+		var i Send
+		if err := rows.Scan(
+			&i.ID,
+			&i.Node,
+			&i.Generation,
+			&i.Digest,
+			&i.Resources,
+			&i.ComposedBy,
+			&i.SentAt,
+			&i.Outcome,
+			&i.OutcomeAt,
+			&i.Reason,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sendMarkApplied = `-- name: SendMarkApplied :exec
 UPDATE sends SET outcome = 'applied', outcome_at = ?1
 WHERE node = ?2 AND generation = ?3 AND digest = ?4 AND outcome = 'sent'

@@ -183,6 +183,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.sendListRefusedStmt, err = db.PrepareContext(ctx, sendListRefused); err != nil {
 		return nil, fmt.Errorf("error preparing query SendListRefused: %w", err)
 	}
+	if q.sendListRefusedByNodeStmt, err = db.PrepareContext(ctx, sendListRefusedByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query SendListRefusedByNode: %w", err)
+	}
 	if q.sendMarkAppliedStmt, err = db.PrepareContext(ctx, sendMarkApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query SendMarkApplied: %w", err)
 	}
@@ -471,6 +474,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing sendListRefusedStmt: %w", cerr)
 		}
 	}
+	if q.sendListRefusedByNodeStmt != nil {
+		if cerr := q.sendListRefusedByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendListRefusedByNodeStmt: %w", cerr)
+		}
+	}
 	if q.sendMarkAppliedStmt != nil {
 		if cerr := q.sendMarkAppliedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sendMarkAppliedStmt: %w", cerr)
@@ -593,6 +601,7 @@ type Queries struct {
 	sendInsertRefusedStmt                *sql.Stmt
 	sendListByNodeStmt                   *sql.Stmt
 	sendListRefusedStmt                  *sql.Stmt
+	sendListRefusedByNodeStmt            *sql.Stmt
 	sendMarkAppliedStmt                  *sql.Stmt
 	sendMarkRefusedStmt                  *sql.Stmt
 	sendMarkSupersededStmt               *sql.Stmt
@@ -658,6 +667,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		sendInsertRefusedStmt:                q.sendInsertRefusedStmt,
 		sendListByNodeStmt:                   q.sendListByNodeStmt,
 		sendListRefusedStmt:                  q.sendListRefusedStmt,
+		sendListRefusedByNodeStmt:            q.sendListRefusedByNodeStmt,
 		sendMarkAppliedStmt:                  q.sendMarkAppliedStmt,
 		sendMarkRefusedStmt:                  q.sendMarkRefusedStmt,
 		sendMarkSupersededStmt:               q.sendMarkSupersededStmt,

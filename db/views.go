@@ -130,14 +130,8 @@ func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 		} else if ok {
 			p.last = &last
 		}
-		refused, err := q.SendListRefused(ctx)
-		if err != nil {
+		if p.refused, err = q.SendListRefusedByNode(ctx, name); err != nil {
 			return err
-		}
-		for _, r := range refused {
-			if r.Node == name {
-				p.refused = append(p.refused, r)
-			}
 		}
 		m, err := loadMesh(ctx, q)
 		if err != nil {

@@ -43,3 +43,9 @@ ORDER BY id DESC LIMIT 1;
 INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason)
 VALUES (@node, @generation, @digest, 0, @composed_by, @sent_at, 'refused', @at, @reason)
 RETURNING id;
+
+-- name: SendListRefusedByNode :many
+-- The same, for one node.
+SELECT s.* FROM sends s JOIN nodes n ON n.name = s.node
+WHERE s.node = @node AND s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+ORDER BY s.id DESC;
