@@ -55,8 +55,13 @@ func (d *Declaration) ResourceCount() int {
 
 // Report is what hostd POSTs after every reconcile: one result per declared resource.
 type Report struct {
+	// SendID, Generation, Digest and Signature name the declaration this report answers, as the
+	// controller sent and signed it; a report that names no send the controller recorded moves
+	// no resource rows. SendID is 0 and Signature empty when the host has applied nothing yet.
+	SendID     int64     `json:"send_id"`
 	Generation int64     `json:"generation"`
 	Digest     string    `json:"digest"`
+	Signature  string    `json:"signature"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	Refused    *Refusal  `json:"refused"`
@@ -84,7 +89,10 @@ type Result struct {
 	HoldReason string `json:"hold_reason"`
 	BlockedBy  string `json:"blocked_by"`
 	Drift      bool   `json:"drift"`
-	DurationMS int64  `json:"duration_ms"`
+	// DriftDetail says what differed when Drift is set: "content sha256:… (want sha256:…)",
+	// "mode 0600 (want 0644)", "target /a (want /b)", "missing", "service not running".
+	DriftDetail string `json:"drift_detail,omitempty"`
+	DurationMS  int64  `json:"duration_ms"`
 }
 
 // ReportResponse is the controller's answer to a report.
