@@ -13,7 +13,6 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
-	"github.com/meshhq/hq/webui"
 )
 
 // Server holds what the handlers share.
@@ -27,8 +26,6 @@ type Server struct {
 	Log *slog.Logger
 	// MaxWait bounds a declaration long-poll.
 	MaxWait time.Duration
-	// Pages, when set, serves the status pages at / beside the API: two faces of one store.
-	Pages *webui.UI
 }
 
 // Routes mounts the API under /api/v1 and /healthz on r.
@@ -54,11 +51,9 @@ func (s *Server) Routes(r chi.Router) {
 	})
 }
 
-// Handler returns the whole HTTP handler: request logging, panic recovery and the routes.
-func (s *Server) Handler() http.Handler {
-	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, s.logRequests)
-	// Errors of the router itself speak the API's error shape too.
+// Mount puts the API on r, and makes the router's own errors (no such path, method not
+// allowed) speak the API's error shape, whatever else is mounted beside it.
+func (s *Server) Mount(r chi.Router) {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, hq.Errorf(hq.CodeNotFound, "no such path: %s", r.URL.Path))
 	})
@@ -66,24 +61,12 @@ func (s *Server) Handler() http.Handler {
 		s.writeError(w, r, hq.Errorf(hq.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 	})
 	s.Routes(r)
-	if s.Pages != nil {
-		s.Pages.Routes(r)
-	}
-	return r
 }
 
-// logRequests logs every request but the long-polls that ended with nothing new, which would
-// drown the log of a large mesh.
-func (s *Server) logRequests(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-		start := time.Now()
-		next.ServeHTTP(ww, r)
-		if ww.Status() == http.StatusNotModified {
-			return
-		}
-		s.Log.LogAttrs(r.Context(), slog.LevelInfo, "http",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", ww.Status()), slog.Duration("took", time.Since(start)))
-	})
+// Handler returns the API alone with panic recovery, for tests and for embedding.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer)
+	s.Mount(r)
+	return r
 }

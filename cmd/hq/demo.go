@@ -3,35 +3,55 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/api"
-	"github.com/meshhq/hq/hostd"
+	"github.com/meshhq/hq/controller"
 )
 
 // demo runs a controller and three hosts on temporary roots, with modules that show a
-// converged node, a node waiting on a take and a node with a stuck resource.
-func demo(ctx context.Context, cfg api.Config, log *slog.Logger) error {
+// converged node, a node waiting on a take and a node with a stuck resource. The hosts are
+// real hostd processes; every process logs to a file in the demo's directory, so the
+// instructions stay on screen. It returns once every process it started has stopped.
+func demo(ctx context.Context, cfg controller.Config) error {
 	dir, err := os.MkdirTemp("", "hq-demo-")
 	if err != nil {
 		return err
 	}
+	hostdBin, err := findHostd(dir)
+	if err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "hq.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
 	cfg.DB = filepath.Join(dir, "hq.db")
 	if cfg.AdminToken == "" {
 		cfg.AdminToken = rand.Text()
 	}
 	cfg.StuckAttempts = 3
+	var hostsRunning sync.WaitGroup
+	defer hostsRunning.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // before the wait above: it is what stops the hosts
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
-	go func() { errc <- api.Run(ctx, cfg, log.With("part", "hq"), func(addr string) { ready <- addr }) }()
+	log := slog.New(slog.NewTextHandler(logFile, nil))
+	go func() { errc <- controller.Run(ctx, cfg, log, func(addr string) { ready <- addr }) }()
 	var addr string
 	select {
 	case addr = <-ready:
@@ -39,24 +59,85 @@ func demo(ctx context.Context, cfg api.Config, log *slog.Logger) error {
 		return err
 	}
 	base := "http://" + addr
-	c := demoClient{base: base + "/api/v1", token: cfg.AdminToken}
-	hosts, err := c.setUp(dir)
-	if err != nil {
-		return err
+	hosts, err := demoClient{base: base + "/api/v1", token: cfg.AdminToken}.setUp(dir)
+	if err == nil {
+		err = startHosts(ctx, &hostsRunning, hostdBin, base, controller.KeyPath(cfg.DB), hosts)
 	}
-	for _, h := range hosts {
-		go func() {
-			if err := hostd.Run(ctx, h, log.With("part", "hostd", "node", h.Node)); err != nil {
-				log.Error("hostd stopped", "node", h.Node, "err", err)
-			}
-		}()
+	if err != nil {
+		cancel()
+		<-errc
+		return err
 	}
 	fmt.Fprintf(os.Stderr, demoText, base, cfg.AdminToken, dir, cfg.DB)
 	return <-errc
 }
 
+// findHostd finds the hostd binary beside this one or on PATH; from a source checkout (go run)
+// it builds one into dir.
+func findHostd(dir string) (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), "hostd"); isExecutable(p) {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("hostd"); err == nil {
+		return p, nil
+	}
+	out := filepath.Join(dir, "hostd")
+	build := exec.Command("go", "build", "-o", out, "github.com/meshhq/hq/cmd/hostd")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("hostd is neither beside hq nor on PATH, and building it failed (%w): build it with go build ./cmd/hostd", err)
+	}
+	return out, nil
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// demoHost is one host of the demo: where it lives and its token.
+type demoHost struct {
+	node, token, dir string
+}
+
+// startHosts starts one hostd process per host, each stopped with SIGTERM when ctx ends and
+// waited for by running; the controller's key is handed to them, as an operator would
+// provision it.
+func startHosts(ctx context.Context, running *sync.WaitGroup, bin, base, keyPath string, hosts []demoHost) error {
+	key, err := controller.LoadOrCreateKey(keyPath)
+	if err != nil {
+		return err
+	}
+	pub := base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey))
+	for _, h := range hosts {
+		logFile, err := os.Create(filepath.Join(h.dir, "hostd.log"))
+		if err != nil {
+			return err
+		}
+		cmd := exec.CommandContext(ctx, bin, "run")
+		cmd.Env = append(os.Environ(), "HOSTD_CONTROLLER="+base, "HOSTD_NODE="+h.node, "HOSTD_TOKEN="+h.token,
+			"HOSTD_CONTROLLER_KEY="+pub, "HOSTD_ROOT="+filepath.Join(h.dir, "root"),
+			"HOSTD_STATE_DIR="+filepath.Join(h.dir, "state"), "HOSTD_INTERVAL=5s")
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = 15 * time.Second
+		if err := cmd.Start(); err != nil {
+			logFile.Close()
+			return fmt.Errorf("start hostd for %s: %w", h.node, err)
+		}
+		running.Go(func() {
+			cmd.Wait()
+			logFile.Close()
+		})
+	}
+	return nil
+}
+
 const demoText = `
-hq demo: a controller at %[1]s and three hosts (web-1, edge-1, app-1) under %[3]s
+hq demo: a controller at %[1]s and three hostd processes (web-1, edge-1, app-1) under %[3]s,
+each logging to its own file there (hq.log, web-1/hostd.log, ...)
   web-1   converges
   edge-1  holds route-proxy: a file was already there and the module is not taken
   app-1   has a resource whose validate always fails: failed, then stuck after 3 attempts
@@ -76,7 +157,7 @@ type demoClient struct{ base, token string }
 
 // setUp registers the demo's nodes, uploads and assigns its modules, and returns the hosts'
 // configurations.
-func (c demoClient) setUp(dir string) ([]hostd.Config, error) {
+func (c demoClient) setUp(dir string) ([]demoHost, error) {
 	modules := map[string][]hq.Resource{
 		"motd": {{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "managed by hq\n"}},
 		"web": {
@@ -100,7 +181,7 @@ func (c demoClient) setUp(dir string) ([]hostd.Config, error) {
 		}
 	}
 	assign := map[string][]string{"web-1": {"motd", "web"}, "edge-1": {"motd", "route-proxy"}, "app-1": {"motd", "app"}}
-	var hosts []hostd.Config
+	var hosts []demoHost
 	for _, node := range []string{"web-1", "edge-1", "app-1"} {
 		var reg struct{ Token string }
 		if err := c.call("POST", "/nodes", map[string]string{"name": node}, &reg); err != nil {
@@ -115,8 +196,7 @@ func (c demoClient) setUp(dir string) ([]hostd.Config, error) {
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return nil, err
 		}
-		hosts = append(hosts, hostd.Config{Controller: c.base[:len(c.base)-len("/api/v1")], Node: node, Token: reg.Token,
-			Root: root, StateDir: filepath.Join(dir, node, "state"), Interval: 5 * time.Second, Wait: 30 * time.Second})
+		hosts = append(hosts, demoHost{node: node, token: reg.Token, dir: filepath.Join(dir, node)})
 	}
 	// What an earlier, rolled-back attempt left on edge-1: the host will hold it, not overwrite it.
 	found := filepath.Join(dir, "edge-1", "root", "var/lib/route-proxy/ca.pem")

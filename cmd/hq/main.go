@@ -12,7 +12,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
-	"github.com/meshhq/hq/api"
+	"github.com/meshhq/hq/controller"
 	"github.com/meshhq/hq/db"
 )
 
@@ -42,18 +42,18 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	var cfg api.Config
+	var cfg controller.Config
 	if err := envconfig.Process("HQ", &cfg); err != nil {
 		fail(err)
 	}
 	var err error
 	switch os.Args[1] {
 	case "serve":
-		err = api.Run(ctx, cfg, log, nil)
+		err = controller.Run(ctx, cfg, log, nil)
 	case "migrate":
 		err = migrate(ctx, cfg)
 	case "demo":
-		err = demo(ctx, cfg, log)
+		err = demo(ctx, cfg)
 	default:
 		printUsage()
 		os.Exit(2)
@@ -63,7 +63,7 @@ func main() {
 	}
 }
 
-func migrate(ctx context.Context, cfg api.Config) error {
+func migrate(ctx context.Context, cfg controller.Config) error {
 	s, err := db.Open(ctx, cfg.DB)
 	if err != nil {
 		return err
@@ -76,7 +76,7 @@ func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "help" }
 
 func printUsage() {
 	fmt.Fprint(os.Stderr, usage)
-	envconfig.Usagef("HQ", &api.Config{}, os.Stderr, envconfig.DefaultTableFormat)
+	envconfig.Usagef("HQ", &controller.Config{}, os.Stderr, envconfig.DefaultTableFormat)
 }
 
 func fail(err error) {

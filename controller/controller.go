@@ -1,0 +1,139 @@
+// Package controller wires hq's controller together: it opens the store, loads the signing key,
+// and serves the API and the status pages side by side over the one store.
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/meshhq/hq/api"
+	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/webui"
+)
+
+// Config is the controller's configuration, read from the environment.
+type Config struct {
+	Addr          string        `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
+	DB            string        `envconfig:"DB" default:"./hq.db" desc:"the database file; its signing key is kept beside it as FILE.key"`
+	AdminToken    string        `envconfig:"ADMIN_TOKEN" desc:"required: the operator's bearer token"`
+	StuckAttempts int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
+	StuckAfter    time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
+	SilentAfter   time.Duration `envconfig:"SILENT_AFTER" default:"3m" desc:"a node without a report for this long is silent"`
+}
+
+// Check reports the first thing in c that would stop the controller from running.
+func (c Config) Check() error {
+	switch {
+	case c.AdminToken == "":
+		return errors.New("HQ_ADMIN_TOKEN is required: operators authenticate with it")
+	case c.StuckAttempts < 1:
+		return errors.New("HQ_STUCK_ATTEMPTS must be at least 1")
+	case c.StuckAfter <= 0:
+		return errors.New("HQ_STUCK_AFTER must be positive")
+	case c.SilentAfter <= 0:
+		return errors.New("HQ_SILENT_AFTER must be positive")
+	}
+	return nil
+}
+
+// KeyPath is where the signing key of the database at dbPath lives: beside it, so every
+// controller sharing the database shares the key.
+func KeyPath(dbPath string) string { return dbPath + ".key" }
+
+// Run serves the controller until ctx ends, then shuts down gracefully. It listens before it
+// serves, so a bad address fails at once; ready, if set, is called with the bound address.
+func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr string)) error {
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	store, err := db.Open(ctx, cfg.DB)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	store.StuckAttempts, store.StuckAfter, store.SilentAfter = cfg.StuckAttempts, cfg.StuckAfter, cfg.SilentAfter
+	key, err := LoadOrCreateKey(KeyPath(cfg.DB))
+	if err != nil {
+		return err
+	}
+	srv := &api.Server{Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Key: key, Log: log, MaxWait: 60 * time.Second}
+	pages, err := webui.New(store, cfg.AdminToken, log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	// Requests live in a context of their own, ended at shutdown so long-polls return at once.
+	base, endRequests := context.WithCancel(context.Background())
+	defer endRequests()
+	hs := &http.Server{Handler: handler(srv, pages, log), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		BaseContext: func(net.Listener) context.Context { return base }}
+	log.Info("hq serving", "addr", ln.Addr().String(), "db", cfg.DB, "instance", srv.Instance)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("hq shutting down")
+	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	endRequests()
+	err = hs.Shutdown(shut)
+	<-errc // Serve has returned http.ErrServerClosed
+	return err
+}
+
+// handler mounts the API and the pages on one router: two faces of one store, neither of
+// which knows the other.
+func handler(srv *api.Server, pages *webui.UI, log *slog.Logger) http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer, logRequests(log))
+	srv.Mount(r)
+	pages.Routes(r)
+	return r
+}
+
+// logRequests logs every request but the long-polls that ended with nothing new, which would
+// drown the log of a large mesh.
+func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			start := time.Now()
+			next.ServeHTTP(ww, r)
+			if ww.Status() == http.StatusNotModified {
+				return
+			}
+			log.LogAttrs(r.Context(), slog.LevelInfo, "http",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", ww.Status()), slog.Duration("took", time.Since(start)))
+		})
+	}
+}
+
+// instanceName names this process in the sends it records: host, pid and a random suffix, so
+// two controllers on one machine, or one restarted, are told apart.
+func instanceName() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "hq"
+	}
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), rand.Text()[:6])
+}
