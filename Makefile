@@ -6,12 +6,12 @@ SQLC = CGO_ENABLED=0 go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 generate:
 	$(SQLC) generate
 
-# check-generated fails when db/ does not match what queries/ and migrations/ generate.
+# check-generated fails when db/internal/dbsqlc/ does not match what queries/ and migrations/ generate.
 # sqlc diff misses a generated file whose query file was deleted, so regenerate from scratch.
 check-generated:
-	rm -f db/*_sqlc.go db/sqlc_db.go db/sqlc_models.go
+	rm -f db/internal/dbsqlc/*.go
 	$(SQLC) generate
-	@test -z "$$(git status --porcelain -- db/)" || { git status --porcelain -- db/; echo "db/ drifts from queries/ and migrations/: run make generate"; exit 1; }
+	@test -z "$$(git status --porcelain -- db/internal/dbsqlc/)" || { git status --porcelain -- db/internal/dbsqlc/; echo "db/internal/dbsqlc/ drifts from queries/ and migrations/: run make generate"; exit 1; }
 
 test:
 	go test ./...

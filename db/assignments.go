@@ -1,6 +1,8 @@
 package db
 
 import (
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -12,21 +14,21 @@ import (
 // Assign puts a module on a node (or changes whether it is taken) and returns the node's
 // generation, bumped when the declaration changed.
 func (s *Store) Assign(ctx context.Context, node, module string, taken bool, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(q *Queries) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
 		rev, err := latestRevision(ctx, q, module)
 		if err != nil {
 			return false, notFound(err, "no module %s", module)
 		}
-		a, err := q.AssignmentGet(ctx, AssignmentGetParams{Node: node, Module: module})
+		a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module})
 		switch {
 		case err == nil && (a.Taken == 1) == taken:
 			return false, nil // already so: nothing changes, the generation stays
 		case err == nil:
-			return true, q.AssignmentSetTaken(ctx, AssignmentSetTakenParams{Node: node, Module: module, Taken: boolInt(taken)})
+			return true, q.AssignmentSetTaken(ctx, dbsqlc.AssignmentSetTakenParams{Node: node, Module: module, Taken: boolInt(taken)})
 		case !errors.Is(err, sql.ErrNoRows):
 			return false, err
 		}
-		if err := q.AssignmentInsert(ctx, AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken), AssignedAt: s.now()}); err != nil {
+		if err := q.AssignmentInsert(ctx, dbsqlc.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken), AssignedAt: s.now()}); err != nil {
 			return false, err
 		}
 		resources, err := decodeResources(rev.Resources)
@@ -40,23 +42,23 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken bool, ifM
 // Take marks an assigned module taken, so the node adopts what it finds, and returns the
 // node's generation.
 func (s *Store) Take(ctx context.Context, node, module string, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(q *Queries) (bool, error) {
-		a, err := q.AssignmentGet(ctx, AssignmentGetParams{Node: node, Module: module})
+	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
+		a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module})
 		if err != nil {
 			return false, notFound(err, "module %s is not assigned to node %s", module, node)
 		}
 		if a.Taken == 1 {
 			return false, nil
 		}
-		return true, q.AssignmentSetTaken(ctx, AssignmentSetTakenParams{Node: node, Module: module, Taken: 1})
+		return true, q.AssignmentSetTaken(ctx, dbsqlc.AssignmentSetTakenParams{Node: node, Module: module, Taken: 1})
 	})
 }
 
 // Unassign takes a module off a node; its resources leave the declaration (and the host
 // removes what it manages of them). It returns the node's new generation.
 func (s *Store) Unassign(ctx context.Context, node, module string, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(q *Queries) (bool, error) {
-		n, err := q.AssignmentDelete(ctx, AssignmentDeleteParams{Node: node, Module: module})
+	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
+		n, err := q.AssignmentDelete(ctx, dbsqlc.AssignmentDeleteParams{Node: node, Module: module})
 		if err == nil && n == 0 {
 			err = hq.Errorf(hq.CodeNotFound, "module %s is not assigned to node %s", module, node)
 		}
@@ -67,9 +69,9 @@ func (s *Store) Unassign(ctx context.Context, node, module string, ifMatch *int6
 // changeDeclaration runs change in one write transaction on a node checked against If-Match,
 // bumps the node's generation in that transaction when change says the declaration changed,
 // and wakes the node's long-polls. It returns the node's generation.
-func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int64, change func(q *Queries) (bool, error)) (int64, error) {
+func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int64, change func(q *dbsqlc.Queries) (bool, error)) (int64, error) {
 	var gen int64
-	err := s.inTx(ctx, func(q *Queries) error {
+	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
 		n, err := lockNode(ctx, q, node, ifMatch)
 		if err != nil {
 			return err

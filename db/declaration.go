@@ -1,6 +1,8 @@
 package db
 
 import (
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+
 	"context"
 	"sync"
 	"time"
@@ -19,7 +21,7 @@ func (s *Store) Compose(ctx context.Context, node, instance string) (hq.Declarat
 		}
 		d.ComposedBy, d.ComposedAt = instance, s.Now().UTC()
 		stale := false
-		err = s.inTx(ctx, func(q *Queries) error {
+		err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
 			n, err := q.NodeGet(ctx, node)
 			if err != nil {
 				return notFound(err, "no node %s", node)
@@ -28,7 +30,7 @@ func (s *Store) Compose(ctx context.Context, node, instance string) (hq.Declarat
 				stale = true
 				return nil
 			}
-			d.SendID, err = q.SendInsert(ctx, SendInsertParams{
+			d.SendID, err = q.SendInsert(ctx, dbsqlc.SendInsertParams{
 				Node: node, Generation: d.Generation, Digest: d.Digest, Resources: int64(d.ResourceCount()),
 				ComposedBy: instance, SentAt: hq.FormatTime(d.ComposedAt),
 			})
@@ -55,7 +57,7 @@ func (s *Store) Declaration(ctx context.Context, node string) (hq.Declaration, e
 
 func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error) {
 	d := hq.Declaration{Node: node, Modules: []hq.DeclaredModule{}}
-	err := s.inReadTx(ctx, func(q *Queries) error {
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
 		n, err := q.NodeGet(ctx, node)
 		if err != nil {
 			return notFound(err, "no node %s", node)

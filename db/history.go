@@ -1,6 +1,8 @@
 package db
 
 import (
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+
 	"context"
 
 	"github.com/meshhq/hq"
@@ -8,8 +10,8 @@ import (
 
 // Sends lists a node's sends, newest first.
 func (s *Store) Sends(ctx context.Context, node string, limit int64) ([]hq.SendView, error) {
-	rows, err := listForNode(ctx, s, node, func(q *Queries) ([]Send, error) {
-		return q.SendListByNode(ctx, SendListByNodeParams{Node: node, Max: limit})
+	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Send, error) {
+		return q.SendListByNode(ctx, dbsqlc.SendListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.SendView, len(rows))
 	for i, r := range rows {
@@ -20,8 +22,8 @@ func (s *Store) Sends(ctx context.Context, node string, limit int64) ([]hq.SendV
 
 // Reports lists a node's distinct reports, newest first.
 func (s *Store) Reports(ctx context.Context, node string, limit int64) ([]hq.ReportView, error) {
-	rows, err := listForNode(ctx, s, node, func(q *Queries) ([]Report, error) {
-		return q.ReportListByNode(ctx, ReportListByNodeParams{Node: node, Max: limit})
+	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Report, error) {
+		return q.ReportListByNode(ctx, dbsqlc.ReportListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.ReportView, len(rows))
 	for i, r := range rows {
@@ -32,8 +34,8 @@ func (s *Store) Reports(ctx context.Context, node string, limit int64) ([]hq.Rep
 
 // Transitions lists a node's changes of resource state, newest first.
 func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq.TransitionView, error) {
-	rows, err := listForNode(ctx, s, node, func(q *Queries) ([]Transition, error) {
-		return q.TransitionListByNode(ctx, TransitionListByNodeParams{Node: node, Max: limit})
+	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Transition, error) {
+		return q.TransitionListByNode(ctx, dbsqlc.TransitionListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.TransitionView, len(rows))
 	for i, r := range rows {
@@ -47,9 +49,9 @@ func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq
 
 // listForNode runs list in a read snapshot after checking the node exists, so an unknown node
 // is not_found rather than an empty list.
-func listForNode[T any](ctx context.Context, s *Store, node string, list func(*Queries) ([]T, error)) ([]T, error) {
+func listForNode[T any](ctx context.Context, s *Store, node string, list func(*dbsqlc.Queries) ([]T, error)) ([]T, error) {
 	var rows []T
-	err := s.inReadTx(ctx, func(q *Queries) error {
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
 		if _, err := q.NodeGet(ctx, node); err != nil {
 			return notFound(err, "no node %s", node)
 		}
@@ -63,18 +65,18 @@ func listForNode[T any](ctx context.Context, s *Store, node string, list func(*Q
 // Retry zeroes a failed or stuck resource's count, returns it to pending, and asks the host
 // to drop its back-off for it with the next report response or declaration.
 func (s *Store) Retry(ctx context.Context, node, module, resource string, ifMatch *int64) error {
-	return s.inTx(ctx, func(q *Queries) error {
+	return s.inTx(ctx, func(q *dbsqlc.Queries) error {
 		if _, err := lockNode(ctx, q, node, ifMatch); err != nil {
 			return err
 		}
-		n, err := q.ResourceStateRequestRetry(ctx, ResourceStateRequestRetryParams{Node: node, Module: module, Resource: resource, Since: s.now()})
+		n, err := q.ResourceStateRequestRetry(ctx, dbsqlc.ResourceStateRequestRetryParams{Node: node, Module: module, Resource: resource, Since: s.now()})
 		if err != nil {
 			return err
 		}
 		if n > 0 {
 			return nil
 		}
-		r, err := q.ResourceStateGet(ctx, ResourceStateGetParams{Node: node, Module: module, Resource: resource})
+		r, err := q.ResourceStateGet(ctx, dbsqlc.ResourceStateGetParams{Node: node, Module: module, Resource: resource})
 		if err != nil {
 			return notFound(err, "no resource %s on node %s", hq.Ref(module, resource), node)
 		}

@@ -1,6 +1,8 @@
 package db
 
 import (
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -31,7 +33,7 @@ func (s *Store) IngestIfMatch(ctx context.Context, node string, rep hq.Report, i
 	now := s.Now()
 	at := hq.FormatTime(now)
 	raised := false
-	err := s.inTx(ctx, func(q *Queries) error {
+	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
 		n, err := lockNode(ctx, q, node, ifMatch)
 		if err != nil {
 			return err
@@ -48,14 +50,14 @@ func (s *Store) IngestIfMatch(ctx context.Context, node string, rep hq.Report, i
 			// The steady state: the node says what it said last time and nothing is failing,
 			// so no resource can move. Only the repeat is counted.
 			resp.ReportID, resp.Summary = prev.ID, prev.Summary
-			err = q.ReportRepeat(ctx, ReportRepeatParams{ID: prev.ID, LastAt: at})
+			err = q.ReportRepeat(ctx, dbsqlc.ReportRepeatParams{ID: prev.ID, LastAt: at})
 		} else {
 			resp.ReportID, resp.Summary, err = s.record(ctx, q, n, rep, outcome, prev, hasPrev, now)
 		}
 		if err != nil {
 			return err
 		}
-		if err := q.NodeSetReported(ctx, NodeSetReportedParams{Name: node, LastReportAt: sql.NullString{String: at, Valid: true}, LastReportID: sql.NullInt64{Int64: resp.ReportID, Valid: true}}); err != nil {
+		if err := q.NodeSetReported(ctx, dbsqlc.NodeSetReportedParams{Name: node, LastReportAt: sql.NullString{String: at, Valid: true}, LastReportID: sql.NullInt64{Int64: resp.ReportID, Valid: true}}); err != nil {
 			return err
 		}
 		if err := recordSends(ctx, q, n, rep, at); err != nil {
@@ -74,17 +76,17 @@ func (s *Store) IngestIfMatch(ctx context.Context, node string, rep hq.Report, i
 // node deleted and registered again, or a database restored from a backup, would otherwise
 // hand out generations the host has already seen with other contents, and the host would
 // rightly refuse every one of them.
-func raiseGeneration(ctx context.Context, q *Queries, n Node, rep hq.Report) (bool, error) {
+func raiseGeneration(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report) (bool, error) {
 	if rep.Generation <= n.Generation {
 		return false, nil
 	}
-	rows, err := q.NodeRaiseGeneration(ctx, NodeRaiseGenerationParams{Name: n.Name, Generation: rep.Generation + 1})
+	rows, err := q.NodeRaiseGeneration(ctx, dbsqlc.NodeRaiseGenerationParams{Name: n.Name, Generation: rep.Generation + 1})
 	return rows > 0, err
 }
 
 // record moves the resources a report describes and stores the report: a new row, or a
 // repeat of the last one when the outcome is the same (failures still count as attempts).
-func (s *Store) record(ctx context.Context, q *Queries, n Node, rep hq.Report, outcome string, prev Report, hasPrev bool, now time.Time) (id int64, summary string, err error) {
+func (s *Store) record(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, outcome string, prev dbsqlc.Report, hasPrev bool, now time.Time) (id int64, summary string, err error) {
 	rows, err := s.advanceAll(ctx, q, n, rep, now)
 	if err != nil {
 		return 0, "", err
@@ -93,7 +95,7 @@ func (s *Store) record(ctx context.Context, q *Queries, n Node, rep hq.Report, o
 	summary = tally.Line()
 	// A repeat whose line changed (a failure that became stuck) is news: it gets a row.
 	if hasPrev && prev.OutcomeDigest == outcome && prev.Summary == summary {
-		id, err = prev.ID, q.ReportRepeat(ctx, ReportRepeatParams{ID: prev.ID, LastAt: hq.FormatTime(now)})
+		id, err = prev.ID, q.ReportRepeat(ctx, dbsqlc.ReportRepeatParams{ID: prev.ID, LastAt: hq.FormatTime(now)})
 	} else {
 		id, err = q.ReportInsert(ctx, reportRow(n.Name, rep, outcome, summary, tally, hq.FormatTime(now)))
 	}
@@ -105,7 +107,7 @@ func (s *Store) record(ctx context.Context, q *Queries, n Node, rep hq.Report, o
 
 // advanced holds the rows a report moves, to be written once the report row has an id.
 type advanced struct {
-	changed []ResourceState
+	changed []dbsqlc.ResourceState
 	stuck   map[string]bool
 }
 
@@ -114,7 +116,7 @@ func (a advanced) isStuck(ref string) bool { return a.stuck[ref] }
 // advanceAll computes the next state of every resource the report can move. A report for an
 // older generation than the node's describes specs that may have changed since, so it moves
 // nothing.
-func (s *Store) advanceAll(ctx context.Context, q *Queries, n Node, rep hq.Report, now time.Time) (advanced, error) {
+func (s *Store) advanceAll(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, now time.Time) (advanced, error) {
 	a := advanced{stuck: map[string]bool{}}
 	if rep.Generation != n.Generation {
 		return a, nil
@@ -146,12 +148,12 @@ func (s *Store) advanceAll(ctx context.Context, q *Queries, n Node, rep hq.Repor
 // movable loads the rows a report may move: every one not applied, and the one of every
 // result that is more than "still applied". On a node where most things are in place this
 // reads a handful of rows instead of all of them.
-func (s *Store) movable(ctx context.Context, q *Queries, node string, results []hq.Result) (map[string]ResourceState, error) {
+func (s *Store) movable(ctx context.Context, q *dbsqlc.Queries, node string, results []hq.Result) (map[string]dbsqlc.ResourceState, error) {
 	unsettled, err := q.ResourceStateListUnsettledByNode(ctx, node)
 	if err != nil {
 		return nil, err
 	}
-	rows := make(map[string]ResourceState, len(unsettled))
+	rows := make(map[string]dbsqlc.ResourceState, len(unsettled))
 	for _, r := range unsettled {
 		rows[hq.Ref(r.Module, r.Resource)] = r
 	}
@@ -160,7 +162,7 @@ func (s *Store) movable(ctx context.Context, q *Queries, node string, results []
 		if _, ok := rows[ref]; ok || stillApplied(res) {
 			continue
 		}
-		r, err := q.ResourceStateGet(ctx, ResourceStateGetParams{Node: node, Module: res.Module, Resource: res.Resource})
+		r, err := q.ResourceStateGet(ctx, dbsqlc.ResourceStateGetParams{Node: node, Module: res.Module, Resource: res.Resource})
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -177,9 +179,9 @@ func stillApplied(r hq.Result) bool {
 	return r.Outcome == hq.StateApplied && !r.Changed && !r.Drift && r.HoldReason == "" && r.BlockedBy == ""
 }
 
-func (a advanced) write(ctx context.Context, q *Queries, reportID int64) error {
+func (a advanced) write(ctx context.Context, q *dbsqlc.Queries, reportID int64) error {
 	for _, r := range a.changed {
-		if err := q.ResourceStateRecord(ctx, ResourceStateRecordParams{
+		if err := q.ResourceStateRecord(ctx, dbsqlc.ResourceStateRecordParams{
 			State: r.State, Since: r.Since, Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures,
 			FailingSince: r.FailingSince, NeverApplied: r.NeverApplied, LastError: r.LastError,
 			HoldReason: r.HoldReason, BlockedBy: r.BlockedBy, RetryRequested: r.RetryRequested,
@@ -201,20 +203,20 @@ func hasFailure(results []hq.Result) bool {
 	return false
 }
 
-func lastReport(ctx context.Context, q *Queries, n Node) (Report, bool, error) {
+func lastReport(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node) (dbsqlc.Report, bool, error) {
 	if !n.LastReportID.Valid {
-		return Report{}, false, nil
+		return dbsqlc.Report{}, false, nil
 	}
 	r, err := q.ReportGet(ctx, n.LastReportID.Int64)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Report{}, false, nil
+		return dbsqlc.Report{}, false, nil
 	}
 	return r, err == nil, err
 }
 
 // sentCount is how many resources the reported declaration named, from its send.
-func (s *Store) sentCount(ctx context.Context, q *Queries, node string, rep hq.Report) int {
-	send, err := q.SendFind(ctx, SendFindParams{Node: node, Generation: rep.Generation, Digest: rep.Digest})
+func (s *Store) sentCount(ctx context.Context, q *dbsqlc.Queries, node string, rep hq.Report) int {
+	send, err := q.SendFind(ctx, dbsqlc.SendFindParams{Node: node, Generation: rep.Generation, Digest: rep.Digest})
 	if err != nil || send.Resources == 0 {
 		return len(rep.Results)
 	}
@@ -223,20 +225,20 @@ func (s *Store) sentCount(ctx context.Context, q *Queries, node string, rep hq.R
 
 // recordSends moves the sends this report answers: what it applied, what that supersedes, and
 // what it refused.
-func recordSends(ctx context.Context, q *Queries, n Node, rep hq.Report, at string) error {
+func recordSends(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, at string) error {
 	when := sql.NullString{String: at, Valid: true}
 	if rep.Digest != "" {
 		// Every report, not only a new generation's: a host that lost its copy is sent the
 		// same declaration again, and that send is answered too. Unanswered sends are indexed.
-		if err := q.SendMarkApplied(ctx, SendMarkAppliedParams{Node: n.Name, Generation: rep.Generation, Digest: rep.Digest, At: when}); err != nil {
+		if err := q.SendMarkApplied(ctx, dbsqlc.SendMarkAppliedParams{Node: n.Name, Generation: rep.Generation, Digest: rep.Digest, At: when}); err != nil {
 			return err
 		}
 	}
 	if rep.Digest != "" && (rep.Generation != n.AppliedGeneration || rep.Digest != n.AppliedDigest) {
-		if err := q.NodeSetApplied(ctx, NodeSetAppliedParams{Name: n.Name, AppliedGeneration: rep.Generation, AppliedDigest: rep.Digest, AppliedAt: when}); err != nil {
+		if err := q.NodeSetApplied(ctx, dbsqlc.NodeSetAppliedParams{Name: n.Name, AppliedGeneration: rep.Generation, AppliedDigest: rep.Digest, AppliedAt: when}); err != nil {
 			return err
 		}
-		if err := q.SendMarkSuperseded(ctx, SendMarkSupersededParams{Node: n.Name, Generation: rep.Generation, At: when}); err != nil {
+		if err := q.SendMarkSuperseded(ctx, dbsqlc.SendMarkSupersededParams{Node: n.Name, Generation: rep.Generation, At: when}); err != nil {
 			return err
 		}
 	}
@@ -246,23 +248,23 @@ func recordSends(ctx context.Context, q *Queries, n Node, rep hq.Report, at stri
 	return recordRefusal(ctx, q, n.Name, *rep.Refused, at)
 }
 
-func recordRefusal(ctx context.Context, q *Queries, node string, r hq.Refusal, at string) error {
+func recordRefusal(ctx context.Context, q *dbsqlc.Queries, node string, r hq.Refusal, at string) error {
 	// The same declaration refused before: a report posted again after a lost answer, or the
 	// same replay again. The row that says so is there already.
-	if seen, err := q.SendRefusedExists(ctx, SendRefusedExistsParams{Node: node, Generation: r.Generation, Digest: r.Digest}); err != nil || seen {
+	if seen, err := q.SendRefusedExists(ctx, dbsqlc.SendRefusedExistsParams{Node: node, Generation: r.Generation, Digest: r.Digest}); err != nil || seen {
 		return err
 	}
 	when := sql.NullString{String: at, Valid: true}
 	reason := firstLine(r.Reason)
 	if r.SendID > 0 {
-		n, err := q.SendMarkRefused(ctx, SendMarkRefusedParams{Node: node, ID: r.SendID, At: when, Reason: reason})
+		n, err := q.SendMarkRefused(ctx, dbsqlc.SendMarkRefusedParams{Node: node, ID: r.SendID, At: when, Reason: reason})
 		if err != nil || n > 0 {
 			return err
 		}
 	}
-	row := SendInsertRefusedParams{Node: node, Generation: r.Generation, Digest: r.Digest, At: when, Reason: reason,
+	row := dbsqlc.SendInsertRefusedParams{Node: node, Generation: r.Generation, Digest: r.Digest, At: when, Reason: reason,
 		ComposedBy: cmp.Or(r.ComposedBy, "unknown") + " (no such send recorded)", SentAt: cmp.Or(optTime(r.ComposedAt).String, at)}
-	if orig, err := q.SendGet(ctx, SendGetParams{Node: node, ID: r.SendID}); err == nil && orig.Digest == r.Digest {
+	if orig, err := q.SendGet(ctx, dbsqlc.SendGetParams{Node: node, ID: r.SendID}); err == nil && orig.Digest == r.Digest {
 		// A send that was answered before has come back: a replay of it.
 		row.ComposedBy, row.SentAt = orig.ComposedBy, orig.SentAt
 		row.Reason = fmt.Sprintf("replay of send %d: %s", orig.ID, reason)
@@ -274,7 +276,7 @@ func recordRefusal(ctx context.Context, q *Queries, node string, r hq.Refusal, a
 }
 
 // nodeFlags lists the node's stuck resources and the retries to hand it, clearing those.
-func nodeFlags(ctx context.Context, q *Queries, node string) (stuck, retry []string, err error) {
+func nodeFlags(ctx context.Context, q *dbsqlc.Queries, node string) (stuck, retry []string, err error) {
 	rows, err := q.ResourceStateListStuckByNode(ctx, node)
 	if err != nil {
 		return nil, nil, err
@@ -293,12 +295,12 @@ func nodeFlags(ctx context.Context, q *Queries, node string) (stuck, retry []str
 	return stuck, retry, q.ResourceStateClearRetry(ctx, node)
 }
 
-func reportRow(node string, rep hq.Report, outcome, summary string, t hq.Tally, at string) ReportInsertParams {
+func reportRow(node string, rep hq.Report, outcome, summary string, t hq.Tally, at string) dbsqlc.ReportInsertParams {
 	held := 0
 	for _, n := range t.Held {
 		held += n
 	}
-	return ReportInsertParams{
+	return dbsqlc.ReportInsertParams{
 		Node: node, Generation: rep.Generation, Digest: rep.Digest, Summary: summary, OutcomeDigest: outcome,
 		Applied: int64(t.Applied), Failed: int64(t.Failed), Stuck: int64(t.Stuck), Held: int64(held),
 		GroupedPending: int64(t.GroupedPending), Pending: int64(t.Pending),

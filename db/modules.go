@@ -1,6 +1,8 @@
 package db
 
 import (
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -34,7 +36,7 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 		return res, err
 	}
 	digest := hq.DigestOf(body)
-	err = s.inTx(ctx, func(q *Queries) error {
+	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
 		if cur, err := latestRevision(ctx, q, name); err == nil && cur.Digest == digest {
 			res.Revision = cur.Revision
 			return nil
@@ -43,12 +45,12 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 		}
 		res.Created = true
 		now := s.now()
-		rev, err := q.ModuleUpsert(ctx, ModuleUpsertParams{Name: name, Now: now})
+		rev, err := q.ModuleUpsert(ctx, dbsqlc.ModuleUpsertParams{Name: name, Now: now})
 		if err != nil {
 			return err
 		}
 		res.Revision = rev
-		if err := q.ModuleRevisionInsert(ctx, ModuleRevisionInsertParams{
+		if err := q.ModuleRevisionInsert(ctx, dbsqlc.ModuleRevisionInsertParams{
 			Module: name, Revision: rev, Resources: string(body), ResourceCount: int64(len(resources)),
 			Digest: digest, CreatedAt: now,
 		}); err != nil {
@@ -81,12 +83,12 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 // GetModule returns a module at its newest revision, with the nodes it is assigned to.
 func (s *Store) GetModule(ctx context.Context, name string) (hq.ModuleView, error) {
 	var v hq.ModuleView
-	err := s.inReadTx(ctx, func(q *Queries) error {
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
 		m, err := q.ModuleGet(ctx, name)
 		if err != nil {
 			return notFound(err, "no module %s", name)
 		}
-		rev, err := q.ModuleRevisionGet(ctx, ModuleRevisionGetParams{Module: name, Revision: m.Revision})
+		rev, err := q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: name, Revision: m.Revision})
 		if err != nil {
 			return err
 		}
@@ -103,7 +105,7 @@ func (s *Store) GetModule(ctx context.Context, name string) (hq.ModuleView, erro
 // ListModules returns every module without its resources.
 func (s *Store) ListModules(ctx context.Context) ([]hq.ModuleView, error) {
 	var out []hq.ModuleView
-	err := s.inReadTx(ctx, func(q *Queries) error {
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
 		mods, err := q.ModuleList(ctx)
 		if err != nil {
 			return err
@@ -121,7 +123,7 @@ func (s *Store) ListModules(ctx context.Context) ([]hq.ModuleView, error) {
 	return out, err
 }
 
-func assignedNodes(ctx context.Context, q *Queries, module string) ([]string, error) {
+func assignedNodes(ctx context.Context, q *dbsqlc.Queries, module string) ([]string, error) {
 	rows, err := q.AssignmentListByModule(ctx, module)
 	nodes := make([]string, 0, len(rows))
 	for _, r := range rows {
@@ -130,12 +132,12 @@ func assignedNodes(ctx context.Context, q *Queries, module string) ([]string, er
 	return nodes, err
 }
 
-func latestRevision(ctx context.Context, q *Queries, module string) (ModuleRevision, error) {
+func latestRevision(ctx context.Context, q *dbsqlc.Queries, module string) (dbsqlc.ModuleRevision, error) {
 	m, err := q.ModuleGet(ctx, module)
 	if err != nil {
-		return ModuleRevision{}, err
+		return dbsqlc.ModuleRevision{}, err
 	}
-	return q.ModuleRevisionGet(ctx, ModuleRevisionGetParams{Module: module, Revision: m.Revision})
+	return q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: m.Revision})
 }
 
 func decodeResources(s string) ([]hq.Resource, error) {
@@ -149,15 +151,15 @@ func decodeResources(s string) ([]hq.Resource, error) {
 // declare brings a node's resource_states for one module in line with resources: new ones
 // enter pending, changed ones start over as pending, unchanged ones keep their state, and
 // ones no longer declared are deleted (the trigger records them as removed).
-func (s *Store) declare(ctx context.Context, q *Queries, node, module string, resources []hq.Resource, reason string) error {
+func (s *Store) declare(ctx context.Context, q *dbsqlc.Queries, node, module string, resources []hq.Resource, reason string) error {
 	if err := checkPaths(ctx, q, node, module, resources); err != nil {
 		return err
 	}
-	rows, err := q.ResourceStateListByAssignment(ctx, ResourceStateListByAssignmentParams{Node: node, Module: module})
+	rows, err := q.ResourceStateListByAssignment(ctx, dbsqlc.ResourceStateListByAssignmentParams{Node: node, Module: module})
 	if err != nil {
 		return err
 	}
-	have := make(map[string]ResourceState, len(rows))
+	have := make(map[string]dbsqlc.ResourceState, len(rows))
 	for _, r := range rows {
 		have[r.Resource] = r
 	}
@@ -168,17 +170,17 @@ func (s *Store) declare(ctx context.Context, q *Queries, node, module string, re
 		pos, dig := int64(i), r.Digest()
 		switch {
 		case !ok:
-			err = q.ResourceStateInsert(ctx, ResourceStateInsertParams{
+			err = q.ResourceStateInsert(ctx, dbsqlc.ResourceStateInsertParams{
 				Node: node, Module: module, Resource: r.Name, Kind: r.Kind, SpecDigest: dig,
 				Position: pos, GroupName: r.Group, Since: now, Reason: reason,
 			})
 		case old.SpecDigest != dig:
-			err = q.ResourceStateRedeclare(ctx, ResourceStateRedeclareParams{
+			err = q.ResourceStateRedeclare(ctx, dbsqlc.ResourceStateRedeclareParams{
 				Node: node, Module: module, Resource: r.Name, Kind: r.Kind, SpecDigest: dig,
 				Position: pos, GroupName: r.Group, Since: now, Reason: reason + " changed it",
 			})
 		case old.Position != pos || old.GroupName != r.Group:
-			err = q.ResourceStateMove(ctx, ResourceStateMoveParams{
+			err = q.ResourceStateMove(ctx, dbsqlc.ResourceStateMoveParams{
 				Node: node, Module: module, Resource: r.Name, Position: pos, GroupName: r.Group,
 			})
 		}
@@ -187,7 +189,7 @@ func (s *Store) declare(ctx context.Context, q *Queries, node, module string, re
 		}
 	}
 	for name := range have {
-		if err := q.ResourceStateDelete(ctx, ResourceStateDeleteParams{Node: node, Module: module, Resource: name}); err != nil {
+		if err := q.ResourceStateDelete(ctx, dbsqlc.ResourceStateDeleteParams{Node: node, Module: module, Resource: name}); err != nil {
 			return err
 		}
 	}
@@ -196,7 +198,7 @@ func (s *Store) declare(ctx context.Context, q *Queries, node, module string, re
 
 // checkPaths refuses a module whose paths another module on the node already declares: the two
 // would rewrite each other's file on every reconcile, each reporting the other's work as drift.
-func checkPaths(ctx context.Context, q *Queries, node, module string, resources []hq.Resource) error {
+func checkPaths(ctx context.Context, q *dbsqlc.Queries, node, module string, resources []hq.Resource) error {
 	others, err := q.AssignmentDeclaration(ctx, node)
 	if err != nil {
 		return err

@@ -1,6 +1,8 @@
 package db
 
 import (
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -18,20 +20,20 @@ func (s *Store) CreateNode(ctx context.Context, name string) (token string, err 
 		return "", hq.NameError("node", name)
 	}
 	token = rand.Text()
-	err = s.inTx(ctx, func(q *Queries) error {
+	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
 		if _, err := q.NodeGet(ctx, name); err == nil {
 			return hq.Errorf(hq.CodeConflict, "node %s is already registered", name)
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		return q.NodeInsert(ctx, NodeInsertParams{Name: name, TokenHash: hashToken(token), CreatedAt: s.now()})
+		return q.NodeInsert(ctx, dbsqlc.NodeInsertParams{Name: name, TokenHash: hashToken(token), CreatedAt: s.now()})
 	})
 	return token, err
 }
 
 // DeleteNode forgets a node and everything recorded about it.
 func (s *Store) DeleteNode(ctx context.Context, name string, ifMatch *int64) error {
-	return s.inTx(ctx, func(q *Queries) error {
+	return s.inTx(ctx, func(q *dbsqlc.Queries) error {
 		if _, err := lockNode(ctx, q, name, ifMatch); err != nil {
 			return err
 		}
@@ -65,7 +67,7 @@ func (s *Store) NodeGeneration(ctx context.Context, name string) (int64, error) 
 }
 
 // lockNode reads the node inside a write transaction and checks If-Match.
-func lockNode(ctx context.Context, q *Queries, name string, ifMatch *int64) (Node, error) {
+func lockNode(ctx context.Context, q *dbsqlc.Queries, name string, ifMatch *int64) (dbsqlc.Node, error) {
 	n, err := q.NodeGet(ctx, name)
 	if err != nil {
 		return n, notFound(err, "no node %s", name)

@@ -1,6 +1,8 @@
 package db
 
 import (
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -24,7 +26,7 @@ type Store struct {
 	read  *sql.DB
 	// wq and rq hold every query prepared once on each pool: modernc's SQLite otherwise
 	// compiles each statement anew on every call.
-	wq, rq *Queries
+	wq, rq *dbsqlc.Queries
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 	// StuckAttempts and StuckAfter decide when failing becomes stuck.
@@ -78,8 +80,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute,
 		WatchEvery: time.Second, closed: make(chan struct{}),
 	}
-	if s.wq, err = Prepare(ctx, write); err == nil {
-		s.rq, err = Prepare(ctx, read)
+	if s.wq, err = dbsqlc.Prepare(ctx, write); err == nil {
+		s.rq, err = dbsqlc.Prepare(ctx, read)
 	}
 	if err != nil {
 		s.Close()
@@ -104,7 +106,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 func (s *Store) Close() error {
 	close(s.closed)
 	var errs []error
-	for _, q := range []*Queries{s.wq, s.rq} {
+	for _, q := range []*dbsqlc.Queries{s.wq, s.rq} {
 		if q != nil {
 			errs = append(errs, q.Close())
 		}
@@ -113,7 +115,7 @@ func (s *Store) Close() error {
 }
 
 // inTx runs fn in one write transaction, committed when fn returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(q *Queries) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -129,7 +131,7 @@ func (s *Store) inTx(ctx context.Context, fn func(q *Queries) error) error {
 }
 
 // inReadTx runs fn in one read transaction: a single snapshot of the database.
-func (s *Store) inReadTx(ctx context.Context, fn func(q *Queries) error) error {
+func (s *Store) inReadTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
 	tx, err := s.read.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin read: %w", err)
@@ -139,7 +141,7 @@ func (s *Store) inReadTx(ctx context.Context, fn func(q *Queries) error) error {
 }
 
 // reader returns queries on the read pool, for single statements.
-func (s *Store) reader() *Queries { return s.rq }
+func (s *Store) reader() *dbsqlc.Queries { return s.rq }
 
 // notFound turns sql.ErrNoRows into a not_found *hq.Error naming what was missing.
 func notFound(err error, format string, args ...any) error {

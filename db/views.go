@@ -1,6 +1,8 @@
 package db
 
 import (
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+
 	"context"
 	"slices"
 
@@ -14,7 +16,7 @@ type mesh struct {
 	assigned map[string]int      // module → nodes
 }
 
-func loadMesh(ctx context.Context, q *Queries) (mesh, error) {
+func loadMesh(ctx context.Context, q *dbsqlc.Queries) (mesh, error) {
 	m := mesh{stuckOn: map[string][]string{}, assigned: map[string]int{}}
 	stuck, err := q.ResourceStateListStuck(ctx)
 	if err != nil {
@@ -37,12 +39,12 @@ func (m mesh) scope(module, resource string) string {
 
 // nodeParts is what a node's view is made of, however it was loaded.
 type nodeParts struct {
-	node        Node
+	node        dbsqlc.Node
 	counts      map[hq.State]int
-	notApplied  []ResourceState
+	notApplied  []dbsqlc.ResourceState
 	assignments []hq.AssignmentView
-	last        *Report
-	refused     []Send
+	last        *dbsqlc.Report
+	refused     []dbsqlc.Send
 }
 
 // view turns the parts into the operator's view, with status and lines.
@@ -100,7 +102,7 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 // GetNode returns one node's whole view, resources included.
 func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 	var v hq.NodeView
-	err := s.inReadTx(ctx, func(q *Queries) error {
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
 		n, err := q.NodeGet(ctx, name)
 		if err != nil {
 			return notFound(err, "no node %s", name)
@@ -151,7 +153,7 @@ func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 // number of queries however many nodes there are.
 func (s *Store) ListNodes(ctx context.Context) ([]hq.NodeView, error) {
 	var out []hq.NodeView
-	err := s.inReadTx(ctx, func(q *Queries) error {
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
 		nodes, err := q.NodeList(ctx)
 		if err != nil {
 			return err
@@ -208,7 +210,7 @@ func (s *Store) ListNodes(ctx context.Context) ([]hq.NodeView, error) {
 	return out, err
 }
 
-func nodeAssignments(ctx context.Context, q *Queries, node string) ([]hq.AssignmentView, error) {
+func nodeAssignments(ctx context.Context, q *dbsqlc.Queries, node string) ([]hq.AssignmentView, error) {
 	rows, err := q.AssignmentListByNode(ctx, node)
 	out := make([]hq.AssignmentView, 0, len(rows))
 	for _, a := range rows {
@@ -217,7 +219,7 @@ func nodeAssignments(ctx context.Context, q *Queries, node string) ([]hq.Assignm
 	return out, err
 }
 
-func resourceView(r ResourceState) hq.ResourceView {
+func resourceView(r dbsqlc.ResourceState) hq.ResourceView {
 	return hq.ResourceView{
 		Module: r.Module, Resource: r.Resource, Kind: r.Kind, State: hq.State(r.State), Since: hq.ParseTime(r.Since),
 		Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures, NeverApplied: r.NeverApplied == 1,
@@ -225,11 +227,11 @@ func resourceView(r ResourceState) hq.ResourceView {
 	}
 }
 
-func reportView(r Report) *hq.ReportView {
+func reportView(r dbsqlc.Report) *hq.ReportView {
 	return &hq.ReportView{ID: r.ID, Generation: r.Generation, Summary: r.Summary, At: hq.ParseTime(r.At), Repeats: r.Repeats, LastAt: hq.ParseTime(r.LastAt)}
 }
 
-func refusedView(r Send, applied int64) hq.RefusedSend {
+func refusedView(r dbsqlc.Send, applied int64) hq.RefusedSend {
 	return hq.RefusedSend{
 		Node: r.Node, SendID: r.ID, Generation: r.Generation, AppliedGeneration: applied,
 		ComposedBy: r.ComposedBy, At: hq.ParseTime(r.SentAt), Reason: r.Reason,

@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: sends.sql
 
-package db
+package dbsqlc
 
 import (
 	"context"
