@@ -15,7 +15,7 @@ type NodeFacts struct {
 	Counts                        map[State]int
 	Stuck                         []StuckView
 	// Held counts held resources per module.
-	Held map[string]int
+	Held HeldCounts
 	// WaitingGroups names the groups (module/group) with grouped-pending members.
 	WaitingGroups []string
 	// Failed names the failed (not stuck) resources, module/name.
@@ -41,7 +41,7 @@ func ComputeStatus(f NodeFacts, now time.Time, silentAfter time.Duration) (Statu
 	for _, s := range f.Stuck {
 		add(StatusStuck, StuckLine(s))
 	}
-	for _, m := range sortedByCount(f.Held) {
+	for _, m := range f.Held.Modules() {
 		add(StatusWaitingOnTake, fmt.Sprintf("waiting on take: %s (%d held)", m, f.Held[m]))
 	}
 	if f.LastReportAt != nil && f.AppliedGeneration != f.Generation {
@@ -92,16 +92,6 @@ func StuckLine(s StuckView) string {
 func RefusedLine(r RefusedSend) string {
 	return fmt.Sprintf("refused declaration generation %d (applied %d) composed by %s at %s",
 		r.Generation, r.AppliedGeneration, r.ComposedBy, lineTime(r.At))
-}
-
-// sortedByCount returns the keys of m by count, highest first, then by name.
-func sortedByCount(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
-	return keys
 }
 
 // StuckScope says whether a resource stuck on stuckOn nodes, of assigned nodes that have its

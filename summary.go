@@ -9,7 +9,9 @@ import (
 type Tally struct {
 	Applied, Failed, Stuck, GroupedPending, Pending int
 	// Held counts held resources per module.
-	Held map[string]int
+	Held HeldCounts
+	// Drift names, in report order, the resources found changed by something else and put back.
+	Drift []string
 	// Sent is how many resources the declaration named; Accounted how many of them have a result.
 	Sent, Accounted int
 }
@@ -17,7 +19,7 @@ type Tally struct {
 // TallyResults counts results against a declaration of sent resources. A failed result whose
 // ref stuck reports true is counted as stuck, since only the controller decides that.
 func TallyResults(results []Result, sent int, stuck func(ref string) bool) Tally {
-	t := Tally{Held: map[string]int{}, Sent: sent}
+	t := Tally{Held: HeldCounts{}, Sent: sent}
 	seen := make(map[string]bool, len(results))
 	for _, r := range results {
 		ref := Ref(r.Module, r.Resource)
@@ -26,6 +28,9 @@ func TallyResults(results []Result, sent int, stuck func(ref string) bool) Tally
 		}
 		seen[ref] = true
 		t.Accounted++
+		if r.Drift {
+			t.Drift = append(t.Drift, ref)
+		}
 		switch r.Outcome {
 		case StateApplied:
 			t.Applied++
@@ -48,14 +53,17 @@ func TallyResults(results []Result, sent int, stuck func(ref string) bool) Tally
 
 // Line is the one-line summary that hostd logs and the controller stores for a report:
 //
-//	applied 330 resource(s), 16 held for untaken modules (route-proxy: 13, mailu: 3), 2 failed
+//	applied 330 resource(s) (2 drift put back: app/conf, app/unit), 16 held for untaken modules (route-proxy: 13, mailu: 3), 2 failed
 //
 // Every part but the first appears only when it is not zero.
 func (t Tally) Line() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "applied %d resource(s)", t.Applied)
-	if held := t.heldTotal(); held > 0 {
-		fmt.Fprintf(&b, ", %d held for untaken modules (%s)", held, t.heldByModule())
+	if len(t.Drift) > 0 {
+		fmt.Fprintf(&b, " (%d drift put back: %s)", len(t.Drift), driftRefs(t.Drift))
+	}
+	if held := t.Held.Total(); held > 0 {
+		fmt.Fprintf(&b, ", %d held for untaken modules (%s)", held, t.Held)
 	}
 	for _, p := range []struct {
 		n    int
@@ -71,20 +79,11 @@ func (t Tally) Line() string {
 	return b.String()
 }
 
-func (t Tally) heldTotal() int {
-	n := 0
-	for _, c := range t.Held {
-		n += c
+// driftRefs names up to three drifted resources, then "…".
+func driftRefs(refs []string) string {
+	const most = 3
+	if len(refs) <= most {
+		return strings.Join(refs, ", ")
 	}
-	return n
-}
-
-// heldByModule lists held counts by count, highest first, then by module name.
-func (t Tally) heldByModule() string {
-	mods := sortedByCount(t.Held)
-	parts := make([]string, len(mods))
-	for i, m := range mods {
-		parts[i] = fmt.Sprintf("%s: %d", m, t.Held[m])
-	}
-	return strings.Join(parts, ", ")
+	return strings.Join(refs[:most], ", ") + ", …"
 }

@@ -40,3 +40,23 @@ func TestReportLine(t *testing.T) {
 		})
 	}
 }
+
+// Drift put back is named right after the applied count: up to three refs, then "…".
+func TestReportLineDrift(t *testing.T) {
+	rs := results("app", "conf", StateApplied, "app", "unit", StateApplied, "app", "x", StateApplied,
+		"web", "a", StateApplied, "mailu", "m", StateHeld)
+	for i := range rs[:2] {
+		rs[i].Drift = true
+	}
+	want := "applied 4 resource(s) (2 drift put back: app/conf, app/unit), 1 held for untaken modules (mailu: 1)"
+	if got := TallyResults(rs, 5, nil).Line(); got != want {
+		t.Fatalf("\n got %q\nwant %q", got, want)
+	}
+	for i := range rs[:4] {
+		rs[i].Drift = true
+	}
+	want = "applied 4 resource(s) (4 drift put back: app/conf, app/unit, app/x, …), 1 held for untaken modules (mailu: 1)"
+	if got := TallyResults(rs, 5, nil).Line(); got != want {
+		t.Fatalf("\n got %q\nwant %q", got, want)
+	}
+}

@@ -209,3 +209,35 @@ func validHealthURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
+
+// ValidateReport rejects a report that could not have come from a host.
+func ValidateReport(rep Report) error {
+	var errs []FieldError
+	if rep.Generation < 0 {
+		errs = append(errs, FieldError{Field: "generation", Message: "must not be negative"})
+	}
+	seen := make(map[string]bool, len(rep.Results))
+	for i, r := range rep.Results {
+		f := func(field, msg string) {
+			errs = append(errs, FieldError{Field: fmt.Sprintf("results[%d].%s", i, field), Message: msg})
+		}
+		if !ValidName(r.Module) {
+			f("module", "is not a valid name")
+		}
+		if !ValidName(r.Resource) {
+			f("resource", "is not a valid name")
+		}
+		if !r.Outcome.Outcome() {
+			f("outcome", "must be applied, failed, held, grouped-pending or pending")
+		}
+		if ref := Ref(r.Module, r.Resource); seen[ref] {
+			f("resource", "reported twice")
+		} else {
+			seen[ref] = true
+		}
+	}
+	if len(errs) > 0 {
+		return &Error{Code: CodeInvalid, Message: fmt.Sprintf("%d problem(s) in the report", len(errs)), Details: errs}
+	}
+	return nil
+}

@@ -117,7 +117,6 @@ type MeshStatus struct {
 	WaitingOnTake []WaitingOnTake `json:"waiting_on_take"`
 	RefusedSends  []RefusedSend   `json:"refused_sends"`
 	Lines         []string        `json:"lines"`
-	NodeViews     []NodeView      `json:"-"`
 }
 
 // MeshStuck is one stuck resource, listed once however many nodes it is stuck on.

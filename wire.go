@@ -2,6 +2,7 @@ package hq
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -104,4 +105,14 @@ type ReportResponse struct {
 	Generation int64 `json:"generation"`
 	// Retry names resources (module/name) whose back-off the host should drop.
 	Retry []string `json:"retry,omitempty"`
+}
+
+// BearerToken returns the token of an Authorization header value that uses the Bearer scheme,
+// or "" for any other. The scheme is case-insensitive (RFC 9110).
+func BearerToken(authorization string) string {
+	scheme, token, ok := strings.Cut(authorization, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
 }

@@ -39,12 +39,12 @@ func (s *Server) take(w http.ResponseWriter, r *http.Request) {
 // changeAssignment reads the node, module and If-Match of a request, makes the change, and
 // answers with the node's generation.
 func (s *Server) changeAssignment(w http.ResponseWriter, r *http.Request, change func(ctx context.Context, node, module string, match *int64) (int64, error)) {
-	names, match, err := target(r, "node", "module")
+	t, err := readTarget(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	gen, err := change(r.Context(), names[0], names[1], match)
+	gen, err := change(r.Context(), t.node, t.module, t.ifMatch)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/http"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -21,13 +20,7 @@ type caller struct {
 	node     string
 }
 
-func bearer(r *http.Request) string {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") { // the scheme is case-insensitive (RFC 9110)
-		return ""
-	}
-	return strings.TrimSpace(token)
-}
+func bearer(r *http.Request) string { return hq.BearerToken(r.Header.Get("Authorization")) }
 
 func (s *Server) isOperator(token string) bool {
 	return s.AdminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.AdminToken)) == 1
@@ -44,11 +37,7 @@ func (s *Server) operatorOnly(next http.Handler) http.Handler {
 		case s.isOperator(token):
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey, caller{operator: true})))
 		default:
-			if s.knownNodeToken(r, token) {
-				s.writeError(w, r, hq.Errorf(hq.CodeForbidden, "a node's token may not do this; use the operator token"))
-				return
-			}
-			s.writeError(w, r, hq.Errorf(hq.CodeUnauthorized, "token not recognised"))
+			s.refuse(w, r, token, "a node's token may not do this; use the operator token")
 		}
 	})
 }
@@ -75,16 +64,21 @@ func (s *Server) nodeOrOperator(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey, caller{node: node})))
 			return
 		}
-		if s.knownNodeToken(r, token) {
-			s.writeError(w, r, hq.Errorf(hq.CodeForbidden, "this token belongs to another node"))
-			return
-		}
-		s.writeError(w, r, hq.Errorf(hq.CodeUnauthorized, "token not recognised"))
+		s.refuse(w, r, token, "this token belongs to another node")
 	})
 }
 
-// knownNodeToken reports whether token belongs to some node.
-func (s *Server) knownNodeToken(r *http.Request, token string) bool {
-	ok, err := s.Store.AnyNodeToken(r.Context(), token)
-	return err == nil && ok
+// refuse answers a token that may not make this call: 403 with forbidden when it is some
+// node's token (the caller is known, but may not do this), 401 when it is nobody's. A store
+// that cannot answer is a 500, never a 401 that would send a node off to re-provision.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, token, forbidden string) {
+	known, err := s.Store.AnyNodeToken(r.Context(), token)
+	switch {
+	case err != nil:
+		s.writeError(w, r, err)
+	case known:
+		s.writeError(w, r, hq.Errorf(hq.CodeForbidden, "%s", forbidden))
+	default:
+		s.writeError(w, r, hq.Errorf(hq.CodeUnauthorized, "token not recognised"))
+	}
 }

@@ -48,21 +48,29 @@ func benchmarkIngest(b *testing.B, failing bool) {
 	}
 	body, _ := json.Marshal(rep)
 	h := f.handler
-	post := func() {
+	post := func() error {
 		req := httptest.NewRequest("POST", "/api/v1/nodes/web-1/reports", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		if w.Code != http.StatusOK {
-			b.Fatalf("status %d: %s", w.Code, w.Body)
+			return fmt.Errorf("status %d: %s", w.Code, w.Body)
 		}
+		return nil
 	}
-	post() // the first report moves every resource; the rest change nothing but the failure count
+	// The first report moves every resource; the rest change nothing but the failure count.
+	if err := post(); err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(len(body)))
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			post()
+			// Fatal may not be called from RunParallel's goroutines.
+			if err := post(); err != nil {
+				b.Error(err)
+				return
+			}
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reports/s")

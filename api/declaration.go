@@ -73,7 +73,7 @@ func pollParams(r *http.Request, maxWait time.Duration) (after int64, wait time.
 }
 
 func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
-	names, match, err := target(r, "node")
+	t, err := readTarget(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -83,7 +83,7 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	resp, err := s.Store.IngestIfMatch(r.Context(), names[0], rep, match)
+	resp, err := s.Store.IngestIfMatch(r.Context(), t.node, rep, t.ifMatch)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -58,12 +58,12 @@ func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
-	names, match, err := target(r, "node")
+	t, err := readTarget(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.Store.DeleteNode(r.Context(), names[0], match); err != nil {
+	if err := s.Store.DeleteNode(r.Context(), t.node, t.ifMatch); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -71,14 +71,14 @@ func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
-	names, match, err := target(r, "node", "module", "resource")
+	t, err := readTarget(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.Store.Retry(r.Context(), names[0], names[1], names[2], match); err != nil {
+	if err := s.Store.Retry(r.Context(), t.node, t.module, t.resource, t.ifMatch); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"retry": hq.Ref(names[1], names[2])})
+	writeJSON(w, http.StatusOK, map[string]string{"retry": hq.Ref(t.module, t.resource)})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,18 +74,38 @@ func limit(r *http.Request) (int64, error) {
 	return n, nil
 }
 
-// target reads what a node-scoped write names in its path, checked, and its If-Match.
-func target(r *http.Request, params ...string) ([]string, *int64, error) {
-	names := make([]string, len(params))
-	for i, p := range params {
-		v, err := name(r, p)
-		if err != nil {
-			return nil, nil, err
-		}
-		names[i] = v
+// target is what a node-scoped write names in its path, checked, and its If-Match.
+type target struct {
+	node, module, resource string
+	// ifMatch is the generation the caller expects; nil means unconditional.
+	ifMatch *int64
+}
+
+// readTarget reads the node and, for routes that have them, the module and resource.
+func readTarget(r *http.Request) (target, error) {
+	var t target
+	var err error
+	if t.node, err = name(r, "node"); err != nil {
+		return t, err
 	}
-	match, err := ifMatch(r)
-	return names, match, err
+	for _, p := range []struct {
+		param string
+		dst   *string
+	}{{"module", &t.module}, {"resource", &t.resource}} {
+		if !hasParam(r, p.param) {
+			continue
+		}
+		if *p.dst, err = name(r, p.param); err != nil {
+			return t, err
+		}
+	}
+	t.ifMatch, err = ifMatch(r)
+	return t, err
+}
+
+// hasParam reports whether the matched route has the URL parameter param.
+func hasParam(r *http.Request, param string) bool {
+	return slices.Contains(chi.RouteContext(r.Context()).URLParams.Keys, param)
 }
 
 // name reads a URL parameter that names a node, module or resource, and checks it.

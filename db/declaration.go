@@ -84,7 +84,7 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 // and returns the generation it last saw. Changes made through this store wake it at once;
 // changes made by another process on the same database are seen by the store's watcher.
 func (s *Store) WaitGeneration(ctx context.Context, node string, after int64, wait time.Duration) (int64, error) {
-	s.watchOnce.Do(func() { go s.watch() })
+	s.watchOnce.Do(s.startWatch)
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
@@ -103,28 +103,47 @@ func (s *Store) WaitGeneration(ctx context.Context, node string, after int64, wa
 	}
 }
 
+// startWatch takes the watcher's first look at every node's generation before any waiter reads
+// its own, so a change made by another process after that read is always one the watcher
+// sees move; then it watches until the store closes.
+func (s *Store) startWatch() {
+	select {
+	case <-s.closed:
+		return
+	default:
+	}
+	known := map[string]int64{}
+	s.look(known, false)
+	s.background.Go(func() { s.watch(known) })
+}
+
 // watch reads every node's generation once a period and rings the bells of those another
 // process changed: one query for the whole mesh, however many hosts are waiting.
-func (s *Store) watch() {
+func (s *Store) watch(known map[string]int64) {
 	tick := time.NewTicker(s.WatchEvery)
 	defer tick.Stop()
-	known := map[string]int64{}
 	for {
 		select {
 		case <-s.closed:
 			return
 		case <-tick.C:
 		}
-		rows, err := s.rq.NodeGenerationList(context.Background())
-		if err != nil {
-			continue // the next tick tries again; waiters still time out on their own
+		s.look(known, true)
+	}
+}
+
+// look reads every node's generation into known and, when ring is set, rings the bell of each
+// that moved or that is new since the last look (registered by another process).
+func (s *Store) look(known map[string]int64, ring bool) {
+	rows, err := s.rq.NodeGenerationList(context.Background())
+	if err != nil {
+		return // the next tick tries again; waiters still time out on their own
+	}
+	for _, r := range rows {
+		if g, ok := known[r.Name]; ring && (!ok || g != r.Generation) {
+			s.bells.ring(r.Name)
 		}
-		for _, r := range rows {
-			if g, ok := known[r.Name]; ok && g != r.Generation {
-				s.bells.ring(r.Name)
-			}
-			known[r.Name] = r.Generation
-		}
+		known[r.Name] = r.Generation
 	}
 }
 

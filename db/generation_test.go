@@ -169,3 +169,48 @@ func TestWaitGenerationSeesAnotherProcess(t *testing.T) {
 		t.Fatalf("woke with generation %d after %s", g, time.Since(start))
 	}
 }
+
+// A change another process makes before the watcher's first tick still wakes the long-poll:
+// the watcher takes its first look before the waiter reads its generation.
+func TestWaitGenerationSeesAChangeBeforeTheFirstTick(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	s.WatchEvery = 300 * time.Millisecond
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	other, err := Open(ctx, s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	got := make(chan int64, 1)
+	go func() { g, _ := s.WaitGeneration(ctx, "web-1", 0, 10*time.Second); got <- g }()
+	time.Sleep(5 * time.Millisecond)
+	if _, err := other.Assign(ctx, "web-1", "app", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-got:
+		if g != 1 {
+			t.Fatalf("woke with generation %d, want 1", g)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the long-poll slept through a change made by another process")
+	}
+}
+
+// Close stops the watcher, waits for it, and may be called twice.
+func TestCloseTwice(t *testing.T) {
+	s, _ := setup(t)
+	s.WatchEvery = time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	mustNode(t, s, "web-1")
+	s.WaitGeneration(ctx, "web-1", 0, time.Second)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}

@@ -26,7 +26,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report) (hq.Repo
 // is not the node's generation.
 func (s *Store) IngestIfMatch(ctx context.Context, node string, rep hq.Report, ifMatch *int64) (hq.ReportResponse, error) {
 	var resp hq.ReportResponse
-	if err := validateReport(rep); err != nil {
+	if err := hq.ValidateReport(rep); err != nil {
 		return resp, err
 	}
 	outcome := outcomeDigest(rep)
@@ -46,7 +46,7 @@ func (s *Store) IngestIfMatch(ctx context.Context, node string, rep hq.Report, i
 		if err != nil {
 			return err
 		}
-		if hasPrev && prev.OutcomeDigest == outcome && !hasFailure(rep.Results) {
+		if sameOutcome(prev, hasPrev, outcome) && !hasFailure(rep.Results) {
 			// The steady state: the node says what it said last time and nothing is failing,
 			// so no resource can move. Only the repeat is counted.
 			resp.ReportID, resp.Summary = prev.ID, prev.Summary
@@ -91,10 +91,14 @@ func (s *Store) record(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, re
 	if err != nil {
 		return 0, "", err
 	}
-	tally := hq.TallyResults(rep.Results, s.sentCount(ctx, q, n.Name, rep), rows.isStuck)
+	sent, err := sentCount(ctx, q, n.Name, rep)
+	if err != nil {
+		return 0, "", err
+	}
+	tally := hq.TallyResults(rep.Results, sent, rows.isStuck)
 	summary = tally.Line()
 	// A repeat whose line changed (a failure that became stuck) is news: it gets a row.
-	if hasPrev && prev.OutcomeDigest == outcome && prev.Summary == summary {
+	if sameOutcome(prev, hasPrev, outcome) && prev.Summary == summary {
 		id, err = prev.ID, q.ReportRepeat(ctx, dbsqlc.ReportRepeatParams{ID: prev.ID, LastAt: hq.FormatTime(now)})
 	} else {
 		id, err = q.ReportInsert(ctx, reportRow(n.Name, rep, outcome, summary, tally, hq.FormatTime(now)))
@@ -194,6 +198,12 @@ func (a advanced) write(ctx context.Context, q *dbsqlc.Queries, reportID int64) 
 	return nil
 }
 
+// sameOutcome reports whether a report says what the node's last report said: then it is
+// counted as a repeat of that one rather than stored again.
+func sameOutcome(prev dbsqlc.Report, hasPrev bool, outcome string) bool {
+	return hasPrev && prev.OutcomeDigest == outcome
+}
+
 func hasFailure(results []hq.Result) bool {
 	for _, r := range results {
 		if r.Outcome == hq.StateFailed {
@@ -214,13 +224,17 @@ func lastReport(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node) (dbsqlc.R
 	return r, err == nil, err
 }
 
-// sentCount is how many resources the reported declaration named, from its send.
-func (s *Store) sentCount(ctx context.Context, q *dbsqlc.Queries, node string, rep hq.Report) int {
+// sentCount is how many resources the reported declaration named, from its send; a report
+// of a declaration that was never sent (nothing applied yet) accounts for itself.
+func sentCount(ctx context.Context, q *dbsqlc.Queries, node string, rep hq.Report) (int, error) {
 	send, err := q.SendFind(ctx, dbsqlc.SendFindParams{Node: node, Generation: rep.Generation, Digest: rep.Digest})
-	if err != nil || send.Resources == 0 {
-		return len(rep.Results)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) || err == nil && send.Resources == 0:
+		return len(rep.Results), nil
+	case err != nil:
+		return 0, err
 	}
-	return int(send.Resources)
+	return int(send.Resources), nil
 }
 
 // recordSends moves the sends this report answers: what it applied, what that supersedes, and
@@ -296,10 +310,7 @@ func nodeFlags(ctx context.Context, q *dbsqlc.Queries, node string) (stuck, retr
 }
 
 func reportRow(node string, rep hq.Report, outcome, summary string, t hq.Tally, at string) dbsqlc.ReportInsertParams {
-	held := 0
-	for _, n := range t.Held {
-		held += n
-	}
+	held := t.Held.Total()
 	return dbsqlc.ReportInsertParams{
 		Node: node, Generation: rep.Generation, Digest: rep.Digest, Summary: summary, OutcomeDigest: outcome,
 		Applied: int64(t.Applied), Failed: int64(t.Failed), Stuck: int64(t.Stuck), Held: int64(held),
@@ -361,36 +372,4 @@ func outcomeDigest(rep hq.Report) string {
 	}
 	h.Write(buf)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// validateReport rejects a report that could not have come from a host.
-func validateReport(rep hq.Report) error {
-	var errs []hq.FieldError
-	if rep.Generation < 0 {
-		errs = append(errs, hq.FieldError{Field: "generation", Message: "must not be negative"})
-	}
-	seen := make(map[string]bool, len(rep.Results))
-	for i, r := range rep.Results {
-		f := func(field, msg string) {
-			errs = append(errs, hq.FieldError{Field: fmt.Sprintf("results[%d].%s", i, field), Message: msg})
-		}
-		if !hq.ValidName(r.Module) {
-			f("module", "is not a valid name")
-		}
-		if !hq.ValidName(r.Resource) {
-			f("resource", "is not a valid name")
-		}
-		if !r.Outcome.Outcome() {
-			f("outcome", "must be applied, failed, held, grouped-pending or pending")
-		}
-		if ref := hq.Ref(r.Module, r.Resource); seen[ref] {
-			f("resource", "reported twice")
-		} else {
-			seen[ref] = true
-		}
-	}
-	if len(errs) > 0 {
-		return &hq.Error{Code: hq.CodeInvalid, Message: fmt.Sprintf("%d problem(s) in the report", len(errs)), Details: errs}
-	}
-	return nil
 }

@@ -39,7 +39,11 @@ type Store struct {
 	WatchEvery time.Duration
 	bells      bells
 	watchOnce  sync.Once
+	// background waits for the store's own goroutines; closed tells them to stop.
+	background sync.WaitGroup
 	closed     chan struct{}
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 // dsn sets the pragmas in the connection string so that every pooled connection gets them.
@@ -102,16 +106,21 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// Close closes both pools.
+// Close stops the store's background work, waits for it, and closes both pools. Calling it
+// again returns the first call's result.
 func (s *Store) Close() error {
-	close(s.closed)
-	var errs []error
-	for _, q := range []*dbsqlc.Queries{s.wq, s.rq} {
-		if q != nil {
-			errs = append(errs, q.Close())
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.background.Wait()
+		var errs []error
+		for _, q := range []*dbsqlc.Queries{s.wq, s.rq} {
+			if q != nil {
+				errs = append(errs, q.Close())
+			}
 		}
-	}
-	return errors.Join(append(errs, s.read.Close(), s.write.Close())...)
+		s.closeErr = errors.Join(append(errs, s.read.Close(), s.write.Close())...)
+	})
+	return s.closeErr
 }
 
 // inTx runs fn in one write transaction, committed when fn returns nil.

@@ -60,7 +60,7 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 	if p.last != nil {
 		v.LastReport = reportView(*p.last)
 	}
-	f := hq.NodeFacts{Generation: v.Generation, AppliedGeneration: v.AppliedGeneration, LastReportAt: v.LastReportAt, Counts: v.Counts, Held: map[string]int{}}
+	f := hq.NodeFacts{Generation: v.Generation, AppliedGeneration: v.AppliedGeneration, LastReportAt: v.LastReportAt, Counts: v.Counts}
 	blocks := map[string]int{}
 	for _, r := range p.notApplied {
 		if r.BlockedBy != "" {
@@ -78,7 +78,6 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 			})
 		case hq.StateHeld:
 			v.Holds = append(v.Holds, hq.Hold{Module: r.Module, Resource: r.Resource, Reason: r.HoldReason})
-			f.Held[r.Module]++
 		case hq.StateFailed:
 			f.Failed = append(f.Failed, ref)
 		case hq.StateGroupedPending:
@@ -87,7 +86,7 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 			}
 		}
 	}
-	f.Stuck = v.Stuck
+	f.Stuck, f.Held = v.Stuck, hq.CountHolds(v.Holds)
 	for _, r := range p.refused {
 		v.RefusedSends = append(v.RefusedSends, refusedView(r, p.node.AppliedGeneration))
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meshhq/hq"
 )
 
 const (
@@ -36,8 +38,8 @@ func (a auth) check(r *http.Request, now time.Time) (present, ok bool) {
 	if _, pass, has := r.BasicAuth(); has {
 		return true, a.valid(pass)
 	}
-	if t, has := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); has {
-		return true, a.valid(strings.TrimSpace(t))
+	if t := hq.BearerToken(r.Header.Get("Authorization")); t != "" {
+		return true, a.valid(t)
 	}
 	if c, err := r.Cookie(cookieName); err == nil {
 		return true, a.session(c.Value, now)

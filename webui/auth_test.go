@@ -23,6 +23,7 @@ func TestAuth(t *testing.T) {
 		{"basic auth, token as user name", func(r *http.Request) { r.SetBasicAuth(token, "") }, http.StatusUnauthorized},
 		{"bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }, http.StatusOK},
 		{"bearer, wrong token", func(r *http.Request) { r.Header.Set("Authorization", "Bearer nope") }, http.StatusUnauthorized},
+		{"bearer, scheme in lower case", func(r *http.Request) { r.Header.Set("Authorization", "bearer "+token) }, http.StatusOK},
 		{"forged cookie", func(r *http.Request) {
 			r.AddCookie(&http.Cookie{Name: cookieName, Value: "99999999999.forged"})
 		}, http.StatusUnauthorized},

@@ -114,13 +114,6 @@ type badge struct {
 	Tone tone
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // short cuts a digest to what a person compares by eye.
 func short(digest string) string {
 	d := strings.TrimPrefix(digest, "sha256:")

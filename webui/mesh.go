@@ -69,18 +69,18 @@ type refusedRow struct {
 }
 
 func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
-	st, err := u.store.MeshStatus(r.Context())
+	nodes, err := u.store.ListNodes(r.Context())
 	if err != nil {
 		u.fail(w, r, err)
 		return
 	}
-	u.render(w, r, http.StatusOK, "mesh", buildMesh(st, u.Now()))
+	u.render(w, r, http.StatusOK, "mesh", buildMesh(nodes, hq.SummarizeMesh(nodes), u.Now()))
 }
 
-func buildMesh(st hq.MeshStatus, now time.Time) meshPage {
-	p := meshPage{Title: "mesh", Refresh: refreshSeconds, Now: at(now, now), Total: len(st.NodeViews)}
+func buildMesh(nodes []hq.NodeView, st hq.MeshStatus, now time.Time) meshPage {
+	p := meshPage{Title: "mesh", Refresh: refreshSeconds, Now: at(now, now), Total: len(nodes)}
 	byStatus := map[hq.Status][]nodeRow{}
-	for _, n := range st.NodeViews {
+	for _, n := range nodes {
 		row := nodeRow{
 			Name: n.Name, Status: badge{string(n.Status), statusTone(n.Status)},
 			Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
