@@ -289,11 +289,11 @@ func TestDeclarationLongPollAndReport(t *testing.T) {
 		results = append(results, hq.Result{Module: "app", Resource: res.Name, Outcome: hq.StateApplied, Attempted: true})
 	}
 	var rr hq.ReportResponse
-	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, hq.Report{Generation: 1, Digest: d.Digest, Results: results}), 200).json(t, &rr)
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, hq.Report{SendID: d.SendID, Generation: 1, Digest: d.Digest, Signature: d.Signature, Results: results}), 200).json(t, &rr)
 	if rr.Summary != "applied 6 resource(s)" || rr.ReportID == 0 || rr.Generation != 1 {
 		t.Fatalf("report response %+v", rr)
 	}
-	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, hq.Report{Generation: 1, Digest: d.Digest, Results: results}, "If-Match", `"0"`), 409)
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, hq.Report{SendID: d.SendID, Generation: 1, Digest: d.Digest, Signature: d.Signature, Results: results}, "If-Match", `"0"`), 409)
 	var v hq.NodeView
 	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).json(t, &v)
 	if v.Status != hq.StatusConverged || v.AppliedGeneration != 1 || v.LastReport.Summary != rr.Summary {
@@ -327,7 +327,7 @@ func TestRetry(t *testing.T) {
 	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200)
 	var d hq.Declaration
 	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration", tok, nil), 200).json(t, &d)
-	fail := hq.Report{Generation: 1, Digest: d.Digest, Results: []hq.Result{{Module: "app", Resource: "conf", Outcome: hq.StateFailed, Attempted: true, Error: "boom"}}}
+	fail := hq.Report{SendID: d.SendID, Generation: 1, Digest: d.Digest, Signature: d.Signature, Results: []hq.Result{{Module: "app", Resource: "conf", Outcome: hq.StateFailed, Attempted: true, Error: "boom"}}}
 	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, fail), 200)
 	f.want(f.do("POST", "/api/v1/nodes/web-1/resources/app/nope/retry", admin, nil), 404)
 	f.want(f.do("POST", "/api/v1/nodes/web-1/resources/app/conf/retry", admin, nil), 200)
@@ -406,5 +406,30 @@ func TestRouterErrorsAreJSON(t *testing.T) {
 	}
 	if r := f.want(f.do("GET", "/api/v1/nodes", "", nil), 401); r.header.Get("WWW-Authenticate") == "" {
 		t.Error("a 401 without WWW-Authenticate")
+	}
+}
+
+// A report of a declaration this database does not know raises the node's generation only
+// when the controller's own key signed it; forged or foreign signatures are refused.
+func TestReportSignatureDecidesTheGenerationRaise(t *testing.T) {
+	f := setup(t)
+	tok := f.node("web-1")
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	rep := hq.Report{SendID: 99, Generation: 42, Digest: digest}
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	for _, sig := range []string{"", "bm90IGEgc2lnbmF0dXJl", base64.StdEncoding.EncodeToString(ed25519.Sign(other, []byte(digest)))} {
+		rep.Signature = sig
+		f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, rep), 422)
+	}
+	var v hq.NodeView
+	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).json(t, &v)
+	if v.Generation != 0 {
+		t.Fatalf("generation %d after refused reports", v.Generation)
+	}
+	rep.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(f.key, []byte(digest)))
+	var rr hq.ReportResponse
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, rep), 200).json(t, &rr)
+	if rr.Generation != 43 {
+		t.Fatalf("generation %d after a signed report of generation 42, want 43", rr.Generation)
 	}
 }

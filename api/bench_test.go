@@ -39,7 +39,7 @@ func benchmarkIngest(b *testing.B, failing bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rep := hq.Report{Generation: d.Generation, Digest: d.Digest, Results: make([]hq.Result, len(rs))}
+	rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Signature: d.Signature, Results: make([]hq.Result, len(rs))}
 	for i, r := range rs {
 		rep.Results[i] = hq.Result{Module: "app", Resource: r.Name, Outcome: hq.StateApplied, Attempted: true, DurationMS: 1}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db"
 )
 
 // declaration answers a node's long-poll: a declaration newer than ?after=, recorded as a
@@ -55,6 +56,15 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, d)
 }
 
+// signed reports whether the report's signature is this controller's over its digest.
+func (s *Server) signed(rep hq.Report) bool {
+	if s.Key == nil || rep.Signature == "" {
+		return false
+	}
+	sig, err := base64.StdEncoding.DecodeString(rep.Signature)
+	return err == nil && ed25519.Verify(s.Key.Public().(ed25519.PublicKey), []byte(rep.Digest), sig)
+}
+
 func pollParams(r *http.Request, maxWait time.Duration) (after int64, wait time.Duration, err error) {
 	q := r.URL.Query()
 	if v := q.Get("after"); v != "" {
@@ -83,7 +93,7 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	resp, err := s.Store.IngestIfMatch(r.Context(), t.node, rep, t.ifMatch)
+	resp, err := s.Store.Ingest(r.Context(), t.node, rep, db.IngestOptions{IfMatch: t.ifMatch, Signed: s.signed})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

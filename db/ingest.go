@@ -2,6 +2,7 @@ package db
 
 import (
 	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"math"
 
 	"cmp"
 	"context"
@@ -16,43 +17,62 @@ import (
 	"github.com/meshhq/hq"
 )
 
-// Ingest records one report from a node in one transaction: the resources' lifecycle, the
-// report row (or a repeat of the last one), the sends it answers, and the node's last-seen time.
-func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report) (hq.ReportResponse, error) {
-	return s.IngestIfMatch(ctx, node, rep, nil)
+// IngestOptions are what a caller adds to a report.
+type IngestOptions struct {
+	// IfMatch, when set, refuses the report with a conflict, changing nothing, unless it is the
+	// node's generation.
+	IfMatch *int64
+	// Signed reports whether the report's signature is the controller's own over its digest.
+	// It is asked only of a report whose send this database does not know (a database restored
+	// from a backup, a node registered again); nil means no signature is ever good.
+	Signed func(hq.Report) bool
 }
 
-// IngestIfMatch is Ingest refused with a conflict, changing nothing, when ifMatch is set and
-// is not the node's generation.
-func (s *Store) IngestIfMatch(ctx context.Context, node string, rep hq.Report, ifMatch *int64) (hq.ReportResponse, error) {
+// Ingest records one report from a node in one transaction: the resources' lifecycle, the
+// report row (or a repeat of the last one), the sends it answers, and the node's last-seen time.
+//
+// A report moves resource rows only when it answers a send this database recorded (send id,
+// generation and digest match) for the node's current generation, and then only rows that
+// declaration names: results for anything else are refused (invalid). A report of a
+// declaration the database does not know, but that the controller signed, moves nothing but
+// may raise the node's generation past the one the host applied (fencing). Anything else is
+// refused (invalid), and a refused report changes nothing. Ingest returns a not_found error
+// for an unknown node and a conflict when IfMatch does not hold.
+func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts IngestOptions) (hq.ReportResponse, error) {
 	var resp hq.ReportResponse
 	if err := hq.ValidateReport(rep); err != nil {
 		return resp, err
 	}
+	rep.BoundText()
 	outcome := outcomeDigest(rep)
 	now := s.Now()
 	at := hq.FormatTime(now)
 	raised := false
 	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
-		n, err := lockNode(ctx, q, node, ifMatch)
+		n, err := lockNode(ctx, q, node, opts.IfMatch)
 		if err != nil {
 			return err
 		}
-		if raised, err = raiseGeneration(ctx, q, n, rep); err != nil {
-			return err
-		}
-		resp.Generation = max(n.Generation, rep.Generation+boolInt(raised))
 		prev, hasPrev, err := lastReport(ctx, q, n)
 		if err != nil {
 			return err
 		}
-		if sameOutcome(prev, hasPrev, outcome) && !hasFailure(rep.Results) {
+		same := sameOutcome(prev, hasPrev, outcome)
+		ans, err := answered(ctx, q, n, rep, opts.Signed, same)
+		if err != nil {
+			return err
+		}
+		if raised, err = raiseGeneration(ctx, q, n, rep, ans); err != nil {
+			return err
+		}
+		resp.Generation = max(n.Generation, rep.Generation+boolInt(raised))
+		if same && !hasFailure(rep.Results) {
 			// The steady state: the node says what it said last time and nothing is failing,
 			// so no resource can move. Only the repeat is counted.
 			resp.ReportID, resp.Summary = prev.ID, prev.Summary
 			err = q.ReportRepeat(ctx, dbsqlc.ReportRepeatParams{ID: prev.ID, LastAt: at})
 		} else {
-			resp.ReportID, resp.Summary, err = s.record(ctx, q, n, rep, outcome, prev, hasPrev, now)
+			resp.ReportID, resp.Summary, err = s.record(ctx, q, n, rep, ans, outcome, prev, same, now)
 		}
 		if err != nil {
 			return err
@@ -60,7 +80,7 @@ func (s *Store) IngestIfMatch(ctx context.Context, node string, rep hq.Report, i
 		if err := q.NodeSetReported(ctx, dbsqlc.NodeSetReportedParams{Name: node, LastReportAt: sql.NullString{String: at, Valid: true}, LastReportID: sql.NullInt64{Int64: resp.ReportID, Valid: true}}); err != nil {
 			return err
 		}
-		if err := recordSends(ctx, q, n, rep, at); err != nil {
+		if err := recordSends(ctx, q, n, rep, ans, at); err != nil {
 			return err
 		}
 		resp.Stuck, resp.Retry, err = nodeFlags(ctx, q, node)
@@ -72,12 +92,97 @@ func (s *Store) IngestIfMatch(ctx context.Context, node string, rep hq.Report, i
 	return resp, err
 }
 
+// answer is what a report answers: which declaration it names, and how far it is believed.
+type answer struct {
+	// known: the report names a send this database recorded, with its generation and digest.
+	known bool
+	// sent is how many resources that send declared; 0 when it is not known.
+	sent int
+	// signed: not known here, but the controller's own key signed its digest.
+	signed bool
+}
+
+// applied reports whether the report says the host applied a declaration this controller made.
+func (a answer) applied() bool { return a.known || a.signed }
+
+// answered checks the declaration a report names against the sends this database recorded,
+// and bounds the results by it. same says the report repeats the node's last outcome, whose
+// results were checked then.
+func answered(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, signed func(hq.Report) bool, same bool) (answer, error) {
+	var a answer
+	if rep.SendID == 0 && rep.Digest == "" && rep.Generation == 0 {
+		// A host that has applied nothing yet: it can only say so, and what it refused.
+		if len(rep.Results) > 0 {
+			return a, reportInvalid("results", "a report that answers no declaration (send_id 0) has no results")
+		}
+		return a, nil
+	}
+	if rep.SendID > 0 {
+		send, err := q.SendGet(ctx, dbsqlc.SendGetParams{Node: n.Name, ID: rep.SendID})
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return a, err
+		}
+		a.known = err == nil && send.Generation == rep.Generation && send.Digest == rep.Digest && send.Outcome != "refused"
+		a.sent = int(send.Resources)
+	}
+	if !a.known {
+		if signed == nil || !signed(rep) {
+			return a, reportInvalid("send_id", fmt.Sprintf("send %d with generation %d and digest %s is not a declaration this controller sent to %s and signed",
+				rep.SendID, rep.Generation, rep.Digest, n.Name))
+		}
+		a.signed = true
+		// What the restored database knows of the node bounds what the host can tell it.
+		count, err := q.ResourceStateCountByNode(ctx, n.Name)
+		if err != nil {
+			return a, err
+		}
+		a.sent = max(int(count), len(rep.Results)) // nothing moves; the bound is the body's
+		return a, nil
+	}
+	if len(rep.Results) > a.sent {
+		return a, reportInvalid("results", fmt.Sprintf("%d results for a declaration of %d resource(s)", len(rep.Results), a.sent))
+	}
+	if same || rep.Generation != n.Generation {
+		return a, nil
+	}
+	return a, checkDeclared(ctx, q, n.Name, rep.Results)
+}
+
+// checkDeclared refuses results for resources the node's declaration does not name.
+func checkDeclared(ctx context.Context, q *dbsqlc.Queries, node string, results []hq.Result) error {
+	refs, err := q.ResourceStateRefsByNode(ctx, node)
+	if err != nil {
+		return err
+	}
+	declared := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		declared[hq.Ref(r.Module, r.Resource)] = true
+	}
+	var errs []hq.FieldError
+	for i, r := range results {
+		if ref := hq.Ref(r.Module, r.Resource); !declared[ref] {
+			errs = append(errs, hq.FieldError{Field: fmt.Sprintf("results[%d]", i), Message: ref + " is not declared on " + node})
+		}
+	}
+	if len(errs) > 0 {
+		return &hq.Error{Code: hq.CodeInvalid, Message: fmt.Sprintf("%d result(s) for resources the declaration does not name", len(errs)), Details: errs}
+	}
+	return nil
+}
+
+func reportInvalid(field, msg string) error {
+	return &hq.Error{Code: hq.CodeInvalid, Message: "report refused: " + msg, Details: []hq.FieldError{{Field: field, Message: msg}}}
+}
+
 // raiseGeneration moves the node's generation past one its host reports having applied. A
 // node deleted and registered again, or a database restored from a backup, would otherwise
 // hand out generations the host has already seen with other contents, and the host would
 // rightly refuse every one of them.
-func raiseGeneration(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report) (bool, error) {
-	if rep.Generation <= n.Generation {
+//
+// Only a declaration the controller signed can do it, so no node can push its own generation
+// anywhere it likes.
+func raiseGeneration(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, a answer) (bool, error) {
+	if !a.signed || rep.Generation <= n.Generation || rep.Generation == math.MaxInt64 {
 		return false, nil
 	}
 	rows, err := q.NodeRaiseGeneration(ctx, dbsqlc.NodeRaiseGenerationParams{Name: n.Name, Generation: rep.Generation + 1})
@@ -86,19 +191,17 @@ func raiseGeneration(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep 
 
 // record moves the resources a report describes and stores the report: a new row, or a
 // repeat of the last one when the outcome is the same (failures still count as attempts).
-func (s *Store) record(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, outcome string, prev dbsqlc.Report, hasPrev bool, now time.Time) (id int64, summary string, err error) {
-	rows, err := s.advanceAll(ctx, q, n, rep, now)
-	if err != nil {
-		return 0, "", err
+func (s *Store) record(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, a answer, outcome string, prev dbsqlc.Report, same bool, now time.Time) (id int64, summary string, err error) {
+	rows := advanced{stuck: map[string]bool{}}
+	if a.known {
+		if rows, err = s.advanceAll(ctx, q, n, rep, now); err != nil {
+			return 0, "", err
+		}
 	}
-	sent, err := sentCount(ctx, q, n.Name, rep)
-	if err != nil {
-		return 0, "", err
-	}
-	tally := hq.TallyResults(rep.Results, sent, rows.isStuck)
+	tally := hq.TallyResults(rep.Results, max(a.sent, len(rep.Results)), rows.isStuck)
 	summary = tally.Line()
 	// A repeat whose line changed (a failure that became stuck) is news: it gets a row.
-	if sameOutcome(prev, hasPrev, outcome) && prev.Summary == summary {
+	if same && prev.Summary == summary {
 		id, err = prev.ID, q.ReportRepeat(ctx, dbsqlc.ReportRepeatParams{ID: prev.ID, LastAt: hq.FormatTime(now)})
 	} else {
 		id, err = q.ReportInsert(ctx, reportRow(n.Name, rep, outcome, summary, tally, hq.FormatTime(now)))
@@ -224,31 +327,19 @@ func lastReport(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node) (dbsqlc.R
 	return r, err == nil, err
 }
 
-// sentCount is how many resources the reported declaration named, from its send; a report
-// of a declaration that was never sent (nothing applied yet) accounts for itself.
-func sentCount(ctx context.Context, q *dbsqlc.Queries, node string, rep hq.Report) (int, error) {
-	send, err := q.SendFind(ctx, dbsqlc.SendFindParams{Node: node, Generation: rep.Generation, Digest: rep.Digest})
-	switch {
-	case errors.Is(err, sql.ErrNoRows) || err == nil && send.Resources == 0:
-		return len(rep.Results), nil
-	case err != nil:
-		return 0, err
-	}
-	return int(send.Resources), nil
-}
-
 // recordSends moves the sends this report answers: what it applied, what that supersedes, and
 // what it refused.
-func recordSends(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, at string) error {
+func recordSends(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, a answer, at string) error {
 	when := sql.NullString{String: at, Valid: true}
-	if rep.Digest != "" {
+	if a.known {
 		// Every report, not only a new generation's: a host that lost its copy is sent the
 		// same declaration again, and that send is answered too. Unanswered sends are indexed.
 		if err := q.SendMarkApplied(ctx, dbsqlc.SendMarkAppliedParams{Node: n.Name, Generation: rep.Generation, Digest: rep.Digest, At: when}); err != nil {
 			return err
 		}
 	}
-	if rep.Digest != "" && (rep.Generation != n.AppliedGeneration || rep.Digest != n.AppliedDigest) {
+	// applied_generation never goes back: a host fences what is older than what it applied.
+	if a.applied() && rep.Generation >= n.AppliedGeneration && (rep.Generation != n.AppliedGeneration || rep.Digest != n.AppliedDigest) {
 		if err := q.NodeSetApplied(ctx, dbsqlc.NodeSetAppliedParams{Name: n.Name, AppliedGeneration: rep.Generation, AppliedDigest: rep.Digest, AppliedAt: when}); err != nil {
 			return err
 		}

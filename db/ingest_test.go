@@ -24,7 +24,7 @@ func failing(module, name string) hq.Result {
 
 func ingest(t *testing.T, s *Store, node string, d hq.Declaration, results ...hq.Result) hq.ReportResponse {
 	t.Helper()
-	resp, err := s.Ingest(context.Background(), node, hq.Report{Generation: d.Generation, Digest: d.Digest, Results: results})
+	resp, err := s.Ingest(context.Background(), node, hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: results}, IngestOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,10 +209,10 @@ func TestRefusedSendIsRecordedAndShown(t *testing.T) {
 	ingest(t, s, "web-1", old, applied("app", "a")...)
 	mustModule(t, s, "app", file("a", "2"))
 	cur, _ := s.Compose(ctx, "web-1", "ctl-b")
-	replayed := hq.Report{Generation: cur.Generation, Digest: cur.Digest, Results: applied("app", "a"),
+	replayed := hq.Report{SendID: cur.SendID, Generation: cur.Generation, Digest: cur.Digest, Results: applied("app", "a"),
 		Refused: &hq.Refusal{Generation: old.Generation, Digest: old.Digest, SendID: old.SendID, ComposedBy: "ctl-a", Reason: "generation 1 is older than applied 2"}}
 	for range 2 { // the second is the same report posted again after a lost answer
-		if _, err := s.Ingest(ctx, "web-1", replayed); err != nil {
+		if _, err := s.Ingest(ctx, "web-1", replayed, IngestOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -253,7 +253,7 @@ func TestReportFromTheFutureRaisesTheGeneration(t *testing.T) {
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
-	if _, err := s.Ingest(ctx, "web-1", hq.Report{Generation: 42, Digest: "sha256:old", Results: applied("app", "a")}); err != nil {
+	if _, err := s.Ingest(ctx, "web-1", hq.Report{SendID: 7, Generation: 42, Digest: "sha256:old", Results: applied("app", "a")}, signedByUs); err != nil {
 		t.Fatal(err)
 	}
 	if g, _ := s.NodeGeneration(ctx, "web-1"); g != 43 {

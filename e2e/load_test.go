@@ -45,7 +45,7 @@ func BenchmarkReportsOverLoopback(b *testing.B) {
 		}
 		json.NewDecoder(resp.Body).Decode(&d)
 		resp.Body.Close()
-		rep := hq.Report{Generation: d.Generation, Digest: d.Digest, Results: make([]hq.Result, len(rs))}
+		rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Signature: d.Signature, Results: make([]hq.Result, len(rs))}
 		for j, r := range rs {
 			rep.Results[j] = hq.Result{Module: "app", Resource: r.Name, Outcome: hq.StateApplied, Attempted: true}
 		}

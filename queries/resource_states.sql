@@ -69,3 +69,10 @@ SELECT * FROM resource_states WHERE node = @node AND module = @module AND resour
 -- name: ResourceStateListUnsettledByNode :many
 -- A node's resources that are not applied: the only ones a plain "applied" result can move.
 SELECT * FROM resource_states WHERE node = @node AND state <> 'applied';
+
+-- name: ResourceStateRefsByNode :many
+-- What a node's current declaration names: a report may speak of nothing else.
+SELECT module, resource FROM resource_states WHERE node = @node;
+
+-- name: ResourceStateCountByNode :one
+SELECT COUNT(*) FROM resource_states WHERE node = @node;

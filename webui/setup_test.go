@@ -108,7 +108,7 @@ func (b *bundle) report(tb testing.TB, node string, results ...hq.Result) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := b.store.Ingest(ctx, node, hq.Report{Generation: d.Generation, Digest: d.Digest, Results: results}); err != nil {
+	if _, err := b.store.Ingest(ctx, node, hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: results}, db.IngestOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -19,6 +19,17 @@ func (q *Queries) ResourceStateClearRetry(ctx context.Context, node string) erro
 	return err
 }
 
+const resourceStateCountByNode = `-- name: ResourceStateCountByNode :one
+SELECT COUNT(*) FROM resource_states WHERE node = ?1
+`
+
+func (q *Queries) ResourceStateCountByNode(ctx context.Context, node string) (int64, error) {
+	row := q.queryRow(ctx, q.resourceStateCountByNodeStmt, resourceStateCountByNode, node)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const resourceStateCounts = `-- name: ResourceStateCounts :many
 SELECT node, state, COUNT(*) AS count FROM resource_states GROUP BY node, state
 `
@@ -537,6 +548,39 @@ func (q *Queries) ResourceStateRedeclare(ctx context.Context, arg ResourceStateR
 		arg.Resource,
 	)
 	return err
+}
+
+const resourceStateRefsByNode = `-- name: ResourceStateRefsByNode :many
+SELECT module, resource FROM resource_states WHERE node = ?1
+`
+
+type ResourceStateRefsByNodeRow struct {
+	Module   string
+	Resource string
+}
+
+// What a node's current declaration names: a report may speak of nothing else.
+func (q *Queries) ResourceStateRefsByNode(ctx context.Context, node string) ([]ResourceStateRefsByNodeRow, error) {
+	rows, err := q.query(ctx, q.resourceStateRefsByNodeStmt, resourceStateRefsByNode, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceStateRefsByNodeRow{}
+	for rows.Next() {
+		var i ResourceStateRefsByNodeRow
+		if err := rows.Scan(&i.Module, &i.Resource); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const resourceStateRequestRetry = `-- name: ResourceStateRequestRetry :execrows

@@ -117,6 +117,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateClearRetryStmt, err = db.PrepareContext(ctx, resourceStateClearRetry); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateClearRetry: %w", err)
 	}
+	if q.resourceStateCountByNodeStmt, err = db.PrepareContext(ctx, resourceStateCountByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateCountByNode: %w", err)
+	}
 	if q.resourceStateCountsStmt, err = db.PrepareContext(ctx, resourceStateCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateCounts: %w", err)
 	}
@@ -158,6 +161,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.resourceStateRedeclareStmt, err = db.PrepareContext(ctx, resourceStateRedeclare); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRedeclare: %w", err)
+	}
+	if q.resourceStateRefsByNodeStmt, err = db.PrepareContext(ctx, resourceStateRefsByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateRefsByNode: %w", err)
 	}
 	if q.resourceStateRequestRetryStmt, err = db.PrepareContext(ctx, resourceStateRequestRetry); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRequestRetry: %w", err)
@@ -364,6 +370,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateClearRetryStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateCountByNodeStmt != nil {
+		if cerr := q.resourceStateCountByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateCountByNodeStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateCountsStmt != nil {
 		if cerr := q.resourceStateCountsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateCountsStmt: %w", cerr)
@@ -432,6 +443,11 @@ func (q *Queries) Close() error {
 	if q.resourceStateRedeclareStmt != nil {
 		if cerr := q.resourceStateRedeclareStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateRedeclareStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateRefsByNodeStmt != nil {
+		if cerr := q.resourceStateRefsByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateRefsByNodeStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateRequestRetryStmt != nil {
@@ -579,6 +595,7 @@ type Queries struct {
 	reportListLatestStmt                 *sql.Stmt
 	reportRepeatStmt                     *sql.Stmt
 	resourceStateClearRetryStmt          *sql.Stmt
+	resourceStateCountByNodeStmt         *sql.Stmt
 	resourceStateCountsStmt              *sql.Stmt
 	resourceStateCountsByNodeStmt        *sql.Stmt
 	resourceStateDeleteStmt              *sql.Stmt
@@ -593,6 +610,7 @@ type Queries struct {
 	resourceStateMoveStmt                *sql.Stmt
 	resourceStateRecordStmt              *sql.Stmt
 	resourceStateRedeclareStmt           *sql.Stmt
+	resourceStateRefsByNodeStmt          *sql.Stmt
 	resourceStateRequestRetryStmt        *sql.Stmt
 	resourceStateRetryListStmt           *sql.Stmt
 	sendFindStmt                         *sql.Stmt
@@ -645,6 +663,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		reportListLatestStmt:                 q.reportListLatestStmt,
 		reportRepeatStmt:                     q.reportRepeatStmt,
 		resourceStateClearRetryStmt:          q.resourceStateClearRetryStmt,
+		resourceStateCountByNodeStmt:         q.resourceStateCountByNodeStmt,
 		resourceStateCountsStmt:              q.resourceStateCountsStmt,
 		resourceStateCountsByNodeStmt:        q.resourceStateCountsByNodeStmt,
 		resourceStateDeleteStmt:              q.resourceStateDeleteStmt,
@@ -659,6 +678,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateMoveStmt:                q.resourceStateMoveStmt,
 		resourceStateRecordStmt:              q.resourceStateRecordStmt,
 		resourceStateRedeclareStmt:           q.resourceStateRedeclareStmt,
+		resourceStateRefsByNodeStmt:          q.resourceStateRefsByNodeStmt,
 		resourceStateRequestRetryStmt:        q.resourceStateRequestRetryStmt,
 		resourceStateRetryListStmt:           q.resourceStateRetryListStmt,
 		sendFindStmt:                         q.sendFindStmt,
