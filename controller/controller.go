@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -29,6 +30,8 @@ type Config struct {
 	StuckAttempts int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
 	StuckAfter    time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
 	SilentAfter   time.Duration `envconfig:"SILENT_AFTER" default:"3m" desc:"a node without a report for this long is silent"`
+	Retain        time.Duration `envconfig:"RETAIN" default:"720h" desc:"history (transitions, reports, sends) older than this is pruned, keeping each node's newest 100 rows per table"`
+	PruneEvery    time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
 }
 
 // Check reports the first thing in c that would stop the controller from running.
@@ -42,6 +45,10 @@ func (c Config) Check() error {
 		return errors.New("HQ_STUCK_AFTER must be positive")
 	case c.SilentAfter <= 0:
 		return errors.New("HQ_SILENT_AFTER must be positive")
+	case c.Retain <= 0:
+		return errors.New("HQ_RETAIN must be positive")
+	case c.PruneEvery <= 0:
+		return errors.New("HQ_PRUNE_EVERY must be positive")
 	}
 	return nil
 }
@@ -84,6 +91,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
+	retention := db.DefaultRetention
+	retention.For = cfg.Retain
+	var background sync.WaitGroup
+	defer background.Wait()
+	bg, stopBackground := context.WithCancel(ctx)
+	defer stopBackground() // before the wait above
+	background.Go(func() { prune(bg, store, retention, cfg.PruneEvery, log) })
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -98,6 +112,31 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	err = hs.Shutdown(shut)
 	<-errc // Serve has returned http.ErrServerClosed
 	return err
+}
+
+// prune deletes the history retention no longer keeps, every period, until ctx ends. Each
+// window of rows is its own short transaction, so reports keep landing while it runs.
+func prune(ctx context.Context, store *db.Store, r db.Retention, every time.Duration, log *slog.Logger) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		start := time.Now()
+		deleted, err := store.Prune(ctx, r)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Error("pruning history", "err", err)
+		case deleted["transitions"]+deleted["reports"]+deleted["sends"] > 0:
+			log.Info("pruned history", "transitions", deleted["transitions"], "reports", deleted["reports"],
+				"sends", deleted["sends"], "took", time.Since(start).Round(time.Millisecond))
+		}
+	}
 }
 
 // handler mounts the API and the pages on one router: two faces of one store, neither of

@@ -17,3 +17,18 @@ SELECT * FROM reports WHERE node = @node ORDER BY id DESC LIMIT @max;
 -- name: ReportListLatest :many
 -- The newest report row of every node.
 SELECT r.* FROM reports r JOIN nodes n ON n.last_report_id = r.id;
+
+-- name: ReportPruneWindowEnd :one
+-- The last row of the next window of at most @window rows after @after, oldest first, and its
+-- time: retention walks the table in windows so no pass holds the writer for long. It is the
+-- time the row was written (at), which grows with id; last_at, which repeats move, does not.
+SELECT id, at FROM (SELECT id, at FROM reports WHERE id > @after ORDER BY id LIMIT @window)
+ORDER BY id DESC LIMIT 1;
+
+-- name: ReportPrune :execrows
+-- Rows of the window (@after, @until] older than @cutoff, except each node's newest @keep.
+DELETE FROM reports WHERE id IN (
+    SELECT w.id FROM reports w
+    WHERE w.id > @after AND w.id <= @until AND w.last_at < @cutoff
+      AND w.id < COALESCE((SELECT k.id FROM reports k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET @keep), 0)
+);

@@ -49,3 +49,18 @@ RETURNING id;
 SELECT s.* FROM sends s JOIN nodes n ON n.name = s.node
 WHERE s.node = @node AND s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
 ORDER BY s.id DESC;
+
+-- name: SendPruneWindowEnd :one
+-- The last row of the next window of at most @window rows after @after, oldest first, and its
+-- time: retention walks the table in windows so no pass holds the writer for long.
+SELECT id, sent_at AS at FROM (SELECT id, sent_at FROM sends WHERE id > @after ORDER BY id LIMIT @window)
+ORDER BY id DESC LIMIT 1;
+
+-- name: SendPrune :execrows
+-- A send is as old as its last news (its outcome, or when it was sent).
+-- Rows of the window (@after, @until] older than @cutoff, except each node's newest @keep.
+DELETE FROM sends WHERE id IN (
+    SELECT w.id FROM sends w
+    WHERE w.id > @after AND w.id <= @until AND COALESCE(w.outcome_at, w.sent_at) < @cutoff
+      AND w.id < COALESCE((SELECT k.id FROM sends k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET @keep), 0)
+);

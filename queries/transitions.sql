@@ -3,3 +3,17 @@ SELECT * FROM transitions WHERE node = @node ORDER BY id DESC LIMIT @max;
 
 -- name: TransitionDeleteByNode :exec
 DELETE FROM transitions WHERE node = @node;
+
+-- name: TransitionPruneWindowEnd :one
+-- The last row of the next window of at most @window rows after @after, oldest first, and its
+-- time: retention walks the table in windows so no pass holds the writer for long.
+SELECT id, at AS at FROM (SELECT id, at FROM transitions WHERE id > @after ORDER BY id LIMIT @window)
+ORDER BY id DESC LIMIT 1;
+
+-- name: TransitionPrune :execrows
+-- Rows of the window (@after, @until] older than @cutoff, except each node's newest @keep.
+DELETE FROM transitions WHERE id IN (
+    SELECT w.id FROM transitions w
+    WHERE w.id > @after AND w.id <= @until AND w.at < @cutoff
+      AND w.id < COALESCE((SELECT k.id FROM transitions k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET @keep), 0)
+);

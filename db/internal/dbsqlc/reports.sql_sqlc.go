@@ -182,6 +182,60 @@ func (q *Queries) ReportListLatest(ctx context.Context) ([]Report, error) {
 	return items, nil
 }
 
+const reportPrune = `-- name: ReportPrune :execrows
+DELETE FROM reports WHERE id IN (
+    SELECT w.id FROM reports w
+    WHERE w.id > ?1 AND w.id <= ?2 AND w.last_at < ?3
+      AND w.id < COALESCE((SELECT k.id FROM reports k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET ?4), 0)
+)
+`
+
+type ReportPruneParams struct {
+	After  int64
+	Until  int64
+	Cutoff string
+	Keep   int64
+}
+
+// Rows of the window (@after, @until] older than @cutoff, except each node's newest @keep.
+func (q *Queries) ReportPrune(ctx context.Context, arg ReportPruneParams) (int64, error) {
+	result, err := q.exec(ctx, q.reportPruneStmt, reportPrune,
+		arg.After,
+		arg.Until,
+		arg.Cutoff,
+		arg.Keep,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const reportPruneWindowEnd = `-- name: ReportPruneWindowEnd :one
+SELECT id, at FROM (SELECT id, at FROM reports WHERE id > ?1 ORDER BY id LIMIT ?2)
+ORDER BY id DESC LIMIT 1
+`
+
+type ReportPruneWindowEndParams struct {
+	After  int64
+	Window int64
+}
+
+type ReportPruneWindowEndRow struct {
+	ID int64
+	At string
+}
+
+// The last row of the next window of at most @window rows after @after, oldest first, and its
+// time: retention walks the table in windows so no pass holds the writer for long. It is the
+// time the row was written (at), which grows with id; last_at, which repeats move, does not.
+func (q *Queries) ReportPruneWindowEnd(ctx context.Context, arg ReportPruneWindowEndParams) (ReportPruneWindowEndRow, error) {
+	row := q.queryRow(ctx, q.reportPruneWindowEndStmt, reportPruneWindowEnd, arg.After, arg.Window)
+	var i ReportPruneWindowEndRow
+	err := row.Scan(&i.ID, &i.At)
+	return i, err
+}
+
 const reportRepeat = `-- name: ReportRepeat :exec
 UPDATE reports SET repeats = repeats + 1, last_at = ?1 WHERE id = ?2
 `

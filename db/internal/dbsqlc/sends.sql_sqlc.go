@@ -319,6 +319,60 @@ func (q *Queries) SendMarkSuperseded(ctx context.Context, arg SendMarkSuperseded
 	return err
 }
 
+const sendPrune = `-- name: SendPrune :execrows
+DELETE FROM sends WHERE id IN (
+    SELECT w.id FROM sends w
+    WHERE w.id > ?1 AND w.id <= ?2 AND COALESCE(w.outcome_at, w.sent_at) < ?3
+      AND w.id < COALESCE((SELECT k.id FROM sends k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET ?4), 0)
+)
+`
+
+type SendPruneParams struct {
+	After  int64
+	Until  int64
+	Cutoff sql.NullString
+	Keep   int64
+}
+
+// A send is as old as its last news (its outcome, or when it was sent).
+// Rows of the window (@after, @until] older than @cutoff, except each node's newest @keep.
+func (q *Queries) SendPrune(ctx context.Context, arg SendPruneParams) (int64, error) {
+	result, err := q.exec(ctx, q.sendPruneStmt, sendPrune,
+		arg.After,
+		arg.Until,
+		arg.Cutoff,
+		arg.Keep,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const sendPruneWindowEnd = `-- name: SendPruneWindowEnd :one
+SELECT id, sent_at AS at FROM (SELECT id, sent_at FROM sends WHERE id > ?1 ORDER BY id LIMIT ?2)
+ORDER BY id DESC LIMIT 1
+`
+
+type SendPruneWindowEndParams struct {
+	After  int64
+	Window int64
+}
+
+type SendPruneWindowEndRow struct {
+	ID int64
+	At string
+}
+
+// The last row of the next window of at most @window rows after @after, oldest first, and its
+// time: retention walks the table in windows so no pass holds the writer for long.
+func (q *Queries) SendPruneWindowEnd(ctx context.Context, arg SendPruneWindowEndParams) (SendPruneWindowEndRow, error) {
+	row := q.queryRow(ctx, q.sendPruneWindowEndStmt, sendPruneWindowEnd, arg.After, arg.Window)
+	var i SendPruneWindowEndRow
+	err := row.Scan(&i.ID, &i.At)
+	return i, err
+}
+
 const sendRefusedExists = `-- name: SendRefusedExists :one
 SELECT EXISTS (SELECT 1 FROM sends WHERE node = ?1 AND generation = ?2 AND digest = ?3 AND outcome = 'refused') AS found
 `

@@ -111,6 +111,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.reportListLatestStmt, err = db.PrepareContext(ctx, reportListLatest); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportListLatest: %w", err)
 	}
+	if q.reportPruneStmt, err = db.PrepareContext(ctx, reportPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportPrune: %w", err)
+	}
+	if q.reportPruneWindowEndStmt, err = db.PrepareContext(ctx, reportPruneWindowEnd); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportPruneWindowEnd: %w", err)
+	}
 	if q.reportRepeatStmt, err = db.PrepareContext(ctx, reportRepeat); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportRepeat: %w", err)
 	}
@@ -201,6 +207,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.sendMarkSupersededStmt, err = db.PrepareContext(ctx, sendMarkSuperseded); err != nil {
 		return nil, fmt.Errorf("error preparing query SendMarkSuperseded: %w", err)
 	}
+	if q.sendPruneStmt, err = db.PrepareContext(ctx, sendPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query SendPrune: %w", err)
+	}
+	if q.sendPruneWindowEndStmt, err = db.PrepareContext(ctx, sendPruneWindowEnd); err != nil {
+		return nil, fmt.Errorf("error preparing query SendPruneWindowEnd: %w", err)
+	}
 	if q.sendRefusedExistsStmt, err = db.PrepareContext(ctx, sendRefusedExists); err != nil {
 		return nil, fmt.Errorf("error preparing query SendRefusedExists: %w", err)
 	}
@@ -209,6 +221,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.transitionListByNodeStmt, err = db.PrepareContext(ctx, transitionListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query TransitionListByNode: %w", err)
+	}
+	if q.transitionPruneStmt, err = db.PrepareContext(ctx, transitionPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query TransitionPrune: %w", err)
+	}
+	if q.transitionPruneWindowEndStmt, err = db.PrepareContext(ctx, transitionPruneWindowEnd); err != nil {
+		return nil, fmt.Errorf("error preparing query TransitionPruneWindowEnd: %w", err)
 	}
 	return &q, nil
 }
@@ -358,6 +376,16 @@ func (q *Queries) Close() error {
 	if q.reportListLatestStmt != nil {
 		if cerr := q.reportListLatestStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing reportListLatestStmt: %w", cerr)
+		}
+	}
+	if q.reportPruneStmt != nil {
+		if cerr := q.reportPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportPruneStmt: %w", cerr)
+		}
+	}
+	if q.reportPruneWindowEndStmt != nil {
+		if cerr := q.reportPruneWindowEndStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportPruneWindowEndStmt: %w", cerr)
 		}
 	}
 	if q.reportRepeatStmt != nil {
@@ -510,6 +538,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing sendMarkSupersededStmt: %w", cerr)
 		}
 	}
+	if q.sendPruneStmt != nil {
+		if cerr := q.sendPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendPruneStmt: %w", cerr)
+		}
+	}
+	if q.sendPruneWindowEndStmt != nil {
+		if cerr := q.sendPruneWindowEndStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendPruneWindowEndStmt: %w", cerr)
+		}
+	}
 	if q.sendRefusedExistsStmt != nil {
 		if cerr := q.sendRefusedExistsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sendRefusedExistsStmt: %w", cerr)
@@ -523,6 +561,16 @@ func (q *Queries) Close() error {
 	if q.transitionListByNodeStmt != nil {
 		if cerr := q.transitionListByNodeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing transitionListByNodeStmt: %w", cerr)
+		}
+	}
+	if q.transitionPruneStmt != nil {
+		if cerr := q.transitionPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing transitionPruneStmt: %w", cerr)
+		}
+	}
+	if q.transitionPruneWindowEndStmt != nil {
+		if cerr := q.transitionPruneWindowEndStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing transitionPruneWindowEndStmt: %w", cerr)
 		}
 	}
 	return err
@@ -593,6 +641,8 @@ type Queries struct {
 	reportInsertStmt                     *sql.Stmt
 	reportListByNodeStmt                 *sql.Stmt
 	reportListLatestStmt                 *sql.Stmt
+	reportPruneStmt                      *sql.Stmt
+	reportPruneWindowEndStmt             *sql.Stmt
 	reportRepeatStmt                     *sql.Stmt
 	resourceStateClearRetryStmt          *sql.Stmt
 	resourceStateCountByNodeStmt         *sql.Stmt
@@ -623,9 +673,13 @@ type Queries struct {
 	sendMarkAppliedStmt                  *sql.Stmt
 	sendMarkRefusedStmt                  *sql.Stmt
 	sendMarkSupersededStmt               *sql.Stmt
+	sendPruneStmt                        *sql.Stmt
+	sendPruneWindowEndStmt               *sql.Stmt
 	sendRefusedExistsStmt                *sql.Stmt
 	transitionDeleteByNodeStmt           *sql.Stmt
 	transitionListByNodeStmt             *sql.Stmt
+	transitionPruneStmt                  *sql.Stmt
+	transitionPruneWindowEndStmt         *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -661,6 +715,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		reportInsertStmt:                     q.reportInsertStmt,
 		reportListByNodeStmt:                 q.reportListByNodeStmt,
 		reportListLatestStmt:                 q.reportListLatestStmt,
+		reportPruneStmt:                      q.reportPruneStmt,
+		reportPruneWindowEndStmt:             q.reportPruneWindowEndStmt,
 		reportRepeatStmt:                     q.reportRepeatStmt,
 		resourceStateClearRetryStmt:          q.resourceStateClearRetryStmt,
 		resourceStateCountByNodeStmt:         q.resourceStateCountByNodeStmt,
@@ -691,8 +747,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		sendMarkAppliedStmt:                  q.sendMarkAppliedStmt,
 		sendMarkRefusedStmt:                  q.sendMarkRefusedStmt,
 		sendMarkSupersededStmt:               q.sendMarkSupersededStmt,
+		sendPruneStmt:                        q.sendPruneStmt,
+		sendPruneWindowEndStmt:               q.sendPruneWindowEndStmt,
 		sendRefusedExistsStmt:                q.sendRefusedExistsStmt,
 		transitionDeleteByNodeStmt:           q.transitionDeleteByNodeStmt,
 		transitionListByNodeStmt:             q.transitionListByNodeStmt,
+		transitionPruneStmt:                  q.transitionPruneStmt,
+		transitionPruneWindowEndStmt:         q.transitionPruneWindowEndStmt,
 	}
 }

@@ -59,3 +59,56 @@ func (q *Queries) TransitionListByNode(ctx context.Context, arg TransitionListBy
 	}
 	return items, nil
 }
+
+const transitionPrune = `-- name: TransitionPrune :execrows
+DELETE FROM transitions WHERE id IN (
+    SELECT w.id FROM transitions w
+    WHERE w.id > ?1 AND w.id <= ?2 AND w.at < ?3
+      AND w.id < COALESCE((SELECT k.id FROM transitions k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET ?4), 0)
+)
+`
+
+type TransitionPruneParams struct {
+	After  int64
+	Until  int64
+	Cutoff string
+	Keep   int64
+}
+
+// Rows of the window (@after, @until] older than @cutoff, except each node's newest @keep.
+func (q *Queries) TransitionPrune(ctx context.Context, arg TransitionPruneParams) (int64, error) {
+	result, err := q.exec(ctx, q.transitionPruneStmt, transitionPrune,
+		arg.After,
+		arg.Until,
+		arg.Cutoff,
+		arg.Keep,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const transitionPruneWindowEnd = `-- name: TransitionPruneWindowEnd :one
+SELECT id, at AS at FROM (SELECT id, at FROM transitions WHERE id > ?1 ORDER BY id LIMIT ?2)
+ORDER BY id DESC LIMIT 1
+`
+
+type TransitionPruneWindowEndParams struct {
+	After  int64
+	Window int64
+}
+
+type TransitionPruneWindowEndRow struct {
+	ID int64
+	At string
+}
+
+// The last row of the next window of at most @window rows after @after, oldest first, and its
+// time: retention walks the table in windows so no pass holds the writer for long.
+func (q *Queries) TransitionPruneWindowEnd(ctx context.Context, arg TransitionPruneWindowEndParams) (TransitionPruneWindowEndRow, error) {
+	row := q.queryRow(ctx, q.transitionPruneWindowEndStmt, transitionPruneWindowEnd, arg.After, arg.Window)
+	var i TransitionPruneWindowEndRow
+	err := row.Scan(&i.ID, &i.At)
+	return i, err
+}

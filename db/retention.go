@@ -1,0 +1,98 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+)
+
+// Retention says how long history is kept: rows of transitions, reports and sends older than
+// For are pruned, except each node's newest KeepPerNode of each table, so a node that went
+// quiet long ago still shows how it ended.
+type Retention struct {
+	For         time.Duration
+	KeepPerNode int
+	// Window is how many rows one pruning transaction looks at: small, so a pass never holds
+	// the one writer for long and reports keep landing between windows.
+	Window int
+}
+
+// DefaultRetention keeps 30 days and at least the newest 100 rows per node and table.
+var DefaultRetention = Retention{For: 720 * time.Hour, KeepPerNode: 100, Window: 1000}
+
+// historyTable is one history table as retention walks it.
+type historyTable struct {
+	name  string
+	end   func(ctx context.Context, q *dbsqlc.Queries, after, window int64) (id int64, at string, err error)
+	prune func(ctx context.Context, q *dbsqlc.Queries, after, until int64, cutoff string, keep int64) (int64, error)
+}
+
+var historyTables = []historyTable{
+	{"transitions",
+		func(ctx context.Context, q *dbsqlc.Queries, after, window int64) (int64, string, error) {
+			r, err := q.TransitionPruneWindowEnd(ctx, dbsqlc.TransitionPruneWindowEndParams{After: after, Window: window})
+			return r.ID, r.At, err
+		},
+		func(ctx context.Context, q *dbsqlc.Queries, after, until int64, cutoff string, keep int64) (int64, error) {
+			return q.TransitionPrune(ctx, dbsqlc.TransitionPruneParams{After: after, Until: until, Cutoff: cutoff, Keep: keep})
+		}},
+	{"reports",
+		func(ctx context.Context, q *dbsqlc.Queries, after, window int64) (int64, string, error) {
+			r, err := q.ReportPruneWindowEnd(ctx, dbsqlc.ReportPruneWindowEndParams{After: after, Window: window})
+			return r.ID, r.At, err
+		},
+		func(ctx context.Context, q *dbsqlc.Queries, after, until int64, cutoff string, keep int64) (int64, error) {
+			return q.ReportPrune(ctx, dbsqlc.ReportPruneParams{After: after, Until: until, Cutoff: cutoff, Keep: keep})
+		}},
+	{"sends",
+		func(ctx context.Context, q *dbsqlc.Queries, after, window int64) (int64, string, error) {
+			r, err := q.SendPruneWindowEnd(ctx, dbsqlc.SendPruneWindowEndParams{After: after, Window: window})
+			return r.ID, r.At, err
+		},
+		func(ctx context.Context, q *dbsqlc.Queries, after, until int64, cutoff string, keep int64) (int64, error) {
+			return q.SendPrune(ctx, dbsqlc.SendPruneParams{After: after, Until: until, Cutoff: sql.NullString{String: cutoff, Valid: true}, Keep: keep})
+		}},
+}
+
+// Prune deletes the history that retention no longer keeps, one window of rows per
+// transaction, oldest first, and returns how many rows it deleted per table. It stops at the
+// first window whose newest row is younger than the cutoff: rows are written in time order,
+// so everything after it is younger too.
+func (s *Store) Prune(ctx context.Context, r Retention) (map[string]int64, error) {
+	cutoff := hq.FormatTime(s.Now().Add(-r.For))
+	deleted := map[string]int64{}
+	for _, t := range historyTables {
+		var after int64
+		for {
+			var until int64
+			var done bool
+			err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+				id, at, err := t.end(ctx, q, after, int64(r.Window))
+				if errors.Is(err, sql.ErrNoRows) {
+					done = true
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				// OFFSET keep-1 in the query finds each node's keep-th newest row.
+				n, err := t.prune(ctx, q, after, id, cutoff, int64(r.KeepPerNode-1))
+				deleted[t.name] += n
+				until, done = id, at >= cutoff
+				return err
+			})
+			if err != nil {
+				return deleted, err
+			}
+			if done {
+				break
+			}
+			after = until
+		}
+	}
+	return deleted, nil
+}
