@@ -47,12 +47,12 @@ func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq
 	return out, err
 }
 
-// listForNode runs list in a read snapshot after checking the node exists, so an unknown node
-// is not_found rather than an empty list.
+// listForNode runs list in a read snapshot after checking the node exists, or existed, so an
+// unknown node is not_found rather than an empty list while a deleted one keeps its history.
 func listForNode[T any](ctx context.Context, s *Store, node string, list func(*dbsqlc.Queries) ([]T, error)) ([]T, error) {
 	var rows []T
 	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
-		if _, err := q.NodeGet(ctx, node); err != nil {
+		if _, err := q.NodeGetAny(ctx, node); err != nil {
 			return notFound(err, "no node %s", node)
 		}
 		var err error

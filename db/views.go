@@ -104,7 +104,7 @@ func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
 		n, err := q.NodeGet(ctx, name)
 		if err != nil {
-			return notFound(err, "no node %s", name)
+			return nodeNotFound(ctx, q, err, name)
 		}
 		p := nodeParts{node: n, counts: map[hq.State]int{}}
 		counts, err := q.ResourceStateCountsByNode(ctx, name)

@@ -10,6 +10,10 @@ UPDATE assignments SET taken = @taken WHERE node = @node AND module = @module;
 -- name: AssignmentDelete :execrows
 DELETE FROM assignments WHERE node = @node AND module = @module;
 
+-- name: AssignmentDeleteByNode :exec
+-- A deleted node's assignments go; its resources leave with 'removed' transitions.
+DELETE FROM assignments WHERE node = @node;
+
 -- name: AssignmentListByNode :many
 SELECT a.module, a.taken, a.assigned_at, m.revision
 FROM assignments a JOIN modules m ON m.name = a.module

@@ -16,7 +16,7 @@ SELECT * FROM reports WHERE node = @node ORDER BY id DESC LIMIT @max;
 
 -- name: ReportListLatest :many
 -- The newest report row of every node.
-SELECT r.* FROM reports r JOIN nodes n ON n.last_report_id = r.id;
+SELECT r.* FROM reports r JOIN nodes n ON n.last_report_id = r.id WHERE n.deleted_at IS NULL;
 
 -- name: ReportPruneWindowEnd :one
 -- The last row of the next window of at most @window rows after @after, oldest first, and its

@@ -30,7 +30,7 @@ SELECT EXISTS (SELECT 1 FROM sends WHERE node = @node AND generation = @generati
 -- name: SendListRefused :many
 -- Refused sends that nothing applied since has answered, on every node.
 SELECT s.* FROM sends s JOIN nodes n ON n.name = s.node
-WHERE s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+WHERE s.outcome = 'refused' AND n.deleted_at IS NULL AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
 ORDER BY s.node, s.id DESC;
 
 -- name: SendFind :one

@@ -89,6 +89,13 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "node")
 	ctx := r.Context()
 	v, err := u.store.GetNode(ctx, name)
+	if hqNotFound(err) {
+		// A deleted node has no state, but its history stays readable here.
+		if deleted, derr := u.store.DeletedAt(ctx, name); derr == nil {
+			v, err = hq.NodeView{Name: name, Status: "deleted", Counts: map[hq.State]int{},
+				Lines: []string{"deleted at " + hq.FormatTime(deleted) + "; its history is kept until retention prunes it"}}, nil
+		}
+	}
 	if err != nil {
 		u.fail(w, r, err)
 		return

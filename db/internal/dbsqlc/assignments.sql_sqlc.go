@@ -103,6 +103,16 @@ func (q *Queries) AssignmentDelete(ctx context.Context, arg AssignmentDeletePara
 	return result.RowsAffected()
 }
 
+const assignmentDeleteByNode = `-- name: AssignmentDeleteByNode :exec
+DELETE FROM assignments WHERE node = ?1
+`
+
+// A deleted node's assignments go; its resources leave with 'removed' transitions.
+func (q *Queries) AssignmentDeleteByNode(ctx context.Context, node string) error {
+	_, err := q.exec(ctx, q.assignmentDeleteByNodeStmt, assignmentDeleteByNode, node)
+	return err
+}
+
 const assignmentGet = `-- name: AssignmentGet :one
 SELECT node, module, taken, assigned_at FROM assignments WHERE node = ?1 AND module = ?2
 `

@@ -137,7 +137,7 @@ func (q *Queries) ReportListByNode(ctx context.Context, arg ReportListByNodePara
 }
 
 const reportListLatest = `-- name: ReportListLatest :many
-SELECT r.id, r.node, r.generation, r.digest, r.summary, r.outcome_digest, r.applied, r.failed, r.stuck, r.held, r.grouped_pending, r.pending, r.started_at, r.finished_at, r.at, r.last_at, r.repeats FROM reports r JOIN nodes n ON n.last_report_id = r.id
+SELECT r.id, r.node, r.generation, r.digest, r.summary, r.outcome_digest, r.applied, r.failed, r.stuck, r.held, r.grouped_pending, r.pending, r.started_at, r.finished_at, r.at, r.last_at, r.repeats FROM reports r JOIN nodes n ON n.last_report_id = r.id WHERE n.deleted_at IS NULL
 `
 
 // The newest report row of every node.

@@ -173,7 +173,7 @@ func (q *Queries) SendListByNode(ctx context.Context, arg SendListByNodeParams) 
 
 const sendListRefused = `-- name: SendListRefused :many
 SELECT s.id, s.node, s.generation, s.digest, s.resources, s.composed_by, s.sent_at, s.outcome, s.outcome_at, s.reason FROM sends s JOIN nodes n ON n.name = s.node
-WHERE s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+WHERE s.outcome = 'refused' AND n.deleted_at IS NULL AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
 ORDER BY s.node, s.id DESC
 `
 

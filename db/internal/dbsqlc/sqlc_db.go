@@ -33,6 +33,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentDeleteStmt, err = db.PrepareContext(ctx, assignmentDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentDelete: %w", err)
 	}
+	if q.assignmentDeleteByNodeStmt, err = db.PrepareContext(ctx, assignmentDeleteByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentDeleteByNode: %w", err)
+	}
 	if q.assignmentGetStmt, err = db.PrepareContext(ctx, assignmentGet); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentGet: %w", err)
 	}
@@ -72,9 +75,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeBumpGenerationByModuleStmt, err = db.PrepareContext(ctx, nodeBumpGenerationByModule); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeBumpGenerationByModule: %w", err)
 	}
-	if q.nodeDeleteStmt, err = db.PrepareContext(ctx, nodeDelete); err != nil {
-		return nil, fmt.Errorf("error preparing query NodeDelete: %w", err)
-	}
 	if q.nodeExistsByTokenHashStmt, err = db.PrepareContext(ctx, nodeExistsByTokenHash); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeExistsByTokenHash: %w", err)
 	}
@@ -84,14 +84,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeGetStmt, err = db.PrepareContext(ctx, nodeGet); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeGet: %w", err)
 	}
+	if q.nodeGetAnyStmt, err = db.PrepareContext(ctx, nodeGetAny); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeGetAny: %w", err)
+	}
 	if q.nodeInsertStmt, err = db.PrepareContext(ctx, nodeInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeInsert: %w", err)
 	}
 	if q.nodeListStmt, err = db.PrepareContext(ctx, nodeList); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeList: %w", err)
 	}
+	if q.nodeMarkDeletedStmt, err = db.PrepareContext(ctx, nodeMarkDeleted); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeMarkDeleted: %w", err)
+	}
 	if q.nodeRaiseGenerationStmt, err = db.PrepareContext(ctx, nodeRaiseGeneration); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeRaiseGeneration: %w", err)
+	}
+	if q.nodeRegisterAgainStmt, err = db.PrepareContext(ctx, nodeRegisterAgain); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeRegisterAgain: %w", err)
+	}
+	if q.nodeRegistrationEndStmt, err = db.PrepareContext(ctx, nodeRegistrationEnd); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeRegistrationEnd: %w", err)
+	}
+	if q.nodeRegistrationInsertStmt, err = db.PrepareContext(ctx, nodeRegistrationInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeRegistrationInsert: %w", err)
 	}
 	if q.nodeSetAppliedStmt, err = db.PrepareContext(ctx, nodeSetApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetApplied: %w", err)
@@ -216,9 +231,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.sendRefusedExistsStmt, err = db.PrepareContext(ctx, sendRefusedExists); err != nil {
 		return nil, fmt.Errorf("error preparing query SendRefusedExists: %w", err)
 	}
-	if q.transitionDeleteByNodeStmt, err = db.PrepareContext(ctx, transitionDeleteByNode); err != nil {
-		return nil, fmt.Errorf("error preparing query TransitionDeleteByNode: %w", err)
-	}
 	if q.transitionListByNodeStmt, err = db.PrepareContext(ctx, transitionListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query TransitionListByNode: %w", err)
 	}
@@ -246,6 +258,11 @@ func (q *Queries) Close() error {
 	if q.assignmentDeleteStmt != nil {
 		if cerr := q.assignmentDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentDeleteStmt: %w", cerr)
+		}
+	}
+	if q.assignmentDeleteByNodeStmt != nil {
+		if cerr := q.assignmentDeleteByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentDeleteByNodeStmt: %w", cerr)
 		}
 	}
 	if q.assignmentGetStmt != nil {
@@ -313,11 +330,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeBumpGenerationByModuleStmt: %w", cerr)
 		}
 	}
-	if q.nodeDeleteStmt != nil {
-		if cerr := q.nodeDeleteStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing nodeDeleteStmt: %w", cerr)
-		}
-	}
 	if q.nodeExistsByTokenHashStmt != nil {
 		if cerr := q.nodeExistsByTokenHashStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeExistsByTokenHashStmt: %w", cerr)
@@ -333,6 +345,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeGetStmt: %w", cerr)
 		}
 	}
+	if q.nodeGetAnyStmt != nil {
+		if cerr := q.nodeGetAnyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeGetAnyStmt: %w", cerr)
+		}
+	}
 	if q.nodeInsertStmt != nil {
 		if cerr := q.nodeInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeInsertStmt: %w", cerr)
@@ -343,9 +360,29 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeListStmt: %w", cerr)
 		}
 	}
+	if q.nodeMarkDeletedStmt != nil {
+		if cerr := q.nodeMarkDeletedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeMarkDeletedStmt: %w", cerr)
+		}
+	}
 	if q.nodeRaiseGenerationStmt != nil {
 		if cerr := q.nodeRaiseGenerationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeRaiseGenerationStmt: %w", cerr)
+		}
+	}
+	if q.nodeRegisterAgainStmt != nil {
+		if cerr := q.nodeRegisterAgainStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeRegisterAgainStmt: %w", cerr)
+		}
+	}
+	if q.nodeRegistrationEndStmt != nil {
+		if cerr := q.nodeRegistrationEndStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeRegistrationEndStmt: %w", cerr)
+		}
+	}
+	if q.nodeRegistrationInsertStmt != nil {
+		if cerr := q.nodeRegistrationInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeRegistrationInsertStmt: %w", cerr)
 		}
 	}
 	if q.nodeSetAppliedStmt != nil {
@@ -553,11 +590,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing sendRefusedExistsStmt: %w", cerr)
 		}
 	}
-	if q.transitionDeleteByNodeStmt != nil {
-		if cerr := q.transitionDeleteByNodeStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing transitionDeleteByNodeStmt: %w", cerr)
-		}
-	}
 	if q.transitionListByNodeStmt != nil {
 		if cerr := q.transitionListByNodeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing transitionListByNodeStmt: %w", cerr)
@@ -615,6 +647,7 @@ type Queries struct {
 	assignmentCountByModuleStmt          *sql.Stmt
 	assignmentDeclarationStmt            *sql.Stmt
 	assignmentDeleteStmt                 *sql.Stmt
+	assignmentDeleteByNodeStmt           *sql.Stmt
 	assignmentGetStmt                    *sql.Stmt
 	assignmentInsertStmt                 *sql.Stmt
 	assignmentListAllStmt                *sql.Stmt
@@ -628,13 +661,17 @@ type Queries struct {
 	moduleUpsertStmt                     *sql.Stmt
 	nodeBumpGenerationStmt               *sql.Stmt
 	nodeBumpGenerationByModuleStmt       *sql.Stmt
-	nodeDeleteStmt                       *sql.Stmt
 	nodeExistsByTokenHashStmt            *sql.Stmt
 	nodeGenerationListStmt               *sql.Stmt
 	nodeGetStmt                          *sql.Stmt
+	nodeGetAnyStmt                       *sql.Stmt
 	nodeInsertStmt                       *sql.Stmt
 	nodeListStmt                         *sql.Stmt
+	nodeMarkDeletedStmt                  *sql.Stmt
 	nodeRaiseGenerationStmt              *sql.Stmt
+	nodeRegisterAgainStmt                *sql.Stmt
+	nodeRegistrationEndStmt              *sql.Stmt
+	nodeRegistrationInsertStmt           *sql.Stmt
 	nodeSetAppliedStmt                   *sql.Stmt
 	nodeSetReportedStmt                  *sql.Stmt
 	reportGetStmt                        *sql.Stmt
@@ -676,7 +713,6 @@ type Queries struct {
 	sendPruneStmt                        *sql.Stmt
 	sendPruneWindowEndStmt               *sql.Stmt
 	sendRefusedExistsStmt                *sql.Stmt
-	transitionDeleteByNodeStmt           *sql.Stmt
 	transitionListByNodeStmt             *sql.Stmt
 	transitionPruneStmt                  *sql.Stmt
 	transitionPruneWindowEndStmt         *sql.Stmt
@@ -689,6 +725,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assignmentCountByModuleStmt:          q.assignmentCountByModuleStmt,
 		assignmentDeclarationStmt:            q.assignmentDeclarationStmt,
 		assignmentDeleteStmt:                 q.assignmentDeleteStmt,
+		assignmentDeleteByNodeStmt:           q.assignmentDeleteByNodeStmt,
 		assignmentGetStmt:                    q.assignmentGetStmt,
 		assignmentInsertStmt:                 q.assignmentInsertStmt,
 		assignmentListAllStmt:                q.assignmentListAllStmt,
@@ -702,13 +739,17 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		moduleUpsertStmt:                     q.moduleUpsertStmt,
 		nodeBumpGenerationStmt:               q.nodeBumpGenerationStmt,
 		nodeBumpGenerationByModuleStmt:       q.nodeBumpGenerationByModuleStmt,
-		nodeDeleteStmt:                       q.nodeDeleteStmt,
 		nodeExistsByTokenHashStmt:            q.nodeExistsByTokenHashStmt,
 		nodeGenerationListStmt:               q.nodeGenerationListStmt,
 		nodeGetStmt:                          q.nodeGetStmt,
+		nodeGetAnyStmt:                       q.nodeGetAnyStmt,
 		nodeInsertStmt:                       q.nodeInsertStmt,
 		nodeListStmt:                         q.nodeListStmt,
+		nodeMarkDeletedStmt:                  q.nodeMarkDeletedStmt,
 		nodeRaiseGenerationStmt:              q.nodeRaiseGenerationStmt,
+		nodeRegisterAgainStmt:                q.nodeRegisterAgainStmt,
+		nodeRegistrationEndStmt:              q.nodeRegistrationEndStmt,
+		nodeRegistrationInsertStmt:           q.nodeRegistrationInsertStmt,
 		nodeSetAppliedStmt:                   q.nodeSetAppliedStmt,
 		nodeSetReportedStmt:                  q.nodeSetReportedStmt,
 		reportGetStmt:                        q.reportGetStmt,
@@ -750,7 +791,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		sendPruneStmt:                        q.sendPruneStmt,
 		sendPruneWindowEndStmt:               q.sendPruneWindowEndStmt,
 		sendRefusedExistsStmt:                q.sendRefusedExistsStmt,
-		transitionDeleteByNodeStmt:           q.transitionDeleteByNodeStmt,
 		transitionListByNodeStmt:             q.transitionListByNodeStmt,
 		transitionPruneStmt:                  q.transitionPruneStmt,
 		transitionPruneWindowEndStmt:         q.transitionPruneWindowEndStmt,

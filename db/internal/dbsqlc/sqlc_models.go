@@ -54,6 +54,7 @@ type Node struct {
 	CreatedAt         string
 	LastReportAt      sql.NullString
 	LastReportID      sql.NullInt64
+	DeletedAt         sql.NullString
 }
 
 type NodeOverview struct {
@@ -68,6 +69,15 @@ type NodeOverview struct {
 	Stuck             int64
 	Held              int64
 	GroupedPending    int64
+}
+
+type NodeRegistration struct {
+	ID              int64
+	Node            string
+	RegisteredAt    string
+	DeletedAt       sql.NullString
+	FirstGeneration int64
+	LastGeneration  sql.NullInt64
 }
 
 type Report struct {
