@@ -30,7 +30,9 @@ func ValidName(s string) bool {
 
 // NameError is the *Error for a bad name in a URL or body.
 func NameError(what, name string) *Error {
-	return Errorf(CodeInvalid, "invalid %s name %q: use letters, digits, '.', '_' or '-', at most %d, starting with a letter or digit", what, name, MaxNameLen)
+	e := Errorf(CodeInvalid, "invalid %s name %q: use letters, digits, '.', '_' or '-', at most %d, starting with a letter or digit", what, name, MaxNameLen)
+	e.Details = []FieldError{{Field: what, Message: fmt.Sprintf("%q is not a valid name", name)}}
+	return e
 }
 
 // ValidateModule checks every resource of a module upload. It returns nil or an *Error with

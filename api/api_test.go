@@ -433,3 +433,57 @@ func TestReportSignatureDecidesTheGenerationRaise(t *testing.T) {
 		t.Fatalf("generation %d after a signed report of generation 42, want 43", rr.Generation)
 	}
 }
+
+// Every node-scoped answer carries the node's generation as its ETag, errors about a known
+// node included.
+func TestNodeScopedAnswersCarryTheETag(t *testing.T) {
+	f := setup(t)
+	tok := f.node("web-1")
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, `{"resources":[{"name":"conf","kind":"file","path":"/a"}]}`), 201)
+	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, `{"taken":true}`), 200)
+	// No body keeps the taken flag and the generation.
+	if r := f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200); r.header.Get("ETag") != `"1"` {
+		t.Fatalf("a bodiless assign moved the generation: ETag %s", r.header.Get("ETag"))
+	}
+	var v hq.NodeView
+	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).json(t, &v)
+	if !v.Assignments[0].Taken {
+		t.Fatal("a bodiless assign un-took the module")
+	}
+	var d hq.Declaration
+	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration", tok, nil), 200).json(t, &d)
+	fail := hq.Report{SendID: d.SendID, Generation: 1, Digest: d.Digest, Results: []hq.Result{{Module: "app", Resource: "conf", Outcome: hq.StateFailed, Attempted: true, Error: "boom"}}}
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, fail), 200)
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{"POST", "/api/v1/nodes/web-1/resources/app/nope/retry", 404},
+		{"POST", "/api/v1/nodes/web-1/resources/app/conf/retry", 200},
+		{"POST", "/api/v1/nodes/web-1/resources/app/conf/retry", 409},
+		{"PUT", "/api/v1/nodes/web-1/assignments/nope", 404},
+		{"GET", "/api/v1/nodes/web-1/sends", 200},
+		{"GET", "/api/v1/nodes/web-1/reports", 200},
+		{"GET", "/api/v1/nodes/web-1/transitions", 200},
+		{"DELETE", "/api/v1/nodes/web-1", 204},
+	} {
+		if r := f.want(f.do(c.method, c.path, admin, nil), c.status); r.header.Get("ETag") != `"1"` {
+			t.Errorf("%s %s: ETag %q, want \"1\"", c.method, c.path, r.header.Get("ETag"))
+		}
+	}
+}
+
+// An invalid name is a 422 with a detail naming the field, like every other 422.
+func TestInvalidNamesHaveDetails(t *testing.T) {
+	f := setup(t)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/api/v1/nodes", `{"name":"../x"}`},
+		{"PUT", "/api/v1/modules/-bad", `{"resources":[]}`},
+	} {
+		var e struct{ Error hq.Error }
+		f.want(f.do(c.method, c.path, admin, c.body), 422).json(t, &e)
+		if len(e.Error.Details) == 0 {
+			t.Errorf("%s %s: 422 without details: %+v", c.method, c.path, e.Error)
+		}
+	}
+}

@@ -31,6 +31,9 @@ func history[T any](s *Server, key string, list func(ctx context.Context, node s
 			s.writeError(w, r, err)
 			return
 		}
+		if gen, err := s.Store.NodeGeneration(r.Context(), node); err == nil {
+			setETag(w, gen) // a deleted node has history but no generation
+		}
 		writeJSON(w, http.StatusOK, map[string][]T{key: rows})
 	}
 }

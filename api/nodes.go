@@ -63,10 +63,12 @@ func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.Store.DeleteNode(r.Context(), t.node, t.ifMatch); err != nil {
+	gen, err := s.Store.DeleteNode(r.Context(), t.node, t.ifMatch)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	setETag(w, gen)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -76,9 +78,11 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.Store.Retry(r.Context(), t.node, t.module, t.resource, t.ifMatch); err != nil {
+	gen, err := s.Store.Retry(r.Context(), t.node, t.module, t.resource, t.ifMatch)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	setETag(w, gen)
 	writeJSON(w, http.StatusOK, map[string]string{"retry": hq.Ref(t.module, t.resource)})
 }

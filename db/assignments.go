@@ -12,8 +12,9 @@ import (
 )
 
 // Assign puts a module on a node (or changes whether it is taken) and returns the node's
-// generation, bumped when the declaration changed.
-func (s *Store) Assign(ctx context.Context, node, module string, taken bool, ifMatch *int64) (int64, error) {
+// generation, bumped when the declaration changed. A nil taken keeps an existing assignment's
+// flag and makes a new one untaken.
+func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, ifMatch *int64) (int64, error) {
 	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
 		rev, err := latestRevision(ctx, q, module)
 		if err != nil {
@@ -21,14 +22,14 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken bool, ifM
 		}
 		a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module})
 		switch {
-		case err == nil && (a.Taken == 1) == taken:
+		case err == nil && (taken == nil || (a.Taken == 1) == *taken):
 			return false, nil // already so: nothing changes, the generation stays
 		case err == nil:
-			return true, q.AssignmentSetTaken(ctx, dbsqlc.AssignmentSetTakenParams{Node: node, Module: module, Taken: boolInt(taken)})
+			return true, q.AssignmentSetTaken(ctx, dbsqlc.AssignmentSetTakenParams{Node: node, Module: module, Taken: boolInt(*taken)})
 		case !errors.Is(err, sql.ErrNoRows):
 			return false, err
 		}
-		if err := q.AssignmentInsert(ctx, dbsqlc.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken), AssignedAt: s.now()}); err != nil {
+		if err := q.AssignmentInsert(ctx, dbsqlc.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken != nil && *taken), AssignedAt: s.now()}); err != nil {
 			return false, err
 		}
 		resources, err := decodeResources(rev.Resources)
@@ -79,7 +80,7 @@ func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int
 		gen = n.Generation
 		changed, err := change(q)
 		if err != nil || !changed {
-			return err
+			return withGeneration(err, gen)
 		}
 		gen, err = q.NodeBumpGeneration(ctx, node)
 		return err

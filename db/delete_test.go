@@ -22,7 +22,7 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	d, _ := s.Compose(ctx, "web-1", "test")
 	ingest(t, s, "web-1", d, applied("app", "a")...)
 	clock.advance(time.Minute)
-	if err := s.DeleteNode(ctx, "web-1", nil); err != nil {
+	if _, err := s.DeleteNode(ctx, "web-1", nil); err != nil {
 		t.Fatal(err)
 	}
 	trs, err := s.Transitions(ctx, "web-1", 100)

@@ -243,9 +243,9 @@ func (s *Store) advanceAll(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node
 		if next != row {
 			a.changed = append(a.changed, next)
 		}
-		// The line counts as stuck what was stuck before this report: that is what the host
-		// knows from the last answer when it prints the same line, and the next line says the rest.
-		if row.State == string(hq.StateStuck) {
+		// The line counts as stuck what this report leaves stuck, so the report that pushes a
+		// resource over the edge says so; the host logs the line it is answered with.
+		if next.State == string(hq.StateStuck) {
 			a.stuck[ref] = true
 		}
 	}
@@ -367,11 +367,13 @@ func recordRefusal(ctx context.Context, q *dbsqlc.Queries, node string, r hq.Ref
 			return err
 		}
 	}
-	row := dbsqlc.SendInsertRefusedParams{Node: node, Generation: r.Generation, Digest: r.Digest, At: when, Reason: reason,
-		ComposedBy: cmp.Or(r.ComposedBy, "unknown") + " (no such send recorded)", SentAt: cmp.Or(optTime(r.ComposedAt).String, at)}
+	// The row is dated when the declaration reached the host and was refused; what it claims
+	// of itself (its composer) is kept, and the reason says whether this database sent it.
+	row := dbsqlc.SendInsertRefusedParams{Node: node, Generation: r.Generation, Digest: r.Digest, At: when, SentAt: at,
+		ComposedBy: cmp.Or(r.ComposedBy, "unknown"), Reason: "no such send recorded: " + reason}
 	if orig, err := q.SendGet(ctx, dbsqlc.SendGetParams{Node: node, ID: r.SendID}); err == nil && orig.Digest == r.Digest {
 		// A send that was answered before has come back: a replay of it.
-		row.ComposedBy, row.SentAt = orig.ComposedBy, orig.SentAt
+		row.ComposedBy, row.Resources = orig.ComposedBy, orig.Resources
 		row.Reason = fmt.Sprintf("replay of send %d: %s", orig.ID, reason)
 	} else if !errors.Is(err, sql.ErrNoRows) && err != nil {
 		return err

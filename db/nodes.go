@@ -47,14 +47,17 @@ func (s *Store) CreateNode(ctx context.Context, name string) (token string, err 
 
 // DeleteNode marks a node deleted: its token stops working, its assignments go (its resources
 // leave with 'removed' transitions), and its history stays until retention prunes it. It
-// returns not_found for a node that is not registered, conflict when ifMatch does not hold.
-func (s *Store) DeleteNode(ctx context.Context, name string, ifMatch *int64) error {
+// returns not_found for a node that is not registered, conflict when ifMatch does not hold,
+// and the node's last generation.
+func (s *Store) DeleteNode(ctx context.Context, name string, ifMatch *int64) (int64, error) {
 	now := s.now()
-	return s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	var gen int64
+	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
 		n, err := lockNode(ctx, q, name, ifMatch)
 		if err != nil {
 			return err
 		}
+		gen = n.Generation
 		if err := q.AssignmentDeleteByNode(ctx, name); err != nil {
 			return err
 		}
@@ -64,6 +67,7 @@ func (s *Store) DeleteNode(ctx context.Context, name string, ifMatch *int64) err
 		// A token nobody holds: the unique index on token_hash wants one per row.
 		return q.NodeMarkDeleted(ctx, dbsqlc.NodeMarkDeletedParams{Name: name, DeletedAt: sql.NullString{String: now, Valid: true}, VoidTokenHash: "deleted:" + hashToken(rand.Text())})
 	})
+	return gen, err
 }
 
 // DeletedAt says when a node that is no longer registered was deleted; not_found when the

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 
 	"context"
@@ -233,6 +234,6 @@ func reportView(r dbsqlc.Report) *hq.ReportView {
 func refusedView(r dbsqlc.Send, applied int64) hq.RefusedSend {
 	return hq.RefusedSend{
 		Node: r.Node, SendID: r.ID, Generation: r.Generation, AppliedGeneration: applied,
-		ComposedBy: r.ComposedBy, At: hq.ParseTime(r.SentAt), Reason: r.Reason,
+		ComposedBy: r.ComposedBy, At: hq.ParseTime(cmp.Or(r.OutcomeAt.String, r.SentAt)), Reason: r.Reason,
 	}
 }

@@ -41,7 +41,7 @@ ORDER BY id DESC LIMIT 1;
 -- name: SendInsertRefused :one
 -- A refused declaration with no unanswered send: replayed, forged or from a lost database.
 INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason)
-VALUES (@node, @generation, @digest, 0, @composed_by, @sent_at, 'refused', @at, @reason)
+VALUES (@node, @generation, @digest, @resources, @composed_by, @sent_at, 'refused', @at, @reason)
 RETURNING id;
 
 -- name: SendListRefusedByNode :many

@@ -151,7 +151,7 @@ func TestDeletedNodePage(t *testing.T) {
 	b.module(t, "app", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "x\n"})
 	b.assign(t, "web-1", "app")
 	b.report(t, "web-1", result("app", "conf", hq.StateApplied))
-	if err := b.store.DeleteNode(context.Background(), "web-1", nil); err != nil {
+	if _, err := b.store.DeleteNode(context.Background(), "web-1", nil); err != nil {
 		t.Fatal(err)
 	}
 	code, body := b.get(t, "/nodes/web-1")

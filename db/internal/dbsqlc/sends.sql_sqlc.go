@@ -98,7 +98,7 @@ func (q *Queries) SendInsert(ctx context.Context, arg SendInsertParams) (int64, 
 
 const sendInsertRefused = `-- name: SendInsertRefused :one
 INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason)
-VALUES (?1, ?2, ?3, 0, ?4, ?5, 'refused', ?6, ?7)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'refused', ?7, ?8)
 RETURNING id
 `
 
@@ -106,6 +106,7 @@ type SendInsertRefusedParams struct {
 	Node       string
 	Generation int64
 	Digest     string
+	Resources  int64
 	ComposedBy string
 	SentAt     string
 	At         sql.NullString
@@ -118,6 +119,7 @@ func (q *Queries) SendInsertRefused(ctx context.Context, arg SendInsertRefusedPa
 		arg.Node,
 		arg.Generation,
 		arg.Digest,
+		arg.Resources,
 		arg.ComposedBy,
 		arg.SentAt,
 		arg.At,
