@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"strconv"
 
 	"github.com/meshhq/hq"
 )
@@ -19,6 +21,7 @@ var statusOf = map[hq.Code]int{
 	hq.CodeConflict:         http.StatusConflict,
 	hq.CodeTooLarge:         http.StatusRequestEntityTooLarge,
 	hq.CodeInvalid:          http.StatusUnprocessableEntity,
+	hq.CodeUnavailable:      http.StatusServiceUnavailable,
 }
 
 // writeError answers with err's code and message; an error without a code is logged and
@@ -33,8 +36,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Generation != nil {
 		setETag(w, *e.Generation)
 	}
-	if status == http.StatusUnauthorized {
+	switch status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="hq"`)
+	case http.StatusServiceUnavailable:
+		setRetryAfter(w)
 	}
 	writeJSON(w, status, map[string]*hq.Error{"error": e})
 }
@@ -47,4 +53,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err := enc.Encode(v); err != nil {
 		slog.Debug("write response", "err", err) // the client went away
 	}
+}
+
+// setRetryAfter asks the client to come back in 5 to 15 seconds, jittered so that a fleet
+// turned away at once does not return at once.
+func setRetryAfter(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(5+rand.IntN(11)))
 }

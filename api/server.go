@@ -30,9 +30,7 @@ type Server struct {
 
 // Routes mounts the API under /api/v1 and /healthz on r.
 func (s *Server) Routes(r chi.Router) {
-	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "instance": s.Instance})
-	})
+	r.Get("/healthz", s.healthz)
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Get("/controller-key", s.controllerKey)
 		r.Group(func(r chi.Router) {
@@ -69,4 +67,15 @@ func (s *Server) Handler() http.Handler {
 	r.Use(middleware.Recoverer)
 	s.Mount(r)
 	return r
+}
+
+// healthz answers without auth: 200 while the controller can write, 503 with the reason while
+// it cannot (its database's disk is full), so a load balancer or an operator's probe sees it.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if t, ok := s.Store.Trouble(); ok {
+		setRetryAfter(w)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "cannot write", "reason": t.Line(), "instance": s.Instance})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "instance": s.Instance})
 }

@@ -13,5 +13,9 @@ func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 	if err != nil {
 		return hq.MeshStatus{}, err
 	}
-	return hq.SummarizeMesh(nodes), nil
+	st := hq.SummarizeMesh(nodes)
+	if t, ok := s.Trouble(); ok {
+		st.Lines = append([]string{t.Line()}, st.Lines...)
+	}
+	return st, nil
 }

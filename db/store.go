@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/migrations"
@@ -44,6 +46,9 @@ type Store struct {
 	closed     chan struct{}
 	closeOnce  sync.Once
 	closeErr   error
+	// trouble is set while writes fail for a reason an operator must fix (a full disk), and
+	// cleared by the next write that succeeds.
+	trouble atomic.Pointer[WriteTrouble]
 }
 
 // dsn sets the pragmas in the connection string so that every pooled connection gets them.
@@ -123,8 +128,21 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// inTx runs fn in one write transaction, committed when fn returns nil.
+// inTx runs fn in one write transaction, committed when fn returns nil. A write the disk has
+// no room for is an unavailable error, and the store says so until a write succeeds again.
 func (s *Store) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
+	err := s.tx(ctx, fn)
+	if diskFull(err) {
+		s.trouble.CompareAndSwap(nil, &WriteTrouble{Since: s.Now(), Cause: "the database's disk is full"})
+		return hq.Errorf(hq.CodeUnavailable, "the database's disk is full: nothing was written; free space where %s lives and try again", s.path)
+	}
+	if err == nil && s.trouble.Load() != nil {
+		s.trouble.Store(nil)
+	}
+	return err
+}
+
+func (s *Store) tx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -137,6 +155,31 @@ func (s *Store) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) erro
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// WriteTrouble is why the store cannot write, and since when.
+type WriteTrouble struct {
+	Since time.Time
+	Cause string
+}
+
+// Line is the status line that says so.
+func (t WriteTrouble) Line() string {
+	return fmt.Sprintf("controller: cannot write since %s: %s; reports and changes are refused with 503 until it can", hq.FormatTime(t.Since), t.Cause)
+}
+
+// Trouble returns why writes fail now, if they do.
+func (s *Store) Trouble() (WriteTrouble, bool) {
+	if t := s.trouble.Load(); t != nil {
+		return *t, true
+	}
+	return WriteTrouble{}, false
+}
+
+// diskFull reports whether err is SQLite's "database or disk is full".
+func diskFull(err error) bool {
+	se, ok := errors.AsType[*sqlite.Error](err)
+	return ok && se.Code()&0xff == sqlite3.SQLITE_FULL
 }
 
 // inReadTx runs fn in one read transaction: a single snapshot of the database.

@@ -12,6 +12,8 @@ type meshPage struct {
 	Title   string
 	Refresh int
 	Now     when
+	// Alerts are the controller's own troubles (it cannot write), shown above everything.
+	Alerts  []string
 	Total   int
 	Counts  []statusCount
 	Groups  []nodeGroup
@@ -74,7 +76,11 @@ func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	u.render(w, r, http.StatusOK, "mesh", buildMesh(nodes, hq.SummarizeMesh(nodes), u.Now()))
+	page := buildMesh(nodes, hq.SummarizeMesh(nodes), u.Now())
+	if t, ok := u.store.Trouble(); ok {
+		page.Alerts = append(page.Alerts, t.Line())
+	}
+	u.render(w, r, http.StatusOK, "mesh", page)
 }
 
 func buildMesh(nodes []hq.NodeView, st hq.MeshStatus, now time.Time) meshPage {
