@@ -19,9 +19,6 @@ import (
 // maxBody bounds what hostd reads from the controller.
 const maxBody = 64 << 20
 
-// errNoKey means the controller does not publish a signing key.
-var errNoKey = errors.New("controller publishes no key")
-
 // client speaks the controller's node API.
 type client struct {
 	base  string
@@ -91,7 +88,8 @@ func (c *client) report(ctx context.Context, r *hq.Report) (*hq.ReportResponse, 
 	return &rr, nil
 }
 
-// controllerKey fetches the controller's public key (base64), or errNoKey.
+// controllerKey fetches the controller's public key (base64). A controller that publishes none
+// answers an error like any other: hostd applies nothing unsigned.
 func (c *client) controllerKey(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -104,9 +102,6 @@ func (c *client) controllerKey(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound {
-		return "", errNoKey
-	}
 	if resp.StatusCode != http.StatusOK {
 		return "", statusError(resp)
 	}
@@ -117,7 +112,7 @@ func (c *client) controllerKey(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("decoding controller key: %w", err)
 	}
 	if k.Key == "" {
-		return "", errNoKey
+		return "", errors.New("the controller answered an empty key")
 	}
 	return k.Key, nil
 }

@@ -30,19 +30,21 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer eng.Close()
-	key, err := loadKey(cfg.ControllerKey, cfg.StateDir)
+	c := newClient(cfg.Controller, cfg.Node, cfg.Token)
+	key, err := pinKey(ctx, cfg, c, log)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while learning the key
+		}
 		return fmt.Errorf("controller key: %w", err)
 	}
 	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}}
 	a.current = a.loadDeclaration(key)
 
-	c := newClient(cfg.Controller, cfg.Node, cfg.Token)
 	decls := make(chan incoming)
 	sent := make(chan delivered)
 	applied, _ := eng.Applied()
-	p := &poller{c: c, node: cfg.Node, wait: cfg.Wait, stateDir: cfg.StateDir, log: log, key: key,
-		after: applied, out: decls}
+	p := &poller{c: c, node: cfg.Node, wait: cfg.Wait, log: log, key: key, after: applied, out: decls}
 	switch {
 	case a.current != nil:
 		p.after = max(p.after, a.current.Generation)
@@ -66,7 +68,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer func() { stop(); wg.Wait() }()
 
 	log.Info("hostd running", "node", cfg.Node, "controller", cfg.Controller, "root", cfg.Root,
-		"generation", applied, "signed", key != nil)
+		"generation", applied, "key", keyFingerprint(key))
 	first := cfg.Interval
 	if a.current != nil {
 		first = 0

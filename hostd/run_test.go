@@ -34,6 +34,10 @@ type fakeController struct {
 	// current, when set, is served as the controller serves its latest declaration: at once
 	// when its generation is above the poll's after (or there is no after), else not at all.
 	current *hq.Declaration
+	// keyAnswers are the statuses GET /controller-key answers before it answers the key;
+	// keyFetches counts its calls.
+	keyAnswers []int
+	keyFetches int
 }
 
 func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
@@ -44,7 +48,16 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 	f := &fakeController{t: t, priv: priv, pub: pub, queue: make(chan *hq.Declaration, 10)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/controller-key", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]string{"key": base64.StdEncoding.EncodeToString(pub)})
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.keyFetches++
+		if len(f.keyAnswers) > 0 {
+			status := f.keyAnswers[0]
+			f.keyAnswers = f.keyAnswers[1:]
+			http.Error(w, `{"error":{"code":"not_found","message":"this controller does not sign declarations"}}`, status)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]string{"key": base64.StdEncoding.EncodeToString(f.pub)})
 	})
 	mux.HandleFunc("GET /api/v1/nodes/web-1/declaration", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer tok" {
@@ -92,6 +105,12 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return f, srv
+}
+
+// config is hostd's configuration against the fake controller at srv, with its key pinned.
+func (f *fakeController) config(srv *httptest.Server) Config {
+	return Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: f.t.TempDir(), StateDir: f.t.TempDir(),
+		Interval: time.Hour, Wait: 200 * time.Millisecond, ControllerKey: base64.StdEncoding.EncodeToString(f.pub)}
 }
 
 // send queues a declaration signed with key (the controller's own when nil).
@@ -182,9 +201,9 @@ func runHostd(t *testing.T, cfg Config, logs *logBuffer) (stop func() error) {
 
 func TestRunAppliesReportsAndRefuses(t *testing.T) {
 	f, srv := newFakeController(t)
-	root, state := t.TempDir(), t.TempDir()
-	cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: root, StateDir: state,
-		Interval: time.Hour, Wait: 200 * time.Millisecond}
+	cfg := f.config(srv)
+	cfg.ControllerKey, cfg.LearnKey = "", true
+	root, state := cfg.Root, cfg.StateDir
 	logs := &logBuffer{}
 	stop := runHostd(t, cfg, logs)
 
@@ -245,9 +264,8 @@ func TestRunAppliesReportsAndRefuses(t *testing.T) {
 
 func TestRunKeepsReconcilingWithoutController(t *testing.T) {
 	f, srv := newFakeController(t)
-	root, state := t.TempDir(), t.TempDir()
-	cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: root, StateDir: state,
-		Interval: time.Hour, Wait: 200 * time.Millisecond}
+	cfg := f.config(srv)
+	root := cfg.Root
 	stop := runHostd(t, cfg, &logBuffer{})
 	f.send(1, nil, mod("app", false, file("conf", "/etc/app.conf", "v1")))
 	f.waitReport("the first report", func(r hq.Report) bool { return r.Generation == 1 })
@@ -280,9 +298,15 @@ func TestRunKeepsReconcilingWithoutController(t *testing.T) {
 }
 
 func TestConfigCheck(t *testing.T) {
-	ok := Config{Controller: "http://127.0.0.1:8080", Node: "n", Token: "t", Root: "/", StateDir: "/var/lib/hostd", Interval: time.Minute, Wait: time.Second}
+	ok := Config{Controller: "http://127.0.0.1:8080", Node: "n", Token: "t", Root: "/", StateDir: "/var/lib/hostd", Interval: time.Minute, Wait: time.Second,
+		ControllerKey: base64.StdEncoding.EncodeToString(make([]byte, ed25519.PublicKeySize))}
 	if err := ok.Check(); err != nil {
 		t.Fatal(err)
+	}
+	learn := ok
+	learn.ControllerKey, learn.LearnKey = "", true
+	if err := learn.Check(); err != nil {
+		t.Fatalf("learning the key: %v", err)
 	}
 	for name, change := range map[string]func(*Config){
 		"no controller": func(c *Config) { c.Controller = "" },
@@ -290,6 +314,7 @@ func TestConfigCheck(t *testing.T) {
 		"relative root": func(c *Config) { c.Root = "root" },
 		"zero interval": func(c *Config) { c.Interval = 0 },
 		"bad key":       func(c *Config) { c.ControllerKey = "abc" },
+		"no key":        func(c *Config) { c.ControllerKey = "" },
 	} {
 		c := ok
 		change(&c)
@@ -301,8 +326,7 @@ func TestConfigCheck(t *testing.T) {
 
 func TestRunReportsARefusalBeforeAnyDeclaration(t *testing.T) {
 	f, srv := newFakeController(t)
-	cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: t.TempDir(), StateDir: t.TempDir(),
-		Interval: time.Hour, Wait: 200 * time.Millisecond}
+	cfg := f.config(srv)
 	runHostd(t, cfg, &logBuffer{})
 	d := &hq.Declaration{Node: "web-1", Generation: 4, Modules: []hq.DeclaredModule{mod("app", false, file("a", "/a", "x"))}, Digest: "sha256:forged"}
 	f.queue <- d
@@ -325,9 +349,8 @@ func TestRunAsksAgainForTheAppliedGenerationWithoutAKeptDeclaration(t *testing.T
 	} {
 		t.Run(name, func(t *testing.T) {
 			f, srv := newFakeController(t)
-			root, state := t.TempDir(), t.TempDir()
-			cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: root, StateDir: state,
-				Interval: time.Hour, Wait: 200 * time.Millisecond}
+			cfg := f.config(srv)
+			root, state := cfg.Root, cfg.StateDir
 			stop := runHostd(t, cfg, &logBuffer{})
 			d := f.publish(1, mod("app", false, file("conf", "/etc/app.conf", "v1")))
 			f.waitReport("the first report", func(r hq.Report) bool { return r.Generation == 1 })

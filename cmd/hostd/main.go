@@ -60,7 +60,9 @@ func usage(w io.Writer, cfg *hostd.Config) {
 	fmt.Fprint(w, `Usage: hostd run
 
 hostd reconciles this machine to the declaration the controller composes for this node,
-and reports the outcome of every resource after every reconcile.
+and reports the outcome of every resource after every reconcile. It applies only what the
+controller signed: give it the controller's key in HOSTD_CONTROLLER_KEY, or set
+HOSTD_LEARN_KEY=1 to learn the key on first contact and keep it.
 
 `)
 	tw := tabwriter.NewWriter(w, 1, 0, 2, ' ', 0)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,7 @@ func TestUsage(t *testing.T) {
 		if code := run(args, &out, &errOut); code != 0 {
 			t.Fatalf("%q: exit %d", args, code)
 		}
-		for _, v := range []string{"HOSTD_CONTROLLER", "HOSTD_NODE", "HOSTD_TOKEN", "HOSTD_ROOT", "HOSTD_STATE_DIR", "HOSTD_INTERVAL", "HOSTD_WAIT", "HOSTD_CONTROLLER_KEY", "/var/lib/hostd", "60s"} {
+		for _, v := range []string{"HOSTD_CONTROLLER", "HOSTD_NODE", "HOSTD_TOKEN", "HOSTD_ROOT", "HOSTD_STATE_DIR", "HOSTD_INTERVAL", "HOSTD_WAIT", "HOSTD_CONTROLLER_KEY", "HOSTD_LEARN_KEY", "/var/lib/hostd", "60s"} {
 			if !strings.Contains(out.String(), v) {
 				t.Fatalf("%q: usage does not mention %s:\n%s", args, v, out.String())
 			}
@@ -33,6 +34,22 @@ func TestMissingConfiguration(t *testing.T) {
 	t.Setenv("HOSTD_CONTROLLER", "")
 	var out, errOut bytes.Buffer
 	if code := run([]string{"run"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "HOSTD_CONTROLLER is required") {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+func TestRefusesToStartWithoutAKey(t *testing.T) {
+	t.Setenv("HOSTD_CONTROLLER", "http://127.0.0.1:1")
+	t.Setenv("HOSTD_NODE", "web-1")
+	t.Setenv("HOSTD_TOKEN", "tok")
+	t.Setenv("HOSTD_STATE_DIR", t.TempDir())
+	for _, k := range []string{"HOSTD_CONTROLLER_KEY", "HOSTD_LEARN_KEY"} {
+		t.Setenv(k, "") // restored after the test
+		os.Unsetenv(k)
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"run"}, &out, &errOut); code != 2 ||
+		!strings.Contains(errOut.String(), "HOSTD_CONTROLLER_KEY is required") || !strings.Contains(errOut.String(), "HOSTD_LEARN_KEY=1") {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
 	}
 }
