@@ -108,7 +108,8 @@ type daemon struct {
 }
 
 // loadDeclaration returns the declaration kept from the last run if it still verifies and is
-// what the ledger says was applied, so hostd keeps reconciling without the controller.
+// what the ledger says was applied, so hostd keeps reconciling without the controller. It is
+// kept whole, send id and signature too, so a report after a restart still names its send.
 func (a *daemon) loadDeclaration(key ed25519.PublicKey) *hq.Declaration {
 	var d hq.Declaration
 	ok, err := readJSON(filepath.Join(a.cfg.StateDir, declarationFile), &d)
@@ -157,7 +158,8 @@ func (a *daemon) reconcile(ctx context.Context) {
 	rep := &hq.Report{StartedAt: started, Refused: a.refusal, Results: []hq.Result{}}
 	sent := 0
 	if a.current != nil {
-		rep.Generation, rep.Digest = a.current.Generation, a.current.Digest
+		// The report names the send it answers, as the controller recorded and signed it.
+		rep.SendID, rep.Generation, rep.Digest, rep.Signature = a.current.SendID, a.current.Generation, a.current.Digest, a.current.Signature
 		rep.Results = a.eng.Reconcile(ctx, a.current)
 		sent = a.current.ResourceCount()
 	} else if a.refusal == nil {

@@ -213,6 +213,9 @@ func TestRunAppliesReportsAndRefuses(t *testing.T) {
 	if rep.Digest != d2.Digest || len(rep.Results) != 2 || rep.Refused != nil || rep.Results[0].Outcome != hq.StateApplied {
 		t.Fatalf("report %+v", rep)
 	}
+	if rep.SendID != d2.SendID || rep.Signature != d2.Signature || rep.Signature == "" {
+		t.Fatalf("the report names send %d signed %q, want send %d signed %q", rep.SendID, rep.Signature, d2.SendID, d2.Signature)
+	}
 	if c, _ := os.ReadFile(filepath.Join(root, "etc/app.conf")); string(c) != "v2" {
 		t.Fatalf("content %q", c)
 	}
@@ -231,8 +234,8 @@ func TestRunAppliesReportsAndRefuses(t *testing.T) {
 	rep = f.waitReport("a refusal of generation 1", func(r hq.Report) bool { return r.Refused != nil && r.Refused.Generation == 1 })
 	want := hq.Refusal{Generation: 1, Digest: d1.Digest, SendID: 10, ComposedBy: "ctl-a", ComposedAt: d1.ComposedAt,
 		Reason: "generation 1 is older than applied generation 2"}
-	if *rep.Refused != want || rep.Generation != 2 {
-		t.Fatalf("refusal %+v in a report of generation %d", rep.Refused, rep.Generation)
+	if *rep.Refused != want || rep.Generation != 2 || rep.SendID != d2.SendID || rep.Signature != d2.Signature {
+		t.Fatalf("refusal %+v in a report of generation %d, send %d", rep.Refused, rep.Generation, rep.SendID)
 	}
 	if c, _ := os.ReadFile(filepath.Join(root, "etc/app.conf")); string(c) != "v2" {
 		t.Fatal("a refused declaration was applied")
@@ -378,5 +381,36 @@ func TestRunAsksAgainForTheAppliedGenerationWithoutAKeptDeclaration(t *testing.T
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestRunReportNamesItsSendAfterARestart: the kept declaration keeps its send id and signature,
+// so the first report after a restart, before anything new arrives, still names its send.
+func TestRunReportNamesItsSendAfterARestart(t *testing.T) {
+	f, srv := newFakeController(t)
+	cfg := f.config(srv)
+	stop := runHostd(t, cfg, &logBuffer{})
+	d := f.publish(1, mod("app", false, file("conf", "/etc/app.conf", "v1")))
+	f.waitReport("the first report", func(r hq.Report) bool { return r.Generation == 1 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	restarted := time.Now().UTC()
+	stop = runHostd(t, cfg, &logBuffer{})
+	rep := f.waitReport("a report after the restart", func(r hq.Report) bool { return !r.StartedAt.Before(restarted) })
+	if rep.SendID != d.SendID || rep.Signature != d.Signature || rep.Generation != 1 || rep.Digest != d.Digest {
+		t.Fatalf("after a restart the report names send %d gen %d signed %q, want send %d gen 1 signed %q",
+			rep.SendID, rep.Generation, rep.Signature, d.SendID, d.Signature)
+	}
+	f.mu.Lock()
+	for _, after := range f.afters[1:] {
+		if after != 1 {
+			t.Errorf("polled after %d: the restarted hostd was sent its declaration again", after)
+		}
+	}
+	f.mu.Unlock()
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }
