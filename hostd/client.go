@@ -131,15 +131,62 @@ func (c *client) do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// statusError turns a controller error response into an error, with its message when the
-// body is the API's {"error":{"code","message"}}.
+// controllerError is an answer of the controller other than 200 and 304.
+type controllerError struct {
+	// Status is the HTTP status code, StatusText the status line ("503 Service Unavailable").
+	Status     int
+	StatusText string
+	Message    string
+	// RetryAfter is how long the controller asked to wait (Retry-After); 0 when it did not.
+	RetryAfter time.Duration
+}
+
+func (e *controllerError) Error() string {
+	if e.Message != "" {
+		return "controller answered " + e.StatusText + ": " + e.Message
+	}
+	return "controller answered " + e.StatusText
+}
+
+// overloadedFor reports whether err is the controller shedding load (503, or 429 too many
+// requests) and how long it asked to wait, if it said.
+func overloadedFor(err error) (time.Duration, bool) {
+	e, ok := errors.AsType[*controllerError](err)
+	if !ok || e.Status != http.StatusServiceUnavailable && e.Status != http.StatusTooManyRequests {
+		return 0, false
+	}
+	return e.RetryAfter, true
+}
+
+// statusError turns a controller error response into a *controllerError, with its message when
+// the body is the API's {"error":{"code","message"}}.
 func statusError(resp *http.Response) error {
-	var e struct {
+	e := &controllerError{Status: resp.StatusCode, StatusText: resp.Status,
+		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	var body struct {
 		Error hq.Error `json:"error"`
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-		return fmt.Errorf("controller answered %s: %s", resp.Status, e.Error.Message)
+	if json.Unmarshal(b, &body) == nil {
+		e.Message = body.Error.Message
 	}
-	return fmt.Errorf("controller answered %s", resp.Status)
+	return e
+}
+
+// parseRetryAfter reads a Retry-After header: seconds, or an HTTP date. 0 when absent or
+// unreadable.
+func parseRetryAfter(h string, now time.Time) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(h), 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		return time.Duration(min(n, int64(maxRetryAfter/time.Second))) * time.Second
+	}
+	if at, err := http.ParseTime(h); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
 }

@@ -78,7 +78,7 @@ func pinKey(ctx context.Context, cfg Config, c *client, log *slog.Logger) (ed255
 			return nil, ctx.Err()
 		}
 		log.Warn("fetching the controller key to learn; nothing is applied until it is", "err", err, "retry_in", retry.delay())
-		if !retry.wait(ctx) {
+		if !retry.wait(ctx, 0) {
 			return nil, ctx.Err()
 		}
 	}

@@ -29,18 +29,25 @@ type poller struct {
 
 func (p *poller) run(ctx context.Context) {
 	retry := newRetrier(time.Second, 30*time.Second)
+	busy := overload{what: "fetching the declaration"}
 	for ctx.Err() == nil {
 		d, err := p.c.declaration(ctx, p.after, p.wait)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			p.log.Warn("fetching declaration", "err", err, "retry_in", retry.delay())
-			if !retry.wait(ctx) {
+			asked, overloaded := overloadedFor(err)
+			if overloaded {
+				busy.seen(p.log, err, asked)
+			} else {
+				p.log.Warn("fetching declaration", "err", err, "retry_in", retry.delay())
+			}
+			if !retry.wait(ctx, asked) {
 				return
 			}
 			continue
 		}
+		busy.over(p.log)
 		if d == nil {
 			retry.reset()
 			continue
@@ -54,7 +61,7 @@ func (p *poller) run(ctx context.Context) {
 		if verr != nil {
 			// A declaration that does not verify says nothing true about its generation: moving
 			// after on would let one forged number fence this host out. Ask again, slower.
-			if !retry.wait(ctx) {
+			if !retry.wait(ctx, 0) {
 				return
 			}
 			continue

@@ -38,6 +38,26 @@ type fakeController struct {
 	// keyFetches counts its calls.
 	keyAnswers []int
 	keyFetches int
+	// busy holds, by call ("poll", "report"), the statuses it answers with Retry-After: 2
+	// (longer than hostd's first back-off) before it answers anything else, as an overloaded controller sheds load without reading
+	// the body; tries records when each call came.
+	busy  map[string][]int
+	tries map[string][]time.Time
+}
+
+// shed answers call with the next status busy holds for it, and reports whether it did.
+func (f *fakeController) shed(w http.ResponseWriter, call string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tries[call] = append(f.tries[call], time.Now())
+	if len(f.busy[call]) == 0 {
+		return false
+	}
+	status := f.busy[call][0]
+	f.busy[call] = f.busy[call][1:]
+	w.Header().Set("Retry-After", "2")
+	http.Error(w, `{"error":{"code":"unavailable","message":"overloaded, come back later"}}`, status)
+	return true
 }
 
 func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
@@ -45,7 +65,8 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeController{t: t, priv: priv, pub: pub, queue: make(chan *hq.Declaration, 10)}
+	f := &fakeController{t: t, priv: priv, pub: pub, queue: make(chan *hq.Declaration, 10),
+		busy: map[string][]int{}, tries: map[string][]time.Time{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/controller-key", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
@@ -62,6 +83,9 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 	mux.HandleFunc("GET /api/v1/nodes/web-1/declaration", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer tok" {
 			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		if f.shed(w, "poll") {
 			return
 		}
 		after, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
@@ -90,6 +114,9 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 		}
 	})
 	mux.HandleFunc("POST /api/v1/nodes/web-1/reports", func(w http.ResponseWriter, r *http.Request) {
+		if f.shed(w, "report") {
+			return
+		}
 		var rep hq.Report
 		if err := json.NewDecoder(r.Body).Decode(&rep); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
