@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,21 +132,48 @@ func (c *client) do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// controllerError is an answer of the controller other than 200 and 304.
+// controllerError is an answer of the controller other than 200 and 304. When the body is the
+// API's {"error":{"code","message","details"}} it unwraps to that *hq.Error, so errors.As and
+// hq.ErrorCode see the code and the per-field details.
 type controllerError struct {
-	// Status is the HTTP status code, StatusText the status line ("503 Service Unavailable").
+	// Status is the HTTP status code, StatusText the status line ("422 Unprocessable Entity").
 	Status     int
 	StatusText string
-	Message    string
+	// API is the error the body carries; nil when the body is not the API's.
+	API *hq.Error
 	// RetryAfter is how long the controller asked to wait (Retry-After); 0 when it did not.
 	RetryAfter time.Duration
 }
 
+// maxDetails bounds the field errors an error's text names; the rest are counted.
+const maxDetails = 10
+
 func (e *controllerError) Error() string {
-	if e.Message != "" {
-		return "controller answered " + e.StatusText + ": " + e.Message
+	s := "controller answered " + e.StatusText
+	if e.API == nil {
+		return s
 	}
-	return "controller answered " + e.StatusText
+	if m := cmp.Or(e.API.Message, string(e.API.Code)); m != "" {
+		s += ": " + m
+	}
+	if n := len(e.API.Details); n > 0 {
+		fields := make([]string, 0, min(n, maxDetails)+1)
+		for _, d := range e.API.Details[:min(n, maxDetails)] {
+			fields = append(fields, d.Field+": "+d.Message)
+		}
+		if n > maxDetails {
+			fields = append(fields, fmt.Sprintf("and %d more", n-maxDetails))
+		}
+		s += " (" + strings.Join(fields, "; ") + ")"
+	}
+	return s
+}
+
+func (e *controllerError) Unwrap() error {
+	if e.API == nil {
+		return nil
+	}
+	return e.API
 }
 
 // overloadedFor reports whether err is the controller shedding load (503, or 429 too many
@@ -158,17 +186,16 @@ func overloadedFor(err error) (time.Duration, bool) {
 	return e.RetryAfter, true
 }
 
-// statusError turns a controller error response into a *controllerError, with its message when
-// the body is the API's {"error":{"code","message"}}.
+// statusError turns a controller error response into a *controllerError.
 func statusError(resp *http.Response) error {
 	e := &controllerError{Status: resp.StatusCode, StatusText: resp.Status,
 		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	var body struct {
-		Error hq.Error `json:"error"`
+		Error *hq.Error `json:"error"`
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if json.Unmarshal(b, &body) == nil {
-		e.Message = body.Error.Message
+	if json.Unmarshal(b, &body) == nil && body.Error != nil && (body.Error.Code != "" || body.Error.Message != "") {
+		e.API = body.Error
 	}
 	return e
 }
