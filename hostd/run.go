@@ -16,7 +16,8 @@ const declarationFile = "declaration.json"
 
 // Run is the daemon: it reconciles the last verified declaration every interval and at once on
 // every new one, also while the controller cannot be reached, and reports after every
-// reconcile. It returns when ctx is done, after stopping the services it supervises.
+// reconcile. It returns when ctx is done. The services it supervises keep running, to be
+// re-adopted by the next start, unless cfg.StopServicesOnExit is set.
 func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Check(); err != nil {
 		return err
@@ -25,7 +26,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log,
-		FailpointGroupCommitPause: cfg.FailpointGroupCommitPause})
+		StopServicesOnExit: cfg.StopServicesOnExit, FailpointGroupCommitPause: cfg.FailpointGroupCommitPause})
 	if err != nil {
 		return err
 	}
