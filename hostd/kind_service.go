@@ -14,7 +14,7 @@ type serviceStep struct{}
 
 func (serviceStep) check(ctx context.Context, o *op) error {
 	p := o.e.sup.get(o.ref)
-	if p == nil || !p.alive() || p.spec != o.spec || o.restart {
+	if p == nil || !o.e.sup.running(p) || p.spec != o.spec || o.restart {
 		return nil
 	}
 	if !o.e.sup.healthy(p) {

@@ -308,10 +308,11 @@ func (rc *reconcile) forgetFound(o *op) {
 	}
 }
 
-// driftable is false for a service this process has not started yet: after a restart of
-// hostd every service is started again, which is not something else changing the machine.
+// driftable is false for a service that never ran under hostd (one stopped with hostd, by
+// --stop-services-on-exit, is started again, which is not something else changing the
+// machine); one hostd started, or re-adopted, and found dead is drift.
 func (o *op) driftable() bool {
-	return o.res.Kind != hq.KindService || o.e.sup.everStarted(o.ref)
+	return o.res.Kind != hq.KindService || o.e.sup.ran(o.ref)
 }
 
 func (rc *reconcile) undo(ctx context.Context, s step, o *op) {

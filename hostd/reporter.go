@@ -60,7 +60,8 @@ func (r *reporter) putBack(rep *hq.Report) {
 }
 
 func (r *reporter) run(ctx context.Context) {
-	retry := time.Second
+	retry := newRetrier(time.Second, time.Minute)
+	busy := overload{what: "posting the report"}
 	for {
 		select {
 		case <-ctx.Done():
@@ -73,17 +74,21 @@ func (r *reporter) run(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
-				r.log.Warn("posting report", "err", err, "retry_in", retry)
+				// Kept until it is posted, or a newer report replaces it.
 				r.putBack(rep)
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(retry):
+				asked, overloaded := overloadedFor(err)
+				if overloaded {
+					busy.seen(r.log, err, asked)
+				} else {
+					r.log.Warn("posting report", "err", err, "retry_in", retry.delay())
 				}
-				retry = min(retry*2, time.Minute)
+				if !retry.wait(ctx, asked) {
+					return
+				}
 				continue
 			}
-			retry = time.Second
+			busy.over(r.log)
+			retry.reset()
 			select {
 			case r.out <- delivered{report: rep, resp: resp}:
 			case <-ctx.Done():

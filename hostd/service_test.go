@@ -90,7 +90,7 @@ func TestServiceLifecycle(t *testing.T) {
 	// It died: restarted, and that is drift.
 	os.Remove(b.path("/svc.pid"))
 	syscall.Kill(pid, syscall.SIGKILL)
-	waitFor(t, 5*time.Second, "the supervisor to see the exit", func() bool { return !b.eng.sup.get("app/svc").alive() })
+	waitFor(t, 5*time.Second, "the supervisor to see the exit", func() bool { return !b.eng.sup.running(b.eng.sup.get("app/svc")) })
 	if r := b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true); !r.Drift {
 		t.Fatal("a dead service put back is not drift")
 	}
@@ -147,7 +147,7 @@ func TestServiceHealth(t *testing.T) {
 	if !strings.Contains(r.Error, "did not answer 2xx") {
 		t.Fatalf("error %q", r.Error)
 	}
-	if p := b.eng.sup.get("app/web"); p == nil || !p.alive() {
+	if p := b.eng.sup.get("app/web"); p == nil || !b.eng.sup.running(p) {
 		t.Fatal("an unhealthy service was stopped")
 	}
 
@@ -160,21 +160,6 @@ func TestServiceHealth(t *testing.T) {
 	}
 }
 
-func TestLeftoverServicesAreKilledOnStart(t *testing.T) {
-	b := setup(t)
-	d := b.decl(mod("app", false, sleeper("svc", nil)))
-	b.reconcile(d)
-	pid := b.pidOf("svc")
-	// A hostd that died without stopping its services: a new engine on the same state dir.
-	b.open()
-	b.waitDead(pid)
-	os.Remove(b.path("/svc.pid"))
-	b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true)
-	if b.pidOf("svc") == pid {
-		t.Fatal("not started fresh")
-	}
-}
-
 func TestCloseStopsServices(t *testing.T) {
 	b := setup(t)
 	term := hq.Resource{Name: "stubborn", Kind: hq.KindService,
@@ -182,6 +167,7 @@ func TestCloseStopsServices(t *testing.T) {
 	b.reconcile(b.decl(mod("app", false, sleeper("svc", nil), term)))
 	pids := []int{b.pidOf("svc"), b.pidOf("stubborn")}
 	began := time.Now()
+	b.eng.cfg.StopServicesOnExit = true
 	b.eng.Close()
 	for _, pid := range pids {
 		if alive(pid) {
@@ -337,7 +323,7 @@ func TestRunningServiceThatTurnsUnhealthyIsRestarted(t *testing.T) {
 	}
 	b.waitDead(pid)
 	pid = b.pidOf("web")
-	if p := b.eng.sup.get("app/web"); p == nil || !p.alive() {
+	if p := b.eng.sup.get("app/web"); p == nil || !b.eng.sup.running(p) {
 		t.Fatal("a service still unhealthy after its restart was stopped")
 	}
 

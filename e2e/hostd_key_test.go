@@ -1,0 +1,25 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+)
+
+// controllerKey fetches the signing key the controller at url publishes, as an operator
+// provisioning a host would, for HOSTD_CONTROLLER_KEY.
+func controllerKey(t testing.TB, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/api/v1/controller-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var k struct {
+		Key string `json:"key"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&k); err != nil || resp.StatusCode != http.StatusOK || k.Key == "" {
+		t.Fatalf("GET %s/api/v1/controller-key: %s, %v", url, resp.Status, err)
+	}
+	return k.Key
+}
