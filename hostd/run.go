@@ -39,7 +39,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 		return fmt.Errorf("controller key: %w", err)
 	}
-	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}}
+	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}, logged: map[*hq.Report]string{}}
 	a.current = a.loadDeclaration(key)
 
 	decls := make(chan incoming)
@@ -106,6 +106,10 @@ type daemon struct {
 	refusal *hq.Refusal
 	// stuck is the controller's stuck list from its last answer.
 	stuck map[string]bool
+	// logged is the report line logged for each report not yet answered. The controller alone
+	// decides what is stuck, so when its line for a report differs, hostd logs that one too:
+	// host and controller end up with the same words for every report.
+	logged map[*hq.Report]string
 }
 
 // loadDeclaration returns the declaration kept from the last run if it still verifies and is
@@ -169,6 +173,10 @@ func (a *daemon) reconcile(ctx context.Context) {
 	rep.FinishedAt = time.Now().UTC()
 	line := hq.TallyResults(rep.Results, sent, func(ref string) bool { return a.stuck[ref] }).Line()
 	a.log.Info(line, "generation", rep.Generation)
+	if len(a.logged) > 16 { // reports the reporter dropped for newer ones are never answered
+		clear(a.logged)
+	}
+	a.logged[rep] = line
 	a.rep.submit(rep)
 }
 
@@ -177,6 +185,10 @@ func (a *daemon) delivered(d delivered) {
 	if d.report.Refused != nil && d.report.Refused == a.refusal {
 		a.refusal = nil
 	}
+	if line, ok := a.logged[d.report]; ok && d.resp.Summary != "" && d.resp.Summary != line {
+		a.log.Info(d.resp.Summary, "generation", d.report.Generation, "line", "the controller's")
+	}
+	delete(a.logged, d.report)
 	stuck := make(map[string]bool, len(d.resp.Stuck))
 	for _, ref := range d.resp.Stuck {
 		stuck[ref] = true
