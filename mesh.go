@@ -6,7 +6,7 @@ import "fmt"
 func SummarizeMesh(nodes []NodeView) MeshStatus {
 	st := MeshStatus{
 		Nodes: map[string]int{"total": len(nodes)}, Stuck: []MeshStuck{},
-		WaitingOnTake: []WaitingOnTake{}, RefusedSends: []RefusedSend{}, Lines: []string{},
+		WaitingOnTake: []WaitingOnTake{}, RefusedSends: []RefusedSend{}, Drifting: []MeshDrift{}, Lines: []string{},
 	}
 	stuck := map[string]*MeshStuck{}
 	var order []string

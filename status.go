@@ -21,6 +21,9 @@ type NodeFacts struct {
 	// Failed names the failed (not stuck) resources, module/name.
 	Failed  []string
 	Refused []RefusedSend
+	// Drifting are the resources put back at least the threshold's times within DriftWindow:
+	// something else on the machine is fighting over them.
+	Drifting []DriftCount
 }
 
 // ComputeStatus returns the node's status — the first condition that applies, in the order of
@@ -66,6 +69,10 @@ func ComputeStatus(f NodeFacts, now time.Time, silentAfter time.Duration) (Statu
 	}
 	for _, r := range f.Refused {
 		lines = append(lines, RefusedLine(r))
+	}
+	// A node that keeps drifting is converged only until the next put-back; it says so.
+	for _, d := range f.Drifting {
+		lines = append(lines, d.Line())
 	}
 	if len(statuses) == 0 {
 		return StatusConverged, lines

@@ -11,6 +11,7 @@ func (s *Server) historyRoutes(r chi.Router) {
 	r.Get("/nodes/{node}/sends", history(s, "sends", s.Store.Sends))
 	r.Get("/nodes/{node}/reports", history(s, "reports", s.Store.Reports))
 	r.Get("/nodes/{node}/transitions", history(s, "transitions", s.Store.Transitions))
+	r.Get("/nodes/{node}/drifts", history(s, "drifts", s.Store.Drifts))
 }
 
 // history serves one of a node's histories, newest first, as {"<key>": [...]}.

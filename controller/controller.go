@@ -24,14 +24,15 @@ import (
 
 // Config is the controller's configuration, read from the environment.
 type Config struct {
-	Addr          string        `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
-	DB            string        `envconfig:"DB" default:"./hq.db" desc:"the database file; its signing key is kept beside it as FILE.key"`
-	AdminToken    string        `envconfig:"ADMIN_TOKEN" desc:"required: the operator's bearer token"`
-	StuckAttempts int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
-	StuckAfter    time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
-	SilentAfter   time.Duration `envconfig:"SILENT_AFTER" default:"3m" desc:"a node without a report for this long is silent"`
-	Retain        time.Duration `envconfig:"RETAIN" default:"720h" desc:"history (transitions, reports, sends) older than this is pruned, keeping each node's newest 100 rows per table"`
-	PruneEvery    time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
+	Addr           string        `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
+	DB             string        `envconfig:"DB" default:"./hq.db" desc:"the database file; its signing key is kept beside it as FILE.key"`
+	AdminToken     string        `envconfig:"ADMIN_TOKEN" desc:"required: the operator's bearer token"`
+	StuckAttempts  int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
+	StuckAfter     time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
+	SilentAfter    time.Duration `envconfig:"SILENT_AFTER" default:"3m" desc:"a node without a report for this long is silent"`
+	DriftThreshold int           `envconfig:"DRIFT_THRESHOLD" default:"3" desc:"put-backs of one resource within an hour that give its node a drift line"`
+	Retain         time.Duration `envconfig:"RETAIN" default:"720h" desc:"history (transitions, reports, sends) older than this is pruned, keeping each node's newest 100 rows per table"`
+	PruneEvery     time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
 }
 
 // Check reports the first thing in c that would stop the controller from running.
@@ -45,6 +46,8 @@ func (c Config) Check() error {
 		return errors.New("HQ_STUCK_AFTER must be positive")
 	case c.SilentAfter <= 0:
 		return errors.New("HQ_SILENT_AFTER must be positive")
+	case c.DriftThreshold < 1:
+		return errors.New("HQ_DRIFT_THRESHOLD must be at least 1")
 	case c.Retain <= 0:
 		return errors.New("HQ_RETAIN must be positive")
 	case c.PruneEvery <= 0:
@@ -69,6 +72,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	}
 	defer store.Close()
 	store.StuckAttempts, store.StuckAfter, store.SilentAfter = cfg.StuckAttempts, cfg.StuckAfter, cfg.SilentAfter
+	store.DriftThreshold = cfg.DriftThreshold
 	key, err := LoadOrCreateKey(KeyPath(cfg.DB))
 	if err != nil {
 		return err

@@ -33,6 +33,21 @@ func (s *Store) Reports(ctx context.Context, node string, limit int64) ([]hq.Rep
 	return out, err
 }
 
+// Drifts lists what was changed on a node behind hostd's back and put back, newest first.
+func (s *Store) Drifts(ctx context.Context, node string, limit int64) ([]hq.DriftView, error) {
+	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Drift, error) {
+		return q.DriftListByNode(ctx, dbsqlc.DriftListByNodeParams{Node: node, Max: limit})
+	})
+	out := make([]hq.DriftView, len(rows))
+	for i, r := range rows {
+		out[i] = hq.DriftView{ID: r.ID, Module: r.Module, Resource: r.Resource, At: hq.ParseTime(r.At), Detail: r.Detail}
+		if r.ReportID.Valid {
+			out[i].ReportID = &r.ReportID.Int64
+		}
+	}
+	return out, err
+}
+
 // Transitions lists a node's changes of resource state, newest first.
 func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq.TransitionView, error) {
 	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Transition, error) {

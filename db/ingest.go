@@ -66,7 +66,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 			return err
 		}
 		resp.Generation = max(n.Generation, rep.Generation+boolInt(raised))
-		if same && !hasFailure(rep.Results) {
+		if same && !hasFailure(rep.Results) && !hasDrift(rep.Results) {
 			// The steady state: the node says what it said last time and nothing is failing,
 			// so no resource can move. Only the repeat is counted.
 			resp.ReportID, resp.Summary = prev.ID, prev.Summary
@@ -76,6 +76,11 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		}
 		if err != nil {
 			return err
+		}
+		if ans.known {
+			if err := recordDrifts(ctx, q, node, resp.ReportID, rep.Results, at); err != nil {
+				return err
+			}
 		}
 		if err := q.NodeSetReported(ctx, dbsqlc.NodeSetReportedParams{Name: node, LastReportAt: sql.NullString{String: at, Valid: true}, LastReportID: sql.NullInt64{Int64: resp.ReportID, Valid: true}}); err != nil {
 			return err

@@ -36,6 +36,9 @@ type Store struct {
 	StuckAfter    time.Duration
 	// SilentAfter is how long without a report before a node is silent.
 	SilentAfter time.Duration
+	// DriftThreshold is how many put-backs of one resource within hq.DriftWindow give its
+	// node a drift line.
+	DriftThreshold int
 
 	// WatchEvery is how often generations changed by other processes are looked for.
 	WatchEvery time.Duration
@@ -86,7 +89,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	read.SetMaxOpenConns(4)
 	s := &Store{
 		path: path, write: write, read: read, Now: time.Now,
-		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute,
+		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute, DriftThreshold: hq.DriftThreshold,
 		WatchEvery: time.Second, closed: make(chan struct{}),
 	}
 	if s.wq, err = dbsqlc.Prepare(ctx, write); err == nil {

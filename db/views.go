@@ -46,6 +46,7 @@ type nodeParts struct {
 	assignments []hq.AssignmentView
 	last        *dbsqlc.Report
 	refused     []dbsqlc.Send
+	drifting    []hq.DriftCount
 }
 
 // view turns the parts into the operator's view, with status and lines.
@@ -54,6 +55,7 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 		Name: p.node.Name, Generation: p.node.Generation, AppliedGeneration: p.node.AppliedGeneration,
 		LastReportAt: nullTime(p.node.LastReportAt), Counts: map[hq.State]int{},
 		Assignments: p.assignments, Holds: []hq.Hold{}, Stuck: []hq.StuckView{}, RefusedSends: []hq.RefusedSend{},
+		Drifting: append([]hq.DriftCount{}, p.drifting...),
 	}
 	for _, st := range hq.States {
 		v.Counts[st] = p.counts[st]
@@ -91,7 +93,7 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 	for _, r := range p.refused {
 		v.RefusedSends = append(v.RefusedSends, refusedView(r, p.node.AppliedGeneration))
 	}
-	f.Refused = v.RefusedSends
+	f.Refused, f.Drifting = v.RefusedSends, v.Drifting
 	v.Status, v.Lines = hq.ComputeStatus(f, s.Now(), s.SilentAfter)
 	if v.Lines == nil {
 		v.Lines = []string{}
@@ -134,6 +136,13 @@ func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 		}
 		if p.refused, err = q.SendListRefusedByNode(ctx, name); err != nil {
 			return err
+		}
+		drifts, err := q.DriftCountsByNodeSince(ctx, dbsqlc.DriftCountsByNodeSinceParams{Node: name, Since: s.driftSince(), Threshold: int64(s.DriftThreshold)})
+		if err != nil {
+			return err
+		}
+		for _, d := range drifts {
+			p.drifting = append(p.drifting, hq.DriftCount{Module: d.Module, Resource: d.Resource, Count: int(d.Drifts)})
 		}
 		m, err := loadMesh(ctx, q)
 		if err != nil {
@@ -197,6 +206,15 @@ func (s *Store) ListNodes(ctx context.Context) ([]hq.NodeView, error) {
 		for _, r := range refused {
 			parts[r.Node].refused = append(parts[r.Node].refused, r)
 		}
+		drifts, err := q.DriftCountsSince(ctx, dbsqlc.DriftCountsSinceParams{Since: s.driftSince(), Threshold: int64(s.DriftThreshold)})
+		if err != nil {
+			return err
+		}
+		for _, d := range drifts {
+			if p := parts[d.Node]; p != nil {
+				p.drifting = append(p.drifting, hq.DriftCount{Module: d.Module, Resource: d.Resource, Count: int(d.Drifts)})
+			}
+		}
 		m, err := loadMesh(ctx, q)
 		if err != nil {
 			return err
@@ -228,7 +246,8 @@ func resourceView(r dbsqlc.ResourceState) hq.ResourceView {
 }
 
 func reportView(r dbsqlc.Report) *hq.ReportView {
-	return &hq.ReportView{ID: r.ID, Generation: r.Generation, Summary: r.Summary, At: hq.ParseTime(r.At), Repeats: r.Repeats, LastAt: hq.ParseTime(r.LastAt)}
+	return &hq.ReportView{ID: r.ID, Generation: r.Generation, Summary: r.Summary, StartedAt: nullTime(r.StartedAt),
+		FinishedAt: nullTime(r.FinishedAt), At: hq.ParseTime(r.At), Repeats: r.Repeats, LastAt: hq.ParseTime(r.LastAt)}
 }
 
 func refusedView(r dbsqlc.Send, applied int64) hq.RefusedSend {
@@ -237,3 +256,6 @@ func refusedView(r dbsqlc.Send, applied int64) hq.RefusedSend {
 		ComposedBy: r.ComposedBy, At: hq.ParseTime(cmp.Or(r.OutcomeAt.String, r.SentAt)), Reason: r.Reason,
 	}
 }
+
+// driftSince is where a node's drift lines start looking.
+func (s *Store) driftSince() string { return hq.FormatTime(s.Now().Add(-hq.DriftWindow)) }

@@ -19,8 +19,10 @@ type meshPage struct {
 	Groups  []nodeGroup
 	Stuck   []meshStuckRow
 	Waiting []hq.WaitingOnTake
-	Mid     []nodeLines
-	Refused []refusedRow
+	// Drifting is what is put back most often across the mesh.
+	Drifting []hq.MeshDrift
+	Mid      []nodeLines
+	Refused  []refusedRow
 }
 
 type statusCount struct {
@@ -71,12 +73,12 @@ type refusedRow struct {
 }
 
 func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
-	nodes, err := u.store.ListNodes(r.Context())
+	nodes, st, err := u.store.Mesh(r.Context())
 	if err != nil {
 		u.fail(w, r, err)
 		return
 	}
-	page := buildMesh(nodes, hq.SummarizeMesh(nodes), u.Now())
+	page := buildMesh(nodes, st, u.Now())
 	if t, ok := u.store.Trouble(); ok {
 		page.Alerts = append(page.Alerts, t.Line())
 	}
@@ -114,7 +116,7 @@ func buildMesh(nodes []hq.NodeView, st hq.MeshStatus, now time.Time) meshPage {
 			Nodes: s.Nodes, NeverApplied: s.NeverApplied, Blocks: s.Blocks,
 		})
 	}
-	p.Waiting = st.WaitingOnTake
+	p.Waiting, p.Drifting = st.WaitingOnTake, st.Drifting
 	for _, rs := range st.RefusedSends {
 		p.Refused = append(p.Refused, refusedRow{
 			Node: rs.Node, Generation: rs.Generation, AppliedGeneration: rs.AppliedGeneration,

@@ -14,6 +14,7 @@ const (
 	recentReports     = 20
 	recentSends       = 20
 	recentTransitions = 50
+	recentDrifts      = 20
 )
 
 // nodePage is everything /nodes/{node} shows.
@@ -36,6 +37,14 @@ type nodePage struct {
 	Reports           []reportRow
 	Sends             []sendRow
 	Transitions       []transitionRow
+	Drifts            []driftRow
+}
+
+type driftRow struct {
+	At       when
+	Ref      string
+	Detail   string
+	ReportID int64
 }
 
 type stateCount struct {
@@ -115,7 +124,20 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	u.render(w, r, http.StatusOK, "node", buildNode(v, reports, sends, transitions, u.Now()))
+	drifts, err := u.store.Drifts(ctx, name, recentDrifts)
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	page := buildNode(v, reports, sends, transitions, u.Now())
+	for _, d := range drifts {
+		row := driftRow{At: at(d.At, u.Now()), Ref: hq.Ref(d.Module, d.Resource), Detail: d.Detail}
+		if d.ReportID != nil {
+			row.ReportID = *d.ReportID
+		}
+		page.Drifts = append(page.Drifts, row)
+	}
+	u.render(w, r, http.StatusOK, "node", page)
 }
 
 func buildNode(v hq.NodeView, reports []hq.ReportView, sends []hq.SendView, trs []hq.TransitionView, now time.Time) nodePage {

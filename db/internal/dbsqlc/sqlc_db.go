@@ -54,6 +54,27 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentSetTakenStmt, err = db.PrepareContext(ctx, assignmentSetTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTaken: %w", err)
 	}
+	if q.driftCountsByNodeSinceStmt, err = db.PrepareContext(ctx, driftCountsByNodeSince); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftCountsByNodeSince: %w", err)
+	}
+	if q.driftCountsSinceStmt, err = db.PrepareContext(ctx, driftCountsSince); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftCountsSince: %w", err)
+	}
+	if q.driftInsertStmt, err = db.PrepareContext(ctx, driftInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftInsert: %w", err)
+	}
+	if q.driftListByNodeStmt, err = db.PrepareContext(ctx, driftListByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftListByNode: %w", err)
+	}
+	if q.driftPruneStmt, err = db.PrepareContext(ctx, driftPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftPrune: %w", err)
+	}
+	if q.driftPruneWindowEndStmt, err = db.PrepareContext(ctx, driftPruneWindowEnd); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftPruneWindowEnd: %w", err)
+	}
+	if q.driftTopSinceStmt, err = db.PrepareContext(ctx, driftTopSince); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftTopSince: %w", err)
+	}
 	if q.moduleGetStmt, err = db.PrepareContext(ctx, moduleGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleGet: %w", err)
 	}
@@ -293,6 +314,41 @@ func (q *Queries) Close() error {
 	if q.assignmentSetTakenStmt != nil {
 		if cerr := q.assignmentSetTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentSetTakenStmt: %w", cerr)
+		}
+	}
+	if q.driftCountsByNodeSinceStmt != nil {
+		if cerr := q.driftCountsByNodeSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftCountsByNodeSinceStmt: %w", cerr)
+		}
+	}
+	if q.driftCountsSinceStmt != nil {
+		if cerr := q.driftCountsSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftCountsSinceStmt: %w", cerr)
+		}
+	}
+	if q.driftInsertStmt != nil {
+		if cerr := q.driftInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftInsertStmt: %w", cerr)
+		}
+	}
+	if q.driftListByNodeStmt != nil {
+		if cerr := q.driftListByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftListByNodeStmt: %w", cerr)
+		}
+	}
+	if q.driftPruneStmt != nil {
+		if cerr := q.driftPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftPruneStmt: %w", cerr)
+		}
+	}
+	if q.driftPruneWindowEndStmt != nil {
+		if cerr := q.driftPruneWindowEndStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftPruneWindowEndStmt: %w", cerr)
+		}
+	}
+	if q.driftTopSinceStmt != nil {
+		if cerr := q.driftTopSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftTopSinceStmt: %w", cerr)
 		}
 	}
 	if q.moduleGetStmt != nil {
@@ -654,6 +710,13 @@ type Queries struct {
 	assignmentListByModuleStmt           *sql.Stmt
 	assignmentListByNodeStmt             *sql.Stmt
 	assignmentSetTakenStmt               *sql.Stmt
+	driftCountsByNodeSinceStmt           *sql.Stmt
+	driftCountsSinceStmt                 *sql.Stmt
+	driftInsertStmt                      *sql.Stmt
+	driftListByNodeStmt                  *sql.Stmt
+	driftPruneStmt                       *sql.Stmt
+	driftPruneWindowEndStmt              *sql.Stmt
+	driftTopSinceStmt                    *sql.Stmt
 	moduleGetStmt                        *sql.Stmt
 	moduleListStmt                       *sql.Stmt
 	moduleRevisionGetStmt                *sql.Stmt
@@ -732,6 +795,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assignmentListByModuleStmt:           q.assignmentListByModuleStmt,
 		assignmentListByNodeStmt:             q.assignmentListByNodeStmt,
 		assignmentSetTakenStmt:               q.assignmentSetTakenStmt,
+		driftCountsByNodeSinceStmt:           q.driftCountsByNodeSinceStmt,
+		driftCountsSinceStmt:                 q.driftCountsSinceStmt,
+		driftInsertStmt:                      q.driftInsertStmt,
+		driftListByNodeStmt:                  q.driftListByNodeStmt,
+		driftPruneStmt:                       q.driftPruneStmt,
+		driftPruneWindowEndStmt:              q.driftPruneWindowEndStmt,
+		driftTopSinceStmt:                    q.driftTopSinceStmt,
 		moduleGetStmt:                        q.moduleGetStmt,
 		moduleListStmt:                       q.moduleListStmt,
 		moduleRevisionGetStmt:                q.moduleRevisionGetStmt,

@@ -15,6 +15,25 @@ type Assignment struct {
 	AssignedAt string
 }
 
+type Drift struct {
+	ID       int64
+	Node     string
+	Module   string
+	Resource string
+	At       string
+	ReportID sql.NullInt64
+	Detail   string
+}
+
+type DriftByResource struct {
+	Node     string
+	Module   string
+	Resource string
+	Drifts   int64
+	FirstAt  interface{}
+	LastAt   interface{}
+}
+
 type HeldResource struct {
 	Node       string
 	Module     string
