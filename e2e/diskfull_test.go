@@ -207,11 +207,11 @@ func TestFullDiskIsA503AndRecovers(t *testing.T) {
 	}
 	waitFor(t, 20*time.Second, "healthz to recover", func() bool {
 		waitFor(t, 20*time.Second, "a report to meet the full disk", func() bool {
-		sim.mu.Lock()
-		defer sim.mu.Unlock()
-		return sim.unavailable > 0
-	})
-	resp, err := http.Get(ctl.url + "/healthz")
+			sim.mu.Lock()
+			defer sim.mu.Unlock()
+			return sim.unavailable > 0
+		})
+		resp, err := http.Get(ctl.url + "/healthz")
 		if err != nil {
 			return false
 		}
