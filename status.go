@@ -1,9 +1,7 @@
 package hq
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -26,15 +24,36 @@ type NodeFacts struct {
 	Drifting []DriftCount
 }
 
-// ComputeStatus returns the node's status — the first condition that applies, in the order of
-// Statuses — and one line for every condition that applies.
-func ComputeStatus(f NodeFacts, now time.Time, silentAfter time.Duration) (Status, []string) {
-	var statuses []Status
-	var lines []string
-	add := func(s Status, line string) {
-		statuses = append(statuses, s)
-		lines = append(lines, line)
+// StatusOf returns the node's status — the first condition that applies, in the order of
+// Statuses — from its counts alone when that is all there is: the status of a fleet is read
+// from one row per node. ComputeStatus gives the same status with the lines that explain it.
+func StatusOf(f NodeFacts, now time.Time, silentAfter time.Duration) Status {
+	switch {
+	case f.LastReportAt == nil:
+		return StatusNew
+	case now.Sub(*f.LastReportAt) > silentAfter:
+		return StatusSilent
+	case len(f.Stuck) > 0 || f.Counts[StateStuck] > 0:
+		return StatusStuck
+	case len(f.Held) > 0 || f.Counts[StateHeld] > 0:
+		return StatusWaitingOnTake
+	case f.AppliedGeneration != f.Generation || f.Counts[StatePending]+f.Counts[StateGroupedPending] > 0:
+		return StatusMidChange
+	case len(f.Failed) > 0 || f.Counts[StateFailed] > 0:
+		return StatusDegraded
 	}
+	return StatusConverged
+}
+
+// ComputeStatus returns the node's status, as StatusOf, and one line for every condition that
+// applies.
+func ComputeStatus(f NodeFacts, now time.Time, silentAfter time.Duration) (Status, []string) {
+	return StatusOf(f, now, silentAfter), statusLines(f, now, silentAfter)
+}
+
+func statusLines(f NodeFacts, now time.Time, silentAfter time.Duration) []string {
+	var lines []string
+	add := func(_ Status, line string) { lines = append(lines, line) }
 	switch {
 	case f.LastReportAt == nil:
 		add(StatusNew, "new: never reported")
@@ -74,12 +93,7 @@ func ComputeStatus(f NodeFacts, now time.Time, silentAfter time.Duration) (Statu
 	for _, d := range f.Drifting {
 		lines = append(lines, d.Line())
 	}
-	if len(statuses) == 0 {
-		return StatusConverged, lines
-	}
-	return slices.MinFunc(statuses, func(a, b Status) int {
-		return cmp.Compare(slices.Index(Statuses, a), slices.Index(Statuses, b))
-	}), lines
+	return lines
 }
 
 // StuckLine is the status line of one stuck resource.

@@ -26,6 +26,8 @@ type AssignmentView struct {
 	Module   string `json:"module"`
 	Revision int64  `json:"revision"`
 	Taken    bool   `json:"taken"`
+	// Source is who assigned it: "operator", or the placement's name.
+	Source string `json:"source"`
 }
 
 // Hold is one resource the node refused to touch, with the node's own reason.

@@ -487,3 +487,44 @@ func TestInvalidNamesHaveDetails(t *testing.T) {
 		}
 	}
 }
+
+// GET /nodes pages through the mesh in name order and filters by status, counting every node.
+func TestListNodesPagesAndFilters(t *testing.T) {
+	f := setup(t)
+	for i := range 5 {
+		f.node(fmt.Sprintf("web-%d", i))
+	}
+	var page struct {
+		Nodes  []hq.NodeView
+		Next   string
+		Counts map[string]int
+		Total  int
+	}
+	f.want(f.do("GET", "/api/v1/nodes?limit=2", admin, nil), 200).json(t, &page)
+	if len(page.Nodes) != 2 || page.Nodes[0].Name != "web-0" || page.Next != "web-1" || page.Total != 5 || page.Counts["new"] != 5 {
+		t.Fatalf("first page %+v", page)
+	}
+	var names []string
+	for cursor := ""; ; {
+		page.Next = ""
+		f.want(f.do("GET", "/api/v1/nodes?limit=2&cursor="+cursor, admin, nil), 200).json(t, &page)
+		for _, n := range page.Nodes {
+			names = append(names, n.Name)
+		}
+		if cursor = page.Next; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(names, ",") != "web-0,web-1,web-2,web-3,web-4" {
+		t.Fatalf("paged through %v", names)
+	}
+	f.want(f.do("GET", "/api/v1/nodes?status=converged", admin, nil), 200).json(t, &page)
+	if len(page.Nodes) != 0 {
+		t.Fatalf("converged filter: %+v", page.Nodes)
+	}
+	f.want(f.do("GET", "/api/v1/nodes?status=not-converged&limit=3", admin, nil), 200).json(t, &page)
+	if len(page.Nodes) != 3 {
+		t.Fatalf("not-converged filter: %d nodes", len(page.Nodes))
+	}
+	f.want(f.do("GET", "/api/v1/nodes?status=bogus", admin, nil), 400)
+}

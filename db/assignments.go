@@ -11,6 +11,9 @@ import (
 	"github.com/meshhq/hq"
 )
 
+// SourceOperator is the source of an assignment an operator made node by node.
+const SourceOperator = "operator"
+
 // Assign puts a module on a node (or changes whether it is taken) and returns the node's
 // generation, bumped when the declaration changed. A nil taken keeps an existing assignment's
 // flag and makes a new one untaken.
@@ -29,7 +32,8 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 		case !errors.Is(err, sql.ErrNoRows):
 			return false, err
 		}
-		if err := q.AssignmentInsert(ctx, dbsqlc.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken != nil && *taken), AssignedAt: s.now()}); err != nil {
+		if err := q.AssignmentInsert(ctx, dbsqlc.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken != nil && *taken),
+			AssignedAt: s.now(), Revision: rev.Revision, Source: SourceOperator}); err != nil {
 			return false, err
 		}
 		resources, err := decodeResources(rev.Resources)

@@ -40,8 +40,8 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	if at, err := s.DeletedAt(ctx, "web-1"); err != nil || !at.Equal(clock.now()) {
 		t.Fatalf("deleted at %s, %v", at, err)
 	}
-	if nodes, _ := s.ListNodes(ctx); len(nodes) != 0 {
-		t.Fatalf("a deleted node is listed: %+v", nodes)
+	if page, _ := s.ListNodes(ctx, NodeFilter{}); len(page.Nodes) != 0 {
+		t.Fatalf("a deleted node is listed: %+v", page.Nodes)
 	}
 	_, err = s.Ingest(ctx, "web-1", hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest}, IngestOptions{})
 	wantCode(t, err, hq.CodeNotFound)

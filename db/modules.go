@@ -66,6 +66,9 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 				return err
 			}
 		}
+		if err := q.AssignmentPinRevision(ctx, dbsqlc.AssignmentPinRevisionParams{Module: name, Revision: rev}); err != nil {
+			return err
+		}
 		bumped, err := q.NodeBumpGenerationByModule(ctx, name)
 		for _, b := range bumped {
 			res.Generations[b.Name] = b.Generation
@@ -152,7 +155,7 @@ func decodeResources(s string) ([]hq.Resource, error) {
 // enter pending, changed ones start over as pending, unchanged ones keep their state, and
 // ones no longer declared are deleted (the trigger records them as removed).
 func (s *Store) declare(ctx context.Context, q *dbsqlc.Queries, node, module string, resources []hq.Resource, reason string) error {
-	if err := checkPaths(ctx, q, node, module, resources); err != nil {
+	if err := s.checkPaths(ctx, q, node, module, resources); err != nil {
 		return err
 	}
 	rows, err := q.ResourceStateListByAssignment(ctx, dbsqlc.ResourceStateListByAssignmentParams{Node: node, Module: module})
@@ -198,7 +201,7 @@ func (s *Store) declare(ctx context.Context, q *dbsqlc.Queries, node, module str
 
 // checkPaths refuses a module whose paths another module on the node already declares: the two
 // would rewrite each other's file on every reconcile, each reporting the other's work as drift.
-func checkPaths(ctx context.Context, q *dbsqlc.Queries, node, module string, resources []hq.Resource) error {
+func (s *Store) checkPaths(ctx context.Context, q *dbsqlc.Queries, node, module string, resources []hq.Resource) error {
 	others, err := q.AssignmentDeclaration(ctx, node)
 	if err != nil {
 		return err
@@ -208,7 +211,7 @@ func checkPaths(ctx context.Context, q *dbsqlc.Queries, node, module string, res
 		if o.Module == module {
 			continue
 		}
-		rs, err := decodeResources(o.Resources)
+		rs, err := s.resources(ctx, q, o.Module, o.Revision)
 		if err != nil {
 			return err
 		}

@@ -43,6 +43,7 @@ type Store struct {
 	// WatchEvery is how often generations changed by other processes are looked for.
 	WatchEvery time.Duration
 	bells      bells
+	revisions  revisions
 	watchOnce  sync.Once
 	// background waits for the store's own goroutines; closed tells them to stop.
 	background sync.WaitGroup

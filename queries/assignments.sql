@@ -2,7 +2,8 @@
 SELECT * FROM assignments WHERE node = @node AND module = @module;
 
 -- name: AssignmentInsert :exec
-INSERT INTO assignments (node, module, taken, assigned_at) VALUES (@node, @module, @taken, @assigned_at);
+INSERT INTO assignments (node, module, taken, assigned_at, revision, source)
+VALUES (@node, @module, @taken, @assigned_at, @revision, @source);
 
 -- name: AssignmentSetTaken :exec
 UPDATE assignments SET taken = @taken WHERE node = @node AND module = @module;
@@ -15,26 +16,25 @@ DELETE FROM assignments WHERE node = @node AND module = @module;
 DELETE FROM assignments WHERE node = @node;
 
 -- name: AssignmentListByNode :many
-SELECT a.module, a.taken, a.assigned_at, m.revision
-FROM assignments a JOIN modules m ON m.name = a.module
-WHERE a.node = @node ORDER BY a.module;
+SELECT module, taken, assigned_at, revision, source FROM assignments WHERE node = @node ORDER BY module;
 
--- name: AssignmentListAll :many
-SELECT a.node, a.module, a.taken, m.revision
-FROM assignments a JOIN modules m ON m.name = a.module
-ORDER BY a.node, a.module;
+-- name: AssignmentListByNodes :many
+-- The assignments of some nodes (a JSON array of names), each at the revision it pins.
+SELECT node, module, taken, revision, source FROM assignments
+WHERE node IN (SELECT value FROM json_each(@nodes))
+ORDER BY node, module;
 
 -- name: AssignmentListByModule :many
 SELECT node, taken FROM assignments WHERE module = @module ORDER BY node;
 
 -- name: AssignmentDeclaration :many
--- The modules of a node's declaration, each at its newest revision, in a stable order.
-SELECT a.module, a.taken, r.revision, r.resources
-FROM assignments a
-JOIN modules m ON m.name = a.module
-JOIN module_revisions r ON r.module = m.name AND r.revision = m.revision
-WHERE a.node = @node
-ORDER BY a.module;
+-- The modules of a node's declaration, each at the revision its assignment pins, in a stable
+-- order. The resources are decoded once per revision and kept, so only the pins are read here.
+SELECT a.module, a.taken, a.revision FROM assignments a WHERE a.node = @node ORDER BY a.module;
 
 -- name: AssignmentCountByModule :many
 SELECT module, COUNT(*) AS nodes FROM assignments GROUP BY module;
+
+-- name: AssignmentPinRevision :exec
+-- Moves every pin of a module that is behind @revision to it.
+UPDATE assignments SET revision = @revision WHERE module = @module AND revision < @revision;

@@ -5,17 +5,11 @@ VALUES (@node, @module, @resource, @at, @report_id, @detail);
 -- name: DriftListByNode :many
 SELECT * FROM drifts WHERE node = @node ORDER BY id DESC LIMIT @max;
 
--- name: DriftCountsByNodeSince :many
--- How often each of a node's resources drifted since @since, those at @threshold or more.
-SELECT module, resource, COUNT(*) AS drifts FROM drifts
-WHERE node = @node AND at >= @since
-GROUP BY module, resource HAVING COUNT(*) >= CAST(@threshold AS INTEGER)
-ORDER BY COUNT(*) DESC, module, resource;
-
--- name: DriftCountsSince :many
--- The same for every node at once.
+-- name: DriftCountsByNodesSince :many
+-- How often each resource of some nodes (a JSON array of names) drifted since @since, those
+-- at @threshold or more.
 SELECT node, module, resource, COUNT(*) AS drifts FROM drifts
-WHERE at >= @since
+WHERE node IN (SELECT value FROM json_each(@nodes)) AND at >= @since
 GROUP BY node, module, resource HAVING COUNT(*) >= CAST(@threshold AS INTEGER)
 ORDER BY node, COUNT(*) DESC, module, resource;
 

@@ -44,11 +44,12 @@ INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, ou
 VALUES (@node, @generation, @digest, @resources, @composed_by, @sent_at, 'refused', @at, @reason)
 RETURNING id;
 
--- name: SendListRefusedByNode :many
--- The same, for one node.
+-- name: SendListRefusedByNodes :many
+-- The same, for some nodes (a JSON array of names).
 SELECT s.* FROM sends s JOIN nodes n ON n.name = s.node
-WHERE s.node = @node AND s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
-ORDER BY s.id DESC;
+WHERE s.node IN (SELECT value FROM json_each(@nodes)) AND s.outcome = 'refused'
+  AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+ORDER BY s.node, s.id DESC;
 
 -- name: SendPruneWindowEnd :one
 -- The last row of the next window of at most @window rows after @after, oldest first, and its

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db"
 )
 
 // meshPage is everything / shows, worked out in Go so the template only lays it out.
@@ -13,12 +14,15 @@ type meshPage struct {
 	Refresh int
 	Now     when
 	// Alerts are the controller's own troubles (it cannot write), shown above everything.
-	Alerts  []string
-	Total   int
-	Counts  []statusCount
-	Groups  []nodeGroup
-	Stuck   []meshStuckRow
-	Waiting []hq.WaitingOnTake
+	Alerts []string
+	Total  int
+	// Converged nodes are counted, not listed; Next is the cursor of the next page of the rest.
+	Converged int
+	Next      string
+	Counts    []statusCount
+	Groups    []nodeGroup
+	Stuck     []meshStuckRow
+	Waiting   []hq.WaitingOnTake
 	// Drifting is what is put back most often across the mesh.
 	Drifting []hq.MeshDrift
 	Mid      []nodeLines
@@ -72,8 +76,16 @@ type refusedRow struct {
 	Reason            string
 }
 
+// meshNodes is how many nodes that need a look one mesh page lists; the rest are a page on.
+const meshNodes = 200
+
 func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
-	nodes, st, err := u.store.Mesh(r.Context())
+	st, err := u.store.MeshStatus(r.Context())
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	nodes, err := u.store.ListNodes(r.Context(), db.NodeFilter{NotConverged: true, Limit: meshNodes, After: r.URL.Query().Get("after")})
 	if err != nil {
 		u.fail(w, r, err)
 		return
@@ -85,10 +97,13 @@ func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
 	u.render(w, r, http.StatusOK, "mesh", page)
 }
 
-func buildMesh(nodes []hq.NodeView, st hq.MeshStatus, now time.Time) meshPage {
-	p := meshPage{Title: "mesh", Refresh: refreshSeconds, Now: at(now, now), Total: len(nodes)}
+// buildMesh lays out the mesh: every status counted, and the nodes that need a look (all but
+// the converged) listed by status, a page at a time.
+func buildMesh(nodes db.NodePage, st hq.MeshStatus, now time.Time) meshPage {
+	p := meshPage{Title: "mesh", Refresh: refreshSeconds, Now: at(now, now), Total: nodes.Total,
+		Converged: nodes.Counts[hq.StatusConverged], Next: nodes.Next}
 	byStatus := map[hq.Status][]nodeRow{}
-	for _, n := range nodes {
+	for _, n := range nodes.Nodes {
 		row := nodeRow{
 			Name: n.Name, Status: badge{string(n.Status), statusTone(n.Status)},
 			Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
@@ -105,9 +120,9 @@ func buildMesh(nodes []hq.NodeView, st hq.MeshStatus, now time.Time) meshPage {
 	}
 	for _, s := range hq.Statuses {
 		b := badge{string(s), statusTone(s)}
-		p.Counts = append(p.Counts, statusCount{Status: b, Count: len(byStatus[s])})
+		p.Counts = append(p.Counts, statusCount{Status: b, Count: nodes.Counts[s]})
 		if rows := byStatus[s]; len(rows) > 0 {
-			p.Groups = append(p.Groups, nodeGroup{Status: b, Count: len(rows), Nodes: rows})
+			p.Groups = append(p.Groups, nodeGroup{Status: b, Count: nodes.Counts[s], Nodes: rows})
 		}
 	}
 	for _, s := range st.Stuck {

@@ -42,22 +42,17 @@ func (q *Queries) AssignmentCountByModule(ctx context.Context) ([]AssignmentCoun
 }
 
 const assignmentDeclaration = `-- name: AssignmentDeclaration :many
-SELECT a.module, a.taken, r.revision, r.resources
-FROM assignments a
-JOIN modules m ON m.name = a.module
-JOIN module_revisions r ON r.module = m.name AND r.revision = m.revision
-WHERE a.node = ?1
-ORDER BY a.module
+SELECT a.module, a.taken, a.revision FROM assignments a WHERE a.node = ?1 ORDER BY a.module
 `
 
 type AssignmentDeclarationRow struct {
-	Module    string
-	Taken     int64
-	Revision  int64
-	Resources string
+	Module   string
+	Taken    int64
+	Revision int64
 }
 
-// The modules of a node's declaration, each at its newest revision, in a stable order.
+// The modules of a node's declaration, each at the revision its assignment pins, in a stable
+// order. The resources are decoded once per revision and kept, so only the pins are read here.
 func (q *Queries) AssignmentDeclaration(ctx context.Context, node string) ([]AssignmentDeclarationRow, error) {
 	rows, err := q.query(ctx, q.assignmentDeclarationStmt, assignmentDeclaration, node)
 	if err != nil {
@@ -67,12 +62,7 @@ func (q *Queries) AssignmentDeclaration(ctx context.Context, node string) ([]Ass
 	items := []AssignmentDeclarationRow{}
 	for rows.Next() {
 		var i AssignmentDeclarationRow
-		if err := rows.Scan(
-			&i.Module,
-			&i.Taken,
-			&i.Revision,
-			&i.Resources,
-		); err != nil {
+		if err := rows.Scan(&i.Module, &i.Taken, &i.Revision); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -114,7 +104,7 @@ func (q *Queries) AssignmentDeleteByNode(ctx context.Context, node string) error
 }
 
 const assignmentGet = `-- name: AssignmentGet :one
-SELECT node, module, taken, assigned_at FROM assignments WHERE node = ?1 AND module = ?2
+SELECT node, module, taken, assigned_at, revision, source FROM assignments WHERE node = ?1 AND module = ?2
 `
 
 type AssignmentGetParams struct {
@@ -130,12 +120,15 @@ func (q *Queries) AssignmentGet(ctx context.Context, arg AssignmentGetParams) (A
 		&i.Module,
 		&i.Taken,
 		&i.AssignedAt,
+		&i.Revision,
+		&i.Source,
 	)
 	return i, err
 }
 
 const assignmentInsert = `-- name: AssignmentInsert :exec
-INSERT INTO assignments (node, module, taken, assigned_at) VALUES (?1, ?2, ?3, ?4)
+INSERT INTO assignments (node, module, taken, assigned_at, revision, source)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 `
 
 type AssignmentInsertParams struct {
@@ -143,6 +136,8 @@ type AssignmentInsertParams struct {
 	Module     string
 	Taken      int64
 	AssignedAt string
+	Revision   int64
+	Source     string
 }
 
 func (q *Queries) AssignmentInsert(ctx context.Context, arg AssignmentInsertParams) error {
@@ -151,49 +146,10 @@ func (q *Queries) AssignmentInsert(ctx context.Context, arg AssignmentInsertPara
 		arg.Module,
 		arg.Taken,
 		arg.AssignedAt,
+		arg.Revision,
+		arg.Source,
 	)
 	return err
-}
-
-const assignmentListAll = `-- name: AssignmentListAll :many
-SELECT a.node, a.module, a.taken, m.revision
-FROM assignments a JOIN modules m ON m.name = a.module
-ORDER BY a.node, a.module
-`
-
-type AssignmentListAllRow struct {
-	Node     string
-	Module   string
-	Taken    int64
-	Revision int64
-}
-
-func (q *Queries) AssignmentListAll(ctx context.Context) ([]AssignmentListAllRow, error) {
-	rows, err := q.query(ctx, q.assignmentListAllStmt, assignmentListAll)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []AssignmentListAllRow{}
-	for rows.Next() {
-		var i AssignmentListAllRow
-		if err := rows.Scan(
-			&i.Node,
-			&i.Module,
-			&i.Taken,
-			&i.Revision,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const assignmentListByModule = `-- name: AssignmentListByModule :many
@@ -229,9 +185,7 @@ func (q *Queries) AssignmentListByModule(ctx context.Context, module string) ([]
 }
 
 const assignmentListByNode = `-- name: AssignmentListByNode :many
-SELECT a.module, a.taken, a.assigned_at, m.revision
-FROM assignments a JOIN modules m ON m.name = a.module
-WHERE a.node = ?1 ORDER BY a.module
+SELECT module, taken, assigned_at, revision, source FROM assignments WHERE node = ?1 ORDER BY module
 `
 
 type AssignmentListByNodeRow struct {
@@ -239,6 +193,7 @@ type AssignmentListByNodeRow struct {
 	Taken      int64
 	AssignedAt string
 	Revision   int64
+	Source     string
 }
 
 func (q *Queries) AssignmentListByNode(ctx context.Context, node string) ([]AssignmentListByNodeRow, error) {
@@ -255,6 +210,7 @@ func (q *Queries) AssignmentListByNode(ctx context.Context, node string) ([]Assi
 			&i.Taken,
 			&i.AssignedAt,
 			&i.Revision,
+			&i.Source,
 		); err != nil {
 			return nil, err
 		}
@@ -267,6 +223,65 @@ func (q *Queries) AssignmentListByNode(ctx context.Context, node string) ([]Assi
 		return nil, err
 	}
 	return items, nil
+}
+
+const assignmentListByNodes = `-- name: AssignmentListByNodes :many
+SELECT node, module, taken, revision, source FROM assignments
+WHERE node IN (SELECT value FROM json_each(?1))
+ORDER BY node, module
+`
+
+type AssignmentListByNodesRow struct {
+	Node     string
+	Module   string
+	Taken    int64
+	Revision int64
+	Source   string
+}
+
+// The assignments of some nodes (a JSON array of names), each at the revision it pins.
+func (q *Queries) AssignmentListByNodes(ctx context.Context, nodes interface{}) ([]AssignmentListByNodesRow, error) {
+	rows, err := q.query(ctx, q.assignmentListByNodesStmt, assignmentListByNodes, nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentListByNodesRow{}
+	for rows.Next() {
+		var i AssignmentListByNodesRow
+		if err := rows.Scan(
+			&i.Node,
+			&i.Module,
+			&i.Taken,
+			&i.Revision,
+			&i.Source,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const assignmentPinRevision = `-- name: AssignmentPinRevision :exec
+UPDATE assignments SET revision = ?1 WHERE module = ?2 AND revision < ?1
+`
+
+type AssignmentPinRevisionParams struct {
+	Revision int64
+	Module   string
+}
+
+// Moves every pin of a module that is behind @revision to it.
+func (q *Queries) AssignmentPinRevision(ctx context.Context, arg AssignmentPinRevisionParams) error {
+	_, err := q.exec(ctx, q.assignmentPinRevisionStmt, assignmentPinRevision, arg.Revision, arg.Module)
+	return err
 }
 
 const assignmentSetTaken = `-- name: AssignmentSetTaken :exec

@@ -10,78 +10,37 @@ import (
 	"database/sql"
 )
 
-const driftCountsByNodeSince = `-- name: DriftCountsByNodeSince :many
-SELECT module, resource, COUNT(*) AS drifts FROM drifts
-WHERE node = ?1 AND at >= ?2
-GROUP BY module, resource HAVING COUNT(*) >= CAST(?3 AS INTEGER)
-ORDER BY COUNT(*) DESC, module, resource
-`
-
-type DriftCountsByNodeSinceParams struct {
-	Node      string
-	Since     string
-	Threshold int64
-}
-
-type DriftCountsByNodeSinceRow struct {
-	Module   string
-	Resource string
-	Drifts   int64
-}
-
-// How often each of a node's resources drifted since @since, those at @threshold or more.
-func (q *Queries) DriftCountsByNodeSince(ctx context.Context, arg DriftCountsByNodeSinceParams) ([]DriftCountsByNodeSinceRow, error) {
-	rows, err := q.query(ctx, q.driftCountsByNodeSinceStmt, driftCountsByNodeSince, arg.Node, arg.Since, arg.Threshold)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []DriftCountsByNodeSinceRow{}
-	for rows.Next() {
-		var i DriftCountsByNodeSinceRow
-		if err := rows.Scan(&i.Module, &i.Resource, &i.Drifts); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const driftCountsSince = `-- name: DriftCountsSince :many
+const driftCountsByNodesSince = `-- name: DriftCountsByNodesSince :many
 SELECT node, module, resource, COUNT(*) AS drifts FROM drifts
-WHERE at >= ?1
-GROUP BY node, module, resource HAVING COUNT(*) >= CAST(?2 AS INTEGER)
+WHERE node IN (SELECT value FROM json_each(?1)) AND at >= ?2
+GROUP BY node, module, resource HAVING COUNT(*) >= CAST(?3 AS INTEGER)
 ORDER BY node, COUNT(*) DESC, module, resource
 `
 
-type DriftCountsSinceParams struct {
+type DriftCountsByNodesSinceParams struct {
+	Nodes     interface{}
 	Since     string
 	Threshold int64
 }
 
-type DriftCountsSinceRow struct {
+type DriftCountsByNodesSinceRow struct {
 	Node     string
 	Module   string
 	Resource string
 	Drifts   int64
 }
 
-// The same for every node at once.
-func (q *Queries) DriftCountsSince(ctx context.Context, arg DriftCountsSinceParams) ([]DriftCountsSinceRow, error) {
-	rows, err := q.query(ctx, q.driftCountsSinceStmt, driftCountsSince, arg.Since, arg.Threshold)
+// How often each resource of some nodes (a JSON array of names) drifted since @since, those
+// at @threshold or more.
+func (q *Queries) DriftCountsByNodesSince(ctx context.Context, arg DriftCountsByNodesSinceParams) ([]DriftCountsByNodesSinceRow, error) {
+	rows, err := q.query(ctx, q.driftCountsByNodesSinceStmt, driftCountsByNodesSince, arg.Nodes, arg.Since, arg.Threshold)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []DriftCountsSinceRow{}
+	items := []DriftCountsByNodesSinceRow{}
 	for rows.Next() {
-		var i DriftCountsSinceRow
+		var i DriftCountsByNodesSinceRow
 		if err := rows.Scan(
 			&i.Node,
 			&i.Module,

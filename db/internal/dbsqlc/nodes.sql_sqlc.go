@@ -99,7 +99,7 @@ func (q *Queries) NodeGenerationList(ctx context.Context) ([]NodeGenerationListR
 }
 
 const nodeGet = `-- name: NodeGet :one
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at FROM nodes WHERE name = ?1 AND deleted_at IS NULL
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE name = ?1 AND deleted_at IS NULL
 `
 
 // A registered node; a deleted one is not found.
@@ -117,12 +117,18 @@ func (q *Queries) NodeGet(ctx context.Context, name string) (Node, error) {
 		&i.LastReportAt,
 		&i.LastReportID,
 		&i.DeletedAt,
+		&i.ResourcesApplied,
+		&i.ResourcesPending,
+		&i.ResourcesFailed,
+		&i.ResourcesStuck,
+		&i.ResourcesHeld,
+		&i.ResourcesGroupedPending,
 	)
 	return i, err
 }
 
 const nodeGetAny = `-- name: NodeGetAny :one
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at FROM nodes WHERE name = ?1
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE name = ?1
 `
 
 // A node registered now or deleted: its history is still there.
@@ -140,6 +146,12 @@ func (q *Queries) NodeGetAny(ctx context.Context, name string) (Node, error) {
 		&i.LastReportAt,
 		&i.LastReportID,
 		&i.DeletedAt,
+		&i.ResourcesApplied,
+		&i.ResourcesPending,
+		&i.ResourcesFailed,
+		&i.ResourcesStuck,
+		&i.ResourcesHeld,
+		&i.ResourcesGroupedPending,
 	)
 	return i, err
 }
@@ -160,7 +172,7 @@ func (q *Queries) NodeInsert(ctx context.Context, arg NodeInsertParams) error {
 }
 
 const nodeList = `-- name: NodeList :many
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at FROM nodes WHERE deleted_at IS NULL ORDER BY name
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE deleted_at IS NULL ORDER BY name
 `
 
 func (q *Queries) NodeList(ctx context.Context) ([]Node, error) {
@@ -183,6 +195,12 @@ func (q *Queries) NodeList(ctx context.Context) ([]Node, error) {
 			&i.LastReportAt,
 			&i.LastReportID,
 			&i.DeletedAt,
+			&i.ResourcesApplied,
+			&i.ResourcesPending,
+			&i.ResourcesFailed,
+			&i.ResourcesStuck,
+			&i.ResourcesHeld,
+			&i.ResourcesGroupedPending,
 		); err != nil {
 			return nil, err
 		}

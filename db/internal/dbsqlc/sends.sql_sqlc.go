@@ -214,15 +214,16 @@ func (q *Queries) SendListRefused(ctx context.Context) ([]Send, error) {
 	return items, nil
 }
 
-const sendListRefusedByNode = `-- name: SendListRefusedByNode :many
+const sendListRefusedByNodes = `-- name: SendListRefusedByNodes :many
 SELECT s.id, s.node, s.generation, s.digest, s.resources, s.composed_by, s.sent_at, s.outcome, s.outcome_at, s.reason FROM sends s JOIN nodes n ON n.name = s.node
-WHERE s.node = ?1 AND s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
-ORDER BY s.id DESC
+WHERE s.node IN (SELECT value FROM json_each(?1)) AND s.outcome = 'refused'
+  AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+ORDER BY s.node, s.id DESC
 `
 
-// The same, for one node.
-func (q *Queries) SendListRefusedByNode(ctx context.Context, node string) ([]Send, error) {
-	rows, err := q.query(ctx, q.sendListRefusedByNodeStmt, sendListRefusedByNode, node)
+// The same, for some nodes (a JSON array of names).
+func (q *Queries) SendListRefusedByNodes(ctx context.Context, nodes interface{}) ([]Send, error) {
+	rows, err := q.query(ctx, q.sendListRefusedByNodesStmt, sendListRefusedByNodes, nodes)
 	if err != nil {
 		return nil, err
 	}

@@ -42,23 +42,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentInsertStmt, err = db.PrepareContext(ctx, assignmentInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentInsert: %w", err)
 	}
-	if q.assignmentListAllStmt, err = db.PrepareContext(ctx, assignmentListAll); err != nil {
-		return nil, fmt.Errorf("error preparing query AssignmentListAll: %w", err)
-	}
 	if q.assignmentListByModuleStmt, err = db.PrepareContext(ctx, assignmentListByModule); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListByModule: %w", err)
 	}
 	if q.assignmentListByNodeStmt, err = db.PrepareContext(ctx, assignmentListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListByNode: %w", err)
 	}
+	if q.assignmentListByNodesStmt, err = db.PrepareContext(ctx, assignmentListByNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListByNodes: %w", err)
+	}
+	if q.assignmentPinRevisionStmt, err = db.PrepareContext(ctx, assignmentPinRevision); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentPinRevision: %w", err)
+	}
 	if q.assignmentSetTakenStmt, err = db.PrepareContext(ctx, assignmentSetTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTaken: %w", err)
 	}
-	if q.driftCountsByNodeSinceStmt, err = db.PrepareContext(ctx, driftCountsByNodeSince); err != nil {
-		return nil, fmt.Errorf("error preparing query DriftCountsByNodeSince: %w", err)
-	}
-	if q.driftCountsSinceStmt, err = db.PrepareContext(ctx, driftCountsSince); err != nil {
-		return nil, fmt.Errorf("error preparing query DriftCountsSince: %w", err)
+	if q.driftCountsByNodesSinceStmt, err = db.PrepareContext(ctx, driftCountsByNodesSince); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftCountsByNodesSince: %w", err)
 	}
 	if q.driftInsertStmt, err = db.PrepareContext(ctx, driftInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query DriftInsert: %w", err)
@@ -144,8 +144,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.reportListByNodeStmt, err = db.PrepareContext(ctx, reportListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportListByNode: %w", err)
 	}
-	if q.reportListLatestStmt, err = db.PrepareContext(ctx, reportListLatest); err != nil {
-		return nil, fmt.Errorf("error preparing query ReportListLatest: %w", err)
+	if q.reportListLatestByNodesStmt, err = db.PrepareContext(ctx, reportListLatestByNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportListLatestByNodes: %w", err)
 	}
 	if q.reportPruneStmt, err = db.PrepareContext(ctx, reportPrune); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportPrune: %w", err)
@@ -156,17 +156,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.reportRepeatStmt, err = db.PrepareContext(ctx, reportRepeat); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportRepeat: %w", err)
 	}
+	if q.resourceStateApplyPendingStmt, err = db.PrepareContext(ctx, resourceStateApplyPending); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateApplyPending: %w", err)
+	}
+	if q.resourceStateBlockedCountsStmt, err = db.PrepareContext(ctx, resourceStateBlockedCounts); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateBlockedCounts: %w", err)
+	}
+	if q.resourceStateBlockedCountsByNodesStmt, err = db.PrepareContext(ctx, resourceStateBlockedCountsByNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateBlockedCountsByNodes: %w", err)
+	}
 	if q.resourceStateClearRetryStmt, err = db.PrepareContext(ctx, resourceStateClearRetry); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateClearRetry: %w", err)
 	}
+	if q.resourceStateCountAttemptsStmt, err = db.PrepareContext(ctx, resourceStateCountAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateCountAttempts: %w", err)
+	}
 	if q.resourceStateCountByNodeStmt, err = db.PrepareContext(ctx, resourceStateCountByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateCountByNode: %w", err)
-	}
-	if q.resourceStateCountsStmt, err = db.PrepareContext(ctx, resourceStateCounts); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateCounts: %w", err)
-	}
-	if q.resourceStateCountsByNodeStmt, err = db.PrepareContext(ctx, resourceStateCountsByNode); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateCountsByNode: %w", err)
 	}
 	if q.resourceStateDeleteStmt, err = db.PrepareContext(ctx, resourceStateDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateDelete: %w", err)
@@ -183,17 +189,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateListByNodeStmt, err = db.PrepareContext(ctx, resourceStateListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListByNode: %w", err)
 	}
-	if q.resourceStateListNotAppliedStmt, err = db.PrepareContext(ctx, resourceStateListNotApplied); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateListNotApplied: %w", err)
+	if q.resourceStateListHeldStmt, err = db.PrepareContext(ctx, resourceStateListHeld); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListHeld: %w", err)
+	}
+	if q.resourceStateListNotFineStmt, err = db.PrepareContext(ctx, resourceStateListNotFine); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListNotFine: %w", err)
+	}
+	if q.resourceStateListNotFineByNodeStmt, err = db.PrepareContext(ctx, resourceStateListNotFineByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListNotFineByNode: %w", err)
+	}
+	if q.resourceStateListNotFineByNodesStmt, err = db.PrepareContext(ctx, resourceStateListNotFineByNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListNotFineByNodes: %w", err)
 	}
 	if q.resourceStateListStuckStmt, err = db.PrepareContext(ctx, resourceStateListStuck); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListStuck: %w", err)
 	}
 	if q.resourceStateListStuckByNodeStmt, err = db.PrepareContext(ctx, resourceStateListStuckByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListStuckByNode: %w", err)
-	}
-	if q.resourceStateListUnsettledByNodeStmt, err = db.PrepareContext(ctx, resourceStateListUnsettledByNode); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateListUnsettledByNode: %w", err)
 	}
 	if q.resourceStateMoveStmt, err = db.PrepareContext(ctx, resourceStateMove); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateMove: %w", err)
@@ -231,8 +243,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.sendListRefusedStmt, err = db.PrepareContext(ctx, sendListRefused); err != nil {
 		return nil, fmt.Errorf("error preparing query SendListRefused: %w", err)
 	}
-	if q.sendListRefusedByNodeStmt, err = db.PrepareContext(ctx, sendListRefusedByNode); err != nil {
-		return nil, fmt.Errorf("error preparing query SendListRefusedByNode: %w", err)
+	if q.sendListRefusedByNodesStmt, err = db.PrepareContext(ctx, sendListRefusedByNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query SendListRefusedByNodes: %w", err)
 	}
 	if q.sendMarkAppliedStmt, err = db.PrepareContext(ctx, sendMarkApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query SendMarkApplied: %w", err)
@@ -296,11 +308,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentInsertStmt: %w", cerr)
 		}
 	}
-	if q.assignmentListAllStmt != nil {
-		if cerr := q.assignmentListAllStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing assignmentListAllStmt: %w", cerr)
-		}
-	}
 	if q.assignmentListByModuleStmt != nil {
 		if cerr := q.assignmentListByModuleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentListByModuleStmt: %w", cerr)
@@ -311,19 +318,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentListByNodeStmt: %w", cerr)
 		}
 	}
+	if q.assignmentListByNodesStmt != nil {
+		if cerr := q.assignmentListByNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListByNodesStmt: %w", cerr)
+		}
+	}
+	if q.assignmentPinRevisionStmt != nil {
+		if cerr := q.assignmentPinRevisionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentPinRevisionStmt: %w", cerr)
+		}
+	}
 	if q.assignmentSetTakenStmt != nil {
 		if cerr := q.assignmentSetTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentSetTakenStmt: %w", cerr)
 		}
 	}
-	if q.driftCountsByNodeSinceStmt != nil {
-		if cerr := q.driftCountsByNodeSinceStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing driftCountsByNodeSinceStmt: %w", cerr)
-		}
-	}
-	if q.driftCountsSinceStmt != nil {
-		if cerr := q.driftCountsSinceStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing driftCountsSinceStmt: %w", cerr)
+	if q.driftCountsByNodesSinceStmt != nil {
+		if cerr := q.driftCountsByNodesSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftCountsByNodesSinceStmt: %w", cerr)
 		}
 	}
 	if q.driftInsertStmt != nil {
@@ -466,9 +478,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing reportListByNodeStmt: %w", cerr)
 		}
 	}
-	if q.reportListLatestStmt != nil {
-		if cerr := q.reportListLatestStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing reportListLatestStmt: %w", cerr)
+	if q.reportListLatestByNodesStmt != nil {
+		if cerr := q.reportListLatestByNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportListLatestByNodesStmt: %w", cerr)
 		}
 	}
 	if q.reportPruneStmt != nil {
@@ -486,24 +498,34 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing reportRepeatStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateApplyPendingStmt != nil {
+		if cerr := q.resourceStateApplyPendingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateApplyPendingStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateBlockedCountsStmt != nil {
+		if cerr := q.resourceStateBlockedCountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateBlockedCountsStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateBlockedCountsByNodesStmt != nil {
+		if cerr := q.resourceStateBlockedCountsByNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateBlockedCountsByNodesStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateClearRetryStmt != nil {
 		if cerr := q.resourceStateClearRetryStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateClearRetryStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateCountAttemptsStmt != nil {
+		if cerr := q.resourceStateCountAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateCountAttemptsStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateCountByNodeStmt != nil {
 		if cerr := q.resourceStateCountByNodeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateCountByNodeStmt: %w", cerr)
-		}
-	}
-	if q.resourceStateCountsStmt != nil {
-		if cerr := q.resourceStateCountsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateCountsStmt: %w", cerr)
-		}
-	}
-	if q.resourceStateCountsByNodeStmt != nil {
-		if cerr := q.resourceStateCountsByNodeStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateCountsByNodeStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateDeleteStmt != nil {
@@ -531,9 +553,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateListByNodeStmt: %w", cerr)
 		}
 	}
-	if q.resourceStateListNotAppliedStmt != nil {
-		if cerr := q.resourceStateListNotAppliedStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateListNotAppliedStmt: %w", cerr)
+	if q.resourceStateListHeldStmt != nil {
+		if cerr := q.resourceStateListHeldStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListHeldStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListNotFineStmt != nil {
+		if cerr := q.resourceStateListNotFineStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListNotFineStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListNotFineByNodeStmt != nil {
+		if cerr := q.resourceStateListNotFineByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListNotFineByNodeStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListNotFineByNodesStmt != nil {
+		if cerr := q.resourceStateListNotFineByNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListNotFineByNodesStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateListStuckStmt != nil {
@@ -544,11 +581,6 @@ func (q *Queries) Close() error {
 	if q.resourceStateListStuckByNodeStmt != nil {
 		if cerr := q.resourceStateListStuckByNodeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateListStuckByNodeStmt: %w", cerr)
-		}
-	}
-	if q.resourceStateListUnsettledByNodeStmt != nil {
-		if cerr := q.resourceStateListUnsettledByNodeStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateListUnsettledByNodeStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateMoveStmt != nil {
@@ -611,9 +643,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing sendListRefusedStmt: %w", cerr)
 		}
 	}
-	if q.sendListRefusedByNodeStmt != nil {
-		if cerr := q.sendListRefusedByNodeStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing sendListRefusedByNodeStmt: %w", cerr)
+	if q.sendListRefusedByNodesStmt != nil {
+		if cerr := q.sendListRefusedByNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendListRefusedByNodesStmt: %w", cerr)
 		}
 	}
 	if q.sendMarkAppliedStmt != nil {
@@ -698,171 +730,179 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                                   DBTX
-	tx                                   *sql.Tx
-	assignmentCountByModuleStmt          *sql.Stmt
-	assignmentDeclarationStmt            *sql.Stmt
-	assignmentDeleteStmt                 *sql.Stmt
-	assignmentDeleteByNodeStmt           *sql.Stmt
-	assignmentGetStmt                    *sql.Stmt
-	assignmentInsertStmt                 *sql.Stmt
-	assignmentListAllStmt                *sql.Stmt
-	assignmentListByModuleStmt           *sql.Stmt
-	assignmentListByNodeStmt             *sql.Stmt
-	assignmentSetTakenStmt               *sql.Stmt
-	driftCountsByNodeSinceStmt           *sql.Stmt
-	driftCountsSinceStmt                 *sql.Stmt
-	driftInsertStmt                      *sql.Stmt
-	driftListByNodeStmt                  *sql.Stmt
-	driftPruneStmt                       *sql.Stmt
-	driftPruneWindowEndStmt              *sql.Stmt
-	driftTopSinceStmt                    *sql.Stmt
-	moduleGetStmt                        *sql.Stmt
-	moduleListStmt                       *sql.Stmt
-	moduleRevisionGetStmt                *sql.Stmt
-	moduleRevisionInsertStmt             *sql.Stmt
-	moduleUpsertStmt                     *sql.Stmt
-	nodeBumpGenerationStmt               *sql.Stmt
-	nodeBumpGenerationByModuleStmt       *sql.Stmt
-	nodeExistsByTokenHashStmt            *sql.Stmt
-	nodeGenerationListStmt               *sql.Stmt
-	nodeGetStmt                          *sql.Stmt
-	nodeGetAnyStmt                       *sql.Stmt
-	nodeInsertStmt                       *sql.Stmt
-	nodeListStmt                         *sql.Stmt
-	nodeMarkDeletedStmt                  *sql.Stmt
-	nodeRaiseGenerationStmt              *sql.Stmt
-	nodeRegisterAgainStmt                *sql.Stmt
-	nodeRegistrationEndStmt              *sql.Stmt
-	nodeRegistrationInsertStmt           *sql.Stmt
-	nodeSetAppliedStmt                   *sql.Stmt
-	nodeSetReportedStmt                  *sql.Stmt
-	reportGetStmt                        *sql.Stmt
-	reportInsertStmt                     *sql.Stmt
-	reportListByNodeStmt                 *sql.Stmt
-	reportListLatestStmt                 *sql.Stmt
-	reportPruneStmt                      *sql.Stmt
-	reportPruneWindowEndStmt             *sql.Stmt
-	reportRepeatStmt                     *sql.Stmt
-	resourceStateClearRetryStmt          *sql.Stmt
-	resourceStateCountByNodeStmt         *sql.Stmt
-	resourceStateCountsStmt              *sql.Stmt
-	resourceStateCountsByNodeStmt        *sql.Stmt
-	resourceStateDeleteStmt              *sql.Stmt
-	resourceStateGetStmt                 *sql.Stmt
-	resourceStateInsertStmt              *sql.Stmt
-	resourceStateListByAssignmentStmt    *sql.Stmt
-	resourceStateListByNodeStmt          *sql.Stmt
-	resourceStateListNotAppliedStmt      *sql.Stmt
-	resourceStateListStuckStmt           *sql.Stmt
-	resourceStateListStuckByNodeStmt     *sql.Stmt
-	resourceStateListUnsettledByNodeStmt *sql.Stmt
-	resourceStateMoveStmt                *sql.Stmt
-	resourceStateRecordStmt              *sql.Stmt
-	resourceStateRedeclareStmt           *sql.Stmt
-	resourceStateRefsByNodeStmt          *sql.Stmt
-	resourceStateRequestRetryStmt        *sql.Stmt
-	resourceStateRetryListStmt           *sql.Stmt
-	sendFindStmt                         *sql.Stmt
-	sendGetStmt                          *sql.Stmt
-	sendInsertStmt                       *sql.Stmt
-	sendInsertRefusedStmt                *sql.Stmt
-	sendListByNodeStmt                   *sql.Stmt
-	sendListRefusedStmt                  *sql.Stmt
-	sendListRefusedByNodeStmt            *sql.Stmt
-	sendMarkAppliedStmt                  *sql.Stmt
-	sendMarkRefusedStmt                  *sql.Stmt
-	sendMarkSupersededStmt               *sql.Stmt
-	sendPruneStmt                        *sql.Stmt
-	sendPruneWindowEndStmt               *sql.Stmt
-	sendRefusedExistsStmt                *sql.Stmt
-	transitionListByNodeStmt             *sql.Stmt
-	transitionPruneStmt                  *sql.Stmt
-	transitionPruneWindowEndStmt         *sql.Stmt
+	db                                    DBTX
+	tx                                    *sql.Tx
+	assignmentCountByModuleStmt           *sql.Stmt
+	assignmentDeclarationStmt             *sql.Stmt
+	assignmentDeleteStmt                  *sql.Stmt
+	assignmentDeleteByNodeStmt            *sql.Stmt
+	assignmentGetStmt                     *sql.Stmt
+	assignmentInsertStmt                  *sql.Stmt
+	assignmentListByModuleStmt            *sql.Stmt
+	assignmentListByNodeStmt              *sql.Stmt
+	assignmentListByNodesStmt             *sql.Stmt
+	assignmentPinRevisionStmt             *sql.Stmt
+	assignmentSetTakenStmt                *sql.Stmt
+	driftCountsByNodesSinceStmt           *sql.Stmt
+	driftInsertStmt                       *sql.Stmt
+	driftListByNodeStmt                   *sql.Stmt
+	driftPruneStmt                        *sql.Stmt
+	driftPruneWindowEndStmt               *sql.Stmt
+	driftTopSinceStmt                     *sql.Stmt
+	moduleGetStmt                         *sql.Stmt
+	moduleListStmt                        *sql.Stmt
+	moduleRevisionGetStmt                 *sql.Stmt
+	moduleRevisionInsertStmt              *sql.Stmt
+	moduleUpsertStmt                      *sql.Stmt
+	nodeBumpGenerationStmt                *sql.Stmt
+	nodeBumpGenerationByModuleStmt        *sql.Stmt
+	nodeExistsByTokenHashStmt             *sql.Stmt
+	nodeGenerationListStmt                *sql.Stmt
+	nodeGetStmt                           *sql.Stmt
+	nodeGetAnyStmt                        *sql.Stmt
+	nodeInsertStmt                        *sql.Stmt
+	nodeListStmt                          *sql.Stmt
+	nodeMarkDeletedStmt                   *sql.Stmt
+	nodeRaiseGenerationStmt               *sql.Stmt
+	nodeRegisterAgainStmt                 *sql.Stmt
+	nodeRegistrationEndStmt               *sql.Stmt
+	nodeRegistrationInsertStmt            *sql.Stmt
+	nodeSetAppliedStmt                    *sql.Stmt
+	nodeSetReportedStmt                   *sql.Stmt
+	reportGetStmt                         *sql.Stmt
+	reportInsertStmt                      *sql.Stmt
+	reportListByNodeStmt                  *sql.Stmt
+	reportListLatestByNodesStmt           *sql.Stmt
+	reportPruneStmt                       *sql.Stmt
+	reportPruneWindowEndStmt              *sql.Stmt
+	reportRepeatStmt                      *sql.Stmt
+	resourceStateApplyPendingStmt         *sql.Stmt
+	resourceStateBlockedCountsStmt        *sql.Stmt
+	resourceStateBlockedCountsByNodesStmt *sql.Stmt
+	resourceStateClearRetryStmt           *sql.Stmt
+	resourceStateCountAttemptsStmt        *sql.Stmt
+	resourceStateCountByNodeStmt          *sql.Stmt
+	resourceStateDeleteStmt               *sql.Stmt
+	resourceStateGetStmt                  *sql.Stmt
+	resourceStateInsertStmt               *sql.Stmt
+	resourceStateListByAssignmentStmt     *sql.Stmt
+	resourceStateListByNodeStmt           *sql.Stmt
+	resourceStateListHeldStmt             *sql.Stmt
+	resourceStateListNotFineStmt          *sql.Stmt
+	resourceStateListNotFineByNodeStmt    *sql.Stmt
+	resourceStateListNotFineByNodesStmt   *sql.Stmt
+	resourceStateListStuckStmt            *sql.Stmt
+	resourceStateListStuckByNodeStmt      *sql.Stmt
+	resourceStateMoveStmt                 *sql.Stmt
+	resourceStateRecordStmt               *sql.Stmt
+	resourceStateRedeclareStmt            *sql.Stmt
+	resourceStateRefsByNodeStmt           *sql.Stmt
+	resourceStateRequestRetryStmt         *sql.Stmt
+	resourceStateRetryListStmt            *sql.Stmt
+	sendFindStmt                          *sql.Stmt
+	sendGetStmt                           *sql.Stmt
+	sendInsertStmt                        *sql.Stmt
+	sendInsertRefusedStmt                 *sql.Stmt
+	sendListByNodeStmt                    *sql.Stmt
+	sendListRefusedStmt                   *sql.Stmt
+	sendListRefusedByNodesStmt            *sql.Stmt
+	sendMarkAppliedStmt                   *sql.Stmt
+	sendMarkRefusedStmt                   *sql.Stmt
+	sendMarkSupersededStmt                *sql.Stmt
+	sendPruneStmt                         *sql.Stmt
+	sendPruneWindowEndStmt                *sql.Stmt
+	sendRefusedExistsStmt                 *sql.Stmt
+	transitionListByNodeStmt              *sql.Stmt
+	transitionPruneStmt                   *sql.Stmt
+	transitionPruneWindowEndStmt          *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                                   tx,
-		tx:                                   tx,
-		assignmentCountByModuleStmt:          q.assignmentCountByModuleStmt,
-		assignmentDeclarationStmt:            q.assignmentDeclarationStmt,
-		assignmentDeleteStmt:                 q.assignmentDeleteStmt,
-		assignmentDeleteByNodeStmt:           q.assignmentDeleteByNodeStmt,
-		assignmentGetStmt:                    q.assignmentGetStmt,
-		assignmentInsertStmt:                 q.assignmentInsertStmt,
-		assignmentListAllStmt:                q.assignmentListAllStmt,
-		assignmentListByModuleStmt:           q.assignmentListByModuleStmt,
-		assignmentListByNodeStmt:             q.assignmentListByNodeStmt,
-		assignmentSetTakenStmt:               q.assignmentSetTakenStmt,
-		driftCountsByNodeSinceStmt:           q.driftCountsByNodeSinceStmt,
-		driftCountsSinceStmt:                 q.driftCountsSinceStmt,
-		driftInsertStmt:                      q.driftInsertStmt,
-		driftListByNodeStmt:                  q.driftListByNodeStmt,
-		driftPruneStmt:                       q.driftPruneStmt,
-		driftPruneWindowEndStmt:              q.driftPruneWindowEndStmt,
-		driftTopSinceStmt:                    q.driftTopSinceStmt,
-		moduleGetStmt:                        q.moduleGetStmt,
-		moduleListStmt:                       q.moduleListStmt,
-		moduleRevisionGetStmt:                q.moduleRevisionGetStmt,
-		moduleRevisionInsertStmt:             q.moduleRevisionInsertStmt,
-		moduleUpsertStmt:                     q.moduleUpsertStmt,
-		nodeBumpGenerationStmt:               q.nodeBumpGenerationStmt,
-		nodeBumpGenerationByModuleStmt:       q.nodeBumpGenerationByModuleStmt,
-		nodeExistsByTokenHashStmt:            q.nodeExistsByTokenHashStmt,
-		nodeGenerationListStmt:               q.nodeGenerationListStmt,
-		nodeGetStmt:                          q.nodeGetStmt,
-		nodeGetAnyStmt:                       q.nodeGetAnyStmt,
-		nodeInsertStmt:                       q.nodeInsertStmt,
-		nodeListStmt:                         q.nodeListStmt,
-		nodeMarkDeletedStmt:                  q.nodeMarkDeletedStmt,
-		nodeRaiseGenerationStmt:              q.nodeRaiseGenerationStmt,
-		nodeRegisterAgainStmt:                q.nodeRegisterAgainStmt,
-		nodeRegistrationEndStmt:              q.nodeRegistrationEndStmt,
-		nodeRegistrationInsertStmt:           q.nodeRegistrationInsertStmt,
-		nodeSetAppliedStmt:                   q.nodeSetAppliedStmt,
-		nodeSetReportedStmt:                  q.nodeSetReportedStmt,
-		reportGetStmt:                        q.reportGetStmt,
-		reportInsertStmt:                     q.reportInsertStmt,
-		reportListByNodeStmt:                 q.reportListByNodeStmt,
-		reportListLatestStmt:                 q.reportListLatestStmt,
-		reportPruneStmt:                      q.reportPruneStmt,
-		reportPruneWindowEndStmt:             q.reportPruneWindowEndStmt,
-		reportRepeatStmt:                     q.reportRepeatStmt,
-		resourceStateClearRetryStmt:          q.resourceStateClearRetryStmt,
-		resourceStateCountByNodeStmt:         q.resourceStateCountByNodeStmt,
-		resourceStateCountsStmt:              q.resourceStateCountsStmt,
-		resourceStateCountsByNodeStmt:        q.resourceStateCountsByNodeStmt,
-		resourceStateDeleteStmt:              q.resourceStateDeleteStmt,
-		resourceStateGetStmt:                 q.resourceStateGetStmt,
-		resourceStateInsertStmt:              q.resourceStateInsertStmt,
-		resourceStateListByAssignmentStmt:    q.resourceStateListByAssignmentStmt,
-		resourceStateListByNodeStmt:          q.resourceStateListByNodeStmt,
-		resourceStateListNotAppliedStmt:      q.resourceStateListNotAppliedStmt,
-		resourceStateListStuckStmt:           q.resourceStateListStuckStmt,
-		resourceStateListStuckByNodeStmt:     q.resourceStateListStuckByNodeStmt,
-		resourceStateListUnsettledByNodeStmt: q.resourceStateListUnsettledByNodeStmt,
-		resourceStateMoveStmt:                q.resourceStateMoveStmt,
-		resourceStateRecordStmt:              q.resourceStateRecordStmt,
-		resourceStateRedeclareStmt:           q.resourceStateRedeclareStmt,
-		resourceStateRefsByNodeStmt:          q.resourceStateRefsByNodeStmt,
-		resourceStateRequestRetryStmt:        q.resourceStateRequestRetryStmt,
-		resourceStateRetryListStmt:           q.resourceStateRetryListStmt,
-		sendFindStmt:                         q.sendFindStmt,
-		sendGetStmt:                          q.sendGetStmt,
-		sendInsertStmt:                       q.sendInsertStmt,
-		sendInsertRefusedStmt:                q.sendInsertRefusedStmt,
-		sendListByNodeStmt:                   q.sendListByNodeStmt,
-		sendListRefusedStmt:                  q.sendListRefusedStmt,
-		sendListRefusedByNodeStmt:            q.sendListRefusedByNodeStmt,
-		sendMarkAppliedStmt:                  q.sendMarkAppliedStmt,
-		sendMarkRefusedStmt:                  q.sendMarkRefusedStmt,
-		sendMarkSupersededStmt:               q.sendMarkSupersededStmt,
-		sendPruneStmt:                        q.sendPruneStmt,
-		sendPruneWindowEndStmt:               q.sendPruneWindowEndStmt,
-		sendRefusedExistsStmt:                q.sendRefusedExistsStmt,
-		transitionListByNodeStmt:             q.transitionListByNodeStmt,
-		transitionPruneStmt:                  q.transitionPruneStmt,
-		transitionPruneWindowEndStmt:         q.transitionPruneWindowEndStmt,
+		db:                                    tx,
+		tx:                                    tx,
+		assignmentCountByModuleStmt:           q.assignmentCountByModuleStmt,
+		assignmentDeclarationStmt:             q.assignmentDeclarationStmt,
+		assignmentDeleteStmt:                  q.assignmentDeleteStmt,
+		assignmentDeleteByNodeStmt:            q.assignmentDeleteByNodeStmt,
+		assignmentGetStmt:                     q.assignmentGetStmt,
+		assignmentInsertStmt:                  q.assignmentInsertStmt,
+		assignmentListByModuleStmt:            q.assignmentListByModuleStmt,
+		assignmentListByNodeStmt:              q.assignmentListByNodeStmt,
+		assignmentListByNodesStmt:             q.assignmentListByNodesStmt,
+		assignmentPinRevisionStmt:             q.assignmentPinRevisionStmt,
+		assignmentSetTakenStmt:                q.assignmentSetTakenStmt,
+		driftCountsByNodesSinceStmt:           q.driftCountsByNodesSinceStmt,
+		driftInsertStmt:                       q.driftInsertStmt,
+		driftListByNodeStmt:                   q.driftListByNodeStmt,
+		driftPruneStmt:                        q.driftPruneStmt,
+		driftPruneWindowEndStmt:               q.driftPruneWindowEndStmt,
+		driftTopSinceStmt:                     q.driftTopSinceStmt,
+		moduleGetStmt:                         q.moduleGetStmt,
+		moduleListStmt:                        q.moduleListStmt,
+		moduleRevisionGetStmt:                 q.moduleRevisionGetStmt,
+		moduleRevisionInsertStmt:              q.moduleRevisionInsertStmt,
+		moduleUpsertStmt:                      q.moduleUpsertStmt,
+		nodeBumpGenerationStmt:                q.nodeBumpGenerationStmt,
+		nodeBumpGenerationByModuleStmt:        q.nodeBumpGenerationByModuleStmt,
+		nodeExistsByTokenHashStmt:             q.nodeExistsByTokenHashStmt,
+		nodeGenerationListStmt:                q.nodeGenerationListStmt,
+		nodeGetStmt:                           q.nodeGetStmt,
+		nodeGetAnyStmt:                        q.nodeGetAnyStmt,
+		nodeInsertStmt:                        q.nodeInsertStmt,
+		nodeListStmt:                          q.nodeListStmt,
+		nodeMarkDeletedStmt:                   q.nodeMarkDeletedStmt,
+		nodeRaiseGenerationStmt:               q.nodeRaiseGenerationStmt,
+		nodeRegisterAgainStmt:                 q.nodeRegisterAgainStmt,
+		nodeRegistrationEndStmt:               q.nodeRegistrationEndStmt,
+		nodeRegistrationInsertStmt:            q.nodeRegistrationInsertStmt,
+		nodeSetAppliedStmt:                    q.nodeSetAppliedStmt,
+		nodeSetReportedStmt:                   q.nodeSetReportedStmt,
+		reportGetStmt:                         q.reportGetStmt,
+		reportInsertStmt:                      q.reportInsertStmt,
+		reportListByNodeStmt:                  q.reportListByNodeStmt,
+		reportListLatestByNodesStmt:           q.reportListLatestByNodesStmt,
+		reportPruneStmt:                       q.reportPruneStmt,
+		reportPruneWindowEndStmt:              q.reportPruneWindowEndStmt,
+		reportRepeatStmt:                      q.reportRepeatStmt,
+		resourceStateApplyPendingStmt:         q.resourceStateApplyPendingStmt,
+		resourceStateBlockedCountsStmt:        q.resourceStateBlockedCountsStmt,
+		resourceStateBlockedCountsByNodesStmt: q.resourceStateBlockedCountsByNodesStmt,
+		resourceStateClearRetryStmt:           q.resourceStateClearRetryStmt,
+		resourceStateCountAttemptsStmt:        q.resourceStateCountAttemptsStmt,
+		resourceStateCountByNodeStmt:          q.resourceStateCountByNodeStmt,
+		resourceStateDeleteStmt:               q.resourceStateDeleteStmt,
+		resourceStateGetStmt:                  q.resourceStateGetStmt,
+		resourceStateInsertStmt:               q.resourceStateInsertStmt,
+		resourceStateListByAssignmentStmt:     q.resourceStateListByAssignmentStmt,
+		resourceStateListByNodeStmt:           q.resourceStateListByNodeStmt,
+		resourceStateListHeldStmt:             q.resourceStateListHeldStmt,
+		resourceStateListNotFineStmt:          q.resourceStateListNotFineStmt,
+		resourceStateListNotFineByNodeStmt:    q.resourceStateListNotFineByNodeStmt,
+		resourceStateListNotFineByNodesStmt:   q.resourceStateListNotFineByNodesStmt,
+		resourceStateListStuckStmt:            q.resourceStateListStuckStmt,
+		resourceStateListStuckByNodeStmt:      q.resourceStateListStuckByNodeStmt,
+		resourceStateMoveStmt:                 q.resourceStateMoveStmt,
+		resourceStateRecordStmt:               q.resourceStateRecordStmt,
+		resourceStateRedeclareStmt:            q.resourceStateRedeclareStmt,
+		resourceStateRefsByNodeStmt:           q.resourceStateRefsByNodeStmt,
+		resourceStateRequestRetryStmt:         q.resourceStateRequestRetryStmt,
+		resourceStateRetryListStmt:            q.resourceStateRetryListStmt,
+		sendFindStmt:                          q.sendFindStmt,
+		sendGetStmt:                           q.sendGetStmt,
+		sendInsertStmt:                        q.sendInsertStmt,
+		sendInsertRefusedStmt:                 q.sendInsertRefusedStmt,
+		sendListByNodeStmt:                    q.sendListByNodeStmt,
+		sendListRefusedStmt:                   q.sendListRefusedStmt,
+		sendListRefusedByNodesStmt:            q.sendListRefusedByNodesStmt,
+		sendMarkAppliedStmt:                   q.sendMarkAppliedStmt,
+		sendMarkRefusedStmt:                   q.sendMarkRefusedStmt,
+		sendMarkSupersededStmt:                q.sendMarkSupersededStmt,
+		sendPruneStmt:                         q.sendPruneStmt,
+		sendPruneWindowEndStmt:                q.sendPruneWindowEndStmt,
+		sendRefusedExistsStmt:                 q.sendRefusedExistsStmt,
+		transitionListByNodeStmt:              q.transitionListByNodeStmt,
+		transitionPruneStmt:                   q.transitionPruneStmt,
+		transitionPruneWindowEndStmt:          q.transitionPruneWindowEndStmt,
 	}
 }

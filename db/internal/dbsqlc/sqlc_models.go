@@ -13,6 +13,8 @@ type Assignment struct {
 	Module     string
 	Taken      int64
 	AssignedAt string
+	Revision   int64
+	Source     string
 }
 
 type Drift struct {
@@ -64,16 +66,22 @@ type ModuleRevision struct {
 }
 
 type Node struct {
-	Name              string
-	TokenHash         string
-	Generation        int64
-	AppliedGeneration int64
-	AppliedDigest     string
-	AppliedAt         sql.NullString
-	CreatedAt         string
-	LastReportAt      sql.NullString
-	LastReportID      sql.NullInt64
-	DeletedAt         sql.NullString
+	Name                    string
+	TokenHash               string
+	Generation              int64
+	AppliedGeneration       int64
+	AppliedDigest           string
+	AppliedAt               sql.NullString
+	CreatedAt               string
+	LastReportAt            sql.NullString
+	LastReportID            sql.NullInt64
+	DeletedAt               sql.NullString
+	ResourcesApplied        int64
+	ResourcesPending        int64
+	ResourcesFailed         int64
+	ResourcesStuck          int64
+	ResourcesHeld           int64
+	ResourcesGroupedPending int64
 }
 
 type NodeOverview struct {
