@@ -29,6 +29,8 @@ type Config struct {
 	StuckAttempts int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
 	StuckAfter    time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
 	SilentAfter   time.Duration `envconfig:"SILENT_AFTER" default:"3m" desc:"a node without a report for this long is silent"`
+	// MaxConns is sized for a fleet: every node holds one connection open for its long-poll.
+	MaxConns int `envconfig:"MAX_CONNS" default:"20000" desc:"connections served at once; more wait in the listen backlog"`
 }
 
 // Check reports the first thing in c that would stop the controller from running.
@@ -42,6 +44,8 @@ func (c Config) Check() error {
 		return errors.New("HQ_STUCK_AFTER must be positive")
 	case c.SilentAfter <= 0:
 		return errors.New("HQ_SILENT_AFTER must be positive")
+	case c.MaxConns < 1:
+		return errors.New("HQ_MAX_CONNS must be at least 1")
 	}
 	return nil
 }
@@ -66,7 +70,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	if err != nil {
 		return err
 	}
-	srv := &api.Server{Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Key: key, Log: log, MaxWait: 60 * time.Second}
+	srv := &api.Server{Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Key: key, Log: log, MaxWait: maxWait}
 	pages, err := webui.New(store, cfg.AdminToken, log)
 	if err != nil {
 		return err
@@ -78,8 +82,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	// Requests live in a context of their own, ended at shutdown so long-polls return at once.
 	base, endRequests := context.WithCancel(context.Background())
 	defer endRequests()
-	hs := &http.Server{Handler: handler(srv, pages, log), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		BaseContext: func(net.Listener) context.Context { return base }}
+	hs := httpServer(handler(srv, pages, log), srv.MaxWait, base)
+	ln = newLimitListener(ln, cfg.MaxConns)
 	log.Info("hq serving", "addr", ln.Addr().String(), "db", cfg.DB, "instance", srv.Instance)
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -98,6 +102,25 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	err = hs.Shutdown(shut)
 	<-errc // Serve has returned http.ErrServerClosed
 	return err
+}
+
+// maxWait bounds a declaration long-poll.
+const maxWait = 60 * time.Second
+
+// httpServer bounds what one client can hold: the time to send its request, the time to read
+// its answer (a long-poll's wait and then some), an idle keep-alive, and the size of its headers.
+// The idle timeout is shorter than hostd's default interval, so the connection a host reports
+// on is closed between reports rather than holding one of HQ_MAX_CONNS beside its long-poll.
+func httpServer(h http.Handler, maxWait time.Duration, base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      maxWait + 30*time.Second,
+		IdleTimeout:       30 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
 }
 
 // handler mounts the API and the pages on one router: two faces of one store, neither of
