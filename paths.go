@@ -61,6 +61,14 @@ func PathOverlaps(claims []PathClaim) []PathOverlap {
 			if prev := claims[i-1]; prev.New || c.New {
 				out = append(out, PathOverlap{Outer: prev, Inner: c})
 			}
+			// The path is open already; what lies under it must also fit under this claim.
+			top := &stack[len(stack)-1]
+			if c.Kind != KindDirectory && top.outer < 0 {
+				top.outer = i
+			}
+			if c.Kind != KindDirectory && c.New && top.newOuter < 0 {
+				top.newOuter = i
+			}
 			continue
 		}
 		for len(stack) > 0 && !under(c.Path, stack[len(stack)-1].path) {
