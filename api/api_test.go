@@ -238,6 +238,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"restart_on unknown", `{"resources":[{"name":"s","kind":"service","command":["x"],"restart_on":["ghost"]}]}`, 422, "resources[0].restart_on"},
 		{"bad base64", `{"resources":[{"name":"a","kind":"file","path":"/a","content_base64":"%%%"}]}`, 422, "resources[0].content_base64"},
 		{"symlink without target", `{"resources":[{"name":"a","kind":"symlink","path":"/a"}]}`, 422, "resources[0].target"},
+		{"absent above a file", `{"resources":[{"name":"x","kind":"absent","path":"/x"},{"name":"y","kind":"file","path":"/x/y"}]}`, 422, "resources[1].path"},
+		{"a file used as a directory", `{"resources":[{"name":"a","kind":"file","path":"/etc/same/child"},{"name":"b","kind":"file","path":"/etc/same"}]}`, 422, "resources[0].path"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -40,7 +40,7 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 		if err != nil {
 			return false, err
 		}
-		return true, s.declare(ctx, q, node, module, resources, fmt.Sprintf("assigned %s revision %d", module, rev.Revision))
+		return true, s.declare(ctx, q, newPathCheck(module, resources), node, module, resources, fmt.Sprintf("assigned %s revision %d", module, rev.Revision))
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/meshhq/hq"
 )
@@ -61,8 +63,9 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 			return err
 		}
 		reason := fmt.Sprintf("module %s revision %d", name, rev)
+		paths := newPathCheck(name, resources)
 		for _, a := range assigned {
-			if err := s.declare(ctx, q, a.Node, name, resources, reason); err != nil {
+			if err := s.declare(ctx, q, paths, a.Node, name, resources, reason); err != nil {
 				return err
 			}
 		}
@@ -154,8 +157,8 @@ func decodeResources(s string) ([]hq.Resource, error) {
 // declare brings a node's resource_states for one module in line with resources: new ones
 // enter pending, changed ones start over as pending, unchanged ones keep their state, and
 // ones no longer declared are deleted (the trigger records them as removed).
-func (s *Store) declare(ctx context.Context, q *dbsqlc.Queries, node, module string, resources []hq.Resource, reason string) error {
-	if err := s.checkPaths(ctx, q, node, module, resources); err != nil {
+func (s *Store) declare(ctx context.Context, q *dbsqlc.Queries, paths *pathCheck, node, module string, resources []hq.Resource, reason string) error {
+	if err := paths.check(ctx, q, node); err != nil {
 		return err
 	}
 	rows, err := q.ResourceStateListByAssignment(ctx, dbsqlc.ResourceStateListByAssignmentParams{Node: node, Module: module})
@@ -199,32 +202,97 @@ func (s *Store) declare(ctx context.Context, q *dbsqlc.Queries, node, module str
 	return nil
 }
 
-// checkPaths refuses a module whose paths another module on the node already declares: the two
-// would rewrite each other's file on every reconcile, each reporting the other's work as drift.
-func (s *Store) checkPaths(ctx context.Context, q *dbsqlc.Queries, node, module string, resources []hq.Resource) error {
-	others, err := q.AssignmentDeclaration(ctx, node)
+// pathCheck refuses a module whose paths overlap, on a node, with those of the node's other
+// modules (hq.PathOverlaps): the same path twice, or a path under one that is not a directory.
+// Either way hostd would undo one resource while applying the other on every reconcile, each
+// reporting the other's work as drift. One pathCheck serves one transaction and one module's
+// resources; it decodes each other revision once and checks each distinct set of other modules
+// once, so a new revision of a module on 10,000 alike nodes costs a few checks, not 10,000.
+type pathCheck struct {
+	module string
+	new    []hq.PathClaim
+	refs   []string // refs[claim.ID] names the resource that makes the claim
+	// revs holds the claims of a module revision, keyed module@revision.
+	revs map[string][]hq.PathClaim
+	// clean holds the sets of other modules, as keys, already found not to overlap.
+	clean map[string]bool
+}
+
+func newPathCheck(module string, resources []hq.Resource) *pathCheck {
+	p := &pathCheck{module: module, revs: map[string][]hq.PathClaim{}, clean: map[string]bool{}}
+	for _, r := range resources {
+		if r.Path != "" {
+			p.new = append(p.new, hq.PathClaim{Path: r.Path, Kind: r.Kind, New: true, ID: p.ref(module, r.Name)})
+		}
+	}
+	return p
+}
+
+func (p *pathCheck) ref(module, name string) int {
+	p.refs = append(p.refs, hq.Ref(module, name))
+	return len(p.refs) - 1
+}
+
+// check refuses p's module on node when its paths overlap with those of the node's other modules.
+func (p *pathCheck) check(ctx context.Context, q *dbsqlc.Queries, node string) error {
+	if len(p.new) == 0 {
+		return nil
+	}
+	others, err := q.AssignmentListByNode(ctx, node)
 	if err != nil {
 		return err
 	}
-	owner := map[string]string{}
+	var key strings.Builder
 	for _, o := range others {
-		if o.Module == module {
+		if o.Module != p.module {
+			fmt.Fprintf(&key, "%s@%d ", o.Module, o.Revision)
+		}
+	}
+	if p.clean[key.String()] {
+		return nil
+	}
+	claims := slices.Clone(p.new)
+	for _, o := range others {
+		if o.Module == p.module {
 			continue
 		}
-		rs, err := s.resources(ctx, q, o.Module, o.Revision)
+		cs, err := p.revision(ctx, q, o.Module, o.Revision)
 		if err != nil {
 			return err
 		}
-		for _, r := range rs {
-			if r.Path != "" {
-				owner[r.Path] = hq.Ref(o.Module, r.Name)
-			}
-		}
+		claims = append(claims, cs...)
 	}
-	for _, r := range resources {
-		if other, ok := owner[r.Path]; ok && r.Path != "" {
-			return hq.Errorf(hq.CodeConflict, "%s declares %s, which %s already declares on node %s", hq.Ref(module, r.Name), r.Path, other, node)
+	if found := hq.PathOverlaps(claims); len(found) > 0 {
+		o := found[0]
+		if o.Same() && !o.Inner.New {
+			o.Outer, o.Inner = o.Inner, o.Outer // the new resource is the one that declares it again
 		}
+		return hq.Errorf(hq.CodeConflict, "%s on node %s", o.Describe(p.refs[o.Outer.ID], p.refs[o.Inner.ID]), node)
 	}
+	p.clean[key.String()] = true
 	return nil
+}
+
+// revision returns the claims of a stored module revision, decoding it only the first time.
+func (p *pathCheck) revision(ctx context.Context, q *dbsqlc.Queries, module string, revision int64) ([]hq.PathClaim, error) {
+	k := fmt.Sprintf("%s@%d", module, revision)
+	if cs, ok := p.revs[k]; ok {
+		return cs, nil
+	}
+	rev, err := q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: revision})
+	if err != nil {
+		return nil, err
+	}
+	rs, err := decodeResources(rev.Resources)
+	if err != nil {
+		return nil, err
+	}
+	cs := []hq.PathClaim{}
+	for _, r := range rs {
+		if r.Path != "" {
+			cs = append(cs, hq.PathClaim{Path: r.Path, Kind: r.Kind, ID: p.ref(module, r.Name)})
+		}
+	}
+	p.revs[k] = cs
+	return cs, nil
 }

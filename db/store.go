@@ -7,7 +7,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +75,9 @@ func dsn(path string, writer bool) string {
 
 // Open opens (creating if needed) and migrates the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	write, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -101,6 +106,20 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("prepare queries: %w", err)
 	}
 	return s, nil
+}
+
+// createPrivate creates the database file with mode 0600 when it does not exist yet. SQLite
+// would create it 0644 and gives its WAL and shared-memory files the mode of the main file,
+// and module contents may be secrets. An existing file keeps the mode its operator gave it.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // Migrate applies every pending migration.

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/meshhq/hq"
@@ -196,6 +198,30 @@ func TestStatusPagesInABrowser(t *testing.T) {
 		t.Error(err)
 	}
 	b.screenshot(t, filepath.Join(shots, "node-mid-1.png"))
+
+	// Signing out with the page's own button ends the session on the server: the cookie the
+	// browser held, copied out before, is refused afterwards.
+	session := b.cookie(t, "hq_session")
+	if code := getWithCookie(t, ctl.url+"/", session); code != http.StatusOK {
+		t.Fatalf("GET / with the browser's session cookie: %d", code)
+	}
+	b.run(t, chromedp.Submit(chromedp.CSS(`form[action="/logout"] button`)))
+	b.run(t, chromedp.WaitVisible(chromedp.CSS("#token")))
+	if code := getWithCookie(t, ctl.url+"/", session); code != http.StatusUnauthorized {
+		t.Fatalf("GET / with the session cookie after signing out: %d, want 401", code)
+	}
+}
+
+func getWithCookie(t *testing.T, url string, c *http.Cookie) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.AddCookie(c)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // The pages sit beside the API on the controller's one port and take the operator token as
@@ -333,6 +359,25 @@ func (b *browser) waitPage(t *testing.T, url string, check func() error) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// cookie returns the browser's cookie of that name for the current page, HttpOnly ones too.
+func (b *browser) cookie(t *testing.T, name string) *http.Cookie {
+	t.Helper()
+	cookies, err := chromedp.Run(b.ctx, chromedp.Action[[]*network.Cookie](func(ctx context.Context, tg *chromedp.Target) ([]*network.Cookie, error) {
+		res, err := cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{})
+		return res.Cookies, err
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cookies {
+		if c.Name == name {
+			return &http.Cookie{Name: c.Name, Value: c.Value}
+		}
+	}
+	t.Fatalf("the browser holds no cookie %s", name)
+	return nil
 }
 
 func (b *browser) screenshot(t *testing.T, path string) {

@@ -273,6 +273,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.transitionPruneWindowEndStmt, err = db.PrepareContext(ctx, transitionPruneWindowEnd); err != nil {
 		return nil, fmt.Errorf("error preparing query TransitionPruneWindowEnd: %w", err)
 	}
+	if q.webSessionDeleteStmt, err = db.PrepareContext(ctx, webSessionDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query WebSessionDelete: %w", err)
+	}
+	if q.webSessionDeleteExpiredStmt, err = db.PrepareContext(ctx, webSessionDeleteExpired); err != nil {
+		return nil, fmt.Errorf("error preparing query WebSessionDeleteExpired: %w", err)
+	}
+	if q.webSessionInsertStmt, err = db.PrepareContext(ctx, webSessionInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query WebSessionInsert: %w", err)
+	}
+	if q.webSessionValidStmt, err = db.PrepareContext(ctx, webSessionValid); err != nil {
+		return nil, fmt.Errorf("error preparing query WebSessionValid: %w", err)
+	}
 	return &q, nil
 }
 
@@ -693,6 +705,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing transitionPruneWindowEndStmt: %w", cerr)
 		}
 	}
+	if q.webSessionDeleteStmt != nil {
+		if cerr := q.webSessionDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webSessionDeleteStmt: %w", cerr)
+		}
+	}
+	if q.webSessionDeleteExpiredStmt != nil {
+		if cerr := q.webSessionDeleteExpiredStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webSessionDeleteExpiredStmt: %w", cerr)
+		}
+	}
+	if q.webSessionInsertStmt != nil {
+		if cerr := q.webSessionInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webSessionInsertStmt: %w", cerr)
+		}
+	}
+	if q.webSessionValidStmt != nil {
+		if cerr := q.webSessionValidStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webSessionValidStmt: %w", cerr)
+		}
+	}
 	return err
 }
 
@@ -815,6 +847,10 @@ type Queries struct {
 	transitionListByNodeStmt              *sql.Stmt
 	transitionPruneStmt                   *sql.Stmt
 	transitionPruneWindowEndStmt          *sql.Stmt
+	webSessionDeleteStmt                  *sql.Stmt
+	webSessionDeleteExpiredStmt           *sql.Stmt
+	webSessionInsertStmt                  *sql.Stmt
+	webSessionValidStmt                   *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -904,5 +940,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		transitionListByNodeStmt:              q.transitionListByNodeStmt,
 		transitionPruneStmt:                   q.transitionPruneStmt,
 		transitionPruneWindowEndStmt:          q.transitionPruneWindowEndStmt,
+		webSessionDeleteStmt:                  q.webSessionDeleteStmt,
+		webSessionDeleteExpiredStmt:           q.webSessionDeleteExpiredStmt,
+		webSessionInsertStmt:                  q.webSessionInsertStmt,
+		webSessionValidStmt:                   q.webSessionValidStmt,
 	}
 }

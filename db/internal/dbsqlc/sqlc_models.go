@@ -184,3 +184,9 @@ type Transition struct {
 	ReportID  sql.NullInt64
 	Reason    string
 }
+
+type WebSession struct {
+	IDHash    string
+	CreatedAt string
+	ExpiresAt string
+}
