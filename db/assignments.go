@@ -40,7 +40,10 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 		if err != nil {
 			return false, err
 		}
-		return true, s.declare(ctx, q, newPathCheck(module, resources), node, module, resources, fmt.Sprintf("assigned %s revision %d", module, rev.Revision))
+		if err := newPathCheck(module, resources).check(ctx, q, node); err != nil {
+			return false, err
+		}
+		return true, redeclare(ctx, q, module, diffResources(nil, resources), []string{node}, s.now(), fmt.Sprintf("assigned %s revision %d", module, rev.Revision))
 	})
 }
 

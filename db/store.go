@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"io/fs"
 	"net/url"
 	"os"
@@ -47,9 +48,19 @@ type Store struct {
 	bells      bells
 	revisions  revisions
 	watchOnce  sync.Once
-	// background waits for the store's own goroutines; closed tells them to stop.
-	background sync.WaitGroup
-	closed     chan struct{}
+	// background waits for the store's own goroutines; closed tells them to stop, and ends
+	// backgroundCtx, which their queries run in.
+	background       sync.WaitGroup
+	backgroundCtx    context.Context
+	cancelBackground context.CancelFunc
+	closed           chan struct{}
+	// The mover moves pins to new revisions in chunks; moveBell wakes it.
+	moverOnce sync.Once
+	moveBell  chan struct{}
+	// MoveEvery is how often the mover looks for work nobody told it of.
+	MoveEvery time.Duration
+	// Log receives what the store's own goroutines have to say.
+	Log *slog.Logger
 	closeOnce  sync.Once
 	closeErr   error
 	// trouble is set while writes fail for a reason an operator must fix (a full disk), and
@@ -96,14 +107,21 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s := &Store{
 		path: path, write: write, read: read, Now: time.Now,
 		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute, DriftThreshold: hq.DriftThreshold,
-		WatchEvery: time.Second, closed: make(chan struct{}),
+		WatchEvery: time.Second, closed: make(chan struct{}), moveBell: make(chan struct{}, 1),
+		MoveEvery: 5 * time.Second, Log: slog.New(slog.DiscardHandler),
 	}
+	s.backgroundCtx, s.cancelBackground = context.WithCancel(context.Background())
 	if s.wq, err = dbsqlc.Prepare(ctx, write); err == nil {
 		s.rq, err = dbsqlc.Prepare(ctx, read)
 	}
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("prepare queries: %w", err)
+	}
+	// Pins a crash (or another controller) left behind are moved on: the mover starts at once
+	// when there are any, otherwise with the first upload that leaves some.
+	if behind, err := s.rq.ModuleListBehind(ctx); err == nil && len(behind) > 0 {
+		s.startMover()
 	}
 	return s, nil
 }
@@ -139,6 +157,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closed)
+		s.cancelBackground()
 		s.background.Wait()
 		var errs []error
 		for _, q := range []*dbsqlc.Queries{s.wq, s.rq} {

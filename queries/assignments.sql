@@ -35,6 +35,25 @@ SELECT a.module, a.taken, a.revision FROM assignments a WHERE a.node = @node ORD
 -- name: AssignmentCountByModule :many
 SELECT module, COUNT(*) AS nodes FROM assignments GROUP BY module;
 
--- name: AssignmentPinRevision :exec
--- Moves every pin of a module that is behind @revision to it.
-UPDATE assignments SET revision = @revision WHERE module = @module AND revision < @revision;
+
+-- name: AssignmentPinNodes :exec
+UPDATE assignments SET revision = @revision
+WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes));
+
+-- name: AssignmentListBehind :many
+-- Pins of a module behind @revision, oldest revision first: the next nodes a new revision reaches.
+SELECT node, revision FROM assignments
+WHERE module = @module AND revision < @revision
+ORDER BY revision, node LIMIT @max;
+
+-- name: ModuleListBehind :many
+-- Modules with pins behind their newest revision: work a new revision has still to do.
+SELECT m.name, m.revision FROM modules m
+WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision)
+ORDER BY m.name;
+
+-- name: AssignmentOthersOfModule :many
+-- The other modules, at their pins, of every node that has @module: what its paths meet.
+SELECT o.node, o.module, o.revision FROM assignments o
+WHERE o.node IN (SELECT a.node FROM assignments a WHERE a.module = @module) AND o.module <> @module
+ORDER BY o.node, o.module;

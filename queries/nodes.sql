@@ -33,11 +33,6 @@ WHERE node = @node AND deleted_at IS NULL;
 -- name: NodeBumpGeneration :one
 UPDATE nodes SET generation = generation + 1 WHERE name = @name RETURNING generation;
 
--- name: NodeBumpGenerationByModule :many
-UPDATE nodes SET generation = generation + 1
-WHERE name IN (SELECT node FROM assignments WHERE module = @module)
-RETURNING name, generation;
-
 -- name: NodeGenerationList :many
 SELECT name, generation FROM nodes WHERE deleted_at IS NULL;
 
@@ -55,3 +50,9 @@ SELECT EXISTS (SELECT 1 FROM nodes WHERE token_hash = @token_hash) AS found;
 -- name: NodeRaiseGeneration :execrows
 -- Never lowers: a generation once handed out stays used.
 UPDATE nodes SET generation = @generation WHERE name = @name AND generation < @generation;
+
+-- name: NodeBumpGenerations :many
+-- One step of every node named (a JSON array), in one statement.
+UPDATE nodes SET generation = generation + 1
+WHERE name IN (SELECT value FROM json_each(@nodes))
+RETURNING name, generation;

@@ -111,3 +111,31 @@ WHERE node = @node AND state = 'pending'
 UPDATE resource_states SET attempts = attempts + 1, report_id = @report_id
 WHERE node = @node AND state = 'applied'
   AND module || '/' || resource IN (SELECT value FROM json_each(@refs));
+
+-- name: ResourceStateDeclare :exec
+-- Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
+-- (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
+INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
+SELECT n.value, @module, json_extract(r.value, '$.name'), json_extract(r.value, '$.kind'),
+       json_extract(r.value, '$.digest'), json_extract(r.value, '$.position'), json_extract(r.value, '$.group'),
+       @since, @reason
+FROM json_each(@nodes) AS n, json_each(@rows) AS r;
+
+-- name: ResourceStateRedeclareOnNodes :exec
+-- A changed spec starts over on every node named: pending, counters reset, never applied at it.
+UPDATE resource_states
+SET kind = @kind, spec_digest = @spec_digest, position = @position, group_name = @group_name,
+    state = 'pending', since = @since, attempts = 0, consecutive_failures = 0, failing_since = NULL,
+    never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason
+WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_each(@nodes));
+
+-- name: ResourceStateMoveOnNodes :exec
+-- An unchanged spec whose place in its module changed, on every node named.
+UPDATE resource_states SET position = @position, group_name = @group_name
+WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_each(@nodes));
+
+-- name: ResourceStateRemoveOnNodes :exec
+-- Resources (@names) no longer declared, on every node named; the trigger records them removed.
+DELETE FROM resource_states
+WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes))
+  AND resource IN (SELECT value FROM json_each(@names));

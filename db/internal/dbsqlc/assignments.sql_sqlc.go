@@ -152,6 +152,47 @@ func (q *Queries) AssignmentInsert(ctx context.Context, arg AssignmentInsertPara
 	return err
 }
 
+const assignmentListBehind = `-- name: AssignmentListBehind :many
+SELECT node, revision FROM assignments
+WHERE module = ?1 AND revision < ?2
+ORDER BY revision, node LIMIT ?3
+`
+
+type AssignmentListBehindParams struct {
+	Module   string
+	Revision int64
+	Max      int64
+}
+
+type AssignmentListBehindRow struct {
+	Node     string
+	Revision int64
+}
+
+// Pins of a module behind @revision, oldest revision first: the next nodes a new revision reaches.
+func (q *Queries) AssignmentListBehind(ctx context.Context, arg AssignmentListBehindParams) ([]AssignmentListBehindRow, error) {
+	rows, err := q.query(ctx, q.assignmentListBehindStmt, assignmentListBehind, arg.Module, arg.Revision, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentListBehindRow{}
+	for rows.Next() {
+		var i AssignmentListBehindRow
+		if err := rows.Scan(&i.Node, &i.Revision); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const assignmentListByModule = `-- name: AssignmentListByModule :many
 SELECT node, taken FROM assignments WHERE module = ?1 ORDER BY node
 `
@@ -269,18 +310,55 @@ func (q *Queries) AssignmentListByNodes(ctx context.Context, nodes interface{}) 
 	return items, nil
 }
 
-const assignmentPinRevision = `-- name: AssignmentPinRevision :exec
-UPDATE assignments SET revision = ?1 WHERE module = ?2 AND revision < ?1
+const assignmentOthersOfModule = `-- name: AssignmentOthersOfModule :many
+SELECT o.node, o.module, o.revision FROM assignments o
+WHERE o.node IN (SELECT a.node FROM assignments a WHERE a.module = ?1) AND o.module <> ?1
+ORDER BY o.node, o.module
 `
 
-type AssignmentPinRevisionParams struct {
-	Revision int64
+type AssignmentOthersOfModuleRow struct {
+	Node     string
 	Module   string
+	Revision int64
 }
 
-// Moves every pin of a module that is behind @revision to it.
-func (q *Queries) AssignmentPinRevision(ctx context.Context, arg AssignmentPinRevisionParams) error {
-	_, err := q.exec(ctx, q.assignmentPinRevisionStmt, assignmentPinRevision, arg.Revision, arg.Module)
+// The other modules, at their pins, of every node that has @module: what its paths meet.
+func (q *Queries) AssignmentOthersOfModule(ctx context.Context, module string) ([]AssignmentOthersOfModuleRow, error) {
+	rows, err := q.query(ctx, q.assignmentOthersOfModuleStmt, assignmentOthersOfModule, module)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentOthersOfModuleRow{}
+	for rows.Next() {
+		var i AssignmentOthersOfModuleRow
+		if err := rows.Scan(&i.Node, &i.Module, &i.Revision); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const assignmentPinNodes = `-- name: AssignmentPinNodes :exec
+UPDATE assignments SET revision = ?1
+WHERE module = ?2 AND node IN (SELECT value FROM json_each(?3))
+`
+
+type AssignmentPinNodesParams struct {
+	Revision int64
+	Module   string
+	Nodes    interface{}
+}
+
+func (q *Queries) AssignmentPinNodes(ctx context.Context, arg AssignmentPinNodesParams) error {
+	_, err := q.exec(ctx, q.assignmentPinNodesStmt, assignmentPinNodes, arg.Revision, arg.Module, arg.Nodes)
 	return err
 }
 
@@ -297,4 +375,39 @@ type AssignmentSetTakenParams struct {
 func (q *Queries) AssignmentSetTaken(ctx context.Context, arg AssignmentSetTakenParams) error {
 	_, err := q.exec(ctx, q.assignmentSetTakenStmt, assignmentSetTaken, arg.Taken, arg.Node, arg.Module)
 	return err
+}
+
+const moduleListBehind = `-- name: ModuleListBehind :many
+SELECT m.name, m.revision FROM modules m
+WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision)
+ORDER BY m.name
+`
+
+type ModuleListBehindRow struct {
+	Name     string
+	Revision int64
+}
+
+// Modules with pins behind their newest revision: work a new revision has still to do.
+func (q *Queries) ModuleListBehind(ctx context.Context) ([]ModuleListBehindRow, error) {
+	rows, err := q.query(ctx, q.moduleListBehindStmt, moduleListBehind)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ModuleListBehindRow{}
+	for rows.Next() {
+		var i ModuleListBehindRow
+		if err := rows.Scan(&i.Name, &i.Revision); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -55,6 +55,41 @@ func (q *Queries) NodeBumpGenerationByModule(ctx context.Context, module string)
 	return items, nil
 }
 
+const nodeBumpGenerations = `-- name: NodeBumpGenerations :many
+UPDATE nodes SET generation = generation + 1
+WHERE name IN (SELECT value FROM json_each(?1))
+RETURNING name, generation
+`
+
+type NodeBumpGenerationsRow struct {
+	Name       string
+	Generation int64
+}
+
+// One step of every node named (a JSON array), in one statement.
+func (q *Queries) NodeBumpGenerations(ctx context.Context, nodes interface{}) ([]NodeBumpGenerationsRow, error) {
+	rows, err := q.query(ctx, q.nodeBumpGenerationsStmt, nodeBumpGenerations, nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeBumpGenerationsRow{}
+	for rows.Next() {
+		var i NodeBumpGenerationsRow
+		if err := rows.Scan(&i.Name, &i.Generation); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nodeExistsByTokenHash = `-- name: NodeExistsByTokenHash :one
 SELECT EXISTS (SELECT 1 FROM nodes WHERE token_hash = ?1) AS found
 `

@@ -153,6 +153,35 @@ func (q *Queries) ResourceStateCountByNode(ctx context.Context, node string) (in
 	return count, err
 }
 
+const resourceStateDeclare = `-- name: ResourceStateDeclare :exec
+INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
+SELECT n.value, ?1, json_extract(r.value, '$.name'), json_extract(r.value, '$.kind'),
+       json_extract(r.value, '$.digest'), json_extract(r.value, '$.position'), json_extract(r.value, '$.group'),
+       ?2, ?3
+FROM json_each(?4) AS n, json_each(?5) AS r
+`
+
+type ResourceStateDeclareParams struct {
+	Module string
+	Since  string
+	Reason string
+	Nodes  interface{}
+	Rows   interface{}
+}
+
+// Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
+// (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
+func (q *Queries) ResourceStateDeclare(ctx context.Context, arg ResourceStateDeclareParams) error {
+	_, err := q.exec(ctx, q.resourceStateDeclareStmt, resourceStateDeclare,
+		arg.Module,
+		arg.Since,
+		arg.Reason,
+		arg.Nodes,
+		arg.Rows,
+	)
+	return err
+}
+
 const resourceStateDelete = `-- name: ResourceStateDelete :exec
 DELETE FROM resource_states WHERE node = ?1 AND module = ?2 AND resource = ?3
 `
@@ -617,6 +646,31 @@ func (q *Queries) ResourceStateMove(ctx context.Context, arg ResourceStateMovePa
 	return err
 }
 
+const resourceStateMoveOnNodes = `-- name: ResourceStateMoveOnNodes :exec
+UPDATE resource_states SET position = ?1, group_name = ?2
+WHERE module = ?3 AND resource = ?4 AND node IN (SELECT value FROM json_each(?5))
+`
+
+type ResourceStateMoveOnNodesParams struct {
+	Position  int64
+	GroupName string
+	Module    string
+	Resource  string
+	Nodes     interface{}
+}
+
+// An unchanged spec whose place in its module changed, on every node named.
+func (q *Queries) ResourceStateMoveOnNodes(ctx context.Context, arg ResourceStateMoveOnNodesParams) error {
+	_, err := q.exec(ctx, q.resourceStateMoveOnNodesStmt, resourceStateMoveOnNodes,
+		arg.Position,
+		arg.GroupName,
+		arg.Module,
+		arg.Resource,
+		arg.Nodes,
+	)
+	return err
+}
+
 const resourceStateRecord = `-- name: ResourceStateRecord :exec
 UPDATE resource_states
 SET state = ?1, since = ?2, attempts = ?3, consecutive_failures = ?4,
@@ -701,6 +755,42 @@ func (q *Queries) ResourceStateRedeclare(ctx context.Context, arg ResourceStateR
 	return err
 }
 
+const resourceStateRedeclareOnNodes = `-- name: ResourceStateRedeclareOnNodes :exec
+UPDATE resource_states
+SET kind = ?1, spec_digest = ?2, position = ?3, group_name = ?4,
+    state = 'pending', since = ?5, attempts = 0, consecutive_failures = 0, failing_since = NULL,
+    never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = ?6
+WHERE module = ?7 AND resource = ?8 AND node IN (SELECT value FROM json_each(?9))
+`
+
+type ResourceStateRedeclareOnNodesParams struct {
+	Kind       string
+	SpecDigest string
+	Position   int64
+	GroupName  string
+	Since      string
+	Reason     string
+	Module     string
+	Resource   string
+	Nodes      interface{}
+}
+
+// A changed spec starts over on every node named: pending, counters reset, never applied at it.
+func (q *Queries) ResourceStateRedeclareOnNodes(ctx context.Context, arg ResourceStateRedeclareOnNodesParams) error {
+	_, err := q.exec(ctx, q.resourceStateRedeclareOnNodesStmt, resourceStateRedeclareOnNodes,
+		arg.Kind,
+		arg.SpecDigest,
+		arg.Position,
+		arg.GroupName,
+		arg.Since,
+		arg.Reason,
+		arg.Module,
+		arg.Resource,
+		arg.Nodes,
+	)
+	return err
+}
+
 const resourceStateRefsByNode = `-- name: ResourceStateRefsByNode :many
 SELECT module, resource FROM resource_states WHERE node = ?1
 `
@@ -732,6 +822,24 @@ func (q *Queries) ResourceStateRefsByNode(ctx context.Context, node string) ([]R
 		return nil, err
 	}
 	return items, nil
+}
+
+const resourceStateRemoveOnNodes = `-- name: ResourceStateRemoveOnNodes :exec
+DELETE FROM resource_states
+WHERE module = ?1 AND node IN (SELECT value FROM json_each(?2))
+  AND resource IN (SELECT value FROM json_each(?3))
+`
+
+type ResourceStateRemoveOnNodesParams struct {
+	Module string
+	Nodes  interface{}
+	Names  interface{}
+}
+
+// Resources (@names) no longer declared, on every node named; the trigger records them removed.
+func (q *Queries) ResourceStateRemoveOnNodes(ctx context.Context, arg ResourceStateRemoveOnNodesParams) error {
+	_, err := q.exec(ctx, q.resourceStateRemoveOnNodesStmt, resourceStateRemoveOnNodes, arg.Module, arg.Nodes, arg.Names)
+	return err
 }
 
 const resourceStateRequestRetry = `-- name: ResourceStateRequestRetry :execrows

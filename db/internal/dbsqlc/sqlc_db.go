@@ -42,6 +42,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentInsertStmt, err = db.PrepareContext(ctx, assignmentInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentInsert: %w", err)
 	}
+	if q.assignmentListBehindStmt, err = db.PrepareContext(ctx, assignmentListBehind); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListBehind: %w", err)
+	}
 	if q.assignmentListByModuleStmt, err = db.PrepareContext(ctx, assignmentListByModule); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListByModule: %w", err)
 	}
@@ -51,8 +54,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentListByNodesStmt, err = db.PrepareContext(ctx, assignmentListByNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListByNodes: %w", err)
 	}
-	if q.assignmentPinRevisionStmt, err = db.PrepareContext(ctx, assignmentPinRevision); err != nil {
-		return nil, fmt.Errorf("error preparing query AssignmentPinRevision: %w", err)
+	if q.assignmentOthersOfModuleStmt, err = db.PrepareContext(ctx, assignmentOthersOfModule); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentOthersOfModule: %w", err)
+	}
+	if q.assignmentPinNodesStmt, err = db.PrepareContext(ctx, assignmentPinNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentPinNodes: %w", err)
 	}
 	if q.assignmentSetTakenStmt, err = db.PrepareContext(ctx, assignmentSetTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTaken: %w", err)
@@ -81,6 +87,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.moduleListStmt, err = db.PrepareContext(ctx, moduleList); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleList: %w", err)
 	}
+	if q.moduleListBehindStmt, err = db.PrepareContext(ctx, moduleListBehind); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleListBehind: %w", err)
+	}
 	if q.moduleRevisionGetStmt, err = db.PrepareContext(ctx, moduleRevisionGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionGet: %w", err)
 	}
@@ -95,6 +104,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.nodeBumpGenerationByModuleStmt, err = db.PrepareContext(ctx, nodeBumpGenerationByModule); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeBumpGenerationByModule: %w", err)
+	}
+	if q.nodeBumpGenerationsStmt, err = db.PrepareContext(ctx, nodeBumpGenerations); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeBumpGenerations: %w", err)
 	}
 	if q.nodeExistsByTokenHashStmt, err = db.PrepareContext(ctx, nodeExistsByTokenHash); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeExistsByTokenHash: %w", err)
@@ -174,6 +186,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateCountByNodeStmt, err = db.PrepareContext(ctx, resourceStateCountByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateCountByNode: %w", err)
 	}
+	if q.resourceStateDeclareStmt, err = db.PrepareContext(ctx, resourceStateDeclare); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateDeclare: %w", err)
+	}
 	if q.resourceStateDeleteStmt, err = db.PrepareContext(ctx, resourceStateDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateDelete: %w", err)
 	}
@@ -210,14 +225,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateMoveStmt, err = db.PrepareContext(ctx, resourceStateMove); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateMove: %w", err)
 	}
+	if q.resourceStateMoveOnNodesStmt, err = db.PrepareContext(ctx, resourceStateMoveOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateMoveOnNodes: %w", err)
+	}
 	if q.resourceStateRecordStmt, err = db.PrepareContext(ctx, resourceStateRecord); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRecord: %w", err)
 	}
 	if q.resourceStateRedeclareStmt, err = db.PrepareContext(ctx, resourceStateRedeclare); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRedeclare: %w", err)
 	}
+	if q.resourceStateRedeclareOnNodesStmt, err = db.PrepareContext(ctx, resourceStateRedeclareOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateRedeclareOnNodes: %w", err)
+	}
 	if q.resourceStateRefsByNodeStmt, err = db.PrepareContext(ctx, resourceStateRefsByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRefsByNode: %w", err)
+	}
+	if q.resourceStateRemoveOnNodesStmt, err = db.PrepareContext(ctx, resourceStateRemoveOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateRemoveOnNodes: %w", err)
 	}
 	if q.resourceStateRequestRetryStmt, err = db.PrepareContext(ctx, resourceStateRequestRetry); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRequestRetry: %w", err)
@@ -320,6 +344,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentInsertStmt: %w", cerr)
 		}
 	}
+	if q.assignmentListBehindStmt != nil {
+		if cerr := q.assignmentListBehindStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListBehindStmt: %w", cerr)
+		}
+	}
 	if q.assignmentListByModuleStmt != nil {
 		if cerr := q.assignmentListByModuleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentListByModuleStmt: %w", cerr)
@@ -335,9 +364,14 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentListByNodesStmt: %w", cerr)
 		}
 	}
-	if q.assignmentPinRevisionStmt != nil {
-		if cerr := q.assignmentPinRevisionStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing assignmentPinRevisionStmt: %w", cerr)
+	if q.assignmentOthersOfModuleStmt != nil {
+		if cerr := q.assignmentOthersOfModuleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentOthersOfModuleStmt: %w", cerr)
+		}
+	}
+	if q.assignmentPinNodesStmt != nil {
+		if cerr := q.assignmentPinNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentPinNodesStmt: %w", cerr)
 		}
 	}
 	if q.assignmentSetTakenStmt != nil {
@@ -385,6 +419,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing moduleListStmt: %w", cerr)
 		}
 	}
+	if q.moduleListBehindStmt != nil {
+		if cerr := q.moduleListBehindStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleListBehindStmt: %w", cerr)
+		}
+	}
 	if q.moduleRevisionGetStmt != nil {
 		if cerr := q.moduleRevisionGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing moduleRevisionGetStmt: %w", cerr)
@@ -408,6 +447,11 @@ func (q *Queries) Close() error {
 	if q.nodeBumpGenerationByModuleStmt != nil {
 		if cerr := q.nodeBumpGenerationByModuleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeBumpGenerationByModuleStmt: %w", cerr)
+		}
+	}
+	if q.nodeBumpGenerationsStmt != nil {
+		if cerr := q.nodeBumpGenerationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeBumpGenerationsStmt: %w", cerr)
 		}
 	}
 	if q.nodeExistsByTokenHashStmt != nil {
@@ -540,6 +584,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateCountByNodeStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateDeclareStmt != nil {
+		if cerr := q.resourceStateDeclareStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateDeclareStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateDeleteStmt != nil {
 		if cerr := q.resourceStateDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateDeleteStmt: %w", cerr)
@@ -600,6 +649,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateMoveStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateMoveOnNodesStmt != nil {
+		if cerr := q.resourceStateMoveOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateMoveOnNodesStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateRecordStmt != nil {
 		if cerr := q.resourceStateRecordStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateRecordStmt: %w", cerr)
@@ -610,9 +664,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateRedeclareStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateRedeclareOnNodesStmt != nil {
+		if cerr := q.resourceStateRedeclareOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateRedeclareOnNodesStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateRefsByNodeStmt != nil {
 		if cerr := q.resourceStateRefsByNodeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateRefsByNodeStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateRemoveOnNodesStmt != nil {
+		if cerr := q.resourceStateRemoveOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateRemoveOnNodesStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateRequestRetryStmt != nil {
@@ -770,10 +834,12 @@ type Queries struct {
 	assignmentDeleteByNodeStmt            *sql.Stmt
 	assignmentGetStmt                     *sql.Stmt
 	assignmentInsertStmt                  *sql.Stmt
+	assignmentListBehindStmt              *sql.Stmt
 	assignmentListByModuleStmt            *sql.Stmt
 	assignmentListByNodeStmt              *sql.Stmt
 	assignmentListByNodesStmt             *sql.Stmt
-	assignmentPinRevisionStmt             *sql.Stmt
+	assignmentOthersOfModuleStmt          *sql.Stmt
+	assignmentPinNodesStmt                *sql.Stmt
 	assignmentSetTakenStmt                *sql.Stmt
 	driftCountsByNodesSinceStmt           *sql.Stmt
 	driftInsertStmt                       *sql.Stmt
@@ -783,11 +849,13 @@ type Queries struct {
 	driftTopSinceStmt                     *sql.Stmt
 	moduleGetStmt                         *sql.Stmt
 	moduleListStmt                        *sql.Stmt
+	moduleListBehindStmt                  *sql.Stmt
 	moduleRevisionGetStmt                 *sql.Stmt
 	moduleRevisionInsertStmt              *sql.Stmt
 	moduleUpsertStmt                      *sql.Stmt
 	nodeBumpGenerationStmt                *sql.Stmt
 	nodeBumpGenerationByModuleStmt        *sql.Stmt
+	nodeBumpGenerationsStmt               *sql.Stmt
 	nodeExistsByTokenHashStmt             *sql.Stmt
 	nodeGenerationListStmt                *sql.Stmt
 	nodeGetStmt                           *sql.Stmt
@@ -814,6 +882,7 @@ type Queries struct {
 	resourceStateClearRetryStmt           *sql.Stmt
 	resourceStateCountAttemptsStmt        *sql.Stmt
 	resourceStateCountByNodeStmt          *sql.Stmt
+	resourceStateDeclareStmt              *sql.Stmt
 	resourceStateDeleteStmt               *sql.Stmt
 	resourceStateGetStmt                  *sql.Stmt
 	resourceStateInsertStmt               *sql.Stmt
@@ -826,9 +895,12 @@ type Queries struct {
 	resourceStateListStuckStmt            *sql.Stmt
 	resourceStateListStuckByNodeStmt      *sql.Stmt
 	resourceStateMoveStmt                 *sql.Stmt
+	resourceStateMoveOnNodesStmt          *sql.Stmt
 	resourceStateRecordStmt               *sql.Stmt
 	resourceStateRedeclareStmt            *sql.Stmt
+	resourceStateRedeclareOnNodesStmt     *sql.Stmt
 	resourceStateRefsByNodeStmt           *sql.Stmt
+	resourceStateRemoveOnNodesStmt        *sql.Stmt
 	resourceStateRequestRetryStmt         *sql.Stmt
 	resourceStateRetryListStmt            *sql.Stmt
 	sendFindStmt                          *sql.Stmt
@@ -863,10 +935,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assignmentDeleteByNodeStmt:            q.assignmentDeleteByNodeStmt,
 		assignmentGetStmt:                     q.assignmentGetStmt,
 		assignmentInsertStmt:                  q.assignmentInsertStmt,
+		assignmentListBehindStmt:              q.assignmentListBehindStmt,
 		assignmentListByModuleStmt:            q.assignmentListByModuleStmt,
 		assignmentListByNodeStmt:              q.assignmentListByNodeStmt,
 		assignmentListByNodesStmt:             q.assignmentListByNodesStmt,
-		assignmentPinRevisionStmt:             q.assignmentPinRevisionStmt,
+		assignmentOthersOfModuleStmt:          q.assignmentOthersOfModuleStmt,
+		assignmentPinNodesStmt:                q.assignmentPinNodesStmt,
 		assignmentSetTakenStmt:                q.assignmentSetTakenStmt,
 		driftCountsByNodesSinceStmt:           q.driftCountsByNodesSinceStmt,
 		driftInsertStmt:                       q.driftInsertStmt,
@@ -876,11 +950,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		driftTopSinceStmt:                     q.driftTopSinceStmt,
 		moduleGetStmt:                         q.moduleGetStmt,
 		moduleListStmt:                        q.moduleListStmt,
+		moduleListBehindStmt:                  q.moduleListBehindStmt,
 		moduleRevisionGetStmt:                 q.moduleRevisionGetStmt,
 		moduleRevisionInsertStmt:              q.moduleRevisionInsertStmt,
 		moduleUpsertStmt:                      q.moduleUpsertStmt,
 		nodeBumpGenerationStmt:                q.nodeBumpGenerationStmt,
 		nodeBumpGenerationByModuleStmt:        q.nodeBumpGenerationByModuleStmt,
+		nodeBumpGenerationsStmt:               q.nodeBumpGenerationsStmt,
 		nodeExistsByTokenHashStmt:             q.nodeExistsByTokenHashStmt,
 		nodeGenerationListStmt:                q.nodeGenerationListStmt,
 		nodeGetStmt:                           q.nodeGetStmt,
@@ -907,6 +983,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateClearRetryStmt:           q.resourceStateClearRetryStmt,
 		resourceStateCountAttemptsStmt:        q.resourceStateCountAttemptsStmt,
 		resourceStateCountByNodeStmt:          q.resourceStateCountByNodeStmt,
+		resourceStateDeclareStmt:              q.resourceStateDeclareStmt,
 		resourceStateDeleteStmt:               q.resourceStateDeleteStmt,
 		resourceStateGetStmt:                  q.resourceStateGetStmt,
 		resourceStateInsertStmt:               q.resourceStateInsertStmt,
@@ -919,9 +996,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateListStuckStmt:            q.resourceStateListStuckStmt,
 		resourceStateListStuckByNodeStmt:      q.resourceStateListStuckByNodeStmt,
 		resourceStateMoveStmt:                 q.resourceStateMoveStmt,
+		resourceStateMoveOnNodesStmt:          q.resourceStateMoveOnNodesStmt,
 		resourceStateRecordStmt:               q.resourceStateRecordStmt,
 		resourceStateRedeclareStmt:            q.resourceStateRedeclareStmt,
+		resourceStateRedeclareOnNodesStmt:     q.resourceStateRedeclareOnNodesStmt,
 		resourceStateRefsByNodeStmt:           q.resourceStateRefsByNodeStmt,
+		resourceStateRemoveOnNodesStmt:        q.resourceStateRemoveOnNodesStmt,
 		resourceStateRequestRetryStmt:         q.resourceStateRequestRetryStmt,
 		resourceStateRetryListStmt:            q.resourceStateRetryListStmt,
 		sendFindStmt:                          q.sendFindStmt,
