@@ -252,7 +252,7 @@ func (p *pathCheck) against(ctx context.Context, q *dbsqlc.Queries, node string,
 		if o.Same() && !o.Inner.New {
 			o.Outer, o.Inner = o.Inner, o.Outer // the new resource is the one that declares it again
 		}
-		return hq.Errorf(hq.CodeConflict, "%s on node %s", o.Describe(p.refs[o.Outer.ID], p.refs[o.Inner.ID]), node)
+		return hq.Errorf(hq.CodeConflict, "on node %s: %s", node, o.Describe(p.refs[o.Outer.ID], p.refs[o.Inner.ID]))
 	}
 	p.clean[key.String()] = true
 	return nil

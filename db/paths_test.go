@@ -107,8 +107,8 @@ func TestOverlappingPathsAcrossModulesRefusedAtUpload(t *testing.T) {
 	}
 }
 
-// A fleet-wide upload checks each distinct set of other modules once, and still refuses the one
-// node whose set overlaps.
+// A fleet-wide upload passes on nodes alike (whose check is remembered from the first of them)
+// and is still refused for the one node whose other modules differ and overlap.
 func TestOverlapCheckAcrossAFleet(t *testing.T) {
 	s, _ := setup(t)
 	ctx := context.Background()
