@@ -34,7 +34,7 @@ type Config struct {
 	Retain         time.Duration `envconfig:"RETAIN" default:"720h" desc:"history (transitions, reports, sends) older than this is pruned, keeping each node's newest 100 rows per table"`
 	PruneEvery     time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
 	// MaxConns is sized for a fleet: every node holds one connection open for its long-poll.
-	MaxConns int `envconfig:"MAX_CONNS" default:"20000" desc:"connections served at once; more wait in the listen backlog"`
+	MaxConns int `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
 }
 
 // Check reports the first thing in c that would stop the controller from running.

@@ -131,8 +131,8 @@ func TestServerLimits(t *testing.T) {
 	if err := envconfig.Process("HQ", &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.MaxConns != 20000 || cfg.Check() != nil {
-		t.Fatalf("default HQ_MAX_CONNS %d (%v), want 20000", cfg.MaxConns, cfg.Check())
+	if cfg.MaxConns != 50000 || cfg.Check() != nil {
+		t.Fatalf("default HQ_MAX_CONNS %d (%v), want 50000", cfg.MaxConns, cfg.Check())
 	}
 	t.Setenv("HQ_MAX_CONNS", "0")
 	envconfig.Process("HQ", &cfg)
