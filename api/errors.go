@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -40,7 +41,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="hq"`)
 	case http.StatusServiceUnavailable:
-		setRetryAfter(w)
+		s.setRetryAfter(w)
 	}
 	writeJSON(w, status, map[string]*hq.Error{"error": e})
 }
@@ -55,8 +56,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 }
 
-// setRetryAfter asks the client to come back in 5 to 15 seconds, jittered so that a fleet
-// turned away at once does not return at once.
-func setRetryAfter(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", strconv.Itoa(5+rand.IntN(11)))
+// setRetryAfter asks the client to come back in RetryAfter to twice that many seconds (5 to
+// 10 by default), jittered so that a fleet turned away at once does not return at once.
+func (s *Server) setRetryAfter(w http.ResponseWriter) {
+	least := cmp.Or(s.RetryAfter, 5)
+	w.Header().Set("Retry-After", strconv.Itoa(least+rand.IntN(least+1)))
 }
