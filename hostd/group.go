@@ -42,7 +42,7 @@ func groupsOf(m hq.DeclaredModule) map[string]*group {
 // and only when all of them can apply are they committed, after which the group's services
 // restart once. Any failure rolls every member back to what it was before.
 type groupApply struct {
-	rc *reconcile
+	rc *reconcileRun
 	m  hq.DeclaredModule
 	g  *group
 	// results are the module's; only the members' are written. An empty outcome marks a
@@ -58,7 +58,7 @@ type groupApply struct {
 
 // applyGroup applies group g of module m and writes every member's result. It returns the
 // group's services that applied, for restarts that resources later in the module ask for.
-func (rc *reconcile) applyGroup(ctx context.Context, m hq.DeclaredModule, g *group, results []hq.Result) []lateService {
+func (rc *reconcileRun) applyGroup(ctx context.Context, m hq.DeclaredModule, g *group, results []hq.Result) []lateService {
 	began := time.Now()
 	ga := &groupApply{rc: rc, m: m, g: g, results: results}
 	defer func() {
@@ -215,10 +215,10 @@ func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bo
 	// the new state of every member at once.
 	changes := false
 	for _, o := range ga.ops {
-		changes = changes || !o.equal && o.res.Kind != hq.KindService
+		changes = changes || !o.equal && o.decl.Kind != hq.KindService
 	}
 	for _, o := range ga.ops {
-		if changes && o.equal && o.res.Kind == hq.KindService {
+		if changes && o.equal && o.decl.Kind == hq.KindService {
 			o.equal, o.restart = false, true
 		}
 	}
@@ -269,7 +269,7 @@ func (ga *groupApply) stage(ctx context.Context) []string {
 		if o.equal {
 			continue
 		}
-		if err := steps[o.res.Kind].stage(ctx, o); err != nil {
+		if err := steps[o.decl.Kind].stage(ctx, o); err != nil {
 			culprits = append(culprits, ga.fail(k, err))
 		}
 	}
@@ -283,7 +283,7 @@ func (ga *groupApply) commit(ctx context.Context) []string {
 	for k, o := range ga.ops {
 		switch {
 		case o.equal:
-		case o.res.Kind == hq.KindService:
+		case o.decl.Kind == hq.KindService:
 			services = append(services, k)
 		default:
 			changes = append(changes, k)
@@ -301,7 +301,7 @@ func (ga *groupApply) commit(ctx context.Context) []string {
 			}
 		}
 		o := ga.ops[k]
-		if err := steps[o.res.Kind].commit(ctx, o); err != nil {
+		if err := steps[o.decl.Kind].commit(ctx, o); err != nil {
 			return []string{ga.fail(k, err)}
 		}
 	}
@@ -327,15 +327,15 @@ func (ga *groupApply) rollback(ctx context.Context) error {
 	var restarted []*op
 	for k := len(ga.ops) - 1; k >= 0; k-- {
 		o := ga.ops[k]
-		if o == nil || o.res.Kind == hq.KindService {
+		if o == nil || o.decl.Kind == hq.KindService {
 			continue
 		}
-		if err := steps[o.res.Kind].undo(ctx, o); err != nil {
+		if err := steps[o.decl.Kind].undo(ctx, o); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", o.ref, err))
 		}
 	}
 	for _, o := range ga.ops {
-		if o == nil || o.res.Kind != hq.KindService || !o.committed {
+		if o == nil || o.decl.Kind != hq.KindService || !o.committed {
 			continue
 		}
 		touched = true
@@ -401,7 +401,7 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 			o.adopt()
 		} else {
 			if whole {
-				steps[o.res.Kind].finish(o)
+				steps[o.decl.Kind].finish(o)
 			}
 			ga.rc.changed[o.ref] = at
 			ga.rc.noteStart(o, at)
@@ -409,7 +409,7 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 		}
 		ga.rc.keep(o)
 		ga.rc.e.fails.drop(o.ref)
-		if o.res.Kind == hq.KindService {
+		if o.decl.Kind == hq.KindService {
 			services = append(services, lateService{ga.g.members[k], o, at})
 		}
 	}

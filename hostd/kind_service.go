@@ -58,14 +58,14 @@ func (s serviceStep) commit(ctx context.Context, o *op) error {
 // restart starts o's service (stopping what runs) and waits for it to be healthy.
 func (serviceStep) restart(ctx context.Context, o *op) error {
 	// What the service does at start may change what a directory under the root resolves to.
-	o.e.paths.forget()
+	o.e.confiner.forget()
 	if p := o.e.sup.get(o.ref); p != nil {
-		prev := p.res
+		prev := p.decl
 		o.prevService = &prev
 	}
 	// start stops what runs before anything else, so from here on undo has something to put back.
 	o.committed, o.started = true, false
-	p, err := o.e.sup.start(o.ref, o.res, o.spec, resolveService(o.res, o.e.cfg.Root))
+	p, err := o.e.sup.start(o.ref, o.decl, o.spec, resolveService(o.decl, o.e.cfg.Root))
 	if err != nil {
 		return err
 	}
