@@ -174,9 +174,7 @@ func (ga *groupApply) backedOff() []string {
 
 // fail makes member k's result a failed attempt and counts it for back-off.
 func (ga *groupApply) fail(k int, err error) string {
-	r := ga.res(k)
-	r.Outcome, r.Attempted, r.Changed, r.Error = hq.StateFailed, true, false, err.Error()
-	ga.rc.e.fails.failed(ga.ref(k), ga.rc.start, r.Error, ga.m.Resources[ga.g.members[k]].Digest())
+	ga.rc.failed(ga.res(k), ga.ref(k), ga.m.Resources[ga.g.members[k]].Digest(), err)
 	return ga.ref(k) + " failed"
 }
 
@@ -249,15 +247,9 @@ func (ga *groupApply) restartUnhealthy(ctx context.Context) {
 		if o.equal {
 			continue
 		}
-		err := steps[hq.KindService].commit(ctx, o)
-		if err == nil {
-			continue
+		if err := steps[hq.KindService].commit(ctx, o); err != nil {
+			ga.rc.serviceFailed(o, ga.res(k), err)
 		}
-		ga.fail(k, err)
-		if o.started {
-			ga.rc.keep(o)
-		}
-		ga.rc.noteStart(o, ga.rc.next())
 	}
 }
 

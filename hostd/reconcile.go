@@ -192,13 +192,31 @@ func (rc *reconcileRun) apply(ctx context.Context, m hq.DeclaredModule, r hq.Res
 		res, err = rc.applyOp(ctx, m, o, res)
 	}
 	if err != nil {
-		res.Outcome, res.Error, res.Changed = hq.StateFailed, err.Error(), false
-		rc.e.fails.failed(ref, rc.start, res.Error, r.Digest())
-	} else if res.Attempted {
+		rc.failed(&res, ref, r.Digest(), err)
+	} else if res.Outcome == hq.StateApplied {
 		rc.e.fails.drop(ref)
 	}
 	res.DurationMS = time.Since(began).Milliseconds()
 	return res, o
+}
+
+// failed makes res a failed attempt of ref, whose spec has digest spec, and counts it for
+// back-off.
+func (rc *reconcileRun) failed(res *hq.Result, ref, spec string, err error) {
+	res.Outcome, res.Attempted, res.Changed, res.Error = hq.StateFailed, true, false, err.Error()
+	rc.e.fails.failed(ref, rc.start, res.Error, spec)
+}
+
+// serviceFailed makes res say that the commit of service o (a start or a restart) failed with
+// err. A process that started keeps running on its own: it is what is declared, and a slow
+// start is not helped by stopping it; only a group rolls a service back. The ledger names it,
+// so that it is stopped when it is no longer declared, and its start counts for restart_on.
+func (rc *reconcileRun) serviceFailed(o *op, res *hq.Result, err error) {
+	if o.started {
+		rc.keep(o)
+	}
+	rc.noteStart(o, rc.next())
+	rc.failed(res, o.ref, o.spec, err)
 }
 
 // applyOp checks the machine and, unless it is already as declared or the change must be held,
@@ -225,16 +243,11 @@ func (rc *reconcileRun) applyOp(ctx context.Context, m hq.DeclaredModule, o *op,
 		return res, err
 	}
 	if err := s.commit(ctx, o); err != nil {
-		// A service that started but failed its health check keeps running on its own: it is
-		// what is declared, and a slow start is not helped by stopping it. Only a group
-		// rolls a service back. The ledger names it, so that it is stopped when it is no
-		// longer declared.
-		if !(o.committed && o.decl.Kind == hq.KindService) {
-			rc.undo(ctx, s, o)
-		} else {
-			rc.keep(o)
-			rc.noteStart(o, rc.next())
+		if o.committed && o.decl.Kind == hq.KindService {
+			rc.serviceFailed(o, &res, err)
+			return res, nil
 		}
+		rc.undo(ctx, s, o)
 		return res, err
 	}
 	s.finish(o)
@@ -416,15 +429,10 @@ func (rc *reconcileRun) lateRestarts(ctx context.Context, m hq.DeclaredModule, s
 		began := time.Now()
 		o.restart, o.equal = true, false
 		s := steps[hq.KindService]
-		err := s.commit(ctx, o)
-		rc.noteStart(o, rc.next())
-		if err != nil {
-			if o.started {
-				rc.keep(o)
-			}
-			results[i].Outcome, results[i].Error = hq.StateFailed, err.Error()
-			rc.e.fails.failed(o.ref, rc.start, err.Error(), o.spec)
+		if err := s.commit(ctx, o); err != nil {
+			rc.serviceFailed(o, &results[i], err)
 		} else {
+			rc.noteStart(o, rc.next())
 			s.finish(o)
 			rc.keep(o)
 			results[i].Changed = true
