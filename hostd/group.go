@@ -50,8 +50,9 @@ type groupApply struct {
 	results []hq.Result
 	// ops has one op per member once planned.
 	ops []*op
-	// drift marks members that were changed on the machine by something else.
-	drift []bool
+	// drift says, for each member that something else changed on the machine, what differed;
+	// "" for the others.
+	drift []string
 	// journaled is set while a journal names this group's changes.
 	journaled bool
 }
@@ -182,7 +183,7 @@ func (ga *groupApply) fail(k int, err error) string {
 // module is held, and holds its group; attempted says whether a member failed its check.
 func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bool) {
 	ga.ops = make([]*op, len(ga.g.members))
-	ga.drift = make([]bool, len(ga.g.members))
+	ga.drift = make([]string, len(ga.g.members))
 	for k, i := range ga.g.members {
 		r := ga.m.Resources[i]
 		o, err := ga.rc.newOp(ctx, ga.m, r)
@@ -204,7 +205,7 @@ func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bo
 			culprits = append(culprits, ga.ref(k)+" held")
 			continue
 		}
-		ga.drift[k] = o.drifted()
+		ga.drift[k] = o.drift()
 	}
 	if culprits != nil {
 		return culprits, attempted
@@ -397,7 +398,7 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 			}
 			ga.rc.changed[o.ref] = at
 			ga.rc.noteStart(o, at)
-			r.Changed, r.Drift = true, ga.drift[k]
+			r.Changed, r.Drift, r.DriftDetail = true, ga.drift[k] != "", ga.drift[k]
 		}
 		ga.rc.keep(o)
 		ga.rc.e.fails.drop(o.ref)

@@ -237,7 +237,7 @@ func (rc *reconcileRun) applyOp(ctx context.Context, m hq.DeclaredModule, o *op,
 		res.Outcome, res.Attempted, res.HoldReason = hq.StateHeld, false, reason
 		return res, nil
 	}
-	drift := o.drifted()
+	drift := o.drift()
 	if err := s.stage(ctx, o); err != nil {
 		rc.undo(ctx, s, o)
 		return res, err
@@ -254,7 +254,7 @@ func (rc *reconcileRun) applyOp(ctx context.Context, m hq.DeclaredModule, o *op,
 	rc.keep(o)
 	rc.changed[o.ref] = rc.next()
 	rc.noteStart(o, rc.seq)
-	res.Outcome, res.Changed, res.Drift = hq.StateApplied, true, drift
+	res.Outcome, res.Changed, res.Drift, res.DriftDetail = hq.StateApplied, true, drift != "", drift
 	return res, rc.dropOld(ctx, o)
 }
 
