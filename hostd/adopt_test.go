@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,5 +206,34 @@ func TestServiceOfAFailingGroupRunsOnAfterARestart(t *testing.T) {
 	b.adopted("app/server", pid)
 	if b.read("/etc/pair/a.conf") != "A1\n" {
 		t.Fatal("a group that failed applied")
+	}
+}
+
+// TestServiceRecordedWithoutItsSpecIsRestarted: services.json as hostd wrote it before it
+// re-adopted services holds only pid and start; such a service runs an unknown spec, so it is
+// stopped and started with the declared one.
+func TestServiceRecordedWithoutItsSpecIsRestarted(t *testing.T) {
+	b := setup(t)
+	d := b.decl(mod("app", false, sleeper("svc", nil)))
+	b.reconcile(d)
+	pid := b.pidOf("svc")
+	b.eng.Close()
+	start, err := procStart(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := fmt.Sprintf(`{"app/svc": {"pid": %d, "start": %d}}`, pid, start)
+	if err := os.WriteFile(filepath.Join(b.state, servicesFile), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(b.path("/svc.pid"))
+	b.open()
+	b.adopted("app/svc", pid)
+	if r := b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true); r.Drift {
+		t.Fatal("a restart for an unknown spec is drift")
+	}
+	b.waitDead(pid)
+	if b.pidOf("svc") == pid {
+		t.Fatal("not restarted")
 	}
 }

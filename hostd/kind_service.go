@@ -14,7 +14,8 @@ type serviceStep struct{}
 
 func (serviceStep) check(ctx context.Context, o *op) error {
 	p := o.e.sup.get(o.ref)
-	if p == nil || !o.e.sup.running(p) || p.spec != o.spec || o.restart {
+	o.present = p != nil && o.e.sup.running(p)
+	if !o.present || p.spec != o.spec || o.restart {
 		return nil
 	}
 	if !o.e.sup.healthy(p) {
@@ -59,7 +60,8 @@ func (s serviceStep) commit(ctx context.Context, o *op) error {
 func (serviceStep) restart(ctx context.Context, o *op) error {
 	// What the service does at start may change what a directory under the root resolves to.
 	o.e.confiner.forget()
-	if p := o.e.sup.get(o.ref); p != nil {
+	// A process adopted from a record that does not say its spec cannot be started again.
+	if p := o.e.sup.get(o.ref); p != nil && len(p.decl.Command) > 0 {
 		prev := p.decl
 		o.prevService = &prev
 	}

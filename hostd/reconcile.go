@@ -321,11 +321,12 @@ func (rc *reconcileRun) forgetFound(o *op) {
 	}
 }
 
-// driftable is false for a service that never ran under hostd (one stopped with hostd, by
-// --stop-services-on-exit, is started again, which is not something else changing the
-// machine); one hostd started, or re-adopted, and found dead is drift.
+// driftable says whether a service found not as declared was changed by something else: it
+// ran under hostd (one stopped with hostd, by --stop-services-on-exit, is started again, which
+// is not something else changing the machine) and is no longer running, or no longer healthy.
+// One that runs another spec than the ledger's is hostd's own doing, not drift.
 func (o *op) driftable() bool {
-	return o.decl.Kind != hq.KindService || o.e.sup.ran(o.ref)
+	return o.decl.Kind != hq.KindService || o.e.sup.ran(o.ref) && (!o.present || o.unhealthy != nil)
 }
 
 func (rc *reconcileRun) undo(ctx context.Context, s step, o *op) {

@@ -50,7 +50,7 @@ type op struct {
 	// managed is true when hostd owns what is at abs (or the service or action).
 	managed bool
 
-	// Set by check.
+	// Set by check. present says something is at abs, or, for a service, that its process runs.
 	present bool
 	equal   bool
 	info    fs.FileInfo

@@ -255,6 +255,9 @@ func (s *supervisor) logPath(ref string) string {
 // start stops ref's process if one runs and starts decl in its place.
 func (s *supervisor) start(ref string, decl hq.Resource, spec string, l launch) (*proc, error) {
 	s.stop(ref)
+	if len(l.args) == 0 {
+		return nil, fmt.Errorf("%s declares no command", ref)
+	}
 	logPath := s.logPath(ref)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return nil, err
@@ -309,10 +312,13 @@ func (s *supervisor) stop(ref string) {
 }
 
 func (s *supervisor) terminate(p *proc) {
-	// The group is signalled even when the leader has exited, as what it started may still
-	// run; but only for a child, whose pid this hostd reaped and so knows is no one else's.
+	// The group is signalled even once its leader has exited, as what it started may still
+	// run: the kernel gives no new process a pid that is the id of a group with members. But
+	// an adopted process that was gone before hostd came to stop it may have left long ago,
+	// and its pid be someone else's now: that group is left alone.
+	group := p.child || s.running(p)
 	signal := func(sig syscall.Signal) {
-		if s.running(p) || p.child {
+		if group {
 			syscall.Kill(-p.pid, sig)
 		}
 	}
