@@ -35,12 +35,13 @@ func (b *bed) pidOf(name string) int {
 	return pid
 }
 
+// alive reports whether pid runs (a zombie has ended).
 func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false
 	}
-	st, err := procState(pid)
-	return err == nil && st != "Z"
+	f, err := procStatFields(pid)
+	return err == nil && f[0] != "Z"
 }
 
 func (b *bed) waitDead(pid int) {

@@ -413,14 +413,6 @@ func procStart(pid int) (uint64, error) {
 	return strconv.ParseUint(f[19], 10, 64)
 }
 
-func procState(pid int) (string, error) {
-	f, err := procStatFields(pid)
-	if err != nil {
-		return "", err
-	}
-	return f[0], nil
-}
-
 // procStatFields returns the fields of /proc/<pid>/stat after the command name, which may hold
 // spaces and so ends at the last ')'. Field 3 (state) is the first returned.
 func procStatFields(pid int) ([]string, error) {
