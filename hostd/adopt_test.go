@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,11 +24,7 @@ func (b *bed) adopted(ref string, pid int) {
 
 func TestServicesAreReadoptedAcrossRestarts(t *testing.T) {
 	b := setup(t)
-	var hung atomic.Int64
-	var all atomic.Bool
-	srv := b.hungHealth("app/web", &hung, &all)
-	web := sleeper("web", nil)
-	web.Health = &hq.Health{HTTP: srv.URL}
+	web, health := b.hungWeb()
 	d := b.decl(mod("app", false, sleeper("svc", nil), web))
 	rs := b.reconcile(d)
 	rs.want(t, "app/svc", hq.StateApplied, true, true)
@@ -56,7 +51,7 @@ func TestServicesAreReadoptedAcrossRestarts(t *testing.T) {
 	}
 
 	// The health check of an adopted service still runs: hung, it is restarted once.
-	hung.Store(int64(wpid))
+	health.pid.Store(int64(wpid))
 	os.Remove(b.path("/web.pid"))
 	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
 	b.waitDead(wpid)

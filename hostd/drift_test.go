@@ -3,7 +3,6 @@ package hostd
 import (
 	"os"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -105,11 +104,7 @@ func TestDriftDetailOfAnAbsentPath(t *testing.T) {
 
 func TestDriftDetailOfAService(t *testing.T) {
 	b := setup(t)
-	var hung atomic.Int64
-	var all atomic.Bool
-	srv := b.hungHealth("app/web", &hung, &all)
-	web := sleeper("web", nil)
-	web.Health = &hq.Health{HTTP: srv.URL + "/healthz"}
+	web, health := b.hungWeb()
 	d := b.decl(mod("app", false, web))
 	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
 	pid := b.pidOf("web")
@@ -120,9 +115,9 @@ func TestDriftDetailOfAService(t *testing.T) {
 	b.wantDrift(d, "app/web", "service not running")
 	pid = b.pidOf("web")
 
-	hung.Store(int64(pid))
+	health.pid.Store(int64(pid))
 	os.Remove(b.path("/web.pid"))
-	b.wantDrift(d, "app/web", "unhealthy: GET "+srv.URL+"/healthz: 500 Internal Server Error")
+	b.wantDrift(d, "app/web", "unhealthy: GET "+health.url+": 500 Internal Server Error")
 	b.waitDead(pid)
 }
 
