@@ -172,6 +172,11 @@ func TestServicesSurviveHostdRestarts(t *testing.T) {
 		}
 	}
 	u.end(t, time.Second)
+	for ref, pid := range pids {
+		if !strings.Contains(readFile(fmt.Sprintf("/proc/%d/cmdline", pid)), "pairserver") {
+			t.Errorf("%s's process %d is gone", ref, pid)
+		}
+	}
 	if v := c.node("n1"); v.Status != hq.StatusConverged {
 		t.Fatalf("n1 is %s after the restarts: %q", v.Status, v.Lines)
 	}

@@ -1,11 +1,11 @@
 package hostd
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,11 +24,7 @@ func (b *bed) adopted(ref string, pid int) {
 
 func TestServicesAreReadoptedAcrossRestarts(t *testing.T) {
 	b := setup(t)
-	var hung atomic.Int64
-	var all atomic.Bool
-	srv := b.hungHealth("app/web", &hung, &all)
-	web := sleeper("web", nil)
-	web.Health = &hq.Health{HTTP: srv.URL}
+	web, health := b.hungWeb()
 	d := b.decl(mod("app", false, sleeper("svc", nil), web))
 	rs := b.reconcile(d)
 	rs.want(t, "app/svc", hq.StateApplied, true, true)
@@ -55,7 +51,7 @@ func TestServicesAreReadoptedAcrossRestarts(t *testing.T) {
 	}
 
 	// The health check of an adopted service still runs: hung, it is restarted once.
-	hung.Store(int64(wpid))
+	health.pid.Store(int64(wpid))
 	os.Remove(b.path("/web.pid"))
 	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
 	b.waitDead(wpid)
@@ -205,5 +201,34 @@ func TestServiceOfAFailingGroupRunsOnAfterARestart(t *testing.T) {
 	b.adopted("app/server", pid)
 	if b.read("/etc/pair/a.conf") != "A1\n" {
 		t.Fatal("a group that failed applied")
+	}
+}
+
+// TestServiceRecordedWithoutItsSpecIsRestarted: services.json as hostd wrote it before it
+// re-adopted services holds only pid and start; such a service runs an unknown spec, so it is
+// stopped and started with the declared one.
+func TestServiceRecordedWithoutItsSpecIsRestarted(t *testing.T) {
+	b := setup(t)
+	d := b.decl(mod("app", false, sleeper("svc", nil)))
+	b.reconcile(d)
+	pid := b.pidOf("svc")
+	b.eng.Close()
+	start, err := procStart(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := fmt.Sprintf(`{"app/svc": {"pid": %d, "start": %d}}`, pid, start)
+	if err := os.WriteFile(filepath.Join(b.state, servicesFile), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(b.path("/svc.pid"))
+	b.open()
+	b.adopted("app/svc", pid)
+	if r := b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true); r.Drift {
+		t.Fatal("a restart for an unknown spec is drift")
+	}
+	b.waitDead(pid)
+	if b.pidOf("svc") == pid {
+		t.Fatal("not restarted")
 	}
 }

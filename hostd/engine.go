@@ -48,8 +48,8 @@ type Engine struct {
 	ledgerDirty bool
 	fails       *backoff
 	sup         *supervisor
-	// paths keeps the current reconcile inside the root (see confiner).
-	paths *confiner
+	// confiner keeps the current reconcile inside the root.
+	confiner *confiner
 	// stateDirs is the state dir as configured (made absolute) and resolved: no declared path
 	// may be it, inside it, or (for what removes) above it.
 	stateDirs []string
@@ -94,7 +94,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		// Back-off is an optimisation; a damaged file only means earlier retries.
 		cfg.Logger.Warn("back-off state unreadable, starting without it", "err", err)
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b, paths: newConfiner(cfg.Root),
+	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b, confiner: newConfiner(cfg.Root),
 		stateDirs: stateDirs(cfg.StateDir)}
 	e.sup = newSupervisor(cfg.StateDir, cfg.Root, cfg.StopTimeout, cfg.Logger)
 	e.sup.adopt()
@@ -181,8 +181,8 @@ func (e *Engine) Reconcile(ctx context.Context, d *hq.Declaration) []hq.Result {
 		e.fails.declared(d)
 	}
 	// The root is resolved again each time: it may be a link that was moved.
-	e.paths = newConfiner(e.cfg.Root)
-	rc := newReconcile(e, d, start)
+	e.confiner = newConfiner(e.cfg.Root)
+	rc := newReconcileRun(e, d, start)
 	rc.removeUndeclared(ctx)
 	results := make([]hq.Result, 0, d.ResourceCount())
 	for _, m := range d.Modules {

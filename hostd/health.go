@@ -16,12 +16,12 @@ var healthClient = &http.Client{Timeout: 2 * time.Second}
 // that was healthy after its start: a process can be alive and hung. Without a health URL a
 // running service is healthy.
 func (s *supervisor) checkHealth(ctx context.Context, p *proc) error {
-	if p.res.Health == nil || p.res.Health.HTTP == "" {
+	if p.decl.Health == nil || p.decl.Health.HTTP == "" {
 		return nil
 	}
-	if err := probe(ctx, p.res.Health.HTTP); err != nil {
+	if err := probe(ctx, p.decl.Health.HTTP); err != nil {
 		s.setHealthy(p, false)
-		return fmt.Errorf("unhealthy: GET %s: %w", p.res.Health.HTTP, err)
+		return fmt.Errorf("unhealthy: GET %s: %w", p.decl.Health.HTTP, err)
 	}
 	return nil
 }
@@ -29,7 +29,7 @@ func (s *supervisor) checkHealth(ctx context.Context, p *proc) error {
 // waitHealthy waits for a (re)started service to be up: its health URL answers 2xx within
 // timeout, or, without one, it is still running after grace. A process that exits fails at once.
 func (s *supervisor) waitHealthy(ctx context.Context, p *proc, timeout, grace time.Duration) error {
-	if p.res.Health == nil || p.res.Health.HTTP == "" {
+	if p.decl.Health == nil || p.decl.Health.HTTP == "" {
 		end := time.NewTimer(grace)
 		defer end.Stop()
 		// Looked at often: a command that exits at once must fail where it starts.
@@ -47,7 +47,7 @@ func (s *supervisor) waitHealthy(ctx context.Context, p *proc, timeout, grace ti
 		}
 		return s.exited(p)
 	}
-	url := p.res.Health.HTTP
+	url := p.decl.Health.HTTP
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(100 * time.Millisecond)

@@ -60,6 +60,7 @@ func pinKey(ctx context.Context, cfg Config, c *client, log *slog.Logger) (ed255
 		return nil, err
 	}
 	retry := newRetrier(time.Second, 30*time.Second)
+	busy := overload{what: "fetching the controller key"}
 	for {
 		s, err := c.controllerKey(ctx)
 		var key ed25519.PublicKey
@@ -77,8 +78,7 @@ func pinKey(ctx context.Context, cfg Config, c *client, log *slog.Logger) (ed255
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		log.Warn("fetching the controller key to learn; nothing is applied until it is", "err", err, "retry_in", retry.delay())
-		if !retry.wait(ctx, 0) {
+		if !retry.backOff(ctx, log, &busy, "fetching the controller key to learn; nothing is applied until it is", err) {
 			return nil, ctx.Err()
 		}
 	}

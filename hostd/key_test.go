@@ -33,6 +33,7 @@ func TestRunRefusesToStartWithoutAKey(t *testing.T) {
 // works nothing is fetched or applied; the key learned is kept, and after a restart a
 // declaration signed with another key the controller offers is refused.
 func TestRunLearnsTheKeyOnlyFromTheController(t *testing.T) {
+	t.Parallel()
 	f, srv := newFakeController(t)
 	cfg := f.config(srv)
 	cfg.ControllerKey, cfg.LearnKey = "", true
@@ -93,6 +94,7 @@ func TestRunLearnsTheKeyOnlyFromTheController(t *testing.T) {
 // TestRunStopsWhileLearningTheKey: a hostd that cannot learn its key keeps trying until it is
 // stopped, and then returns without an error.
 func TestRunStopsWhileLearningTheKey(t *testing.T) {
+	t.Parallel()
 	f, srv := newFakeController(t)
 	cfg := f.config(srv)
 	cfg.ControllerKey, cfg.LearnKey = "", true

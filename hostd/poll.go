@@ -36,13 +36,7 @@ func (p *poller) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			asked, overloaded := overloadedFor(err)
-			if overloaded {
-				busy.seen(p.log, err, asked)
-			} else {
-				p.log.Warn("fetching declaration", "err", err, "retry_in", retry.delay())
-			}
-			if !retry.wait(ctx, asked) {
+			if !retry.backOff(ctx, p.log, &busy, "fetching declaration", err) {
 				return
 			}
 			continue

@@ -76,13 +76,7 @@ func (r *reporter) run(ctx context.Context) {
 				}
 				// Kept until it is posted, or a newer report replaces it.
 				r.putBack(rep)
-				asked, overloaded := overloadedFor(err)
-				if overloaded {
-					busy.seen(r.log, err, asked)
-				} else {
-					r.log.Warn("posting report", "err", err, "retry_in", retry.delay())
-				}
-				if !retry.wait(ctx, asked) {
+				if !retry.backOff(ctx, r.log, &busy, "posting report", err) {
 					return
 				}
 				continue

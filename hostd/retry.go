@@ -45,6 +45,19 @@ func (r *retrier) wait(ctx context.Context, asked time.Duration) bool {
 	}
 }
 
+// backOff logs a call that failed with err (as msg, or, when the controller is overloaded,
+// once for the episode through busy) and waits before the next attempt: as long as the
+// controller asked, or the next back-off. It reports false when ctx ends first.
+func (r *retrier) backOff(ctx context.Context, log *slog.Logger, busy *overload, msg string, err error) bool {
+	asked, overloaded := overloadedFor(err)
+	if overloaded {
+		busy.seen(log, err, asked)
+	} else {
+		log.Warn(msg, "err", err, "retry_in", r.delay())
+	}
+	return r.wait(ctx, asked)
+}
+
 // reset makes the next wait the first one again, after a success.
 func (r *retrier) reset() { r.next = r.first }
 

@@ -84,10 +84,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		case in := <-decls:
 			// Reconcile at once: a new declaration is applied, a refusal is reported.
 			a.receive(in)
-			a.reconcile(ctx)
+			a.reconcileAndReport(ctx)
 			tick.Reset(cfg.Interval)
 		case <-tick.C:
-			a.reconcile(ctx)
+			a.reconcileAndReport(ctx)
 			tick.Reset(cfg.Interval)
 		case d := <-sent:
 			a.delivered(d)
@@ -156,9 +156,9 @@ func (a *daemon) receive(in incoming) {
 	a.log.Info("new declaration", "generation", d.Generation, "digest", d.Digest, "send_id", d.SendID)
 }
 
-// reconcile applies the current declaration and hands the report to the reporter. With no
-// declaration yet there is nothing to apply, but a refusal is still worth a report.
-func (a *daemon) reconcile(ctx context.Context) {
+// reconcileAndReport applies the current declaration and hands the report to the reporter.
+// With no declaration yet there is nothing to apply, but a refusal is still worth a report.
+func (a *daemon) reconcileAndReport(ctx context.Context) {
 	started := time.Now().UTC()
 	rep := &hq.Report{StartedAt: started, Refused: a.refusal, Results: []hq.Result{}}
 	sent := 0

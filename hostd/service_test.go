@@ -35,12 +35,13 @@ func (b *bed) pidOf(name string) int {
 	return pid
 }
 
+// alive reports whether pid runs (a zombie has ended).
 func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false
 	}
-	st, err := procState(pid)
-	return err == nil && st != "Z"
+	f, err := procStatFields(pid)
+	return err == nil && f[0] != "Z"
 }
 
 func (b *bed) waitDead(pid int) {
@@ -292,13 +293,27 @@ func (b *bed) hungHealth(name string, hung *atomic.Int64, all *atomic.Bool) *htt
 	return srv
 }
 
+// hungSwitch decides what a health URL of hungHealth answers: 500 for the process whose pid
+// is in pid, or for every process while all is set.
+type hungSwitch struct {
+	pid atomic.Int64
+	all atomic.Bool
+	url string
+}
+
+// hungWeb is the sleeper "web" (module app) with a health URL hungHealth serves, and the
+// switch of that URL.
+func (b *bed) hungWeb() (hq.Resource, *hungSwitch) {
+	h := &hungSwitch{}
+	h.url = b.hungHealth("app/web", &h.pid, &h.all).URL + "/healthz"
+	web := sleeper("web", nil)
+	web.Health = &hq.Health{HTTP: h.url}
+	return web, h
+}
+
 func TestRunningServiceThatTurnsUnhealthyIsRestarted(t *testing.T) {
 	b := setup(t)
-	var hung atomic.Int64
-	var all atomic.Bool
-	srv := b.hungHealth("app/web", &hung, &all)
-	svc := sleeper("web", nil)
-	svc.Health = &hq.Health{HTTP: srv.URL + "/healthz"}
+	svc, health := b.hungWeb()
 	d := b.decl(mod("app", false, svc))
 	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
 	pid := b.pidOf("web")
@@ -308,17 +323,17 @@ func TestRunningServiceThatTurnsUnhealthyIsRestarted(t *testing.T) {
 	}
 
 	// Alive but hung: restarted once, and healthy again.
-	hung.Store(int64(pid))
+	health.pid.Store(int64(pid))
 	os.Remove(b.path("/web.pid"))
 	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
 	b.waitDead(pid)
 	pid = b.pidOf("web")
 
 	// Hung, and so is the process that replaces it: failed, with what the check saw first.
-	all.Store(true)
+	health.all.Store(true)
 	os.Remove(b.path("/web.pid"))
 	r := b.reconcile(d).want(t, "app/web", hq.StateFailed, true, false)
-	if want := "unhealthy: GET " + srv.URL + "/healthz: 500 Internal Server Error"; !strings.HasPrefix(r.Error, want) {
+	if want := "unhealthy: GET " + health.url + ": 500 Internal Server Error"; !strings.HasPrefix(r.Error, want) {
 		t.Fatalf("error %q, want it to start with %q", r.Error, want)
 	}
 	b.waitDead(pid)
@@ -338,7 +353,7 @@ func TestRunningServiceThatTurnsUnhealthyIsRestarted(t *testing.T) {
 	}
 
 	// Due again and healthy: applied without another restart.
-	all.Store(false)
+	health.all.Store(false)
 	b.now = b.now.Add(testInterval)
 	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, false)
 	if b.pidOf("web") != pid {

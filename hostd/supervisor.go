@@ -53,7 +53,8 @@ type supervisor struct {
 type proc struct {
 	ref  string
 	spec string
-	res  hq.Resource
+	// decl is the service as declared when it was started.
+	decl hq.Resource
 	pid  int
 	// start is the process's start time, in clock ticks since boot: with pid, it names the
 	// process and no other that reuses the pid.
@@ -251,9 +252,12 @@ func (s *supervisor) logPath(ref string) string {
 	return filepath.Join(s.stateDir, "services", module, name+".log")
 }
 
-// start stops ref's process if one runs and starts res in its place.
-func (s *supervisor) start(ref string, res hq.Resource, spec string, l launch) (*proc, error) {
+// start stops ref's process if one runs and starts decl in its place.
+func (s *supervisor) start(ref string, decl hq.Resource, spec string, l launch) (*proc, error) {
 	s.stop(ref)
+	if len(l.args) == 0 {
+		return nil, fmt.Errorf("%s declares no command", ref)
+	}
 	logPath := s.logPath(ref)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return nil, err
@@ -273,7 +277,7 @@ func (s *supervisor) start(ref string, res hq.Resource, spec string, l launch) (
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &proc{ref: ref, spec: spec, res: res, pid: cmd.Process.Pid, child: true, done: make(chan struct{})}
+	p := &proc{ref: ref, spec: spec, decl: decl, pid: cmd.Process.Pid, child: true, done: make(chan struct{})}
 	// Reaped with wait4 (see gone), never with cmd.Wait, which would need a goroutine that
 	// cannot be stopped while the service runs.
 	cmd.Process.Release()
@@ -308,10 +312,13 @@ func (s *supervisor) stop(ref string) {
 }
 
 func (s *supervisor) terminate(p *proc) {
-	// The group is signalled even when the leader has exited, as what it started may still
-	// run; but only for a child, whose pid this hostd reaped and so knows is no one else's.
+	// The group is signalled even once its leader has exited, as what it started may still
+	// run: the kernel gives no new process a pid that is the id of a group with members. But
+	// an adopted process that was gone before hostd came to stop it may have left long ago,
+	// and its pid be someone else's now: that group is left alone.
+	group := p.child || s.running(p)
 	signal := func(sig syscall.Signal) {
-		if s.running(p) || p.child {
+		if group {
 			syscall.Kill(-p.pid, sig)
 		}
 	}
@@ -353,8 +360,8 @@ func (s *supervisor) save() {
 	s.mu.Lock()
 	recs := make(map[string]serviceRecord, len(s.procs))
 	for ref, p := range s.procs {
-		res := p.res
-		recs[ref] = serviceRecord{Pid: p.pid, Start: p.start, Boot: s.boot, Spec: p.spec, Resource: &res, Healthy: p.healthy}
+		decl := p.decl
+		recs[ref] = serviceRecord{Pid: p.pid, Start: p.start, Boot: s.boot, Spec: p.spec, Resource: &decl, Healthy: p.healthy}
 	}
 	s.mu.Unlock()
 	if err := writeJSONAtomic(filepath.Join(s.stateDir, servicesFile), recs); err != nil {
@@ -385,7 +392,7 @@ func (s *supervisor) adopt() {
 		}
 		p := &proc{ref: ref, spec: r.Spec, pid: r.Pid, start: r.Start, healthy: r.Healthy, done: make(chan struct{})}
 		if r.Resource != nil {
-			p.res = *r.Resource
+			p.decl = *r.Resource
 		}
 		s.procs[ref] = p
 		s.log.Info("re-adopted a running service", "resource", ref, "pid", r.Pid)
@@ -404,14 +411,6 @@ func procStart(pid int) (uint64, error) {
 		return 0, errors.New("short /proc stat")
 	}
 	return strconv.ParseUint(f[19], 10, 64)
-}
-
-func procState(pid int) (string, error) {
-	f, err := procStatFields(pid)
-	if err != nil {
-		return "", err
-	}
-	return f[0], nil
 }
 
 // procStatFields returns the fields of /proc/<pid>/stat after the command name, which may hold
