@@ -62,10 +62,12 @@ type reporter struct {
 	mu          sync.Mutex
 	acked       map[int64]int // report id → acknowledgements
 	unavailable int
+	// cause is what a 503 must say.
+	cause string
 }
 
 func newReporter(t *testing.T, url, node, token string) *reporter {
-	r := &reporter{t: t, url: url, node: node, token: token, acked: map[int64]int{}}
+	r := &reporter{t: t, url: url, node: node, token: token, acked: map[int64]int{}, cause: "disk is full"}
 	req, _ := http.NewRequest("GET", url+"/api/v1/nodes/"+node+"/declaration", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
@@ -113,7 +115,7 @@ func (r *reporter) post(failing bool, n int) {
 		r.acked[rr.ReportID]++
 	case http.StatusServiceUnavailable:
 		r.unavailable++
-		if resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "disk is full") {
+		if resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), r.cause) {
 			r.t.Errorf("503 without Retry-After or without its cause: %v %s", resp.Header, b)
 		}
 	default:

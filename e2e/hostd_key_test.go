@@ -3,6 +3,10 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,4 +26,19 @@ func controllerKey(t testing.TB, url string) string {
 		t.Fatalf("GET %s/api/v1/controller-key: %s, %v", url, resp.Status, err)
 	}
 	return k.Key
+}
+
+// hq key prints the key the controller signs with, the one it publishes.
+func TestHqKeyPrintsTheSigningKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hq.db")
+	ctl := startController(t, path)
+	cmd := exec.Command(filepath.Join(bin, "hq"), "key")
+	cmd.Env = append(os.Environ(), "HQ_DB="+path)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(string(out)), controllerKey(t, ctl.url); got != want {
+		t.Fatalf("hq key printed %q, the controller publishes %q", got, want)
+	}
 }

@@ -33,7 +33,9 @@ func TestOverloadShedsReportsAndHostdComesBack(t *testing.T) {
 		n := fmt.Sprintf("sim-%d", i)
 		tok := c.register(n)
 		c.assign(n, "app", false)
-		sims = append(sims, newReporter(t, ctl.url, n, tok))
+		sim := newReporter(t, ctl.url, n, tok)
+		sim.cause = "taking in as many reports as it can"
+		sims = append(sims, sim)
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

@@ -3,7 +3,6 @@ package hostd
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/meshhq/hq"
 )
 
 // keyFile is where a key learned on first contact (HOSTD_LEARN_KEY=1) is kept in the state dir.
@@ -29,12 +30,8 @@ func parseKey(s string) (ed25519.PublicKey, error) {
 	return ed25519.PublicKey(b), nil
 }
 
-// keyFingerprint names a key in logs the way ssh names its keys: SHA256: and the unpadded
-// base64 of the key's sha256.
-func keyFingerprint(key ed25519.PublicKey) string {
-	sum := sha256.Sum256(key)
-	return "SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:])
-}
+// keyFingerprint names a key in logs as hq key prints it.
+func keyFingerprint(key ed25519.PublicKey) string { return hq.KeyFingerprint(key) }
 
 // pinKey returns the key every declaration must be signed with: HOSTD_CONTROLLER_KEY, or with
 // HOSTD_LEARN_KEY=1 the one kept in the state dir, or else the one the controller offers now,
