@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -78,18 +79,26 @@ type PhaseResult struct {
 	Converged time.Duration `json:"converged_ns,omitempty"`
 	Put       time.Duration `json:"put_ns,omitempty"`
 
-	CPU      time.Duration `json:"cpu_ns"` // controller's user+system time during the phase
-	Cores    float64       `json:"cores"`
-	RSS      int64         `json:"rss_bytes"`
-	HWM      int64         `json:"hwm_bytes"`
-	DB       int64         `json:"db_bytes"`
-	WAL      int64         `json:"wal_bytes"`
-	Requests int           `json:"requests"`
-	Acked    int           `json:"acked"`
-	P50      time.Duration `json:"p50_ns"`
-	P90      time.Duration `json:"p90_ns"`
-	P99      time.Duration `json:"p99_ns"`
-	Max      time.Duration `json:"max_ns"`
+	CPU   time.Duration `json:"cpu_ns"` // controller's user+system time during the phase
+	Cores float64       `json:"cores"`
+	RSS   int64         `json:"rss_bytes"` // controller's resident size at the end
+	// HWM is the controller's peak resident size during the phase (during its lifetime when
+	// the peak could not be reset); StatusHWM and PageHWM its peak while it served each view.
+	HWM       int64 `json:"hwm_bytes"`
+	StatusHWM int64 `json:"status_hwm_bytes,omitempty"`
+	PageHWM   int64 `json:"page_hwm_bytes,omitempty"`
+	// LoadgenCPU is the generator's own CPU time in the phase, and Load the machine's
+	// one-minute load average at its end: the generator and the controller share the machine.
+	LoadgenCPU time.Duration `json:"loadgen_cpu_ns"`
+	Load       float64       `json:"load"`
+	DB         int64         `json:"db_bytes"`
+	WAL        int64         `json:"wal_bytes"`
+	Requests   int           `json:"requests"`
+	Acked      int           `json:"acked"`
+	P50        time.Duration `json:"p50_ns"`
+	P90        time.Duration `json:"p90_ns"`
+	P99        time.Duration `json:"p99_ns"`
+	Max        time.Duration `json:"max_ns"`
 	// Statuses counts every answer as "kind status" (kind: register, assign, declaration,
 	// poll, report; status "error" when none came).
 	Statuses  map[string]int `json:"statuses"`
@@ -199,11 +208,19 @@ func (f *Fleet) measure(ctx context.Context, name string, run func(context.Conte
 	r := PhaseResult{Phase: name}
 	rec := NewRecorder()
 	f.rec.Store(rec)
+	if f.cfg.Pid > 0 {
+		ResetPeak(f.cfg.Pid)
+	}
+	self, _ := ReadProc(os.Getpid())
 	before, procErr := f.readProc()
 	start := time.Now()
 	err := run(ctx, &r)
 	r.Wall = time.Since(start)
 	after, procErr2 := f.readProc()
+	if self2, err := ReadProc(os.Getpid()); err == nil {
+		r.LoadgenCPU = self2.CPU - self.CPU
+	}
+	r.Load = LoadAverage()
 	if procErr == nil && procErr2 == nil && f.cfg.Pid > 0 {
 		r.hasProc = true
 		r.CPU, r.RSS, r.HWM = after.CPU-before.CPU, after.RSS, after.HWM
@@ -219,11 +236,26 @@ func (f *Fleet) measure(ctx context.Context, name string, run func(context.Conte
 	}
 	// The operator's two views, timed once after the phase, outside its recorder.
 	f.rec.Store(NewRecorder())
-	if c, err := f.admin.Do(ctx, http.MethodGet, "/status", nil, nil); err == nil {
-		r.StatusTook = c.Took
-	}
-	r.PageTook, r.PageBytes = f.timePage(ctx)
+	r.StatusHWM = f.peakOf(func() {
+		if c, err := f.admin.Do(ctx, http.MethodGet, "/status", nil, nil); err == nil {
+			r.StatusTook = c.Took
+		}
+	})
+	r.PageHWM = f.peakOf(func() { r.PageTook, r.PageBytes = f.timePage(ctx) })
 	return r, err
+}
+
+// peakOf runs fn and returns the controller's peak resident size while it ran, or 0.
+func (f *Fleet) peakOf(fn func()) int64 {
+	if f.cfg.Pid > 0 {
+		ResetPeak(f.cfg.Pid)
+	}
+	fn()
+	p, err := f.readProc()
+	if err != nil {
+		return 0
+	}
+	return p.HWM
 }
 
 func (f *Fleet) readProc() (Proc, error) {

@@ -28,6 +28,7 @@ func (r PhaseResult) Line() string {
 	if r.hasProc || r.CPU > 0 || r.RSS > 0 {
 		fmt.Fprintf(&b, " | cpu %.2fs %.2f cores, rss %s peak %s", r.CPU.Seconds(), r.Cores, mb(r.RSS), mb(r.HWM))
 	}
+	fmt.Fprintf(&b, " | loadgen cpu %.2fs, load %.1f", r.LoadgenCPU.Seconds(), r.Load)
 	if r.DB > 0 {
 		fmt.Fprintf(&b, " | db %s wal %s", mb(r.DB), mb(r.WAL))
 	}
@@ -36,7 +37,14 @@ func (r PhaseResult) Line() string {
 	if bad := s.NonOK(); len(bad) > 0 {
 		fmt.Fprintf(&b, " | non-2xx %s", strings.Join(bad, " "))
 	}
-	fmt.Fprintf(&b, " | /status %s, / %s (%s)", ms(r.StatusTook), ms(r.PageTook), kb(int64(r.PageBytes)))
+	fmt.Fprintf(&b, " | /status %s", ms(r.StatusTook))
+	if r.StatusHWM > 0 {
+		fmt.Fprintf(&b, " (peak %s)", mb(r.StatusHWM))
+	}
+	fmt.Fprintf(&b, ", / %s %s", ms(r.PageTook), kb(int64(r.PageBytes)))
+	if r.PageHWM > 0 {
+		fmt.Fprintf(&b, " (peak %s)", mb(r.PageHWM))
+	}
 	return b.String()
 }
 

@@ -163,6 +163,30 @@ func ReadProc(pid int) (Proc, error) {
 	return p, sc.Err()
 }
 
+// ResetPeak restarts the process's peak resident size (VmHWM) from its current size, so that
+// the next sample's peak is of what happened since. It needs the right to write the
+// process's clear_refs (its owner or root); without it the peak stays the lifetime's.
+func ResetPeak(pid int) error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
+// LoadAverage is the machine's one-minute load average, or -1 when it cannot be read.
+func LoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
 // DBPathOf finds the database of a running hq serve from its environment (HQ_DB, relative to
 // its working directory; ./hq.db when unset), or "" when it cannot be read.
 func DBPathOf(pid int) string {
