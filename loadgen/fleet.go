@@ -1,0 +1,576 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// The phases, in the order they run.
+const (
+	PhaseRegister = "register"
+	PhaseAssign   = "assign"
+	PhaseApply    = "apply"
+	PhaseSteady   = "steady"
+	PhaseRevision = "revision"
+	PhaseOverload = "overload"
+	// PhaseRecovery follows overload: the steady rate again, to see the controller recover.
+	PhaseRecovery = "recovery"
+)
+
+// Phases lists every phase that can be asked for.
+var Phases = []string{PhaseRegister, PhaseAssign, PhaseApply, PhaseSteady, PhaseRevision, PhaseOverload}
+
+// Config is what a fleet run does.
+type Config struct {
+	URL   string // the controller, http://host:port
+	Token string // the operator's token
+	// Pid is the controller's process, for its CPU and memory; 0 leaves them out. DB is its
+	// database file, for its size; "" leaves it out.
+	Pid int
+	DB  string
+
+	Nodes     int
+	Resources int
+	// Prefix starts every node name, Module names the module; both so that a run against a
+	// controller that is already in use stays apart from what is there.
+	Prefix string
+	Module string
+
+	SteadyRate  float64 // reports/s over the whole fleet
+	SteadyFor   time.Duration
+	OverloadFor time.Duration // at 3× SteadyRate
+	RecoverFor  time.Duration // at SteadyRate, after the overload
+	Concurrency int           // requests at once in register, assign and apply
+	Wait        time.Duration // each long-poll's wait
+	// PhaseTimeout bounds the phases that run until something is done (register, assign,
+	// apply, revision).
+	PhaseTimeout time.Duration
+	// Phases to run; register, assign and apply run whenever a later phase needs them.
+	Phases []string
+}
+
+// PhaseResult is one phase's figures.
+type PhaseResult struct {
+	Phase string        `json:"phase"`
+	Wall  time.Duration `json:"wall_ns"`
+	// Count is what the phase did: nodes (register, assign, apply, revision) or acknowledged
+	// reports (steady, overload, recovery); Rate is Count over Wall.
+	Count int     `json:"count"`
+	Unit  string  `json:"unit"`
+	Rate  float64 `json:"rate"`
+	// Offered is how many reports were due in a timed phase; Late how many of them started
+	// after the next was due (the host was still waiting on the one before).
+	Offered int `json:"offered,omitempty"`
+	Late    int `json:"late,omitempty"`
+	// Converged is, for revision, the time from the upload until the last node reported the new
+	// generation; Put is the upload's own time.
+	Converged time.Duration `json:"converged_ns,omitempty"`
+	Put       time.Duration `json:"put_ns,omitempty"`
+
+	CPU   time.Duration `json:"cpu_ns"` // controller's user+system time during the phase
+	Cores float64       `json:"cores"`
+	RSS   int64         `json:"rss_bytes"` // controller's resident size at the end
+	// HWM is the controller's peak resident size during the phase (during its lifetime when
+	// the peak could not be reset); StatusHWM and PageHWM its peak while it served each view.
+	HWM       int64 `json:"hwm_bytes"`
+	StatusHWM int64 `json:"status_hwm_bytes,omitempty"`
+	PageHWM   int64 `json:"page_hwm_bytes,omitempty"`
+	// LoadgenCPU is the generator's own CPU time in the phase, and Load the machine's
+	// one-minute load average at its end: the generator and the controller share the machine.
+	LoadgenCPU time.Duration `json:"loadgen_cpu_ns"`
+	Load       float64       `json:"load"`
+	DB         int64         `json:"db_bytes"`
+	WAL        int64         `json:"wal_bytes"`
+	Requests   int           `json:"requests"`
+	Acked      int           `json:"acked"`
+	P50        time.Duration `json:"p50_ns"`
+	P90        time.Duration `json:"p90_ns"`
+	P99        time.Duration `json:"p99_ns"`
+	Max        time.Duration `json:"max_ns"`
+	// Statuses counts every answer as "kind status" (kind: register, assign, declaration,
+	// poll, report; status "error" when none came).
+	Statuses  map[string]int `json:"statuses"`
+	LastError string         `json:"last_error,omitempty"`
+	// StatusTook and PageTook time GET /api/v1/status and GET / once, after the phase.
+	StatusTook time.Duration `json:"status_ns"`
+	PageTook   time.Duration `json:"page_ns"`
+	PageBytes  int           `json:"page_bytes"`
+	hasProc    bool
+}
+
+// Fleet is a run of simulated hosts against one controller.
+type Fleet struct {
+	cfg    Config
+	client *http.Client
+	admin  *Admin
+	hosts  []*fleetHost
+	rec    atomic.Pointer[Recorder]
+	cache  resultCache
+	// rev is the module's newest revision, and resources its resources at that revision.
+	rev       int64
+	resources []hq.Resource
+	stopPolls context.CancelFunc
+	polls     sync.WaitGroup
+}
+
+// fleetHost is a host with what the fleet tracks of it.
+type fleetHost struct {
+	*Host
+	registered int64 // generation at registration
+	// sending holds while a report is in flight: like hostd, a host posts one at a time.
+	sending sync.Mutex
+	// acked is the module revision of the last declaration the host reported on with a 200.
+	acked atomic.Int64
+}
+
+// NewFleet prepares a run; nothing is sent until Run.
+func NewFleet(cfg Config) *Fleet {
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	if cfg.Wait <= 0 {
+		cfg.Wait = 30 * time.Second
+	}
+	if cfg.PhaseTimeout <= 0 {
+		cfg.PhaseTimeout = 10 * time.Minute
+	}
+	// A long-poll and a report per host, and the operator's calls.
+	client := &http.Client{Transport: NewTransport(2*cfg.Nodes + cfg.Concurrency + 16)}
+	f := &Fleet{cfg: cfg, client: client, admin: &Admin{Base: cfg.URL, Token: cfg.Token, HTTP: client}}
+	f.rec.Store(NewRecorder())
+	f.cache.m = map[string][]byte{}
+	return f
+}
+
+func (f *Fleet) observe(kind string, c Call) { f.rec.Load().Observe(kind, c) }
+
+func (f *Fleet) wants(phase string) bool {
+	return slices.Contains(f.cfg.Phases, phase)
+}
+
+// Run runs the asked phases in order and hands each one's figures to out as it ends. It stops
+// at the first phase that cannot complete.
+func (f *Fleet) Run(ctx context.Context, out func(PhaseResult)) error {
+	defer f.client.CloseIdleConnections()
+	pollCtx, stop := context.WithCancel(ctx)
+	f.stopPolls = stop
+	defer func() { stop(); f.polls.Wait() }()
+	later := f.wants(PhaseSteady) || f.wants(PhaseRevision) || f.wants(PhaseOverload)
+	steps := []struct {
+		name string
+		need bool
+		run  func(context.Context, *PhaseResult) error
+	}{
+		{PhaseRegister, true, f.register},
+		{PhaseAssign, later || f.wants(PhaseAssign) || f.wants(PhaseApply), f.assign},
+		{PhaseApply, later || f.wants(PhaseApply), f.apply},
+		{PhaseSteady, f.wants(PhaseSteady), func(ctx context.Context, r *PhaseResult) error {
+			return f.reportAt(ctx, r, f.cfg.SteadyRate, f.cfg.SteadyFor)
+		}},
+		{PhaseRevision, f.wants(PhaseRevision), f.revision},
+		{PhaseOverload, f.wants(PhaseOverload), func(ctx context.Context, r *PhaseResult) error {
+			return f.reportAt(ctx, r, 3*f.cfg.SteadyRate, f.cfg.OverloadFor)
+		}},
+		{PhaseRecovery, f.wants(PhaseOverload) && f.cfg.RecoverFor > 0, func(ctx context.Context, r *PhaseResult) error {
+			return f.reportAt(ctx, r, f.cfg.SteadyRate, f.cfg.RecoverFor)
+		}},
+	}
+	for _, s := range steps {
+		if !s.need {
+			continue
+		}
+		r, err := f.measure(ctx, s.name, s.run)
+		out(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		if s.name == PhaseApply {
+			f.startPolls(pollCtx)
+		}
+	}
+	return nil
+}
+
+// measure runs one phase with a recorder of its own and samples the controller around it.
+func (f *Fleet) measure(ctx context.Context, name string, run func(context.Context, *PhaseResult) error) (PhaseResult, error) {
+	r := PhaseResult{Phase: name}
+	rec := NewRecorder()
+	f.rec.Store(rec)
+	if f.cfg.Pid > 0 {
+		ResetPeak(f.cfg.Pid)
+	}
+	self, _ := ReadProc(os.Getpid())
+	before, procErr := f.readProc()
+	start := time.Now()
+	err := run(ctx, &r)
+	r.Wall = time.Since(start)
+	after, procErr2 := f.readProc()
+	if self2, err := ReadProc(os.Getpid()); err == nil {
+		r.LoadgenCPU = self2.CPU - self.CPU
+	}
+	r.Load = LoadAverage()
+	if procErr == nil && procErr2 == nil && f.cfg.Pid > 0 {
+		r.hasProc = true
+		r.CPU, r.RSS, r.HWM = after.CPU-before.CPU, after.RSS, after.HWM
+		r.Cores = r.CPU.Seconds() / r.Wall.Seconds()
+	}
+	if r.Wall > 0 {
+		r.Rate = float64(r.Count) / r.Wall.Seconds()
+	}
+	s := rec.Snapshot()
+	r.Requests, r.Acked, r.P50, r.P90, r.P99, r.Max, r.Statuses, r.LastError = s.Requests, s.Acked, s.P50, s.P90, s.P99, s.Max, s.Statuses, s.LastError
+	if f.cfg.DB != "" {
+		r.DB, r.WAL = FileSize(f.cfg.DB), FileSize(f.cfg.DB+"-wal")
+	}
+	// The operator's two views, timed once after the phase, outside its recorder.
+	f.rec.Store(NewRecorder())
+	r.StatusHWM = f.peakOf(func() {
+		if c, err := f.admin.Do(ctx, http.MethodGet, "/status", nil, nil); err == nil {
+			r.StatusTook = c.Took
+		}
+	})
+	r.PageHWM = f.peakOf(func() { r.PageTook, r.PageBytes = f.timePage(ctx) })
+	return r, err
+}
+
+// peakOf runs fn and returns the controller's peak resident size while it ran, or 0.
+func (f *Fleet) peakOf(fn func()) int64 {
+	if f.cfg.Pid > 0 {
+		ResetPeak(f.cfg.Pid)
+	}
+	fn()
+	p, err := f.readProc()
+	if err != nil {
+		return 0
+	}
+	return p.HWM
+}
+
+func (f *Fleet) readProc() (Proc, error) {
+	if f.cfg.Pid <= 0 {
+		return Proc{}, errors.New("no pid")
+	}
+	return ReadProc(f.cfg.Pid)
+}
+
+// timePage fetches the status page with basic auth, as a browser would; 0 when it failed.
+func (f *Fleet) timePage(ctx context.Context) (time.Duration, int) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(f.cfg.URL, "/")+"/", nil)
+	if err != nil {
+		return 0, 0
+	}
+	req.SetBasicAuth("loadgen", f.cfg.Token)
+	start := time.Now()
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return 0, 0
+	}
+	n, _ := drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0
+	}
+	return time.Since(start), n
+}
+
+// each runs fn for every host, Concurrency at once, until ctx ends; it returns how many
+// succeeded and the first error.
+func (f *Fleet) each(ctx context.Context, fn func(ctx context.Context, i int) error) (int, error) {
+	var (
+		next     atomic.Int64
+		ok       atomic.Int64
+		firstErr error
+		once     sync.Once
+		wg       sync.WaitGroup
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range min(f.cfg.Concurrency, f.cfg.Nodes) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= f.cfg.Nodes || ctx.Err() != nil {
+					return
+				}
+				if err := fn(ctx, i); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				ok.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return int(ok.Load()), firstErr
+}
+
+func (f *Fleet) register(ctx context.Context, r *PhaseResult) error {
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.PhaseTimeout)
+	defer cancel()
+	f.hosts = make([]*fleetHost, f.cfg.Nodes)
+	n, err := f.each(ctx, func(ctx context.Context, i int) error {
+		name := fmt.Sprintf("%s%05d", f.cfg.Prefix, i)
+		token, gen, c, err := f.admin.Register(ctx, name)
+		f.observe("register", c)
+		if err != nil {
+			return err
+		}
+		f.hosts[i] = &fleetHost{Host: NewHost(f.cfg.URL, name, token, f.client, f.observe), registered: gen}
+		return nil
+	})
+	r.Count, r.Unit = n, "nodes/s"
+	return err
+}
+
+// moduleResources is the module at content version v: Resources files under /etc, of which
+// only the first one's content depends on v.
+func moduleResources(n int, module string, v int) []hq.Resource {
+	rs := make([]hq.Resource, n)
+	for i := range rs {
+		content := "loadgen 1\n"
+		if i == 0 {
+			content = fmt.Sprintf("loadgen %d\n", v)
+		}
+		rs[i] = hq.Resource{Name: fmt.Sprintf("f%04d", i), Kind: hq.KindFile,
+			Path: fmt.Sprintf("/etc/%s/f%04d.conf", module, i), Content: content, Mode: "0644"}
+	}
+	return rs
+}
+
+func (f *Fleet) assign(ctx context.Context, r *PhaseResult) error {
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.PhaseTimeout)
+	defer cancel()
+	f.resources = moduleResources(f.cfg.Resources, f.cfg.Module, 1)
+	var put struct {
+		Revision int64 `json:"revision"`
+	}
+	c, err := f.admin.Do(ctx, http.MethodPut, "/modules/"+f.cfg.Module, map[string][]hq.Resource{"resources": f.resources}, &put)
+	f.observe("module", c)
+	r.Put = c.Took
+	if err != nil {
+		return err
+	}
+	f.rev = put.Revision
+	n, err := f.each(ctx, func(ctx context.Context, i int) error {
+		_, c, err := f.admin.Assign(ctx, f.hosts[i].Name, f.cfg.Module)
+		f.observe("assign", c)
+		return err
+	})
+	r.Count, r.Unit = n, "nodes/s"
+	return err
+}
+
+// retry is how the fleet's hosts retry, as hostd does: a second after no answer, and as long
+// as the controller asks after a 503.
+var retry = Retry{Unreachable: time.Second, Shed: time.Second}
+
+// apply has every host fetch its first declaration and report it applied, every resource
+// changed.
+func (f *Fleet) apply(ctx context.Context, r *PhaseResult) error {
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.PhaseTimeout)
+	defer cancel()
+	n, err := f.each(ctx, func(ctx context.Context, i int) error {
+		h := f.hosts[i]
+		d, c := h.Declaration(ctx, h.registered, 0)
+		if d == nil {
+			return fmt.Errorf("%s: no declaration after generation %d: %d %v", h.Name, h.registered, c.Status, c.Err)
+		}
+		return f.send(ctx, h, nil, d)
+	})
+	r.Count, r.Unit = n, "nodes/s"
+	return err
+}
+
+// send reports declaration d applied, having come from prev (nil: nothing applied before), and
+// makes d the host's current declaration once the controller acknowledged it.
+func (f *Fleet) send(ctx context.Context, h *fleetHost, prev, d *hq.Declaration) error {
+	h.sending.Lock()
+	defer h.sending.Unlock()
+	now := time.Now().UTC()
+	_, c, _ := h.Report(ctx, ReportBody(d, f.cache.results(prev, d), now, now), retry)
+	if c.Err != nil || c.Status != http.StatusOK {
+		return fmt.Errorf("%s: report of generation %d: %d %v", h.Name, d.Generation, c.Status, c.Err)
+	}
+	h.SetCurrent(d)
+	if len(d.Modules) > 0 {
+		h.acked.Store(d.Modules[0].Revision)
+	}
+	return nil
+}
+
+// startPolls has every host hold a long-poll for a newer declaration from now on, and report
+// on each one it receives, until the run ends.
+func (f *Fleet) startPolls(ctx context.Context) {
+	for _, h := range f.hosts {
+		f.polls.Go(func() { f.poll(ctx, h) })
+	}
+}
+
+func (f *Fleet) poll(ctx context.Context, h *fleetHost) {
+	for ctx.Err() == nil {
+		cur := h.Current()
+		d, c := h.Declaration(ctx, cur.Generation, f.cfg.Wait)
+		var pause time.Duration
+		switch {
+		case d != nil:
+			if err := f.send(ctx, h, cur, d); err != nil {
+				pause = time.Second
+			}
+		case c.Status == http.StatusNotModified:
+		case c.Status == http.StatusServiceUnavailable:
+			pause = max(c.RetryAfter, time.Second)
+		default:
+			pause = time.Second
+		}
+		if pause > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(pause):
+			}
+		}
+	}
+}
+
+// revision uploads a new revision that changes one resource and waits until every host has
+// reported the new generation.
+func (f *Fleet) revision(ctx context.Context, r *PhaseResult) error {
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.PhaseTimeout)
+	defer cancel()
+	f.resources = moduleResources(f.cfg.Resources, f.cfg.Module, int(f.rev)+1)
+	var put struct {
+		Revision int64 `json:"revision"`
+	}
+	start := time.Now()
+	c, err := f.admin.Do(ctx, http.MethodPut, "/modules/"+f.cfg.Module, map[string][]hq.Resource{"resources": f.resources}, &put)
+	f.observe("module", c)
+	r.Put, r.Unit = c.Took, "nodes/s"
+	if err != nil {
+		return err
+	}
+	f.rev = put.Revision
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n := 0
+		for _, h := range f.hosts {
+			if h.acked.Load() >= f.rev {
+				n++
+			}
+		}
+		r.Count = n
+		if n == len(f.hosts) {
+			r.Converged = time.Since(start)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d node(s) reported revision %d: %w", n, len(f.hosts), f.rev, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// reportAt has the fleet report "nothing changed" at rate reports/s for d: each host every
+// Nodes/rate seconds from a random start, one report at a time, retrying a 503 as the
+// controller asks. Reports due once d has passed are not sent; those in flight are waited for.
+func (f *Fleet) reportAt(ctx context.Context, r *PhaseResult, rate float64, d time.Duration) error {
+	r.Unit = "reports/s"
+	if rate <= 0 || d <= 0 {
+		return nil
+	}
+	period := max(time.Duration(float64(len(f.hosts))/rate*float64(time.Second)), time.Microsecond)
+	start := time.Now()
+	end := start.Add(d)
+	// A report still retrying well after the phase is given up.
+	ctx, cancel := context.WithDeadline(ctx, end.Add(30*time.Second))
+	defer cancel()
+	var offered, late, acked atomic.Int64
+	var wg sync.WaitGroup
+	for _, h := range f.hosts {
+		wg.Go(func() {
+			next := start.Add(time.Duration(rand.Int64N(int64(period))))
+			for next.Before(end) {
+				if wait := time.Until(next); wait > 0 {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(wait):
+					}
+				}
+				offered.Add(1)
+				cur := h.Current()
+				if err := f.send(ctx, h, cur, cur); err == nil {
+					acked.Add(1)
+				}
+				next = next.Add(period)
+				if now := time.Now(); next.Before(now) {
+					late.Add(1)
+					next = now
+				}
+			}
+		})
+	}
+	wg.Wait()
+	r.Count, r.Offered, r.Late = int(acked.Load()), int(offered.Load()), int(late.Load())
+	return nil
+}
+
+// resultCache holds the results of each pair of declarations the fleet reports on, encoded
+// once: every host of the fleet declares the same resources.
+type resultCache struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+// results encodes the results of applying d coming from prev: a resource is changed when prev
+// did not declare it the same way.
+func (c *resultCache) results(prev, d *hq.Declaration) []byte {
+	key := modulesKey(prev) + ">" + modulesKey(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b, ok := c.m[key]; ok {
+		return b
+	}
+	before := map[string]string{}
+	if prev != nil {
+		for _, m := range prev.Modules {
+			for _, r := range m.Resources {
+				before[hq.Ref(m.Name, r.Name)] = r.Digest()
+			}
+		}
+	}
+	b := Results(d, func(module string, r hq.Resource) bool { return before[hq.Ref(module, r.Name)] != r.Digest() })
+	c.m[key] = b
+	return b
+}
+
+// modulesKey names what a declaration declares by its modules' revisions and taken flags,
+// which is the same on every node of the fleet.
+func modulesKey(d *hq.Declaration) string {
+	if d == nil {
+		return "-"
+	}
+	var b strings.Builder
+	for _, m := range d.Modules {
+		fmt.Fprintf(&b, "%s@%d:%t,", m.Name, m.Revision, m.Taken)
+	}
+	return b.String()
+}
+
+// drain reads and closes an answer's body, so its connection is kept, and returns its size.
+func drain(resp *http.Response) (int, error) {
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	return int(n), err
+}

@@ -1,0 +1,66 @@
+package loadgen
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Line is the phase's figures on one plain line.
+func (r PhaseResult) Line() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-8s %7.1fs", r.Phase, r.Wall.Seconds())
+	switch r.Unit {
+	case "reports/s":
+		fmt.Fprintf(&b, "  %d of %d report(s) acked, %.1f reports/s", r.Count, r.Offered, r.Rate)
+		if r.Late > 0 {
+			fmt.Fprintf(&b, ", %d late", r.Late)
+		}
+	default:
+		fmt.Fprintf(&b, "  %d node(s), %.1f nodes/s", r.Count, r.Rate)
+	}
+	if r.Put > 0 {
+		fmt.Fprintf(&b, ", module put %s", ms(r.Put))
+	}
+	if r.Converged > 0 {
+		fmt.Fprintf(&b, ", converged in %.1fs", r.Converged.Seconds())
+	}
+	if r.hasProc || r.CPU > 0 || r.RSS > 0 {
+		fmt.Fprintf(&b, " | cpu %.2fs %.2f cores, rss %s peak %s", r.CPU.Seconds(), r.Cores, mb(r.RSS), mb(r.HWM))
+	}
+	fmt.Fprintf(&b, " | loadgen cpu %.2fs, load %.1f", r.LoadgenCPU.Seconds(), r.Load)
+	if r.DB > 0 {
+		fmt.Fprintf(&b, " | db %s wal %s", mb(r.DB), mb(r.WAL))
+	}
+	fmt.Fprintf(&b, " | %d req p50 %s p90 %s p99 %s max %s", r.Requests, ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max))
+	s := Snapshot{Statuses: r.Statuses}
+	if bad := s.NonOK(); len(bad) > 0 {
+		fmt.Fprintf(&b, " | non-2xx %s", strings.Join(bad, " "))
+	}
+	fmt.Fprintf(&b, " | /status %s", ms(r.StatusTook))
+	if r.StatusHWM > 0 {
+		fmt.Fprintf(&b, " (peak %s)", mb(r.StatusHWM))
+	}
+	fmt.Fprintf(&b, ", / %s %s", ms(r.PageTook), kb(int64(r.PageBytes)))
+	if r.PageHWM > 0 {
+		fmt.Fprintf(&b, " (peak %s)", mb(r.PageHWM))
+	}
+	return b.String()
+}
+
+func ms(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "-"
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.1fMB", float64(n)/(1<<20)) }
+
+func kb(n int64) string { return fmt.Sprintf("%.0fKB", float64(n)/(1<<10)) }

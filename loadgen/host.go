@@ -1,0 +1,308 @@
+// Package loadgen simulates hosts against a real hq controller over HTTP, exactly as hostd
+// speaks to it: register, long-poll the declaration, report a result for every declared
+// resource. cmd/hq-loadgen drives a fleet of them through timed phases; the end-to-end crash
+// campaigns use the same hosts.
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// NewTransport returns a transport that keeps conns idle connections to the controller, so
+// that a fleet of simulated hosts does not open a connection per request. Each host holds a
+// long-poll and posts reports, so conns should be about twice the number of hosts.
+func NewTransport(conns int) *http.Transport {
+	return &http.Transport{
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+// Call is what one request did: its status (0 when no answer came), how long it took, and the
+// Retry-After the controller asked for, if any.
+type Call struct {
+	Status     int
+	Took       time.Duration
+	RetryAfter time.Duration
+	Err        error
+}
+
+// Observer is told about every request a host makes; it must be safe for concurrent use.
+type Observer func(kind string, c Call)
+
+// Host is one simulated node: its name, its token, and the last declaration it received.
+type Host struct {
+	Name  string
+	Token string
+	base  string
+	http  *http.Client
+	obs   Observer
+
+	mu   sync.Mutex
+	decl *hq.Declaration
+}
+
+// NewHost returns a host for a registered node of the controller at base (http://addr),
+// sending through client; obs may be nil.
+func NewHost(base, name, token string, client *http.Client, obs Observer) *Host {
+	return &Host{Name: name, Token: token, base: strings.TrimRight(base, "/"), http: client, obs: obs}
+}
+
+// Current returns the last declaration the host took in, or nil.
+func (h *Host) Current() *hq.Declaration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.decl
+}
+
+// SetCurrent records d as the declaration the host has applied.
+func (h *Host) SetCurrent(d *hq.Declaration) {
+	h.mu.Lock()
+	h.decl = d
+	h.mu.Unlock()
+}
+
+func (h *Host) nodeURL(suffix string) string {
+	return h.base + "/api/v1/nodes/" + url.PathEscape(h.Name) + suffix
+}
+
+// do sends req with the host's token, reads the whole answer (so the connection is kept for
+// the next request) and tells the observer.
+func (h *Host) do(kind string, req *http.Request) (Call, []byte) {
+	req.Header.Set("Authorization", "Bearer "+h.Token)
+	start := time.Now()
+	resp, err := h.http.Do(req)
+	var c Call
+	var body []byte
+	if err == nil {
+		body, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		resp.Body.Close()
+		c.Status = resp.StatusCode
+		c.RetryAfter = retryAfter(resp.Header.Get("Retry-After"))
+	}
+	c.Took, c.Err = time.Since(start), err
+	if h.obs != nil && !errors.Is(req.Context().Err(), context.Canceled) {
+		h.obs(kind, c)
+	}
+	return c, body
+}
+
+// retryAfter reads a Retry-After of whole seconds; 0 when absent or not seconds.
+func retryAfter(v string) time.Duration {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}
+
+// Declaration asks for a declaration newer than after, waiting up to wait as hostd's
+// long-poll does; after < 0 asks for the current one at once. It returns nil and a 304 call
+// when none came.
+func (h *Host) Declaration(ctx context.Context, after int64, wait time.Duration) (*hq.Declaration, Call) {
+	q := url.Values{"wait": {wait.String()}}
+	if after >= 0 {
+		q.Set("after", strconv.FormatInt(after, 10))
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.nodeURL("/declaration?"+q.Encode()), nil)
+	if err != nil {
+		return nil, Call{Err: err}
+	}
+	kind := "declaration"
+	if wait > 0 {
+		kind = "poll"
+	}
+	c, body := h.do(kind, req)
+	if c.Err != nil || c.Status != http.StatusOK {
+		return nil, c
+	}
+	var d hq.Declaration
+	if err := json.Unmarshal(body, &d); err != nil {
+		c.Err = fmt.Errorf("decoding declaration: %w", err)
+		return nil, c
+	}
+	return &d, c
+}
+
+// PostReport posts one report body once and decodes a 200 answer.
+func (h *Host) PostReport(ctx context.Context, body []byte) (hq.ReportResponse, Call) {
+	var rr hq.ReportResponse
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.nodeURL("/reports"), bytes.NewReader(body))
+	if err != nil {
+		return rr, Call{Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	c, b := h.do("report", req)
+	if c.Err == nil && c.Status == http.StatusOK {
+		if err := json.Unmarshal(b, &rr); err != nil {
+			c.Err = fmt.Errorf("decoding report answer: %w", err)
+		}
+	}
+	return rr, c
+}
+
+// Retry says how a host retries a report that was not acknowledged.
+type Retry struct {
+	// Unreachable is the pause after a request that got no answer (the controller is down or
+	// restarting); 503 waits for the Retry-After the controller sent, or Shed without one.
+	Unreachable time.Duration
+	Shed        time.Duration
+}
+
+// Report posts body until the controller acknowledges it with 200 or ctx ends, waiting as the
+// controller asks between attempts: Retry-After on a 503, r.Unreachable when nothing answered.
+// Any other status is final. It returns the last answer and how many attempts were made.
+func (h *Host) Report(ctx context.Context, body []byte, r Retry) (hq.ReportResponse, Call, int) {
+	for attempt := 1; ; attempt++ {
+		rr, c := h.PostReport(ctx, body)
+		var wait time.Duration
+		switch {
+		case c.Err == nil && c.Status == http.StatusOK:
+			return rr, c, attempt
+		case c.Err != nil:
+			wait = r.Unreachable
+		case c.Status == http.StatusServiceUnavailable:
+			wait = c.RetryAfter
+			if wait == 0 {
+				wait = r.Shed
+			}
+		default:
+			return rr, c, attempt
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return rr, c, attempt
+		case <-t.C:
+		}
+	}
+}
+
+// ReportBody encodes a report answering d with the given results, already encoded as a JSON
+// array: the results of a fleet are the same bytes for every node, so they are encoded once.
+func ReportBody(d *hq.Declaration, results []byte, started, finished time.Time) []byte {
+	rep := hq.Report{StartedAt: started, FinishedAt: finished}
+	if d != nil {
+		rep.SendID, rep.Generation, rep.Digest, rep.Signature = d.SendID, d.Generation, d.Digest, d.Signature
+	}
+	head, err := json.Marshal(rep)
+	if err != nil {
+		panic("loadgen: a report does not marshal: " + err.Error())
+	}
+	// The header ends with "results":null}; the results go in place of the null.
+	head = bytes.TrimSuffix(head, []byte("null}"))
+	out := make([]byte, 0, len(head)+len(results)+1)
+	out = append(append(append(out, head...), results...), '}')
+	return out
+}
+
+// Results encodes one result per resource of d: every one applied, changed when changed says
+// so (nil: none changed). A declaration with nothing in it gives [].
+func Results(d *hq.Declaration, changed func(module string, r hq.Resource) bool) []byte {
+	rs := make([]hq.Result, 0, d.ResourceCount())
+	for _, m := range d.Modules {
+		for _, r := range m.Resources {
+			rs = append(rs, hq.Result{Module: m.Name, Resource: r.Name, Outcome: hq.StateApplied, Attempted: true,
+				Changed: changed != nil && changed(m.Name, r)})
+		}
+	}
+	b, err := json.Marshal(rs)
+	if err != nil {
+		panic("loadgen: results do not marshal: " + err.Error())
+	}
+	return b
+}
+
+// Admin is an operator's client of the API.
+type Admin struct {
+	Base  string
+	Token string
+	HTTP  *http.Client
+}
+
+// Do sends an operator request with a JSON body (nil for none), decodes a 2xx answer into out
+// (nil to drop it) and returns what the call did; a non-2xx status is an error naming it.
+func (a *Admin) Do(ctx context.Context, method, path string, body, out any) (Call, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return Call{}, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(a.Base, "/")+"/api/v1"+path, rd)
+	if err != nil {
+		return Call{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.Token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	start := time.Now()
+	resp, err := a.HTTP.Do(req)
+	if err != nil {
+		return Call{Took: time.Since(start), Err: err}, err
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	resp.Body.Close()
+	c := Call{Status: resp.StatusCode, Took: time.Since(start), RetryAfter: retryAfter(resp.Header.Get("Retry-After")), Err: err}
+	if err != nil {
+		return c, err
+	}
+	if resp.StatusCode/100 != 2 {
+		c.Err = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(b))
+		return c, c.Err
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			c.Err = fmt.Errorf("%s %s: decoding %w", method, path, err)
+			return c, c.Err
+		}
+	}
+	return c, nil
+}
+
+// Register registers a node and returns its token and generation.
+func (a *Admin) Register(ctx context.Context, node string) (string, int64, Call, error) {
+	var out struct {
+		Token      string `json:"token"`
+		Generation int64  `json:"generation"`
+	}
+	c, err := a.Do(ctx, http.MethodPost, "/nodes", map[string]string{"name": node}, &out)
+	return out.Token, out.Generation, c, err
+}
+
+// PutModule uploads a new revision of a module.
+func (a *Admin) PutModule(ctx context.Context, module string, rs []hq.Resource) (Call, error) {
+	return a.Do(ctx, http.MethodPut, "/modules/"+url.PathEscape(module), map[string][]hq.Resource{"resources": rs}, nil)
+}
+
+// Assign assigns a module to a node, untaken, and returns the node's new generation.
+func (a *Admin) Assign(ctx context.Context, node, module string) (int64, Call, error) {
+	var out struct {
+		Generation int64 `json:"generation"`
+	}
+	c, err := a.Do(ctx, http.MethodPut, "/nodes/"+url.PathEscape(node)+"/assignments/"+url.PathEscape(module), map[string]bool{"taken": false}, &out)
+	return out.Generation, c, err
+}

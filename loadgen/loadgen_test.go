@@ -1,0 +1,126 @@
+package loadgen
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+func TestReportBodyIsAReportOfEveryDeclaredResource(t *testing.T) {
+	d := &hq.Declaration{Node: "n1", Generation: 7, SendID: 42, Signature: "c2ln",
+		Modules: []hq.DeclaredModule{{Name: "app", Revision: 3, Resources: moduleResources(3, "app", 1)}}}
+	d.Digest = d.ComputeDigest()
+	prev := &hq.Declaration{Modules: []hq.DeclaredModule{{Name: "app", Revision: 2, Resources: moduleResources(3, "app", 0)}}}
+	var c resultCache
+	c.m = map[string][]byte{}
+	at := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	body := ReportBody(d, c.results(prev, d), at, at)
+
+	var rep hq.Report
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("%v in %s", err, body)
+	}
+	if rep.SendID != 42 || rep.Generation != 7 || rep.Digest != d.Digest || rep.Signature != "c2ln" || !rep.StartedAt.Equal(at) {
+		t.Fatalf("the report does not name its send: %+v", rep)
+	}
+	if len(rep.Results) != 3 {
+		t.Fatalf("%d results for 3 declared resources", len(rep.Results))
+	}
+	for i, r := range rep.Results {
+		// Only the first file's content depends on the version.
+		if r.Module != "app" || r.Resource != d.Modules[0].Resources[i].Name || r.Outcome != hq.StateApplied || !r.Attempted || r.Changed != (i == 0) {
+			t.Fatalf("result %d: %+v", i, r)
+		}
+	}
+	// The same pair of declarations gives the same bytes, encoded once.
+	if again := c.results(prev, d); &again[0] != &c.results(prev, d)[0] {
+		t.Fatal("the results were encoded again")
+	}
+	if steady := Results(d, nil); bytes.Contains(steady, []byte(`"changed":true`)) {
+		t.Fatalf("nothing changed, yet: %s", steady)
+	}
+}
+
+func TestReportBodyOfNothingApplied(t *testing.T) {
+	var rep hq.Report
+	if err := json.Unmarshal(ReportBody(nil, []byte("[]"), time.Time{}, time.Time{}), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.SendID != 0 || rep.Generation != 0 || rep.Digest != "" || len(rep.Results) != 0 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	var ds []time.Duration
+	for i := 1; i <= 100; i++ {
+		ds = append(ds, time.Duration(i))
+	}
+	for q, want := range map[float64]time.Duration{0.5: 50, 0.9: 90, 0.99: 99, 1: 100} {
+		if got := quantile(ds, q); got != want {
+			t.Errorf("quantile %v = %v, want %v", q, got, want)
+		}
+	}
+	if quantile(nil, 0.5) != 0 {
+		t.Error("quantile of nothing")
+	}
+}
+
+func TestReadProcOfItself(t *testing.T) {
+	p, err := ReadProc(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.RSS <= 0 || p.HWM < p.RSS {
+		t.Fatalf("%+v", p)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	for v, want := range map[string]time.Duration{"3": 3 * time.Second, " 1 ": time.Second, "": 0, "soon": 0, "-1": 0} {
+		if got := retryAfter(v); got != want {
+			t.Errorf("Retry-After %q = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestReportWaitsAsTheControllerAsks(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		if r.Header.Get("Authorization") != "Bearer tok" || r.URL.Path != "/api/v1/nodes/n1/reports" {
+			http.Error(w, "wrong request", http.StatusBadRequest)
+			return
+		}
+		if n == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte(`{"report_id":9,"summary":"applied 0 resource(s)","stuck":[],"generation":0}`))
+	}))
+	defer srv.Close()
+	rec := NewRecorder()
+	h := NewHost(srv.URL, "n1", "tok", srv.Client(), rec.Observe)
+	start := time.Now()
+	rr, c, attempts := h.Report(t.Context(), []byte(`{}`), Retry{Unreachable: time.Millisecond, Shed: time.Millisecond})
+	if c.Status != http.StatusOK || rr.ReportID != 9 || attempts != 2 {
+		t.Fatalf("status %d, id %d, %d attempt(s): %v", c.Status, rr.ReportID, attempts, c.Err)
+	}
+	if took := time.Since(start); took < time.Second {
+		t.Fatalf("retried after %s, before the second Retry-After asked for", took)
+	}
+	s := rec.Snapshot()
+	if s.Acked != 1 || s.Statuses["report 503"] != 1 || s.Statuses["report 200"] != 1 {
+		t.Fatalf("%+v", s)
+	}
+}

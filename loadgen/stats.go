@@ -1,0 +1,220 @@
+package loadgen
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Recorder collects the requests of one phase: their latencies and their answers by status.
+// Long-polls are counted by status but their latencies are left out: they last as long as
+// they are asked to wait.
+type Recorder struct {
+	mu        sync.Mutex
+	took      []time.Duration
+	statuses  map[string]int
+	acked     int
+	attempts  int
+	lastError string
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder { return &Recorder{statuses: map[string]int{}} }
+
+// Observe records one request; it is an Observer.
+func (r *Recorder) Observe(kind string, c Call) {
+	key := strconv.Itoa(c.Status)
+	if c.Err != nil && c.Status == 0 {
+		key = "error"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.statuses[kind+" "+key]++
+	if kind != "poll" {
+		r.took = append(r.took, c.Took)
+		r.attempts++
+	}
+	if kind == "report" && c.Status == 200 && c.Err == nil {
+		r.acked++
+	}
+	if c.Err != nil {
+		r.lastError = c.Err.Error()
+	}
+}
+
+// Snapshot is what a recorder holds at one moment.
+type Snapshot struct {
+	Requests  int
+	Acked     int
+	P50       time.Duration
+	P90       time.Duration
+	P99       time.Duration
+	Max       time.Duration
+	Statuses  map[string]int
+	LastError string
+}
+
+// Snapshot summarises the requests recorded so far.
+func (r *Recorder) Snapshot() Snapshot {
+	r.mu.Lock()
+	took := slices.Clone(r.took)
+	s := Snapshot{Requests: r.attempts, Acked: r.acked, Statuses: make(map[string]int, len(r.statuses)), LastError: r.lastError}
+	for k, v := range r.statuses {
+		s.Statuses[k] = v
+	}
+	r.mu.Unlock()
+	slices.Sort(took)
+	s.P50, s.P90, s.P99 = quantile(took, 0.50), quantile(took, 0.90), quantile(took, 0.99)
+	if len(took) > 0 {
+		s.Max = took[len(took)-1]
+	}
+	return s
+}
+
+// quantile returns the q-quantile of sorted by the nearest-rank method.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*q+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// NonOK lists the answers that were not 2xx or 304, as "kind status=count", sorted.
+func (s Snapshot) NonOK() []string {
+	var out []string
+	for k, n := range s.Statuses {
+		_, status, _ := strings.Cut(k, " ")
+		if status == "200" || status == "201" || status == "304" {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s=%d", k, n))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Proc is a sample of a process's CPU time and memory, read from /proc.
+type Proc struct {
+	CPU time.Duration // user + system
+	RSS int64         // bytes resident now
+	HWM int64         // bytes resident at the peak so far
+}
+
+// clockTick is USER_HZ, the unit of /proc/<pid>/stat's times; it is 100 on every Linux ABI Go
+// supports.
+const clockTick = 100
+
+// ReadProc samples process pid.
+func ReadProc(pid int) (Proc, error) {
+	var p Proc
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return p, err
+	}
+	// The command name is in parentheses and may hold spaces; the fields after it are fixed:
+	// utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return p, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 13 {
+		return p, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return p, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
+	}
+	p.CPU = time.Duration(utime+stime) * time.Second / clockTick
+	status, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return p, err
+	}
+	defer status.Close()
+	sc := bufio.NewScanner(status)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch k {
+		case "VmRSS":
+			dst = &p.RSS
+		case "VmHWM":
+			dst = &p.HWM
+		default:
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err == nil {
+			*dst = kb << 10
+		}
+	}
+	return p, sc.Err()
+}
+
+// ResetPeak restarts the process's peak resident size (VmHWM) from its current size, so that
+// the next sample's peak is of what happened since. It needs the right to write the
+// process's clear_refs (its owner or root); without it the peak stays the lifetime's.
+func ResetPeak(pid int) error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
+// LoadAverage is the machine's one-minute load average, or -1 when it cannot be read.
+func LoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+// DBPathOf finds the database of a running hq serve from its environment (HQ_DB, relative to
+// its working directory; ./hq.db when unset), or "" when it cannot be read.
+func DBPathOf(pid int) string {
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return ""
+	}
+	path := "hq.db"
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("HQ_DB=")); ok {
+			path = string(v)
+		}
+	}
+	if !filepath.IsAbs(path) {
+		cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		if err != nil {
+			return ""
+		}
+		path = filepath.Join(cwd, path)
+	}
+	return path
+}
+
+// FileSize is the size of a file, 0 when it is not there.
+func FileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
