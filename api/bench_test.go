@@ -64,6 +64,7 @@ func benchmarkIngest(b *testing.B, failing bool) {
 	}
 	b.SetBytes(int64(len(body)))
 	b.ResetTimer()
+	cpu := cpuTime(b)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			// Fatal may not be called from RunParallel's goroutines.
@@ -74,4 +75,5 @@ func benchmarkIngest(b *testing.B, failing bool) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reports/s")
+	reportCPU(b, cpu)
 }

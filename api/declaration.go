@@ -88,8 +88,13 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var rep hq.Report
-	if err := decode(w, r, &rep); err != nil {
+	body, err := readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rep, err := decodeReport(body)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -27,19 +27,33 @@ const (
 )
 
 // decode reads one JSON value into v, refusing unknown fields, duplicate names, trailing data
-// and oversized bodies. It uses the v2 JSON implementation: reports are the controller's hot
-// path, and it decodes them about twice as fast as encoding/json with the same strictness.
+// and oversized bodies. It uses the v2 JSON implementation: it decodes about twice as fast as
+// encoding/json with the same strictness.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return unmarshal(body, v)
+}
+
+// readBody reads a request body up to maxBody.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return hq.Errorf(hq.CodeTooLarge, "request body is larger than %d bytes", maxBody)
+		return nil, hq.Errorf(hq.CodeTooLarge, "request body is larger than %d bytes", maxBody)
 	}
 	if err != nil {
-		return hq.Errorf(hq.CodeBadRequest, "reading the request body: %v", err)
+		return nil, hq.Errorf(hq.CodeBadRequest, "reading the request body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return hq.Errorf(hq.CodeBadRequest, "request body is empty; send JSON")
+		return nil, hq.Errorf(hq.CodeBadRequest, "request body is empty; send JSON")
 	}
+	return body, nil
+}
+
+// unmarshal decodes body into v as decode does.
+func unmarshal(body []byte, v any) error {
 	if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err != nil {
 		return hq.Errorf(hq.CodeBadRequest, "request body is not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}

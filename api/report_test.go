@@ -1,0 +1,58 @@
+package api
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// reportSeeds are bodies of the shape hostd writes, and near misses of it.
+func reportSeeds() [][]byte {
+	full := hq.Report{SendID: 7, Generation: 42, Digest: "sha256:ab", Signature: "c2ln",
+		StartedAt: time.Date(2026, 11, 30, 3, 12, 0, 123, time.UTC), FinishedAt: time.Date(2026, 11, 30, 3, 12, 1, 0, time.UTC),
+		Refused: &hq.Refusal{Generation: 41, Digest: "sha256:cd", SendID: 6, ComposedBy: "hq:1:x", Reason: "older"},
+		Results: []hq.Result{{Module: "app", Resource: "a", Outcome: hq.StateApplied, Attempted: true, Changed: true, DurationMS: 3},
+			{Module: "app", Resource: "b", Outcome: hq.StateFailed, Error: "é\nboom", HoldReason: "x", BlockedBy: "app/a", Drift: true, DriftDetail: "missing"}}}
+	b, _ := json.Marshal(full)
+	empty, _ := json.Marshal(hq.Report{Results: []hq.Result{}})
+	return [][]byte{b, empty,
+		[]byte(`{"generation":1,"digest":"d","results":[{"module":"a","resource":"b","outcome":"applied","attempted":true}]}`),
+		[]byte(`{"generation":1,"generation":2}`), []byte(`{"Generation":1}`), []byte(`{"generation":1.5}`),
+		[]byte(`{"generation":1e3}`), []byte(`{"digest":null,"refused":null}`), []byte(`{"results":[{"extra":1}]}`),
+		[]byte(`{} {}`), []byte(`{"started_at":"2026-11-30T03:12:00+01:00"}`), []byte(`{"started_at":"yesterday"}`),
+		[]byte("{\"digest\":\"\xff\"}"), []byte(`{"results":null}`), []byte(`[]`), []byte(`{"send_id":-3}`)}
+}
+
+// The token reader accepts exactly what the general decoder accepts, with the same result;
+// whatever it hands on is decoded by the general decoder.
+func FuzzDecodeReport(f *testing.F) {
+	for _, s := range reportSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var want hq.Report
+		wantErr := unmarshal(body, &want)
+		got, ok := fastReport(body)
+		if ok && wantErr != nil {
+			t.Fatalf("the token reader accepted what the general decoder refuses (%v): %q", wantErr, body)
+		}
+		if ok && !reflect.DeepEqual(got, want) {
+			t.Fatalf("the token reader read\n%+v\nthe general decoder\n%+v\nfrom %q", got, want, body)
+		}
+		if _, err := decodeReport(body); (err == nil) != (wantErr == nil) {
+			t.Fatalf("decodeReport error %v, general decoder %v", err, wantErr)
+		}
+	})
+}
+
+// The shape hostd writes takes the token reader's path.
+func TestHostdShapedReportsTakeTheFastPath(t *testing.T) {
+	for _, s := range reportSeeds()[:3] {
+		if _, ok := fastReport(s); !ok {
+			t.Errorf("the token reader handed on %s", s)
+		}
+	}
+}
