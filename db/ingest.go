@@ -228,6 +228,9 @@ type advanced struct {
 	applyingAttempted, applyingFound, attemptedAgain []string
 	stuck                                            map[string]bool
 	node                                             string
+	// allPending: the report applied, attempted and changed exactly the node's pending rows,
+	// and there is nothing else to write (a first apply).
+	allPending bool
 }
 
 func (a advanced) isStuck(ref string) bool { return a.stuck[ref] }
@@ -285,6 +288,8 @@ func (s *Store) advanceAll(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node
 			a.stuck[ref] = true
 		}
 	}
+	a.allPending = len(notFine) == 0 && len(a.changed) == 0 && len(a.applyingFound) == 0 &&
+		len(a.applyingAttempted) == len(rep.Results) && int64(len(rep.Results)) == n.ResourcesPending
 	return a, nil
 }
 
@@ -298,11 +303,21 @@ func (a advanced) write(ctx context.Context, q *dbsqlc.Queries, reportID int64, 
 	report := sql.NullInt64{Int64: reportID, Valid: true}
 	// Attempts on rows already applied first, so a pending row the next statement applies
 	// counts its attempt once.
-	if len(a.attemptedAgain) > 0 {
+	if len(a.attemptedAgain) > 0 && !a.allPending {
 		refs, _ := json.Marshal(a.attemptedAgain)
 		if err := q.ResourceStateCountAttempts(ctx, dbsqlc.ResourceStateCountAttemptsParams{ReportID: report, Node: a.node, Refs: string(refs)}); err != nil {
 			return err
 		}
+	}
+	if a.allPending {
+		// Every pending row of the node was applied and changed, and nothing else moves: one
+		// statement over the node's pending rows, with no list to match.
+		_, err := q.ResourceStateApplyAllPending(ctx, dbsqlc.ResourceStateApplyAllPendingParams{
+			Since: now, Attempt: 1, ReportID: report, Node: a.node})
+		if err != nil {
+			return err
+		}
+		a.applyingAttempted, a.attemptedAgain = nil, nil
 	}
 	for _, set := range []struct {
 		refs    []string

@@ -24,7 +24,7 @@ func (c *clock) advance(d time.Duration) {
 }
 
 // setup opens a store on a fresh database built by the real migrations.
-func setup(t *testing.T) (*Store, *clock) {
+func setup(t testing.TB) (*Store, *clock) {
 	t.Helper()
 	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "hq.db"))
 	if err != nil {
@@ -37,14 +37,14 @@ func setup(t *testing.T) (*Store, *clock) {
 	return s, c
 }
 
-func mustNode(t *testing.T, s *Store, name string) {
+func mustNode(t testing.TB, s *Store, name string) {
 	t.Helper()
 	if _, err := s.CreateNode(context.Background(), name); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func mustModule(t *testing.T, s *Store, name string, rs ...hq.Resource) PutModuleResult {
+func mustModule(t testing.TB, s *Store, name string, rs ...hq.Resource) PutModuleResult {
 	t.Helper()
 	res, err := s.PutModule(context.Background(), name, rs)
 	if err != nil {
@@ -53,7 +53,7 @@ func mustModule(t *testing.T, s *Store, name string, rs ...hq.Resource) PutModul
 	return res
 }
 
-func mustAssign(t *testing.T, s *Store, node, module string) int64 {
+func mustAssign(t testing.TB, s *Store, node, module string) int64 {
 	t.Helper()
 	g, err := s.Assign(context.Background(), node, module, nil, nil)
 	if err != nil {

@@ -139,3 +139,12 @@ WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM j
 DELETE FROM resource_states
 WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes))
   AND resource IN (SELECT value FROM json_each(@names));
+
+-- name: ResourceStateApplyAllPending :execrows
+-- ResourceStateApplyPending for a report that applied every pending resource of the node: no
+-- list to match against.
+UPDATE resource_states
+SET state = 'applied', since = @since, attempts = attempts + @attempt, consecutive_failures = 0,
+    failing_since = NULL, never_applied = 0, last_error = '', hold_reason = '', blocked_by = '',
+    report_id = @report_id, reason = 'applied'
+WHERE node = @node AND state = 'pending';

@@ -10,6 +10,36 @@ import (
 	"database/sql"
 )
 
+const resourceStateApplyAllPending = `-- name: ResourceStateApplyAllPending :execrows
+UPDATE resource_states
+SET state = 'applied', since = ?1, attempts = attempts + ?2, consecutive_failures = 0,
+    failing_since = NULL, never_applied = 0, last_error = '', hold_reason = '', blocked_by = '',
+    report_id = ?3, reason = 'applied'
+WHERE node = ?4 AND state = 'pending'
+`
+
+type ResourceStateApplyAllPendingParams struct {
+	Since    string
+	Attempt  int64
+	ReportID sql.NullInt64
+	Node     string
+}
+
+// ResourceStateApplyPending for a report that applied every pending resource of the node: no
+// list to match against.
+func (q *Queries) ResourceStateApplyAllPending(ctx context.Context, arg ResourceStateApplyAllPendingParams) (int64, error) {
+	result, err := q.exec(ctx, q.resourceStateApplyAllPendingStmt, resourceStateApplyAllPending,
+		arg.Since,
+		arg.Attempt,
+		arg.ReportID,
+		arg.Node,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const resourceStateApplyPending = `-- name: ResourceStateApplyPending :execrows
 UPDATE resource_states
 SET state = 'applied', since = ?1, attempts = attempts + ?2, consecutive_failures = 0,

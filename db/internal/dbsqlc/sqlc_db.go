@@ -102,9 +102,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeBumpGenerationStmt, err = db.PrepareContext(ctx, nodeBumpGeneration); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeBumpGeneration: %w", err)
 	}
-	if q.nodeBumpGenerationByModuleStmt, err = db.PrepareContext(ctx, nodeBumpGenerationByModule); err != nil {
-		return nil, fmt.Errorf("error preparing query NodeBumpGenerationByModule: %w", err)
-	}
 	if q.nodeBumpGenerationsStmt, err = db.PrepareContext(ctx, nodeBumpGenerations); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeBumpGenerations: %w", err)
 	}
@@ -167,6 +164,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.reportRepeatStmt, err = db.PrepareContext(ctx, reportRepeat); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportRepeat: %w", err)
+	}
+	if q.resourceStateApplyAllPendingStmt, err = db.PrepareContext(ctx, resourceStateApplyAllPending); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateApplyAllPending: %w", err)
 	}
 	if q.resourceStateApplyPendingStmt, err = db.PrepareContext(ctx, resourceStateApplyPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateApplyPending: %w", err)
@@ -444,11 +444,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeBumpGenerationStmt: %w", cerr)
 		}
 	}
-	if q.nodeBumpGenerationByModuleStmt != nil {
-		if cerr := q.nodeBumpGenerationByModuleStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing nodeBumpGenerationByModuleStmt: %w", cerr)
-		}
-	}
 	if q.nodeBumpGenerationsStmt != nil {
 		if cerr := q.nodeBumpGenerationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeBumpGenerationsStmt: %w", cerr)
@@ -552,6 +547,11 @@ func (q *Queries) Close() error {
 	if q.reportRepeatStmt != nil {
 		if cerr := q.reportRepeatStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing reportRepeatStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateApplyAllPendingStmt != nil {
+		if cerr := q.resourceStateApplyAllPendingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateApplyAllPendingStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateApplyPendingStmt != nil {
@@ -854,7 +854,6 @@ type Queries struct {
 	moduleRevisionInsertStmt              *sql.Stmt
 	moduleUpsertStmt                      *sql.Stmt
 	nodeBumpGenerationStmt                *sql.Stmt
-	nodeBumpGenerationByModuleStmt        *sql.Stmt
 	nodeBumpGenerationsStmt               *sql.Stmt
 	nodeExistsByTokenHashStmt             *sql.Stmt
 	nodeGenerationListStmt                *sql.Stmt
@@ -876,6 +875,7 @@ type Queries struct {
 	reportPruneStmt                       *sql.Stmt
 	reportPruneWindowEndStmt              *sql.Stmt
 	reportRepeatStmt                      *sql.Stmt
+	resourceStateApplyAllPendingStmt      *sql.Stmt
 	resourceStateApplyPendingStmt         *sql.Stmt
 	resourceStateBlockedCountsStmt        *sql.Stmt
 	resourceStateBlockedCountsByNodesStmt *sql.Stmt
@@ -955,7 +955,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		moduleRevisionInsertStmt:              q.moduleRevisionInsertStmt,
 		moduleUpsertStmt:                      q.moduleUpsertStmt,
 		nodeBumpGenerationStmt:                q.nodeBumpGenerationStmt,
-		nodeBumpGenerationByModuleStmt:        q.nodeBumpGenerationByModuleStmt,
 		nodeBumpGenerationsStmt:               q.nodeBumpGenerationsStmt,
 		nodeExistsByTokenHashStmt:             q.nodeExistsByTokenHashStmt,
 		nodeGenerationListStmt:                q.nodeGenerationListStmt,
@@ -977,6 +976,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		reportPruneStmt:                       q.reportPruneStmt,
 		reportPruneWindowEndStmt:              q.reportPruneWindowEndStmt,
 		reportRepeatStmt:                      q.reportRepeatStmt,
+		resourceStateApplyAllPendingStmt:      q.resourceStateApplyAllPendingStmt,
 		resourceStateApplyPendingStmt:         q.resourceStateApplyPendingStmt,
 		resourceStateBlockedCountsStmt:        q.resourceStateBlockedCountsStmt,
 		resourceStateBlockedCountsByNodesStmt: q.resourceStateBlockedCountsByNodesStmt,
