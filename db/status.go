@@ -15,7 +15,7 @@ import (
 func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 	st := hq.NewMeshStatus()
 	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
-		nodes, err := q.NodeList(ctx)
+		nodes, err := q.NodeStatusList(ctx)
 		if err != nil {
 			return err
 		}

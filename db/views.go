@@ -52,17 +52,29 @@ type nodeParts struct {
 
 // nodeCounts reads a node's resources by state from the counts its row keeps.
 func nodeCounts(n dbsqlc.Node) map[hq.State]int {
+	return statusCounts(statusRow(n))
+}
+
+// statusRow is the part of a node's row its status is computed from.
+func statusRow(n dbsqlc.Node) dbsqlc.NodeStatusListRow {
+	return dbsqlc.NodeStatusListRow{Name: n.Name, Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
+		LastReportAt: n.LastReportAt, ResourcesApplied: n.ResourcesApplied, ResourcesPending: n.ResourcesPending,
+		ResourcesFailed: n.ResourcesFailed, ResourcesStuck: n.ResourcesStuck, ResourcesHeld: n.ResourcesHeld,
+		ResourcesGroupedPending: n.ResourcesGroupedPending}
+}
+
+// nodeStatus is a node's status from its row alone.
+func (s *Store) nodeStatus(n dbsqlc.NodeStatusListRow) hq.Status {
+	return hq.StatusOf(hq.NodeFacts{Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
+		LastReportAt: nullTime(n.LastReportAt), Counts: statusCounts(n)}, s.Now(), s.SilentAfter)
+}
+
+func statusCounts(n dbsqlc.NodeStatusListRow) map[hq.State]int {
 	return map[hq.State]int{
 		hq.StatePending: int(n.ResourcesPending), hq.StateApplied: int(n.ResourcesApplied),
 		hq.StateFailed: int(n.ResourcesFailed), hq.StateStuck: int(n.ResourcesStuck),
 		hq.StateHeld: int(n.ResourcesHeld), hq.StateGroupedPending: int(n.ResourcesGroupedPending),
 	}
-}
-
-// nodeStatus is a node's status from its row alone.
-func (s *Store) nodeStatus(n dbsqlc.Node) hq.Status {
-	return hq.StatusOf(hq.NodeFacts{Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
-		LastReportAt: nullTime(n.LastReportAt), Counts: nodeCounts(n)}, s.Now(), s.SilentAfter)
 }
 
 // view turns the parts into the operator's view, with status and lines.
@@ -234,12 +246,12 @@ type NodePage struct {
 func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 	page := NodePage{Nodes: []hq.NodeView{}, Counts: map[hq.Status]int{}}
 	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
-		nodes, err := q.NodeList(ctx)
+		nodes, err := q.NodeStatusList(ctx)
 		if err != nil {
 			return err
 		}
 		page.Total = len(nodes)
-		var keep []dbsqlc.Node
+		var keep []string
 		for _, n := range nodes {
 			st := s.nodeStatus(n)
 			page.Counts[st]++
@@ -251,12 +263,23 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 				continue
 			}
 			if f.Limit > 0 && len(keep) == f.Limit {
-				page.Next = keep[len(keep)-1].Name // and go on counting
+				page.Next = keep[len(keep)-1] // and go on counting
 				continue
 			}
-			keep = append(keep, n)
+			keep = append(keep, n.Name)
 		}
-		page.Nodes, err = s.views(ctx, q, keep)
+		if len(keep) == 0 {
+			return nil
+		}
+		list, err := jsonList(keep)
+		if err != nil {
+			return err
+		}
+		rows, err := q.NodeListByNames(ctx, list)
+		if err != nil {
+			return err
+		}
+		page.Nodes, err = s.views(ctx, q, rows)
 		return err
 	})
 	return page, err

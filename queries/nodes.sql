@@ -9,9 +9,6 @@ SELECT * FROM nodes WHERE name = @name AND deleted_at IS NULL;
 -- A node registered now or deleted: its history is still there.
 SELECT * FROM nodes WHERE name = @name;
 
--- name: NodeList :many
-SELECT * FROM nodes WHERE deleted_at IS NULL ORDER BY name;
-
 -- name: NodeMarkDeleted :exec
 -- The token is replaced by one nobody holds, so the old token stops working.
 UPDATE nodes SET deleted_at = @deleted_at, token_hash = @void_token_hash WHERE name = @name AND deleted_at IS NULL;
@@ -56,3 +53,13 @@ UPDATE nodes SET generation = @generation WHERE name = @name AND generation < @g
 UPDATE nodes SET generation = generation + 1
 WHERE name IN (SELECT value FROM json_each(@nodes))
 RETURNING name, generation;
+
+-- name: NodeStatusList :many
+-- What every registered node's status is computed from, and nothing more: the status of a
+-- fleet is read from this.
+SELECT name, generation, applied_generation, last_report_at,
+       resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending
+FROM nodes WHERE deleted_at IS NULL ORDER BY name;
+
+-- name: NodeListByNames :many
+SELECT * FROM nodes WHERE name IN (SELECT value FROM json_each(@nodes)) AND deleted_at IS NULL ORDER BY name;

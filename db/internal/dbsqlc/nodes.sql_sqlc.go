@@ -172,12 +172,12 @@ func (q *Queries) NodeInsert(ctx context.Context, arg NodeInsertParams) error {
 	return err
 }
 
-const nodeList = `-- name: NodeList :many
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE deleted_at IS NULL ORDER BY name
+const nodeListByNames = `-- name: NodeListByNames :many
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE name IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL ORDER BY name
 `
 
-func (q *Queries) NodeList(ctx context.Context) ([]Node, error) {
-	rows, err := q.query(ctx, q.nodeListStmt, nodeList)
+func (q *Queries) NodeListByNames(ctx context.Context, nodes interface{}) ([]Node, error) {
+	rows, err := q.query(ctx, q.nodeListByNamesStmt, nodeListByNames, nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -336,4 +336,59 @@ type NodeSetReportedParams struct {
 func (q *Queries) NodeSetReported(ctx context.Context, arg NodeSetReportedParams) error {
 	_, err := q.exec(ctx, q.nodeSetReportedStmt, nodeSetReported, arg.LastReportAt, arg.LastReportID, arg.Name)
 	return err
+}
+
+const nodeStatusList = `-- name: NodeStatusList :many
+SELECT name, generation, applied_generation, last_report_at,
+       resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending
+FROM nodes WHERE deleted_at IS NULL ORDER BY name
+`
+
+type NodeStatusListRow struct {
+	Name                    string
+	Generation              int64
+	AppliedGeneration       int64
+	LastReportAt            sql.NullString
+	ResourcesApplied        int64
+	ResourcesPending        int64
+	ResourcesFailed         int64
+	ResourcesStuck          int64
+	ResourcesHeld           int64
+	ResourcesGroupedPending int64
+}
+
+// What every registered node's status is computed from, and nothing more: the status of a
+// fleet is read from this.
+func (q *Queries) NodeStatusList(ctx context.Context) ([]NodeStatusListRow, error) {
+	rows, err := q.query(ctx, q.nodeStatusListStmt, nodeStatusList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeStatusListRow{}
+	for rows.Next() {
+		var i NodeStatusListRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Generation,
+			&i.AppliedGeneration,
+			&i.LastReportAt,
+			&i.ResourcesApplied,
+			&i.ResourcesPending,
+			&i.ResourcesFailed,
+			&i.ResourcesStuck,
+			&i.ResourcesHeld,
+			&i.ResourcesGroupedPending,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

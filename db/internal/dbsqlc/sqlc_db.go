@@ -120,8 +120,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeInsertStmt, err = db.PrepareContext(ctx, nodeInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeInsert: %w", err)
 	}
-	if q.nodeListStmt, err = db.PrepareContext(ctx, nodeList); err != nil {
-		return nil, fmt.Errorf("error preparing query NodeList: %w", err)
+	if q.nodeListByNamesStmt, err = db.PrepareContext(ctx, nodeListByNames); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeListByNames: %w", err)
 	}
 	if q.nodeMarkDeletedStmt, err = db.PrepareContext(ctx, nodeMarkDeleted); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeMarkDeleted: %w", err)
@@ -143,6 +143,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.nodeSetReportedStmt, err = db.PrepareContext(ctx, nodeSetReported); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetReported: %w", err)
+	}
+	if q.nodeStatusListStmt, err = db.PrepareContext(ctx, nodeStatusList); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeStatusList: %w", err)
 	}
 	if q.reportGetStmt, err = db.PrepareContext(ctx, reportGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportGet: %w", err)
@@ -474,9 +477,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeInsertStmt: %w", cerr)
 		}
 	}
-	if q.nodeListStmt != nil {
-		if cerr := q.nodeListStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing nodeListStmt: %w", cerr)
+	if q.nodeListByNamesStmt != nil {
+		if cerr := q.nodeListByNamesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeListByNamesStmt: %w", cerr)
 		}
 	}
 	if q.nodeMarkDeletedStmt != nil {
@@ -512,6 +515,11 @@ func (q *Queries) Close() error {
 	if q.nodeSetReportedStmt != nil {
 		if cerr := q.nodeSetReportedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeSetReportedStmt: %w", cerr)
+		}
+	}
+	if q.nodeStatusListStmt != nil {
+		if cerr := q.nodeStatusListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeStatusListStmt: %w", cerr)
 		}
 	}
 	if q.reportGetStmt != nil {
@@ -860,7 +868,7 @@ type Queries struct {
 	nodeGetStmt                           *sql.Stmt
 	nodeGetAnyStmt                        *sql.Stmt
 	nodeInsertStmt                        *sql.Stmt
-	nodeListStmt                          *sql.Stmt
+	nodeListByNamesStmt                   *sql.Stmt
 	nodeMarkDeletedStmt                   *sql.Stmt
 	nodeRaiseGenerationStmt               *sql.Stmt
 	nodeRegisterAgainStmt                 *sql.Stmt
@@ -868,6 +876,7 @@ type Queries struct {
 	nodeRegistrationInsertStmt            *sql.Stmt
 	nodeSetAppliedStmt                    *sql.Stmt
 	nodeSetReportedStmt                   *sql.Stmt
+	nodeStatusListStmt                    *sql.Stmt
 	reportGetStmt                         *sql.Stmt
 	reportInsertStmt                      *sql.Stmt
 	reportListByNodeStmt                  *sql.Stmt
@@ -961,7 +970,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeGetStmt:                           q.nodeGetStmt,
 		nodeGetAnyStmt:                        q.nodeGetAnyStmt,
 		nodeInsertStmt:                        q.nodeInsertStmt,
-		nodeListStmt:                          q.nodeListStmt,
+		nodeListByNamesStmt:                   q.nodeListByNamesStmt,
 		nodeMarkDeletedStmt:                   q.nodeMarkDeletedStmt,
 		nodeRaiseGenerationStmt:               q.nodeRaiseGenerationStmt,
 		nodeRegisterAgainStmt:                 q.nodeRegisterAgainStmt,
@@ -969,6 +978,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeRegistrationInsertStmt:            q.nodeRegistrationInsertStmt,
 		nodeSetAppliedStmt:                    q.nodeSetAppliedStmt,
 		nodeSetReportedStmt:                   q.nodeSetReportedStmt,
+		nodeStatusListStmt:                    q.nodeStatusListStmt,
 		reportGetStmt:                         q.reportGetStmt,
 		reportInsertStmt:                      q.reportInsertStmt,
 		reportListByNodeStmt:                  q.reportListByNodeStmt,
