@@ -26,13 +26,13 @@ func (s *Server) createNode(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	token, err := s.Store.CreateNode(r.Context(), req.Name)
+	token, gen, err := s.Store.CreateNode(r.Context(), req.Name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	setETag(w, 0)
-	writeJSON(w, http.StatusCreated, map[string]any{"name": req.Name, "token": token, "generation": 0})
+	setETag(w, gen)
+	writeJSON(w, http.StatusCreated, map[string]any{"name": req.Name, "token": token, "generation": gen})
 }
 
 // nodeList is one page of GET /nodes: the nodes, the cursor of the next page, and every node

@@ -47,15 +47,15 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	wantCode(t, err, hq.CodeNotFound)
 
 	clock.advance(time.Minute)
-	token, err := s.CreateNode(ctx, "web-1")
+	token, gen, err := s.CreateNode(ctx, "web-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ok, _ := s.NodeTokenValid(ctx, "web-1", token); !ok {
 		t.Fatal("the new registration's token is refused")
 	}
-	if g, _ := s.NodeGeneration(ctx, "web-1"); g <= d.Generation {
-		t.Fatalf("registered again at generation %d, not above %d", g, d.Generation)
+	if g, _ := s.NodeGeneration(ctx, "web-1"); g <= d.Generation || g != gen {
+		t.Fatalf("registered again at generation %d (said %d), not above %d", g, gen, d.Generation)
 	}
 	var regs, ended int
 	if err := s.read.QueryRow(`SELECT COUNT(*), COUNT(deleted_at) FROM node_registrations WHERE node = 'web-1'`).Scan(&regs, &ended); err != nil {

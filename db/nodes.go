@@ -15,10 +15,13 @@ import (
 	"github.com/meshhq/hq"
 )
 
-// CreateNode registers a node and returns its token, which is stored only as a hash.
-func (s *Store) CreateNode(ctx context.Context, name string) (token string, err error) {
+// CreateNode registers a node and returns its token, which is stored only as a hash, and its
+// generation: 0 for a new name, above every generation the name had before when it was
+// deleted and registered again. It returns invalid for a bad name and conflict for a name
+// that is registered.
+func (s *Store) CreateNode(ctx context.Context, name string) (token string, generation int64, err error) {
 	if !hq.ValidName(name) {
-		return "", hq.NameError("node", name)
+		return "", 0, hq.NameError("node", name)
 	}
 	token = rand.Text()
 	now := s.now()
@@ -40,9 +43,10 @@ func (s *Store) CreateNode(ctx context.Context, name string) (token string, err 
 		default:
 			return err
 		}
+		generation = n.Generation
 		return q.NodeRegistrationInsert(ctx, dbsqlc.NodeRegistrationInsertParams{Node: name, RegisteredAt: now, FirstGeneration: n.Generation})
 	})
-	return token, err
+	return token, generation, err
 }
 
 // DeleteNode marks a node deleted: its token stops working, its assignments go (its resources

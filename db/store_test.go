@@ -39,7 +39,7 @@ func setup(t testing.TB) (*Store, *clock) {
 
 func mustNode(t testing.TB, s *Store, name string) {
 	t.Helper()
-	if _, err := s.CreateNode(context.Background(), name); err != nil {
+	if _, _, err := s.CreateNode(context.Background(), name); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -79,7 +79,7 @@ func (b *bundle) do(req *http.Request) (int, string) {
 
 func (b *bundle) node(tb testing.TB, name string) string {
 	tb.Helper()
-	tok, err := b.store.CreateNode(context.Background(), name)
+	tok, _, err := b.store.CreateNode(context.Background(), name)
 	if err != nil {
 		tb.Fatal(err)
 	}
