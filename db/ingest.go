@@ -317,7 +317,7 @@ func (a advanced) write(ctx context.Context, q *dbsqlc.Queries, reportID int64, 
 		if err != nil {
 			return err
 		}
-		a.applyingAttempted, a.attemptedAgain = nil, nil
+		a.applyingAttempted = nil
 	}
 	for _, set := range []struct {
 		refs    []string
