@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -78,4 +79,88 @@ func BenchmarkFirstApply500(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuNow(b)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+}
+
+// BenchmarkIngestWhilePruning ingests steady reports while retention prunes a history of
+// 200,000 old transitions beside them, and reports the slowest reports: a pruning window is a
+// short transaction, so a report waits for one window at most, never for the whole prune.
+//
+//	go test ./db -run '^$' -bench IngestWhilePruning -benchtime 2000x
+func BenchmarkIngestWhilePruning(b *testing.B) {
+	for _, prune := range []bool{false, true} {
+		b.Run(fmt.Sprintf("pruning=%v", prune), func(b *testing.B) {
+			s, clock := setup(b)
+			ctx := context.Background()
+			// Old history of many nodes, each with more than the rows retention keeps, written
+			// before today's as history is.
+			if _, err := s.write.Exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 199999)
+				INSERT INTO transitions (node, module, resource, from_state, to_state, at, reason)
+				SELECT 'old-' || (i % 1000), 'app', 'r' || i, 'pending', 'applied', '2026-01-01T00:00:00.000Z', 'applied' FROM n`); err != nil {
+				b.Fatal(err)
+			}
+			rs := module500()
+			mustModule(b, s, "app", rs...)
+			mustNode(b, s, "web-1")
+			mustAssign(b, s, "web-1", "app")
+			d, _ := s.Compose(ctx, "web-1", "bench")
+			rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: make([]hq.Result, len(rs))}
+			for j, r := range rs {
+				rep.Results[j] = hq.Result{Module: "app", Resource: r.Name, Outcome: hq.StateApplied, Attempted: true, Changed: true}
+			}
+			if _, err := s.Ingest(ctx, "web-1", rep, IngestOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			for j := range rep.Results {
+				rep.Results[j].Changed = false
+			}
+			clock.advance(time.Hour)
+			done := make(chan struct{})
+			pruned := make(chan map[string]int64, 1)
+			if prune {
+				go func() {
+					total := map[string]int64{}
+					for {
+						select {
+						case <-done:
+							pruned <- total
+							return
+						default:
+						}
+						r := DefaultRetention
+						r.For = 24 * time.Hour
+						del, err := s.Prune(ctx, r)
+						if err != nil {
+							b.Error(err)
+						}
+						for k, v := range del {
+							total[k] += v
+						}
+					}
+				}()
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				start := time.Now()
+				if _, err := s.Ingest(ctx, "web-1", rep, IngestOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			close(done)
+			if prune {
+				<-pruned
+				var left int
+				s.read.QueryRow(`SELECT COUNT(*) FROM transitions WHERE node LIKE 'old-%'`).Scan(&left)
+				if left == 200000 {
+					b.Fatal("nothing was pruned while the reports were ingested")
+				}
+				b.ReportMetric(float64(200000-left), "pruned")
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+		})
+	}
 }

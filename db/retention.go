@@ -21,8 +21,9 @@ type Retention struct {
 	Window int
 }
 
-// DefaultRetention keeps 30 days and at least the newest 100 rows per node and table.
-var DefaultRetention = Retention{For: 720 * time.Hour, KeepPerNode: 100, Window: 1000}
+// DefaultRetention keeps 30 days and at least the newest 100 rows per node and table, looking
+// at 500 rows per window.
+var DefaultRetention = Retention{For: 720 * time.Hour, KeepPerNode: 100, Window: 500}
 
 // historyTable is one history table as retention walks it.
 type historyTable struct {
@@ -78,6 +79,7 @@ func (s *Store) Prune(ctx context.Context, r Retention) (map[string]int64, error
 		for {
 			var until int64
 			var done bool
+			start := time.Now()
 			err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
 				id, at, err := t.end(ctx, q, after, int64(r.Window))
 				if errors.Is(err, sql.ErrNoRows) {
@@ -100,6 +102,13 @@ func (s *Store) Prune(ctx context.Context, r Retention) (map[string]int64, error
 				break
 			}
 			after = until
+			// Leave the writer to reports for as long as the window held it: pruning takes
+			// at most half of it, and a report waits for one window at most.
+			select {
+			case <-ctx.Done():
+				return deleted, ctx.Err()
+			case <-time.After(max(time.Since(start), time.Millisecond)):
+			}
 		}
 	}
 	return deleted, nil

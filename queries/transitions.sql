@@ -11,6 +11,9 @@ ORDER BY id DESC LIMIT 1;
 -- Rows of the window (@after, @until] older than @cutoff, except each node's newest @keep.
 DELETE FROM transitions WHERE id IN (
     SELECT w.id FROM transitions w
-    WHERE w.id > @after AND w.id <= @until AND w.at < @cutoff
-      AND w.id < COALESCE((SELECT k.id FROM transitions k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET @keep), 0)
+    -- Each node of the window once: the id from which its newest @keep+1 rows begin.
+    JOIN (SELECT n.node AS node,
+                 (SELECT k.id FROM transitions k WHERE k.node = n.node ORDER BY k.id DESC LIMIT 1 OFFSET @keep) AS from_id
+          FROM (SELECT DISTINCT d.node FROM transitions d WHERE d.id > @after AND d.id <= @until) n) kept ON kept.node = w.node
+    WHERE w.id > @after AND w.id <= @until AND w.at < @cutoff AND w.id < COALESCE(kept.from_id, 0)
 );

@@ -129,25 +129,28 @@ func (q *Queries) DriftListByNode(ctx context.Context, arg DriftListByNodeParams
 const driftPrune = `-- name: DriftPrune :execrows
 DELETE FROM drifts WHERE id IN (
     SELECT w.id FROM drifts w
-    WHERE w.id > ?1 AND w.id <= ?2 AND w.at < ?3
-      AND w.id < COALESCE((SELECT k.id FROM drifts k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET ?4), 0)
+    -- Each node of the window once: the id from which its newest @keep+1 rows begin.
+    JOIN (SELECT n.node AS node,
+                 (SELECT k.id FROM drifts k WHERE k.node = n.node ORDER BY k.id DESC LIMIT 1 OFFSET ?1) AS from_id
+          FROM (SELECT DISTINCT d.node FROM drifts d WHERE d.id > ?2 AND d.id <= ?3) n) kept ON kept.node = w.node
+    WHERE w.id > ?2 AND w.id <= ?3 AND w.at < ?4 AND w.id < COALESCE(kept.from_id, 0)
 )
 `
 
 type DriftPruneParams struct {
+	Keep   int64
 	After  int64
 	Until  int64
 	Cutoff string
-	Keep   int64
 }
 
 // Rows of the window (@after, @until] older than @cutoff, except each node's newest @keep.
 func (q *Queries) DriftPrune(ctx context.Context, arg DriftPruneParams) (int64, error) {
 	result, err := q.exec(ctx, q.driftPruneStmt, driftPrune,
+		arg.Keep,
 		arg.After,
 		arg.Until,
 		arg.Cutoff,
-		arg.Keep,
 	)
 	if err != nil {
 		return 0, err

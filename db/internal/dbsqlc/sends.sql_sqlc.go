@@ -325,26 +325,29 @@ func (q *Queries) SendMarkSuperseded(ctx context.Context, arg SendMarkSuperseded
 const sendPrune = `-- name: SendPrune :execrows
 DELETE FROM sends WHERE id IN (
     SELECT w.id FROM sends w
-    WHERE w.id > ?1 AND w.id <= ?2 AND COALESCE(w.outcome_at, w.sent_at) < ?3
-      AND w.id < COALESCE((SELECT k.id FROM sends k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET ?4), 0)
+    -- Each node of the window once: the id from which its newest @keep+1 rows begin.
+    JOIN (SELECT n.node AS node,
+                 (SELECT k.id FROM sends k WHERE k.node = n.node ORDER BY k.id DESC LIMIT 1 OFFSET ?1) AS from_id
+          FROM (SELECT DISTINCT d.node FROM sends d WHERE d.id > ?2 AND d.id <= ?3) n) kept ON kept.node = w.node
+    WHERE w.id > ?2 AND w.id <= ?3 AND COALESCE(w.outcome_at, w.sent_at) < ?4 AND w.id < COALESCE(kept.from_id, 0)
 )
 `
 
 type SendPruneParams struct {
+	Keep   int64
 	After  int64
 	Until  int64
 	Cutoff sql.NullString
-	Keep   int64
 }
 
 // A send is as old as its last news (its outcome, or when it was sent).
 // Rows of the window (@after, @until] older than @cutoff, except each node's newest @keep.
 func (q *Queries) SendPrune(ctx context.Context, arg SendPruneParams) (int64, error) {
 	result, err := q.exec(ctx, q.sendPruneStmt, sendPrune,
+		arg.Keep,
 		arg.After,
 		arg.Until,
 		arg.Cutoff,
-		arg.Keep,
 	)
 	if err != nil {
 		return 0, err

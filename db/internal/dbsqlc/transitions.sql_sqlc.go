@@ -54,25 +54,28 @@ func (q *Queries) TransitionListByNode(ctx context.Context, arg TransitionListBy
 const transitionPrune = `-- name: TransitionPrune :execrows
 DELETE FROM transitions WHERE id IN (
     SELECT w.id FROM transitions w
-    WHERE w.id > ?1 AND w.id <= ?2 AND w.at < ?3
-      AND w.id < COALESCE((SELECT k.id FROM transitions k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET ?4), 0)
+    -- Each node of the window once: the id from which its newest @keep+1 rows begin.
+    JOIN (SELECT n.node AS node,
+                 (SELECT k.id FROM transitions k WHERE k.node = n.node ORDER BY k.id DESC LIMIT 1 OFFSET ?1) AS from_id
+          FROM (SELECT DISTINCT d.node FROM transitions d WHERE d.id > ?2 AND d.id <= ?3) n) kept ON kept.node = w.node
+    WHERE w.id > ?2 AND w.id <= ?3 AND w.at < ?4 AND w.id < COALESCE(kept.from_id, 0)
 )
 `
 
 type TransitionPruneParams struct {
+	Keep   int64
 	After  int64
 	Until  int64
 	Cutoff string
-	Keep   int64
 }
 
 // Rows of the window (@after, @until] older than @cutoff, except each node's newest @keep.
 func (q *Queries) TransitionPrune(ctx context.Context, arg TransitionPruneParams) (int64, error) {
 	result, err := q.exec(ctx, q.transitionPruneStmt, transitionPrune,
+		arg.Keep,
 		arg.After,
 		arg.Until,
 		arg.Cutoff,
-		arg.Keep,
 	)
 	if err != nil {
 		return 0, err
