@@ -77,3 +77,34 @@ func benchmarkIngest(b *testing.B, failing bool) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reports/s")
 	reportCPU(b, cpu)
 }
+
+// BenchmarkDeclaration500 answers a host's long-poll with its 500-resource declaration: compose
+// from the pins, record the send, sign, write. A new revision on a fleet is this, once per node.
+//
+//	go test ./api -run '^$' -bench Declaration500 -benchtime 2000x
+func BenchmarkDeclaration500(b *testing.B) {
+	f := setup(b)
+	tok := f.node("web-1")
+	rs := make([]hq.Resource, 500)
+	for i := range rs {
+		rs[i] = hq.Resource{Name: fmt.Sprintf("f%03d", i), Kind: hq.KindFile, Path: fmt.Sprintf("/etc/app/f%03d", i), Content: "x\n"}
+	}
+	if _, err := f.store.PutModule(b.Context(), "app", rs); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.store.Assign(b.Context(), "web-1", "app", nil, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	cpu := cpuTime(b)
+	for b.Loop() {
+		req := httptest.NewRequest("GET", "/api/v1/nodes/web-1/declaration?after=0", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		w := httptest.NewRecorder()
+		f.handler.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+	reportCPU(b, cpu)
+}

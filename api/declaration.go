@@ -53,7 +53,9 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(s.Key, []byte(d.Digest)))
 	}
 	setETag(w, d.Generation)
-	writeJSON(w, http.StatusOK, d)
+	// Unindented: a fleet's new revision is this answer once per node, and indenting it cost a
+	// third of its time. Operators read a declaration with jq.
+	writeCompactJSON(w, http.StatusOK, d)
 }
 
 // signed reports whether the report's signature is this controller's over its digest.

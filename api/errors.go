@@ -46,11 +46,18 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, map[string]*hq.Error{"error": e})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func writeJSON(w http.ResponseWriter, status int, v any) { encodeJSON(w, status, v, "  ") }
+
+// writeCompactJSON writes v without indentation, for the answers a fleet asks for in bulk.
+func writeCompactJSON(w http.ResponseWriter, status int, v any) { encodeJSON(w, status, v, "") }
+
+func encodeJSON(w http.ResponseWriter, status int, v any, indent string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
 	if err := enc.Encode(v); err != nil {
 		slog.Debug("write response", "err", err) // the client went away
 	}
