@@ -14,7 +14,7 @@ check-generated:
 	@test -z "$$(git status --porcelain -- db/internal/dbsqlc/)" || { git status --porcelain -- db/internal/dbsqlc/; echo "db/internal/dbsqlc/ drifts from queries/ and migrations/: run make generate"; exit 1; }
 
 test:
-	go test ./...
+	go test -race ./...
 
 demo:
 	go run ./cmd/hq demo

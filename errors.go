@@ -18,7 +18,10 @@ const (
 	CodeConflict         Code = "conflict"
 	CodeTooLarge         Code = "too_large"
 	CodeInvalid          Code = "invalid"
-	CodeInternal         Code = "internal"
+	// CodeUnavailable is a request the controller cannot take now (its disk is full, or it is
+	// overloaded); the same request later may succeed.
+	CodeUnavailable Code = "unavailable"
+	CodeInternal    Code = "internal"
 )
 
 // FieldError names one invalid field of a request and what is wrong with it.

@@ -1,44 +1,63 @@
 package hq
 
 import (
-	"encoding/json"
+	"slices"
 	"testing"
 )
 
-// FuzzValidateModule feeds arbitrary bodies through the module decoder and validator: it must
-// never panic, and a module it accepts must survive a round trip unchanged and still validate.
-func FuzzValidateModule(f *testing.F) {
-	f.Add([]byte(`{"resources":[{"name":"a","kind":"file","path":"/etc/a","content":"x","mode":"0644","validate":["grep","-q","x","{path}"]}]}`))
-	f.Add([]byte(`{"resources":[{"name":"s","kind":"service","command":["{root}/bin/s"],"env":{"A":"b"},"restart_on":["a"],"health":{"http":"http://127.0.0.1:1/"}},{"name":"a","kind":"directory","path":"/a"}]}`))
-	f.Add([]byte(`{"resources":[{"name":"l","kind":"symlink","path":"/a/../b","target":"x"},{"name":"l","kind":"absent","path":"/"}]}`))
-	f.Add([]byte(`{"resources":[{"name":"g","kind":"action","command":[""],"gate":false,"group":"p q"}]}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var m struct {
-			Resources []Resource `json:"resources"`
+// FuzzPathOverlaps checks the one-walk overlap rule against the plain reading of it, pair by
+// pair, on small sets of paths drawn from a few that nest, share prefixes and repeat: every
+// overlap it reports is one, at most one per claim; every new claim of a repeated path is in a
+// reported repeat, and every claim of a path declared once that lies under a path that may not
+// hold it is reported.
+func FuzzPathOverlaps(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5})
+	f.Add([]byte{0x10, 0x21, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87})
+	f.Add([]byte{0x04, 0x14, 0x24, 0x11, 0x01})
+	f.Add([]byte{0xff, 0x7f, 0x3f, 0x1f, 0x0f})
+	paths := []string{"/a", "/a/b", "/a/b/c", "/a-b", "/a/c", "/ab", "/a/b-c", "/b", "/a/b/c/d", "/a.b/c", "/b/a", "/a/bc"}
+	kinds := []string{KindFile, KindDirectory, KindSymlink, KindAbsent}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 24 {
+			data = data[:24]
 		}
-		if json.Unmarshal(body, &m) != nil {
-			return
+		claims := make([]PathClaim, len(data))
+		for i, c := range data {
+			claims[i] = PathClaim{Path: paths[int(c&0x0f)%len(paths)], Kind: kinds[int(c>>4)%4], New: c&0x80 != 0, ID: i}
 		}
-		if err := ValidateModule(m.Resources); err != nil {
-			if ErrorCode(err) != CodeInvalid {
-				t.Fatalf("validation error with code %s: %v", ErrorCode(err), err)
+		orig := slices.Clone(claims)
+		got := PathOverlaps(claims)
+		inner, same := map[int]bool{}, map[int]bool{}
+		for _, o := range got {
+			if o.Same() {
+				same[o.Outer.ID], same[o.Inner.ID] = true, true
 			}
-			return
-		}
-		again, _ := json.Marshal(m.Resources)
-		var back []Resource
-		if err := json.Unmarshal(again, &back); err != nil {
-			t.Fatal(err)
-		}
-		if err := ValidateModule(back); err != nil {
-			t.Fatalf("a valid module no longer validates after a round trip: %v", err)
-		}
-		for i := range back {
-			if back[i].Digest() != m.Resources[i].Digest() {
-				t.Fatalf("resource %d changed in a round trip", i)
+			if inner[o.Inner.ID] {
+				t.Fatalf("claim %d reported twice: %+v", o.Inner.ID, got)
 			}
-			if !validPath(back[i].Path) && back[i].Path != "" {
-				t.Fatalf("accepted path %q", back[i].Path)
+			inner[o.Inner.ID] = true
+			if !o.Outer.New && !o.Inner.New {
+				t.Fatalf("reported two old claims: %+v", o)
+			}
+			if !o.Same() && !(under(o.Inner.Path, o.Outer.Path) && o.Outer.Kind != KindDirectory) {
+				t.Fatalf("reported what is no overlap: %+v", o)
+			}
+		}
+		count := map[string]int{}
+		for _, c := range orig {
+			count[c.Path]++
+		}
+		for _, c := range orig {
+			for _, d := range orig {
+				if c.ID == d.ID || !c.New && !d.New {
+					continue
+				}
+				if c.Path == d.Path && c.New && !same[c.ID] {
+					t.Fatalf("%+v declares the path of %+v; not reported in %+v", c, d, got)
+				}
+				if count[c.Path] == 1 && under(c.Path, d.Path) && d.Kind != KindDirectory && !inner[c.ID] {
+					t.Fatalf("%+v lies under %+v; not reported in %+v", c, d, got)
+				}
 			}
 		}
 	})

@@ -1,9 +1,7 @@
 package hq
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -21,17 +19,41 @@ type NodeFacts struct {
 	// Failed names the failed (not stuck) resources, module/name.
 	Failed  []string
 	Refused []RefusedSend
+	// Drifting are the resources put back at least the threshold's times within DriftWindow:
+	// something else on the machine is fighting over them.
+	Drifting []DriftCount
 }
 
-// ComputeStatus returns the node's status — the first condition that applies, in the order of
-// Statuses — and one line for every condition that applies.
-func ComputeStatus(f NodeFacts, now time.Time, silentAfter time.Duration) (Status, []string) {
-	var statuses []Status
-	var lines []string
-	add := func(s Status, line string) {
-		statuses = append(statuses, s)
-		lines = append(lines, line)
+// StatusOf returns the node's status — the first condition that applies, in the order of
+// Statuses — from its counts alone when that is all there is: the status of a fleet is read
+// from one row per node. ComputeStatus gives the same status with the lines that explain it.
+func StatusOf(f NodeFacts, now time.Time, silentAfter time.Duration) Status {
+	switch {
+	case f.LastReportAt == nil:
+		return StatusNew
+	case now.Sub(*f.LastReportAt) > silentAfter:
+		return StatusSilent
+	case len(f.Stuck) > 0 || f.Counts[StateStuck] > 0:
+		return StatusStuck
+	case len(f.Held) > 0 || f.Counts[StateHeld] > 0:
+		return StatusWaitingOnTake
+	case f.AppliedGeneration != f.Generation || f.Counts[StatePending]+f.Counts[StateGroupedPending] > 0:
+		return StatusMidChange
+	case len(f.Failed) > 0 || f.Counts[StateFailed] > 0:
+		return StatusDegraded
 	}
+	return StatusConverged
+}
+
+// ComputeStatus returns the node's status, as StatusOf, and one line for every condition that
+// applies.
+func ComputeStatus(f NodeFacts, now time.Time, silentAfter time.Duration) (Status, []string) {
+	return StatusOf(f, now, silentAfter), statusLines(f, now, silentAfter)
+}
+
+func statusLines(f NodeFacts, now time.Time, silentAfter time.Duration) []string {
+	var lines []string
+	add := func(_ Status, line string) { lines = append(lines, line) }
 	switch {
 	case f.LastReportAt == nil:
 		add(StatusNew, "new: never reported")
@@ -67,12 +89,11 @@ func ComputeStatus(f NodeFacts, now time.Time, silentAfter time.Duration) (Statu
 	for _, r := range f.Refused {
 		lines = append(lines, RefusedLine(r))
 	}
-	if len(statuses) == 0 {
-		return StatusConverged, lines
+	// A node that keeps drifting is converged only until the next put-back; it says so.
+	for _, d := range f.Drifting {
+		lines = append(lines, d.Line())
 	}
-	return slices.MinFunc(statuses, func(a, b Status) int {
-		return cmp.Compare(slices.Index(Statuses, a), slices.Index(Statuses, b))
-	}), lines
+	return lines
 }
 
 // StuckLine is the status line of one stuck resource.

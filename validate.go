@@ -30,7 +30,9 @@ func ValidName(s string) bool {
 
 // NameError is the *Error for a bad name in a URL or body.
 func NameError(what, name string) *Error {
-	return Errorf(CodeInvalid, "invalid %s name %q: use letters, digits, '.', '_' or '-', at most %d, starting with a letter or digit", what, name, MaxNameLen)
+	e := Errorf(CodeInvalid, "invalid %s name %q: use letters, digits, '.', '_' or '-', at most %d, starting with a letter or digit", what, name, MaxNameLen)
+	e.Details = []FieldError{{Field: what, Message: fmt.Sprintf("%q is not a valid name", name)}}
+	return e
 }
 
 // ValidateModule checks every resource of a module upload. It returns nil or an *Error with
@@ -41,7 +43,7 @@ func ValidateModule(resources []Resource) error {
 		errs = append(errs, FieldError{Field: fmt.Sprintf("resources[%d].%s", i, field), Message: fmt.Sprintf(format, args...)})
 	}
 	names := map[string]int{}
-	paths := map[string]int{}
+	var claims []PathClaim
 	for i, r := range resources {
 		if !ValidName(r.Name) {
 			add(i, "name", "must be letters, digits, '.', '_' or '-', at most %d, starting with a letter or digit", MaxNameLen)
@@ -52,14 +54,15 @@ func ValidateModule(resources []Resource) error {
 		}
 		validateKind(r, func(field, format string, args ...any) { add(i, field, format, args...) })
 		if r.Path != "" && validPath(r.Path) {
-			if j, dup := paths[r.Path]; dup {
-				add(i, "path", "%s is already the path of resources[%d]", r.Path, j)
-			}
-			paths[r.Path] = i
+			claims = append(claims, PathClaim{Path: r.Path, Kind: r.Kind, New: true, ID: i})
 		}
 		if r.Group != "" && !ValidName(r.Group) {
 			add(i, "group", "must be letters, digits, '.', '_' or '-', at most %d", MaxNameLen)
 		}
+	}
+	for _, o := range PathOverlaps(claims) {
+		ref := func(c PathClaim) string { return fmt.Sprintf("resources[%d] %q", c.ID, resources[c.ID].Name) }
+		add(o.Inner.ID, "path", "%s", o.Describe(ref(o.Outer), ref(o.Inner)))
 	}
 	for i, r := range resources {
 		for _, dep := range r.RestartOn {

@@ -1,6 +1,9 @@
 package hq
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSymlinkTargetMustStayInside(t *testing.T) {
 	for target, ok := range map[string]bool{
@@ -9,6 +12,80 @@ func TestSymlinkTargetMustStayInside(t *testing.T) {
 		err := ValidateModule([]Resource{{Name: "l", Kind: KindSymlink, Path: "/opt/esc", Target: target}})
 		if (err == nil) != ok {
 			t.Errorf("target %q from /opt: err = %v, want ok=%v", target, err, ok)
+		}
+	}
+}
+
+func TestOverlappingPathsRefused(t *testing.T) {
+	file := func(name, p string) Resource { return Resource{Name: name, Kind: KindFile, Path: p, Content: "x"} }
+	dir := func(name, p string) Resource { return Resource{Name: name, Kind: KindDirectory, Path: p} }
+	absent := func(name, p string) Resource { return Resource{Name: name, Kind: KindAbsent, Path: p} }
+	link := func(name, p string) Resource { return Resource{Name: name, Kind: KindSymlink, Path: p, Target: "/t"} }
+	for _, tc := range []struct {
+		name      string
+		resources []Resource
+		// want is the field of each detail and the two names its message must hold.
+		want [][3]string
+	}{
+		{"absent above a file", []Resource{absent("gone", "/x"), file("y", "/x/y")},
+			[][3]string{{"resources[1].path", `"gone"`, `"y"`}}},
+		{"a file used as a directory", []Resource{file("conf", "/etc/same/child"), file("same", "/etc/same")},
+			[][3]string{{"resources[0].path", `"same"`, `"conf"`}}},
+		{"a symlink above a file, two levels down", []Resource{link("l", "/opt/l"), file("f", "/opt/l/a/b")},
+			[][3]string{{"resources[1].path", `"l"`, `"f"`}}},
+		{"the same path twice", []Resource{dir("a", "/srv"), dir("b", "/srv")},
+			[][3]string{{"resources[1].path", `"a"`, `"b"`}}},
+		{"a file under a file under a directory", []Resource{dir("d", "/srv"), file("f", "/srv/f"), file("g", "/srv/f/g")},
+			[][3]string{{"resources[2].path", `"f"`, `"g"`}}},
+		{"two files under an absent", []Resource{file("a", "/x/a"), absent("x", "/x"), file("b", "/x/b")},
+			[][3]string{{"resources[0].path", `"x"`, `"a"`}, {"resources[2].path", `"x"`, `"b"`}}},
+		{"files under a directory", []Resource{dir("d", "/srv"), file("a", "/srv/a"), dir("sub", "/srv/sub"), absent("b", "/srv/sub/b")}, nil},
+		{"a shared prefix is not a parent", []Resource{file("a", "/x"), file("b", "/x-y"), file("c", "/xy/z"), absent("d", "/x.d/e")}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ValidateModule(tc.resources)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			e, ok := err.(*Error)
+			if !ok || e.Code != CodeInvalid || len(e.Details) != len(tc.want) {
+				t.Fatalf("error %#v, want %d invalid detail(s)", err, len(tc.want))
+			}
+			for i, w := range tc.want {
+				d := e.Details[i]
+				if d.Field != w[0] || !strings.Contains(d.Message, w[1]) || !strings.Contains(d.Message, w[2]) {
+					t.Errorf("detail %+v, want field %s naming %s and %s", d, w[0], w[1], w[2])
+				}
+			}
+		})
+	}
+}
+
+// PathOverlaps over a fleet's worth of claims: a pair of old claims is not reported, a new claim
+// under an old non-directory is, and so is an old claim under a new non-directory.
+func TestPathOverlapsReportsOnlyNewPairs(t *testing.T) {
+	claims := []PathClaim{
+		{Path: "/old/file", Kind: KindFile, ID: 0},
+		{Path: "/old/file/child", Kind: KindFile, ID: 1},
+		{Path: "/etc", Kind: KindDirectory, ID: 2},
+		{Path: "/etc/app", Kind: KindAbsent, New: true, ID: 3},
+		{Path: "/etc/app/conf", Kind: KindFile, ID: 4},
+		{Path: "/var/log", Kind: KindFile, ID: 5},
+		{Path: "/var/log/new", Kind: KindFile, New: true, ID: 6},
+		{Path: "/var/lib", Kind: KindDirectory, New: true, ID: 7},
+		{Path: "/var/lib/x", Kind: KindFile, ID: 8},
+	}
+	got := PathOverlaps(claims)
+	want := [][2]int{{3, 4}, {5, 6}}
+	if len(got) != len(want) {
+		t.Fatalf("overlaps %+v, want %v", got, want)
+	}
+	for i, w := range want {
+		if got[i].Outer.ID != w[0] || got[i].Inner.ID != w[1] {
+			t.Errorf("overlap %d: %d over %d, want %v", i, got[i].Outer.ID, got[i].Inner.ID, w)
 		}
 	}
 }

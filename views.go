@@ -16,7 +16,9 @@ type NodeView struct {
 	Holds             []Hold           `json:"holds"`
 	Stuck             []StuckView      `json:"stuck"`
 	RefusedSends      []RefusedSend    `json:"refused_sends"`
-	Resources         []ResourceView   `json:"resources,omitempty"`
+	// Drifting lists the resources put back repeatedly within the last hour.
+	Drifting  []DriftCount   `json:"drifting"`
+	Resources []ResourceView `json:"resources,omitempty"`
 }
 
 // AssignmentView is one module on a node.
@@ -24,6 +26,8 @@ type AssignmentView struct {
 	Module   string `json:"module"`
 	Revision int64  `json:"revision"`
 	Taken    bool   `json:"taken"`
+	// Source is who assigned it: "operator", or the placement's name.
+	Source string `json:"source"`
 }
 
 // Hold is one resource the node refused to touch, with the node's own reason.
@@ -68,12 +72,14 @@ type ResourceView struct {
 
 // ReportView is one row of a node's report history.
 type ReportView struct {
-	ID         int64     `json:"id"`
-	Generation int64     `json:"generation"`
-	Summary    string    `json:"summary"`
-	At         time.Time `json:"at"`
-	Repeats    int64     `json:"repeats"`
-	LastAt     time.Time `json:"last_at"`
+	ID         int64      `json:"id"`
+	Generation int64      `json:"generation"`
+	Summary    string     `json:"summary"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	At         time.Time  `json:"at"`
+	Repeats    int64      `json:"repeats"`
+	LastAt     time.Time  `json:"last_at"`
 }
 
 // SendView is one delivery of a declaration.
@@ -116,7 +122,9 @@ type MeshStatus struct {
 	Stuck         []MeshStuck     `json:"stuck"`
 	WaitingOnTake []WaitingOnTake `json:"waiting_on_take"`
 	RefusedSends  []RefusedSend   `json:"refused_sends"`
-	Lines         []string        `json:"lines"`
+	// Drifting lists the resources that drift most across the mesh in the last 24 hours.
+	Drifting []MeshDrift `json:"drifting"`
+	Lines    []string    `json:"lines"`
 }
 
 // MeshStuck is one stuck resource, listed once however many nodes it is stuck on.

@@ -238,6 +238,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"restart_on unknown", `{"resources":[{"name":"s","kind":"service","command":["x"],"restart_on":["ghost"]}]}`, 422, "resources[0].restart_on"},
 		{"bad base64", `{"resources":[{"name":"a","kind":"file","path":"/a","content_base64":"%%%"}]}`, 422, "resources[0].content_base64"},
 		{"symlink without target", `{"resources":[{"name":"a","kind":"symlink","path":"/a"}]}`, 422, "resources[0].target"},
+		{"absent above a file", `{"resources":[{"name":"x","kind":"absent","path":"/x"},{"name":"y","kind":"file","path":"/x/y"}]}`, 422, "resources[1].path"},
+		{"a file used as a directory", `{"resources":[{"name":"a","kind":"file","path":"/etc/same/child"},{"name":"b","kind":"file","path":"/etc/same"}]}`, 422, "resources[0].path"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -432,4 +434,99 @@ func TestReportSignatureDecidesTheGenerationRaise(t *testing.T) {
 	if rr.Generation != 43 {
 		t.Fatalf("generation %d after a signed report of generation 42, want 43", rr.Generation)
 	}
+}
+
+// Every node-scoped answer carries the node's generation as its ETag, errors about a known
+// node included.
+func TestNodeScopedAnswersCarryTheETag(t *testing.T) {
+	f := setup(t)
+	tok := f.node("web-1")
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, `{"resources":[{"name":"conf","kind":"file","path":"/a"}]}`), 201)
+	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, `{"taken":true}`), 200)
+	// No body keeps the taken flag and the generation.
+	if r := f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200); r.header.Get("ETag") != `"1"` {
+		t.Fatalf("a bodiless assign moved the generation: ETag %s", r.header.Get("ETag"))
+	}
+	var v hq.NodeView
+	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).json(t, &v)
+	if !v.Assignments[0].Taken {
+		t.Fatal("a bodiless assign un-took the module")
+	}
+	var d hq.Declaration
+	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration", tok, nil), 200).json(t, &d)
+	fail := hq.Report{SendID: d.SendID, Generation: 1, Digest: d.Digest, Results: []hq.Result{{Module: "app", Resource: "conf", Outcome: hq.StateFailed, Attempted: true, Error: "boom"}}}
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, fail), 200)
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{"POST", "/api/v1/nodes/web-1/resources/app/nope/retry", 404},
+		{"POST", "/api/v1/nodes/web-1/resources/app/conf/retry", 200},
+		{"POST", "/api/v1/nodes/web-1/resources/app/conf/retry", 409},
+		{"PUT", "/api/v1/nodes/web-1/assignments/nope", 404},
+		{"GET", "/api/v1/nodes/web-1/sends", 200},
+		{"GET", "/api/v1/nodes/web-1/reports", 200},
+		{"GET", "/api/v1/nodes/web-1/transitions", 200},
+		{"DELETE", "/api/v1/nodes/web-1", 204},
+	} {
+		if r := f.want(f.do(c.method, c.path, admin, nil), c.status); r.header.Get("ETag") != `"1"` {
+			t.Errorf("%s %s: ETag %q, want \"1\"", c.method, c.path, r.header.Get("ETag"))
+		}
+	}
+}
+
+// An invalid name is a 422 with a detail naming the field, like every other 422.
+func TestInvalidNamesHaveDetails(t *testing.T) {
+	f := setup(t)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/api/v1/nodes", `{"name":"../x"}`},
+		{"PUT", "/api/v1/modules/-bad", `{"resources":[]}`},
+	} {
+		var e struct{ Error hq.Error }
+		f.want(f.do(c.method, c.path, admin, c.body), 422).json(t, &e)
+		if len(e.Error.Details) == 0 {
+			t.Errorf("%s %s: 422 without details: %+v", c.method, c.path, e.Error)
+		}
+	}
+}
+
+// GET /nodes pages through the mesh in name order and filters by status, counting every node.
+func TestListNodesPagesAndFilters(t *testing.T) {
+	f := setup(t)
+	for i := range 5 {
+		f.node(fmt.Sprintf("web-%d", i))
+	}
+	var page struct {
+		Nodes  []hq.NodeView
+		Next   string
+		Counts map[string]int
+		Total  int
+	}
+	f.want(f.do("GET", "/api/v1/nodes?limit=2", admin, nil), 200).json(t, &page)
+	if len(page.Nodes) != 2 || page.Nodes[0].Name != "web-0" || page.Next != "web-1" || page.Total != 5 || page.Counts["new"] != 5 {
+		t.Fatalf("first page %+v", page)
+	}
+	var names []string
+	for cursor := ""; ; {
+		page.Next = ""
+		f.want(f.do("GET", "/api/v1/nodes?limit=2&cursor="+cursor, admin, nil), 200).json(t, &page)
+		for _, n := range page.Nodes {
+			names = append(names, n.Name)
+		}
+		if cursor = page.Next; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(names, ",") != "web-0,web-1,web-2,web-3,web-4" {
+		t.Fatalf("paged through %v", names)
+	}
+	f.want(f.do("GET", "/api/v1/nodes?status=converged", admin, nil), 200).json(t, &page)
+	if len(page.Nodes) != 0 {
+		t.Fatalf("converged filter: %+v", page.Nodes)
+	}
+	f.want(f.do("GET", "/api/v1/nodes?status=not-converged&limit=3", admin, nil), 200).json(t, &page)
+	if len(page.Nodes) != 3 {
+		t.Fatalf("not-converged filter: %d nodes", len(page.Nodes))
+	}
+	f.want(f.do("GET", "/api/v1/nodes?status=bogus", admin, nil), 400)
 }

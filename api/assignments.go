@@ -14,8 +14,9 @@ func (s *Server) assignmentRoutes(r chi.Router) {
 }
 
 func (s *Server) assign(w http.ResponseWriter, r *http.Request) {
+	// Without "taken" an existing assignment keeps its flag and a new one is not taken.
 	var req struct {
-		Taken bool `json:"taken"`
+		Taken *bool `json:"taken"`
 	}
 	if r.ContentLength != 0 {
 		if err := decode(w, r, &req); err != nil {

@@ -32,7 +32,7 @@ func benchmarkIngest(b *testing.B, failing bool) {
 	if _, err := f.store.PutModule(ctx, "app", rs); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := f.store.Assign(ctx, "web-1", "app", false, nil); err != nil {
+	if _, err := f.store.Assign(ctx, "web-1", "app", nil, nil); err != nil {
 		b.Fatal(err)
 	}
 	d, err := f.store.Compose(ctx, "web-1", "bench")

@@ -1,10 +1,13 @@
 package api
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"strconv"
 
 	"github.com/meshhq/hq"
 )
@@ -19,6 +22,7 @@ var statusOf = map[hq.Code]int{
 	hq.CodeConflict:         http.StatusConflict,
 	hq.CodeTooLarge:         http.StatusRequestEntityTooLarge,
 	hq.CodeInvalid:          http.StatusUnprocessableEntity,
+	hq.CodeUnavailable:      http.StatusServiceUnavailable,
 }
 
 // writeError answers with err's code and message; an error without a code is logged and
@@ -33,8 +37,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Generation != nil {
 		setETag(w, *e.Generation)
 	}
-	if status == http.StatusUnauthorized {
+	switch status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="hq"`)
+	case http.StatusServiceUnavailable:
+		s.setRetryAfter(w)
 	}
 	writeJSON(w, status, map[string]*hq.Error{"error": e})
 }
@@ -47,4 +54,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err := enc.Encode(v); err != nil {
 		slog.Debug("write response", "err", err) // the client went away
 	}
+}
+
+// setRetryAfter asks the client to come back in RetryAfter to twice that many seconds (5 to
+// 10 by default), jittered so that a fleet turned away at once does not return at once.
+func (s *Server) setRetryAfter(w http.ResponseWriter) {
+	least := cmp.Or(s.RetryAfter, 5)
+	w.Header().Set("Retry-After", strconv.Itoa(least+rand.IntN(least+1)))
 }

@@ -11,6 +11,7 @@ func (s *Server) historyRoutes(r chi.Router) {
 	r.Get("/nodes/{node}/sends", history(s, "sends", s.Store.Sends))
 	r.Get("/nodes/{node}/reports", history(s, "reports", s.Store.Reports))
 	r.Get("/nodes/{node}/transitions", history(s, "transitions", s.Store.Transitions))
+	r.Get("/nodes/{node}/drifts", history(s, "drifts", s.Store.Drifts))
 }
 
 // history serves one of a node's histories, newest first, as {"<key>": [...]}.
@@ -30,6 +31,9 @@ func history[T any](s *Server, key string, list func(ctx context.Context, node s
 		if err != nil {
 			s.writeError(w, r, err)
 			return
+		}
+		if gen, err := s.Store.NodeGeneration(r.Context(), node); err == nil {
+			setETag(w, gen) // a deleted node has history but no generation
 		}
 		writeJSON(w, http.StatusOK, map[string][]T{key: rows})
 	}

@@ -21,7 +21,9 @@ import (
 const (
 	maxBody      = 8 << 20
 	defaultLimit = 50
-	maxListLimit = 1000
+	// defaultNodeLimit pages GET /nodes: a fleet does not fit in one answer.
+	defaultNodeLimit = 500
+	maxListLimit     = 1000
 )
 
 // decode reads one JSON value into v, refusing unknown fields, duplicate names, trailing data
@@ -62,10 +64,13 @@ func setETag(w http.ResponseWriter, gen int64) {
 }
 
 // limit reads ?limit=, bounded.
-func limit(r *http.Request) (int64, error) {
+func limit(r *http.Request) (int64, error) { return limitOr(r, defaultLimit) }
+
+// limitOr reads ?limit=, bounded, with its own default.
+func limitOr(r *http.Request, def int64) (int64, error) {
 	s := r.URL.Query().Get("limit")
 	if s == "" {
-		return defaultLimit, nil
+		return def, nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 1 || n > maxListLimit {

@@ -3,6 +3,7 @@
 package api
 
 import (
+	"cmp"
 	"crypto/ed25519"
 	"log/slog"
 	"net/http"
@@ -26,19 +27,26 @@ type Server struct {
 	Log *slog.Logger
 	// MaxWait bounds a declaration long-poll.
 	MaxWait time.Duration
+	// MaxReportsInFlight bounds the reports taken in at once; past it they are answered 503.
+	// RetryAfter is the least a turned-away client is told to wait (seconds; it is jittered up
+	// to twice that).
+	MaxReportsInFlight int
+	RetryAfter         int
+	reports            *admission
 }
+
+// DefaultMaxReportsInFlight is enough to keep both cores decoding while the writer commits.
+const DefaultMaxReportsInFlight = 32
 
 // Routes mounts the API under /api/v1 and /healthz on r.
 func (s *Server) Routes(r chi.Router) {
-	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "instance": s.Instance})
-	})
+	r.Get("/healthz", s.healthz)
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Get("/controller-key", s.controllerKey)
 		r.Group(func(r chi.Router) {
 			r.Use(s.nodeOrOperator)
 			r.Get("/nodes/{node}/declaration", s.declaration)
-			r.Post("/nodes/{node}/reports", s.postReport)
+			r.With(s.admitReports).Post("/nodes/{node}/reports", s.postReport)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.operatorOnly)
@@ -54,6 +62,7 @@ func (s *Server) Routes(r chi.Router) {
 // Mount puts the API on r, and makes the router's own errors (no such path, method not
 // allowed) speak the API's error shape, whatever else is mounted beside it.
 func (s *Server) Mount(r chi.Router) {
+	s.reports = newAdmission(cmp.Or(s.MaxReportsInFlight, DefaultMaxReportsInFlight))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, hq.Errorf(hq.CodeNotFound, "no such path: %s", r.URL.Path))
 	})
@@ -69,4 +78,15 @@ func (s *Server) Handler() http.Handler {
 	r.Use(middleware.Recoverer)
 	s.Mount(r)
 	return r
+}
+
+// healthz answers without auth: 200 while the controller can write, 503 with the reason while
+// it cannot (its database's disk is full), so a load balancer or an operator's probe sees it.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if t, ok := s.Store.Trouble(); ok {
+		s.setRetryAfter(w)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "cannot write", "reason": t.Line(), "instance": s.Instance})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "instance": s.Instance})
 }

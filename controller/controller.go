@@ -24,14 +24,19 @@ import (
 
 // Config is the controller's configuration, read from the environment.
 type Config struct {
-	Addr          string        `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
-	DB            string        `envconfig:"DB" default:"./hq.db" desc:"the database file; its signing key is kept beside it as FILE.key"`
-	AdminToken    string        `envconfig:"ADMIN_TOKEN" desc:"required: the operator's bearer token"`
-	StuckAttempts int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
-	StuckAfter    time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
-	SilentAfter   time.Duration `envconfig:"SILENT_AFTER" default:"3m" desc:"a node without a report for this long is silent"`
-	Retain        time.Duration `envconfig:"RETAIN" default:"720h" desc:"history (transitions, reports, sends) older than this is pruned, keeping each node's newest 100 rows per table"`
-	PruneEvery    time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
+	Addr               string        `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
+	DB                 string        `envconfig:"DB" default:"./hq.db" desc:"the database file; its signing key is kept beside it as FILE.key"`
+	AdminToken         string        `envconfig:"ADMIN_TOKEN" desc:"required: the operator's bearer token"`
+	StuckAttempts      int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
+	StuckAfter         time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
+	SilentAfter        time.Duration `envconfig:"SILENT_AFTER" default:"3m" desc:"a node without a report for this long is silent"`
+	DriftThreshold     int           `envconfig:"DRIFT_THRESHOLD" default:"3" desc:"put-backs of one resource within an hour that give its node a drift line"`
+	Retain             time.Duration `envconfig:"RETAIN" default:"720h" desc:"history (transitions, reports, sends) older than this is pruned, keeping each node's newest 100 rows per table"`
+	PruneEvery         time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
+	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"32" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
+	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
+	// MaxConns is sized for a fleet: every node holds one connection open for its long-poll.
+	MaxConns int `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
 }
 
 // Check reports the first thing in c that would stop the controller from running.
@@ -45,10 +50,18 @@ func (c Config) Check() error {
 		return errors.New("HQ_STUCK_AFTER must be positive")
 	case c.SilentAfter <= 0:
 		return errors.New("HQ_SILENT_AFTER must be positive")
+	case c.DriftThreshold < 1:
+		return errors.New("HQ_DRIFT_THRESHOLD must be at least 1")
 	case c.Retain <= 0:
 		return errors.New("HQ_RETAIN must be positive")
 	case c.PruneEvery <= 0:
 		return errors.New("HQ_PRUNE_EVERY must be positive")
+	case c.MaxReportsInFlight < 1:
+		return errors.New("HQ_MAX_REPORTS_IN_FLIGHT must be at least 1")
+	case c.RetryAfter < 1:
+		return errors.New("HQ_RETRY_AFTER must be at least 1 (second)")
+	case c.MaxConns < 1:
+		return errors.New("HQ_MAX_CONNS must be at least 1")
 	}
 	return nil
 }
@@ -69,11 +82,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	}
 	defer store.Close()
 	store.StuckAttempts, store.StuckAfter, store.SilentAfter = cfg.StuckAttempts, cfg.StuckAfter, cfg.SilentAfter
+	store.DriftThreshold, store.Log = cfg.DriftThreshold, log
 	key, err := LoadOrCreateKey(KeyPath(cfg.DB))
 	if err != nil {
 		return err
 	}
-	srv := &api.Server{Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Key: key, Log: log, MaxWait: 60 * time.Second}
+	srv := &api.Server{Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Key: key, Log: log, MaxWait: maxWait,
+		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter}
 	pages, err := webui.New(store, cfg.AdminToken, log)
 	if err != nil {
 		return err
@@ -85,8 +100,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	// Requests live in a context of their own, ended at shutdown so long-polls return at once.
 	base, endRequests := context.WithCancel(context.Background())
 	defer endRequests()
-	hs := &http.Server{Handler: handler(srv, pages, log), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		BaseContext: func(net.Listener) context.Context { return base }}
+	hs := httpServer(handler(srv, pages, log), srv.MaxWait, base)
+	ln = newLimitListener(ln, cfg.MaxConns)
 	log.Info("hq serving", "addr", ln.Addr().String(), "db", cfg.DB, "instance", srv.Instance)
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -136,6 +151,25 @@ func prune(ctx context.Context, store *db.Store, r db.Retention, every time.Dura
 			log.Info("pruned history", "transitions", deleted["transitions"], "reports", deleted["reports"],
 				"sends", deleted["sends"], "took", time.Since(start).Round(time.Millisecond))
 		}
+	}
+}
+
+// maxWait bounds a declaration long-poll.
+const maxWait = 60 * time.Second
+
+// httpServer bounds what one client can hold: the time to send its request, the time to read
+// its answer (a long-poll's wait and then some), an idle keep-alive, and the size of its headers.
+// The idle timeout is shorter than hostd's default interval, so the connection a host reports
+// on is closed between reports rather than holding one of HQ_MAX_CONNS beside its long-poll.
+func httpServer(h http.Handler, maxWait time.Duration, base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      maxWait + 30*time.Second,
+		IdleTimeout:       30 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 }
 

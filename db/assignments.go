@@ -11,9 +11,13 @@ import (
 	"github.com/meshhq/hq"
 )
 
+// SourceOperator is the source of an assignment an operator made node by node.
+const SourceOperator = "operator"
+
 // Assign puts a module on a node (or changes whether it is taken) and returns the node's
-// generation, bumped when the declaration changed.
-func (s *Store) Assign(ctx context.Context, node, module string, taken bool, ifMatch *int64) (int64, error) {
+// generation, bumped when the declaration changed. A nil taken keeps an existing assignment's
+// flag and makes a new one untaken.
+func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, ifMatch *int64) (int64, error) {
 	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
 		rev, err := latestRevision(ctx, q, module)
 		if err != nil {
@@ -21,21 +25,25 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken bool, ifM
 		}
 		a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module})
 		switch {
-		case err == nil && (a.Taken == 1) == taken:
+		case err == nil && (taken == nil || (a.Taken == 1) == *taken):
 			return false, nil // already so: nothing changes, the generation stays
 		case err == nil:
-			return true, q.AssignmentSetTaken(ctx, dbsqlc.AssignmentSetTakenParams{Node: node, Module: module, Taken: boolInt(taken)})
+			return true, q.AssignmentSetTaken(ctx, dbsqlc.AssignmentSetTakenParams{Node: node, Module: module, Taken: boolInt(*taken)})
 		case !errors.Is(err, sql.ErrNoRows):
 			return false, err
 		}
-		if err := q.AssignmentInsert(ctx, dbsqlc.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken), AssignedAt: s.now()}); err != nil {
+		if err := q.AssignmentInsert(ctx, dbsqlc.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken != nil && *taken),
+			AssignedAt: s.now(), Revision: rev.Revision, Source: SourceOperator}); err != nil {
 			return false, err
 		}
 		resources, err := decodeResources(rev.Resources)
 		if err != nil {
 			return false, err
 		}
-		return true, s.declare(ctx, q, node, module, resources, fmt.Sprintf("assigned %s revision %d", module, rev.Revision))
+		if err := newPathCheck(module, resources).check(ctx, q, node); err != nil {
+			return false, err
+		}
+		return true, redeclare(ctx, q, module, diffResources(nil, resources), []string{node}, s.now(), fmt.Sprintf("assigned %s revision %d", module, rev.Revision))
 	})
 }
 
@@ -79,7 +87,7 @@ func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int
 		gen = n.Generation
 		changed, err := change(q)
 		if err != nil || !changed {
-			return err
+			return withGeneration(err, gen)
 		}
 		gen, err = q.NodeBumpGeneration(ctx, node)
 		return err

@@ -68,7 +68,7 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 			return err
 		}
 		for _, r := range rows {
-			res, err := decodeResources(r.Resources)
+			res, err := s.resources(ctx, q, r.Module, r.Revision)
 			if err != nil {
 				return err
 			}

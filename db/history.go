@@ -1,6 +1,7 @@
 package db
 
 import (
+	"errors"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 
 	"context"
@@ -32,6 +33,21 @@ func (s *Store) Reports(ctx context.Context, node string, limit int64) ([]hq.Rep
 	return out, err
 }
 
+// Drifts lists what was changed on a node behind hostd's back and put back, newest first.
+func (s *Store) Drifts(ctx context.Context, node string, limit int64) ([]hq.DriftView, error) {
+	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Drift, error) {
+		return q.DriftListByNode(ctx, dbsqlc.DriftListByNodeParams{Node: node, Max: limit})
+	})
+	out := make([]hq.DriftView, len(rows))
+	for i, r := range rows {
+		out[i] = hq.DriftView{ID: r.ID, Module: r.Module, Resource: r.Resource, At: hq.ParseTime(r.At), Detail: r.Detail}
+		if r.ReportID.Valid {
+			out[i].ReportID = &r.ReportID.Int64
+		}
+	}
+	return out, err
+}
+
 // Transitions lists a node's changes of resource state, newest first.
 func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq.TransitionView, error) {
 	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Transition, error) {
@@ -47,12 +63,12 @@ func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq
 	return out, err
 }
 
-// listForNode runs list in a read snapshot after checking the node exists, so an unknown node
-// is not_found rather than an empty list.
+// listForNode runs list in a read snapshot after checking the node exists, or existed, so an
+// unknown node is not_found rather than an empty list while a deleted one keeps its history.
 func listForNode[T any](ctx context.Context, s *Store, node string, list func(*dbsqlc.Queries) ([]T, error)) ([]T, error) {
 	var rows []T
 	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
-		if _, err := q.NodeGet(ctx, node); err != nil {
+		if _, err := q.NodeGetAny(ctx, node); err != nil {
 			return notFound(err, "no node %s", node)
 		}
 		var err error
@@ -63,23 +79,35 @@ func listForNode[T any](ctx context.Context, s *Store, node string, list func(*d
 }
 
 // Retry zeroes a failed or stuck resource's count, returns it to pending, and asks the host
-// to drop its back-off for it with the next report response or declaration.
-func (s *Store) Retry(ctx context.Context, node, module, resource string, ifMatch *int64) error {
-	return s.inTx(ctx, func(q *dbsqlc.Queries) error {
-		if _, err := lockNode(ctx, q, node, ifMatch); err != nil {
-			return err
-		}
-		n, err := q.ResourceStateRequestRetry(ctx, dbsqlc.ResourceStateRequestRetryParams{Node: node, Module: module, Resource: resource, Since: s.now()})
+// to drop its back-off for it with the next report response or declaration. It returns the
+// node's generation, also with its not_found (no such resource) and conflict (not failed or
+// stuck, or ifMatch does not hold) errors.
+func (s *Store) Retry(ctx context.Context, node, module, resource string, ifMatch *int64) (int64, error) {
+	var gen int64
+	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		nd, err := lockNode(ctx, q, node, ifMatch)
 		if err != nil {
 			return err
 		}
-		if n > 0 {
-			return nil
+		gen = nd.Generation
+		n, err := q.ResourceStateRequestRetry(ctx, dbsqlc.ResourceStateRequestRetryParams{Node: node, Module: module, Resource: resource, Since: s.now()})
+		if err != nil || n > 0 {
+			return err
 		}
 		r, err := q.ResourceStateGet(ctx, dbsqlc.ResourceStateGetParams{Node: node, Module: module, Resource: resource})
 		if err != nil {
-			return notFound(err, "no resource %s on node %s", hq.Ref(module, resource), node)
+			return withGeneration(notFound(err, "no resource %s on node %s", hq.Ref(module, resource), node), gen)
 		}
-		return hq.Errorf(hq.CodeConflict, "%s on node %s is %s; only a failed or stuck resource is retried", hq.Ref(module, resource), node, r.State)
+		return withGeneration(hq.Errorf(hq.CodeConflict, "%s on node %s is %s; only a failed or stuck resource is retried", hq.Ref(module, resource), node, r.State), gen)
 	})
+	return gen, err
+}
+
+// withGeneration marks a coded error about a node with the node's generation, which the API
+// answers as the ETag.
+func withGeneration(err error, gen int64) error {
+	if e, ok := errors.AsType[*hq.Error](err); ok && e.Generation == nil {
+		e.Generation = &gen
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"encoding/json"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 	"math"
 
@@ -66,7 +67,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 			return err
 		}
 		resp.Generation = max(n.Generation, rep.Generation+boolInt(raised))
-		if same && !hasFailure(rep.Results) {
+		if same && !hasFailure(rep.Results) && !hasDrift(rep.Results) {
 			// The steady state: the node says what it said last time and nothing is failing,
 			// so no resource can move. Only the repeat is counted.
 			resp.ReportID, resp.Summary = prev.ID, prev.Summary
@@ -76,6 +77,11 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		}
 		if err != nil {
 			return err
+		}
+		if ans.known {
+			if err := recordDrifts(ctx, q, node, resp.ReportID, rep.Results, at); err != nil {
+				return err
+			}
 		}
 		if err := q.NodeSetReported(ctx, dbsqlc.NodeSetReportedParams{Name: node, LastReportAt: sql.NullString{String: at, Valid: true}, LastReportID: sql.NullInt64{Int64: resp.ReportID, Valid: true}}); err != nil {
 			return err
@@ -192,7 +198,7 @@ func raiseGeneration(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep 
 // record moves the resources a report describes and stores the report: a new row, or a
 // repeat of the last one when the outcome is the same (failures still count as attempts).
 func (s *Store) record(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, a answer, outcome string, prev dbsqlc.Report, same bool, now time.Time) (id int64, summary string, err error) {
-	rows := advanced{stuck: map[string]bool{}}
+	rows := advanced{node: n.Name, stuck: map[string]bool{}}
 	if a.known {
 		if rows, err = s.advanceAll(ctx, q, n, rep, now); err != nil {
 			return 0, "", err
@@ -209,84 +215,108 @@ func (s *Store) record(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, re
 	if err != nil {
 		return 0, "", err
 	}
-	return id, summary, rows.write(ctx, q, id)
+	return id, summary, rows.write(ctx, q, id, hq.FormatTime(now))
 }
 
 // advanced holds the rows a report moves, to be written once the report row has an id.
 type advanced struct {
+	// changed rows are written one by one: the few that fail, hold, drift or wait.
 	changed []dbsqlc.ResourceState
-	stuck   map[string]bool
+	// applying are the plain "applied" results (refs) that may move pending rows, in one
+	// statement each for the attempted and the found; attemptedAgain counts attempts on rows
+	// already applied.
+	applyingAttempted, applyingFound, attemptedAgain []string
+	stuck                                            map[string]bool
+	node                                             string
 }
 
 func (a advanced) isStuck(ref string) bool { return a.stuck[ref] }
 
 // advanceAll computes the next state of every resource the report can move. A report for an
 // older generation than the node's describes specs that may have changed since, so it moves
-// nothing.
+// nothing. Rows that are not fine (failed, stuck, held, grouped-pending) are read, as is the
+// row of every result that is more than applied; plain "applied" results are left to
+// set-based statements, so the first apply of 500 resources is a few statements, not 500.
 func (s *Store) advanceAll(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, now time.Time) (advanced, error) {
-	a := advanced{stuck: map[string]bool{}}
+	a := advanced{node: n.Name, stuck: map[string]bool{}}
 	if rep.Generation != n.Generation {
 		return a, nil
 	}
-	rows, err := s.movable(ctx, q, n.Name, rep.Results)
+	notFine, err := q.ResourceStateListNotFineByNode(ctx, n.Name)
 	if err != nil {
 		return a, err
+	}
+	rows := make(map[string]dbsqlc.ResourceState, len(notFine))
+	for _, r := range notFine {
+		rows[hq.Ref(r.Module, r.Resource)] = r
 	}
 	p := stuckPolicy{attempts: s.StuckAttempts, after: s.StuckAfter}
 	for _, res := range rep.Results {
 		ref := hq.Ref(res.Module, res.Resource)
 		row, ok := rows[ref]
+		if !ok && plainApplied(res) {
+			// Pending or applied: the statements move a pending row and leave an applied one.
+			switch attempted := res.Attempted && res.Changed; {
+			case attempted:
+				a.applyingAttempted = append(a.applyingAttempted, ref)
+				a.attemptedAgain = append(a.attemptedAgain, ref)
+			case n.ResourcesPending > 0:
+				a.applyingFound = append(a.applyingFound, ref)
+			}
+			continue
+		}
 		if !ok {
-			continue // applied and staying so, or not declared (any more)
+			r, err := q.ResourceStateGet(ctx, dbsqlc.ResourceStateGetParams{Node: n.Name, Module: res.Module, Resource: res.Resource})
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // not declared any more
+			}
+			if err != nil {
+				return a, err
+			}
+			row = r
 		}
 		next := advance(row, res, now, p)
 		if next != row {
 			a.changed = append(a.changed, next)
 		}
-		// The line counts as stuck what was stuck before this report: that is what the host
-		// knows from the last answer when it prints the same line, and the next line says the rest.
-		if row.State == string(hq.StateStuck) {
+		// The line counts as stuck what this report leaves stuck, so the report that pushes a
+		// resource over the edge says so; the host logs the line it is answered with.
+		if next.State == string(hq.StateStuck) {
 			a.stuck[ref] = true
 		}
 	}
 	return a, nil
 }
 
-// movable loads the rows a report may move: every one not applied, and the one of every
-// result that is more than "still applied". On a node where most things are in place this
-// reads a handful of rows instead of all of them.
-func (s *Store) movable(ctx context.Context, q *dbsqlc.Queries, node string, results []hq.Result) (map[string]dbsqlc.ResourceState, error) {
-	unsettled, err := q.ResourceStateListUnsettledByNode(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	rows := make(map[string]dbsqlc.ResourceState, len(unsettled))
-	for _, r := range unsettled {
-		rows[hq.Ref(r.Module, r.Resource)] = r
-	}
-	for _, res := range results {
-		ref := hq.Ref(res.Module, res.Resource)
-		if _, ok := rows[ref]; ok || stillApplied(res) {
-			continue
-		}
-		r, err := q.ResourceStateGet(ctx, dbsqlc.ResourceStateGetParams{Node: node, Module: res.Module, Resource: res.Resource})
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		rows[ref] = r
-	}
-	return rows, nil
+// plainApplied reports whether a result says nothing but "applied": its row, pending or
+// applied, ends applied with no error, hold or gate, which one statement can write for many.
+func plainApplied(r hq.Result) bool {
+	return r.Outcome == hq.StateApplied && !r.Drift && r.HoldReason == "" && r.BlockedBy == ""
 }
 
-// stillApplied reports whether a result can leave an applied row exactly as it is.
-func stillApplied(r hq.Result) bool {
-	return r.Outcome == hq.StateApplied && !r.Changed && !r.Drift && r.HoldReason == "" && r.BlockedBy == ""
-}
-
-func (a advanced) write(ctx context.Context, q *dbsqlc.Queries, reportID int64) error {
+func (a advanced) write(ctx context.Context, q *dbsqlc.Queries, reportID int64, now string) error {
+	report := sql.NullInt64{Int64: reportID, Valid: true}
+	// Attempts on rows already applied first, so a pending row the next statement applies
+	// counts its attempt once.
+	if len(a.attemptedAgain) > 0 {
+		refs, _ := json.Marshal(a.attemptedAgain)
+		if err := q.ResourceStateCountAttempts(ctx, dbsqlc.ResourceStateCountAttemptsParams{ReportID: report, Node: a.node, Refs: string(refs)}); err != nil {
+			return err
+		}
+	}
+	for _, set := range []struct {
+		refs    []string
+		attempt int64
+	}{{a.applyingAttempted, 1}, {a.applyingFound, 0}} {
+		if len(set.refs) == 0 {
+			continue
+		}
+		refs, _ := json.Marshal(set.refs)
+		if _, err := q.ResourceStateApplyPending(ctx, dbsqlc.ResourceStateApplyPendingParams{
+			Since: now, Attempt: set.attempt, ReportID: report, Node: a.node, Refs: string(refs)}); err != nil {
+			return err
+		}
+	}
 	for _, r := range a.changed {
 		if err := q.ResourceStateRecord(ctx, dbsqlc.ResourceStateRecordParams{
 			State: r.State, Since: r.Since, Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures,
@@ -367,11 +397,13 @@ func recordRefusal(ctx context.Context, q *dbsqlc.Queries, node string, r hq.Ref
 			return err
 		}
 	}
-	row := dbsqlc.SendInsertRefusedParams{Node: node, Generation: r.Generation, Digest: r.Digest, At: when, Reason: reason,
-		ComposedBy: cmp.Or(r.ComposedBy, "unknown") + " (no such send recorded)", SentAt: cmp.Or(optTime(r.ComposedAt).String, at)}
+	// The row is dated when the declaration reached the host and was refused; what it claims
+	// of itself (its composer) is kept, and the reason says whether this database sent it.
+	row := dbsqlc.SendInsertRefusedParams{Node: node, Generation: r.Generation, Digest: r.Digest, At: when, SentAt: at,
+		ComposedBy: cmp.Or(r.ComposedBy, "unknown"), Reason: "no such send recorded: " + reason}
 	if orig, err := q.SendGet(ctx, dbsqlc.SendGetParams{Node: node, ID: r.SendID}); err == nil && orig.Digest == r.Digest {
 		// A send that was answered before has come back: a replay of it.
-		row.ComposedBy, row.SentAt = orig.ComposedBy, orig.SentAt
+		row.ComposedBy, row.Resources = orig.ComposedBy, orig.Resources
 		row.Reason = fmt.Sprintf("replay of send %d: %s", orig.ID, reason)
 	} else if !errors.Is(err, sql.ErrNoRows) && err != nil {
 		return err

@@ -62,21 +62,21 @@ func TestFailedBecomesStuckNeverApplied(t *testing.T) {
 			if len(resp.Stuck) != 1 || resp.Stuck[0] != "app/conf" {
 				t.Fatalf("report response stuck = %v, want [app/conf]", resp.Stuck)
 			}
-			if resp.Summary != "applied 1 resource(s), 1 failed" {
-				t.Fatalf("summary %q: the line is the host's, which did not know it stuck yet", resp.Summary)
+			if resp.Summary != "applied 1 resource(s), 1 stuck" {
+				t.Fatalf("summary %q: the report that made it stuck must say so", resp.Summary)
 			}
 		}
 		if r := resource(t, s, "web-1", "app", "conf"); r.State != want || r.ConsecutiveFailures != int64(i+1) || !r.NeverApplied {
 			t.Fatalf("after %d failures: %+v, want %s never applied", i+1, r, want)
 		}
 	}
-	// The next report, identical from the host, says stuck, and is a row of its own.
+	// The next report, identical from the host, says stuck too.
 	if resp := ingest(t, s, "web-1", d, failing("app", "conf"), applied("app", "ok")[0]); resp.Summary != "applied 1 resource(s), 1 stuck" {
 		t.Fatalf("summary after stuck: %q", resp.Summary)
 	}
 	v, _ := s.GetNode(ctx, "web-1")
 	if v.LastReport.Summary != "applied 1 resource(s), 1 stuck" {
-		t.Fatalf("last report line %q: the repeat that became stuck kept the old line", v.LastReport.Summary)
+		t.Fatalf("last report line %q", v.LastReport.Summary)
 	}
 	if v.Status != hq.StatusStuck || !strings.HasPrefix(v.Lines[0], "stuck: app/conf (never applied, 4 attempts since 2026-11-30T03:00:00Z)") {
 		t.Fatalf("status %s, lines %q", v.Status, v.Lines)
@@ -223,6 +223,10 @@ func TestRefusedSendIsRecordedAndShown(t *testing.T) {
 		sends[1].Outcome != "applied" || sends[2].ID != old.SendID || sends[2].Outcome != "applied" {
 		t.Fatalf("sends %+v", sends)
 	}
+	// The refusal row says how many resources the replayed declaration held and when it was refused.
+	if sends[0].Resources != 1 || !sends[0].SentAt.Equal(clockOf(s)) {
+		t.Fatalf("refused row %+v, want 1 resource refused at %s", sends[0], clockOf(s))
+	}
 	v, _ := s.GetNode(ctx, "web-1")
 	if len(v.RefusedSends) != 1 || !strings.Contains(strings.Join(v.Lines, "\n"), "refused declaration generation 1 (applied 2) composed by ctl-a") {
 		t.Fatalf("lines %q", v.Lines)
@@ -290,5 +294,25 @@ func TestBackoffSkipsDoNotAddReportRows(t *testing.T) {
 	}
 	if r := resource(t, s, "web-1", "app", "a"); r.ConsecutiveFailures != 3 {
 		t.Fatalf("%d failures counted, want 3 attempts", r.ConsecutiveFailures)
+	}
+}
+
+func clockOf(s *Store) time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
+
+// A refused declaration this database never sent keeps the line's format: the composer it
+// claims, and the reason saying no such send was recorded.
+func TestRefusalOfAnUnknownDeclaration(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	if _, err := s.Ingest(ctx, "web-1", hq.Report{Refused: &hq.Refusal{Generation: 9, Digest: "sha256:x", SendID: 77,
+		ComposedBy: "ctl-z", Reason: "signature does not verify"}}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.GetNode(ctx, "web-1")
+	want := "refused declaration generation 9 (applied 0) composed by ctl-z at "
+	if len(v.RefusedSends) != 1 || !strings.HasPrefix(v.RefusedSends[0].Reason, "no such send recorded: ") ||
+		!strings.Contains(strings.Join(v.Lines, "\n"), want) {
+		t.Fatalf("refused %+v, lines %q", v.RefusedSends, v.Lines)
 	}
 }

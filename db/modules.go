@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/meshhq/hq"
 )
@@ -17,12 +19,18 @@ type PutModuleResult struct {
 	Revision int64 `json:"revision"`
 	// Created is false when the upload was identical to the newest revision and changed nothing.
 	Created bool `json:"created"`
-	// Generations are the new generations of the nodes the module is assigned to.
+	// Generations are the new generations of the nodes this upload moved to the new revision:
+	// every node it is assigned to, but on a fleet only the first chunk of them.
 	Generations map[string]int64 `json:"generations"`
+	// More says the other nodes follow in the background, a chunk per transaction, within
+	// seconds; their pins are in assignments.revision.
+	More bool `json:"more"`
 }
 
-// PutModule stores a new revision of a module and, in the same transaction, re-declares it on
-// every node it is assigned to, bumping their generations.
+// PutModule stores a new revision of a module and moves the nodes it is assigned to onto it:
+// each node's pin, declaration and generation move in one transaction, the first chunk of
+// nodes in the upload's own, the rest by the mover. A path that would overlap another
+// module's on any of those nodes refuses the upload (conflict) and changes nothing.
 func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resource) (PutModuleResult, error) {
 	res := PutModuleResult{Generations: map[string]int64{}}
 	if !hq.ValidName(name) {
@@ -56,26 +64,22 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 		}); err != nil {
 			return err
 		}
-		assigned, err := q.AssignmentListByModule(ctx, name)
-		if err != nil {
+		// The paths meet every node's other modules now; the first chunk of nodes moves to
+		// the new revision in this transaction (all of a small mesh), the mover does the rest.
+		if err := newPathCheck(name, resources).checkModule(ctx, q); err != nil {
 			return err
 		}
-		reason := fmt.Sprintf("module %s revision %d", name, rev)
-		for _, a := range assigned {
-			if err := s.declare(ctx, q, a.Node, name, resources, reason); err != nil {
-				return err
-			}
-		}
-		bumped, err := q.NodeBumpGenerationByModule(ctx, name)
-		for _, b := range bumped {
-			res.Generations[b.Name] = b.Generation
-		}
+		res.Generations, res.More, err = s.movePins(ctx, q, name, rev)
 		return err
 	})
 	if err == nil {
-		for n := range res.Generations {
-			s.bells.ring(n)
+		s.ringAll(res.Generations)
+		if res.More {
+			s.wakeMover()
 		}
+	}
+	if res.Generations == nil {
+		res.Generations = map[string]int64{}
 	}
 	return res, err
 }
@@ -148,80 +152,132 @@ func decodeResources(s string) ([]hq.Resource, error) {
 	return rs, nil
 }
 
-// declare brings a node's resource_states for one module in line with resources: new ones
-// enter pending, changed ones start over as pending, unchanged ones keep their state, and
-// ones no longer declared are deleted (the trigger records them as removed).
-func (s *Store) declare(ctx context.Context, q *dbsqlc.Queries, node, module string, resources []hq.Resource, reason string) error {
-	if err := checkPaths(ctx, q, node, module, resources); err != nil {
-		return err
+// pathCheck refuses a module whose paths overlap, on a node, with those of the node's other
+// modules (hq.PathOverlaps): the same path twice, or a path under one that is not a directory.
+// Either way hostd would undo one resource while applying the other on every reconcile, each
+// reporting the other's work as drift. One pathCheck serves one transaction and one module's
+// resources; it decodes each other revision once and checks each distinct set of other modules
+// once, so a new revision of a module on 10,000 alike nodes costs a few checks, not 10,000.
+type pathCheck struct {
+	module string
+	new    []hq.PathClaim
+	refs   []string // refs[claim.ID] names the resource that makes the claim
+	// revs holds the claims of a module revision, keyed module@revision.
+	revs map[string][]hq.PathClaim
+	// clean holds the sets of other modules, as keys, already found not to overlap.
+	clean map[string]bool
+}
+
+func newPathCheck(module string, resources []hq.Resource) *pathCheck {
+	p := &pathCheck{module: module, revs: map[string][]hq.PathClaim{}, clean: map[string]bool{}}
+	for _, r := range resources {
+		if r.Path != "" {
+			p.new = append(p.new, hq.PathClaim{Path: r.Path, Kind: r.Kind, New: true, ID: p.ref(module, r.Name)})
+		}
 	}
-	rows, err := q.ResourceStateListByAssignment(ctx, dbsqlc.ResourceStateListByAssignmentParams{Node: node, Module: module})
+	return p
+}
+
+func (p *pathCheck) ref(module, name string) int {
+	p.refs = append(p.refs, hq.Ref(module, name))
+	return len(p.refs) - 1
+}
+
+// check refuses p's module on node when its paths overlap with those of the node's other modules.
+func (p *pathCheck) check(ctx context.Context, q *dbsqlc.Queries, node string) error {
+	if len(p.new) == 0 {
+		return nil
+	}
+	rows, err := q.AssignmentListByNode(ctx, node)
 	if err != nil {
 		return err
 	}
-	have := make(map[string]dbsqlc.ResourceState, len(rows))
-	for _, r := range rows {
-		have[r.Resource] = r
-	}
-	now := s.now()
-	for i, r := range resources {
-		old, ok := have[r.Name]
-		delete(have, r.Name)
-		pos, dig := int64(i), r.Digest()
-		switch {
-		case !ok:
-			err = q.ResourceStateInsert(ctx, dbsqlc.ResourceStateInsertParams{
-				Node: node, Module: module, Resource: r.Name, Kind: r.Kind, SpecDigest: dig,
-				Position: pos, GroupName: r.Group, Since: now, Reason: reason,
-			})
-		case old.SpecDigest != dig:
-			err = q.ResourceStateRedeclare(ctx, dbsqlc.ResourceStateRedeclareParams{
-				Node: node, Module: module, Resource: r.Name, Kind: r.Kind, SpecDigest: dig,
-				Position: pos, GroupName: r.Group, Since: now, Reason: reason + " changed it",
-			})
-		case old.Position != pos || old.GroupName != r.Group:
-			err = q.ResourceStateMove(ctx, dbsqlc.ResourceStateMoveParams{
-				Node: node, Module: module, Resource: r.Name, Position: pos, GroupName: r.Group,
-			})
-		}
-		if err != nil {
-			return err
+	var others []pin
+	for _, o := range rows {
+		if o.Module != p.module {
+			others = append(others, pin{o.Module, o.Revision})
 		}
 	}
-	for name := range have {
-		if err := q.ResourceStateDelete(ctx, dbsqlc.ResourceStateDeleteParams{Node: node, Module: module, Resource: name}); err != nil {
+	return p.against(ctx, q, node, others)
+}
+
+// checkModule is check for every node p's module is assigned to, from one query: each
+// distinct set of other modules is checked once.
+func (p *pathCheck) checkModule(ctx context.Context, q *dbsqlc.Queries) error {
+	if len(p.new) == 0 {
+		return nil
+	}
+	rows, err := q.AssignmentOthersOfModule(ctx, p.module)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(rows); {
+		j, others := i, []pin{}
+		for ; j < len(rows) && rows[j].Node == rows[i].Node; j++ {
+			others = append(others, pin{rows[j].Module, rows[j].Revision})
+		}
+		if err := p.against(ctx, q, rows[i].Node, others); err != nil {
 			return err
 		}
+		i = j
 	}
 	return nil
 }
 
-// checkPaths refuses a module whose paths another module on the node already declares: the two
-// would rewrite each other's file on every reconcile, each reporting the other's work as drift.
-func checkPaths(ctx context.Context, q *dbsqlc.Queries, node, module string, resources []hq.Resource) error {
-	others, err := q.AssignmentDeclaration(ctx, node)
-	if err != nil {
-		return err
-	}
-	owner := map[string]string{}
+// pin is a module at the revision an assignment pins.
+type pin struct {
+	module   string
+	revision int64
+}
+
+// against refuses p's module on node when its paths overlap with those of others there.
+func (p *pathCheck) against(ctx context.Context, q *dbsqlc.Queries, node string, others []pin) error {
+	var key strings.Builder
 	for _, o := range others {
-		if o.Module == module {
-			continue
-		}
-		rs, err := decodeResources(o.Resources)
+		fmt.Fprintf(&key, "%s@%d ", o.module, o.revision)
+	}
+	if p.clean[key.String()] {
+		return nil
+	}
+	claims := slices.Clone(p.new)
+	for _, o := range others {
+		cs, err := p.revision(ctx, q, o.module, o.revision)
 		if err != nil {
 			return err
 		}
-		for _, r := range rs {
-			if r.Path != "" {
-				owner[r.Path] = hq.Ref(o.Module, r.Name)
-			}
-		}
+		claims = append(claims, cs...)
 	}
-	for _, r := range resources {
-		if other, ok := owner[r.Path]; ok && r.Path != "" {
-			return hq.Errorf(hq.CodeConflict, "%s declares %s, which %s already declares on node %s", hq.Ref(module, r.Name), r.Path, other, node)
+	if found := hq.PathOverlaps(claims); len(found) > 0 {
+		o := found[0]
+		if o.Same() && !o.Inner.New {
+			o.Outer, o.Inner = o.Inner, o.Outer // the new resource is the one that declares it again
 		}
+		return hq.Errorf(hq.CodeConflict, "on node %s: %s", node, o.Describe(p.refs[o.Outer.ID], p.refs[o.Inner.ID]))
 	}
+	p.clean[key.String()] = true
 	return nil
+}
+
+// revision returns the claims of a stored module revision, decoding it only the first time.
+func (p *pathCheck) revision(ctx context.Context, q *dbsqlc.Queries, module string, revision int64) ([]hq.PathClaim, error) {
+	k := fmt.Sprintf("%s@%d", module, revision)
+	if cs, ok := p.revs[k]; ok {
+		return cs, nil
+	}
+	rev, err := q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: revision})
+	if err != nil {
+		return nil, err
+	}
+	rs, err := decodeResources(rev.Resources)
+	if err != nil {
+		return nil, err
+	}
+	cs := []hq.PathClaim{}
+	for _, r := range rs {
+		if r.Path != "" {
+			cs = append(cs, hq.PathClaim{Path: r.Path, Kind: r.Kind, ID: p.ref(module, r.Name)})
+		}
+	}
+	p.revs[k] = cs
+	return cs, nil
 }

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"time"
 
 	"github.com/meshhq/hq"
 )
@@ -20,29 +21,66 @@ func (s *Store) CreateNode(ctx context.Context, name string) (token string, err 
 		return "", hq.NameError("node", name)
 	}
 	token = rand.Text()
+	now := s.now()
 	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
-		if _, err := q.NodeGet(ctx, name); err == nil {
+		n, err := q.NodeGetAny(ctx, name)
+		switch {
+		case err == nil && !n.DeletedAt.Valid:
 			return hq.Errorf(hq.CodeConflict, "node %s is already registered", name)
-		} else if !errors.Is(err, sql.ErrNoRows) {
+		case err == nil:
+			// Registered again after a delete: the history stays, the generations go on above it.
+			if err := q.NodeRegisterAgain(ctx, dbsqlc.NodeRegisterAgainParams{Name: name, TokenHash: hashToken(token), CreatedAt: now}); err != nil {
+				return err
+			}
+			n.Generation++
+		case errors.Is(err, sql.ErrNoRows):
+			if err := q.NodeInsert(ctx, dbsqlc.NodeInsertParams{Name: name, TokenHash: hashToken(token), CreatedAt: now}); err != nil {
+				return err
+			}
+		default:
 			return err
 		}
-		return q.NodeInsert(ctx, dbsqlc.NodeInsertParams{Name: name, TokenHash: hashToken(token), CreatedAt: s.now()})
+		return q.NodeRegistrationInsert(ctx, dbsqlc.NodeRegistrationInsertParams{Node: name, RegisteredAt: now, FirstGeneration: n.Generation})
 	})
 	return token, err
 }
 
-// DeleteNode forgets a node and everything recorded about it.
-func (s *Store) DeleteNode(ctx context.Context, name string, ifMatch *int64) error {
-	return s.inTx(ctx, func(q *dbsqlc.Queries) error {
-		if _, err := lockNode(ctx, q, name, ifMatch); err != nil {
+// DeleteNode marks a node deleted: its token stops working, its assignments go (its resources
+// leave with 'removed' transitions), and its history stays until retention prunes it. It
+// returns not_found for a node that is not registered, conflict when ifMatch does not hold,
+// and the node's last generation.
+func (s *Store) DeleteNode(ctx context.Context, name string, ifMatch *int64) (int64, error) {
+	now := s.now()
+	var gen int64
+	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		n, err := lockNode(ctx, q, name, ifMatch)
+		if err != nil {
 			return err
 		}
-		if _, err := q.NodeDelete(ctx, name); err != nil {
+		gen = n.Generation
+		if err := q.AssignmentDeleteByNode(ctx, name); err != nil {
 			return err
 		}
-		// The history goes too: a node registered again under this name starts clean.
-		return q.TransitionDeleteByNode(ctx, name)
+		if err := q.NodeRegistrationEnd(ctx, dbsqlc.NodeRegistrationEndParams{Node: name, DeletedAt: sql.NullString{String: now, Valid: true}, LastGeneration: sql.NullInt64{Int64: n.Generation, Valid: true}}); err != nil {
+			return err
+		}
+		// A token nobody holds: the unique index on token_hash wants one per row.
+		return q.NodeMarkDeleted(ctx, dbsqlc.NodeMarkDeletedParams{Name: name, DeletedAt: sql.NullString{String: now, Valid: true}, VoidTokenHash: "deleted:" + hashToken(rand.Text())})
 	})
+	return gen, err
+}
+
+// DeletedAt says when a node that is no longer registered was deleted; not_found when the
+// name was never registered or is registered now.
+func (s *Store) DeletedAt(ctx context.Context, name string) (time.Time, error) {
+	n, err := s.reader().NodeGetAny(ctx, name)
+	if err != nil {
+		return time.Time{}, notFound(err, "no node %s", name)
+	}
+	if !n.DeletedAt.Valid {
+		return time.Time{}, hq.Errorf(hq.CodeNotFound, "node %s is registered, not deleted", name)
+	}
+	return hq.ParseTime(n.DeletedAt.String), nil
 }
 
 // NodeTokenValid reports whether token is the node's own.
@@ -70,7 +108,7 @@ func (s *Store) NodeGeneration(ctx context.Context, name string) (int64, error) 
 func lockNode(ctx context.Context, q *dbsqlc.Queries, name string, ifMatch *int64) (dbsqlc.Node, error) {
 	n, err := q.NodeGet(ctx, name)
 	if err != nil {
-		return n, notFound(err, "no node %s", name)
+		return n, nodeNotFound(ctx, q, err, name)
 	}
 	if ifMatch != nil && *ifMatch != n.Generation {
 		return n, hq.Conflict(name, *ifMatch, n.Generation)
@@ -87,4 +125,16 @@ func hashToken(token string) string {
 func (s *Store) AnyNodeToken(ctx context.Context, token string) (bool, error) {
 	found, err := s.reader().NodeExistsByTokenHash(ctx, hashToken(token))
 	return found, err
+}
+
+// nodeNotFound turns sql.ErrNoRows for a node into not_found, saying so when the node was
+// deleted rather than never registered.
+func nodeNotFound(ctx context.Context, q *dbsqlc.Queries, err error, name string) error {
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if n, err := q.NodeGetAny(ctx, name); err == nil && n.DeletedAt.Valid {
+		return hq.Errorf(hq.CodeNotFound, "node %s was deleted at %s; its history is still at /nodes/%s/transitions, /reports and /sends", name, n.DeletedAt.String, name)
+	}
+	return hq.Errorf(hq.CodeNotFound, "no node %s", name)
 }

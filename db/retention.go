@@ -10,7 +10,7 @@ import (
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 )
 
-// Retention says how long history is kept: rows of transitions, reports and sends older than
+// Retention says how long history is kept: rows of transitions, reports, sends and drifts older than
 // For are pruned, except each node's newest KeepPerNode of each table, so a node that went
 // quiet long ago still shows how it ended.
 type Retention struct {
@@ -32,6 +32,14 @@ type historyTable struct {
 }
 
 var historyTables = []historyTable{
+	{"drifts",
+		func(ctx context.Context, q *dbsqlc.Queries, after, window int64) (int64, string, error) {
+			r, err := q.DriftPruneWindowEnd(ctx, dbsqlc.DriftPruneWindowEndParams{After: after, Window: window})
+			return r.ID, r.At, err
+		},
+		func(ctx context.Context, q *dbsqlc.Queries, after, until int64, cutoff string, keep int64) (int64, error) {
+			return q.DriftPrune(ctx, dbsqlc.DriftPruneParams{After: after, Until: until, Cutoff: cutoff, Keep: keep})
+		}},
 	{"transitions",
 		func(ctx context.Context, q *dbsqlc.Queries, after, window int64) (int64, string, error) {
 			r, err := q.TransitionPruneWindowEnd(ctx, dbsqlc.TransitionPruneWindowEndParams{After: after, Window: window})

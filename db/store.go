@@ -7,12 +7,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"io/fs"
 	"net/url"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/migrations"
@@ -34,16 +39,33 @@ type Store struct {
 	StuckAfter    time.Duration
 	// SilentAfter is how long without a report before a node is silent.
 	SilentAfter time.Duration
+	// DriftThreshold is how many put-backs of one resource within hq.DriftWindow give its
+	// node a drift line.
+	DriftThreshold int
 
 	// WatchEvery is how often generations changed by other processes are looked for.
 	WatchEvery time.Duration
 	bells      bells
+	revisions  revisions
 	watchOnce  sync.Once
-	// background waits for the store's own goroutines; closed tells them to stop.
-	background sync.WaitGroup
-	closed     chan struct{}
+	// background waits for the store's own goroutines; closed tells them to stop, and ends
+	// backgroundCtx, which their queries run in.
+	background       sync.WaitGroup
+	backgroundCtx    context.Context
+	cancelBackground context.CancelFunc
+	closed           chan struct{}
+	// The mover moves pins to new revisions in chunks; moveBell wakes it.
+	moverOnce sync.Once
+	moveBell  chan struct{}
+	// MoveEvery is how often the mover looks for work nobody told it of.
+	MoveEvery time.Duration
+	// Log receives what the store's own goroutines have to say.
+	Log *slog.Logger
 	closeOnce  sync.Once
 	closeErr   error
+	// trouble is set while writes fail for a reason an operator must fix (a full disk), and
+	// cleared by the next write that succeeds.
+	trouble atomic.Pointer[WriteTrouble]
 }
 
 // dsn sets the pragmas in the connection string so that every pooled connection gets them.
@@ -64,6 +86,9 @@ func dsn(path string, writer bool) string {
 
 // Open opens (creating if needed) and migrates the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	write, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -81,9 +106,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	read.SetMaxOpenConns(4)
 	s := &Store{
 		path: path, write: write, read: read, Now: time.Now,
-		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute,
-		WatchEvery: time.Second, closed: make(chan struct{}),
+		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute, DriftThreshold: hq.DriftThreshold,
+		WatchEvery: time.Second, closed: make(chan struct{}), moveBell: make(chan struct{}, 1),
+		MoveEvery: 5 * time.Second, Log: slog.New(slog.DiscardHandler),
 	}
+	s.backgroundCtx, s.cancelBackground = context.WithCancel(context.Background())
 	if s.wq, err = dbsqlc.Prepare(ctx, write); err == nil {
 		s.rq, err = dbsqlc.Prepare(ctx, read)
 	}
@@ -91,7 +118,26 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("prepare queries: %w", err)
 	}
+	// Pins a crash (or another controller) left behind are moved on: the mover starts at once
+	// when there are any, otherwise with the first upload that leaves some.
+	if behind, err := s.rq.ModuleListBehind(ctx); err == nil && len(behind) > 0 {
+		s.startMover()
+	}
 	return s, nil
+}
+
+// createPrivate creates the database file with mode 0600 when it does not exist yet. SQLite
+// would create it 0644 and gives its WAL and shared-memory files the mode of the main file,
+// and module contents may be secrets. An existing file keeps the mode its operator gave it.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // Migrate applies every pending migration.
@@ -111,6 +157,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closed)
+		s.cancelBackground()
 		s.background.Wait()
 		var errs []error
 		for _, q := range []*dbsqlc.Queries{s.wq, s.rq} {
@@ -123,8 +170,21 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// inTx runs fn in one write transaction, committed when fn returns nil.
+// inTx runs fn in one write transaction, committed when fn returns nil. A write the disk has
+// no room for is an unavailable error, and the store says so until a write succeeds again.
 func (s *Store) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
+	err := s.tx(ctx, fn)
+	if diskFull(err) {
+		s.trouble.CompareAndSwap(nil, &WriteTrouble{Since: s.Now(), Cause: "the database's disk is full"})
+		return hq.Errorf(hq.CodeUnavailable, "the database's disk is full: nothing was written; free space where %s lives and try again", s.path)
+	}
+	if err == nil && s.trouble.Load() != nil {
+		s.trouble.Store(nil)
+	}
+	return err
+}
+
+func (s *Store) tx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -137,6 +197,31 @@ func (s *Store) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) erro
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// WriteTrouble is why the store cannot write, and since when.
+type WriteTrouble struct {
+	Since time.Time
+	Cause string
+}
+
+// Line is the status line that says so.
+func (t WriteTrouble) Line() string {
+	return fmt.Sprintf("controller: cannot write since %s: %s; reports and changes are refused with 503 until it can", hq.FormatTime(t.Since), t.Cause)
+}
+
+// Trouble returns why writes fail now, if they do.
+func (s *Store) Trouble() (WriteTrouble, bool) {
+	if t := s.trouble.Load(); t != nil {
+		return *t, true
+	}
+	return WriteTrouble{}, false
+}
+
+// diskFull reports whether err is SQLite's "database or disk is full".
+func diskFull(err error) bool {
+	se, ok := errors.AsType[*sqlite.Error](err)
+	return ok && se.Code()&0xff == sqlite3.SQLITE_FULL
 }
 
 // inReadTx runs fn in one read transaction: a single snapshot of the database.

@@ -55,7 +55,7 @@ func mustModule(t *testing.T, s *Store, name string, rs ...hq.Resource) PutModul
 
 func mustAssign(t *testing.T, s *Store, node, module string) int64 {
 	t.Helper()
-	g, err := s.Assign(context.Background(), node, module, false, nil)
+	g, err := s.Assign(context.Background(), node, module, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package db
 
 import (
+	"cmp"
+	"encoding/json"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 
 	"context"
@@ -40,41 +42,52 @@ func (m mesh) scope(module, resource string) string {
 // nodeParts is what a node's view is made of, however it was loaded.
 type nodeParts struct {
 	node        dbsqlc.Node
-	counts      map[hq.State]int
-	notApplied  []dbsqlc.ResourceState
+	notFine     []dbsqlc.ResourceState
+	blocks      map[string]int // gate (module/name) → resources it blocks
 	assignments []hq.AssignmentView
 	last        *dbsqlc.Report
 	refused     []dbsqlc.Send
+	drifting    []hq.DriftCount
+}
+
+// nodeCounts reads a node's resources by state from the counts its row keeps.
+func nodeCounts(n dbsqlc.Node) map[hq.State]int {
+	return map[hq.State]int{
+		hq.StatePending: int(n.ResourcesPending), hq.StateApplied: int(n.ResourcesApplied),
+		hq.StateFailed: int(n.ResourcesFailed), hq.StateStuck: int(n.ResourcesStuck),
+		hq.StateHeld: int(n.ResourcesHeld), hq.StateGroupedPending: int(n.ResourcesGroupedPending),
+	}
+}
+
+// nodeStatus is a node's status from its row alone.
+func (s *Store) nodeStatus(n dbsqlc.Node) hq.Status {
+	return hq.StatusOf(hq.NodeFacts{Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
+		LastReportAt: nullTime(n.LastReportAt), Counts: nodeCounts(n)}, s.Now(), s.SilentAfter)
 }
 
 // view turns the parts into the operator's view, with status and lines.
 func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 	v := hq.NodeView{
 		Name: p.node.Name, Generation: p.node.Generation, AppliedGeneration: p.node.AppliedGeneration,
-		LastReportAt: nullTime(p.node.LastReportAt), Counts: map[hq.State]int{},
+		LastReportAt: nullTime(p.node.LastReportAt), Counts: nodeCounts(p.node),
 		Assignments: p.assignments, Holds: []hq.Hold{}, Stuck: []hq.StuckView{}, RefusedSends: []hq.RefusedSend{},
+		Drifting: append([]hq.DriftCount{}, p.drifting...),
 	}
-	for _, st := range hq.States {
-		v.Counts[st] = p.counts[st]
+	if v.Assignments == nil {
+		v.Assignments = []hq.AssignmentView{}
 	}
 	if p.last != nil {
 		v.LastReport = reportView(*p.last)
 	}
 	f := hq.NodeFacts{Generation: v.Generation, AppliedGeneration: v.AppliedGeneration, LastReportAt: v.LastReportAt, Counts: v.Counts}
-	blocks := map[string]int{}
-	for _, r := range p.notApplied {
-		if r.BlockedBy != "" {
-			blocks[r.BlockedBy]++
-		}
-	}
-	for _, r := range p.notApplied {
+	for _, r := range p.notFine {
 		ref := hq.Ref(r.Module, r.Resource)
 		switch hq.State(r.State) {
 		case hq.StateStuck:
 			v.Stuck = append(v.Stuck, hq.StuckView{
 				Module: r.Module, Resource: r.Resource, Attempts: r.ConsecutiveFailures,
 				Since: hq.ParseTime(r.FailingSince.String), NeverApplied: r.NeverApplied == 1,
-				Blocks: blocks[ref], Scope: m.scope(r.Module, r.Resource),
+				Blocks: p.blocks[ref], Scope: m.scope(r.Module, r.Resource),
 			})
 		case hq.StateHeld:
 			v.Holds = append(v.Holds, hq.Hold{Module: r.Module, Resource: r.Resource, Reason: r.HoldReason})
@@ -90,12 +103,81 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 	for _, r := range p.refused {
 		v.RefusedSends = append(v.RefusedSends, refusedView(r, p.node.AppliedGeneration))
 	}
-	f.Refused = v.RefusedSends
+	f.Refused, f.Drifting = v.RefusedSends, v.Drifting
 	v.Status, v.Lines = hq.ComputeStatus(f, s.Now(), s.SilentAfter)
 	if v.Lines == nil {
 		v.Lines = []string{}
 	}
 	return v
+}
+
+// views builds the views of some nodes (without their resources) from one snapshot, with one
+// query per kind of detail for all of them rather than one per node.
+func (s *Store) views(ctx context.Context, q *dbsqlc.Queries, nodes []dbsqlc.Node) ([]hq.NodeView, error) {
+	if len(nodes) == 0 {
+		return []hq.NodeView{}, nil
+	}
+	parts := make(map[string]*nodeParts, len(nodes))
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		parts[n.Name] = &nodeParts{node: n, blocks: map[string]int{}}
+		names[i] = n.Name
+	}
+	list, err := json.Marshal(names)
+	if err != nil {
+		return nil, err
+	}
+	notFine, err := q.ResourceStateListNotFineByNodes(ctx, string(list))
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range notFine {
+		parts[r.Node].notFine = append(parts[r.Node].notFine, r)
+	}
+	blocked, err := q.ResourceStateBlockedCountsByNodes(ctx, string(list))
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range blocked {
+		parts[b.Node].blocks[b.BlockedBy] = int(b.Blocks)
+	}
+	assigned, err := q.AssignmentListByNodes(ctx, string(list))
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range assigned {
+		parts[a.Node].assignments = append(parts[a.Node].assignments, hq.AssignmentView{Module: a.Module, Revision: a.Revision, Taken: a.Taken == 1, Source: a.Source})
+	}
+	latest, err := q.ReportListLatestByNodes(ctx, string(list))
+	if err != nil {
+		return nil, err
+	}
+	for i := range latest {
+		parts[latest[i].Node].last = &latest[i]
+	}
+	refused, err := q.SendListRefusedByNodes(ctx, string(list))
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refused {
+		parts[r.Node].refused = append(parts[r.Node].refused, r)
+	}
+	drifts, err := q.DriftCountsByNodesSince(ctx, dbsqlc.DriftCountsByNodesSinceParams{Nodes: string(list), Since: s.driftSince(), Threshold: int64(s.DriftThreshold)})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range drifts {
+		parts[d.Node].drifting = append(parts[d.Node].drifting, hq.DriftCount{Module: d.Module, Resource: d.Resource, Count: int(d.Drifts)})
+	}
+	m, err := loadMesh(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]hq.NodeView, len(nodes))
+	for i, n := range nodes {
+		out[i] = s.view(*parts[n.Name], m)
+	}
+	return out, nil
 }
 
 // GetNode returns one node's whole view, resources included.
@@ -104,41 +186,17 @@ func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
 		n, err := q.NodeGet(ctx, name)
 		if err != nil {
-			return notFound(err, "no node %s", name)
+			return nodeNotFound(ctx, q, err, name)
 		}
-		p := nodeParts{node: n, counts: map[hq.State]int{}}
-		counts, err := q.ResourceStateCountsByNode(ctx, name)
+		vs, err := s.views(ctx, q, []dbsqlc.Node{n})
 		if err != nil {
 			return err
 		}
-		for _, c := range counts {
-			p.counts[hq.State(c.State)] = int(c.Count)
-		}
+		v = vs[0]
 		all, err := q.ResourceStateListByNode(ctx, name)
 		if err != nil {
 			return err
 		}
-		for _, r := range all {
-			if r.State != string(hq.StateApplied) {
-				p.notApplied = append(p.notApplied, r)
-			}
-		}
-		if p.assignments, err = nodeAssignments(ctx, q, name); err != nil {
-			return err
-		}
-		if last, ok, err := lastReport(ctx, q, n); err != nil {
-			return err
-		} else if ok {
-			p.last = &last
-		}
-		if p.refused, err = q.SendListRefusedByNode(ctx, name); err != nil {
-			return err
-		}
-		m, err := loadMesh(ctx, q)
-		if err != nil {
-			return err
-		}
-		v = s.view(p, m)
 		v.Resources = make([]hq.ResourceView, len(all))
 		for i, r := range all {
 			v.Resources[i] = resourceView(r)
@@ -148,74 +206,60 @@ func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 	return v, err
 }
 
-// ListNodes returns every node's view without its resources, from one snapshot and a fixed
-// number of queries however many nodes there are.
-func (s *Store) ListNodes(ctx context.Context) ([]hq.NodeView, error) {
-	var out []hq.NodeView
+// NodeFilter picks and pages the nodes a listing returns.
+type NodeFilter struct {
+	// Status, when set, keeps only nodes in it; NotConverged keeps every node that needs a look.
+	Status       hq.Status
+	NotConverged bool
+	// Match, when set, keeps only the nodes it returns true for.
+	Match func(name string) bool
+	// After is the cursor: the name of the last node of the page before. Limit bounds the page
+	// (0 means every node).
+	After string
+	Limit int
+}
+
+// NodePage is one page of a node listing, with the status counts of the whole mesh.
+type NodePage struct {
+	Nodes []hq.NodeView
+	// Next is the cursor of the next page; empty on the last.
+	Next string
+	// Counts is every node by status, filtered or not.
+	Counts map[hq.Status]int
+	Total  int
+}
+
+// ListNodes returns the nodes the filter keeps, in name order, from one snapshot: the status
+// of every node is read from its row, and only the nodes on the page are looked at further.
+func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
+	page := NodePage{Nodes: []hq.NodeView{}, Counts: map[hq.Status]int{}}
 	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
 		nodes, err := q.NodeList(ctx)
 		if err != nil {
 			return err
 		}
-		parts := make(map[string]*nodeParts, len(nodes))
+		page.Total = len(nodes)
+		var keep []dbsqlc.Node
 		for _, n := range nodes {
-			parts[n.Name] = &nodeParts{node: n, counts: map[hq.State]int{}, assignments: []hq.AssignmentView{}}
+			st := s.nodeStatus(n)
+			page.Counts[st]++
+			switch {
+			case f.Status != "" && st != f.Status,
+				f.NotConverged && st == hq.StatusConverged,
+				f.Match != nil && !f.Match(n.Name),
+				f.After != "" && n.Name <= f.After:
+				continue
+			}
+			if f.Limit > 0 && len(keep) == f.Limit {
+				page.Next = keep[len(keep)-1].Name // and go on counting
+				continue
+			}
+			keep = append(keep, n)
 		}
-		counts, err := q.ResourceStateCounts(ctx)
-		if err != nil {
-			return err
-		}
-		for _, c := range counts {
-			parts[c.Node].counts[hq.State(c.State)] = int(c.Count)
-		}
-		notApplied, err := q.ResourceStateListNotApplied(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range notApplied {
-			parts[r.Node].notApplied = append(parts[r.Node].notApplied, r)
-		}
-		assigned, err := q.AssignmentListAll(ctx)
-		if err != nil {
-			return err
-		}
-		for _, a := range assigned {
-			parts[a.Node].assignments = append(parts[a.Node].assignments, hq.AssignmentView{Module: a.Module, Revision: a.Revision, Taken: a.Taken == 1})
-		}
-		latest, err := q.ReportListLatest(ctx)
-		if err != nil {
-			return err
-		}
-		for i := range latest {
-			parts[latest[i].Node].last = &latest[i]
-		}
-		refused, err := q.SendListRefused(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range refused {
-			parts[r.Node].refused = append(parts[r.Node].refused, r)
-		}
-		m, err := loadMesh(ctx, q)
-		if err != nil {
-			return err
-		}
-		out = make([]hq.NodeView, 0, len(nodes))
-		for _, n := range nodes {
-			out = append(out, s.view(*parts[n.Name], m))
-		}
-		return nil
+		page.Nodes, err = s.views(ctx, q, keep)
+		return err
 	})
-	return out, err
-}
-
-func nodeAssignments(ctx context.Context, q *dbsqlc.Queries, node string) ([]hq.AssignmentView, error) {
-	rows, err := q.AssignmentListByNode(ctx, node)
-	out := make([]hq.AssignmentView, 0, len(rows))
-	for _, a := range rows {
-		out = append(out, hq.AssignmentView{Module: a.Module, Revision: a.Revision, Taken: a.Taken == 1})
-	}
-	return out, err
+	return page, err
 }
 
 func resourceView(r dbsqlc.ResourceState) hq.ResourceView {
@@ -227,12 +271,16 @@ func resourceView(r dbsqlc.ResourceState) hq.ResourceView {
 }
 
 func reportView(r dbsqlc.Report) *hq.ReportView {
-	return &hq.ReportView{ID: r.ID, Generation: r.Generation, Summary: r.Summary, At: hq.ParseTime(r.At), Repeats: r.Repeats, LastAt: hq.ParseTime(r.LastAt)}
+	return &hq.ReportView{ID: r.ID, Generation: r.Generation, Summary: r.Summary, StartedAt: nullTime(r.StartedAt),
+		FinishedAt: nullTime(r.FinishedAt), At: hq.ParseTime(r.At), Repeats: r.Repeats, LastAt: hq.ParseTime(r.LastAt)}
 }
 
 func refusedView(r dbsqlc.Send, applied int64) hq.RefusedSend {
 	return hq.RefusedSend{
 		Node: r.Node, SendID: r.ID, Generation: r.Generation, AppliedGeneration: applied,
-		ComposedBy: r.ComposedBy, At: hq.ParseTime(r.SentAt), Reason: r.Reason,
+		ComposedBy: r.ComposedBy, At: hq.ParseTime(cmp.Or(r.OutcomeAt.String, r.SentAt)), Reason: r.Reason,
 	}
 }
+
+// driftSince is where a node's drift lines start looking.
+func (s *Store) driftSince() string { return hq.FormatTime(s.Now().Add(-hq.DriftWindow)) }

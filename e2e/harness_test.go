@@ -170,7 +170,7 @@ type host struct {
 func startHost(t testing.TB, ctl string, node, token, root, state string, env ...string) *host {
 	t.Helper()
 	env = append([]string{"HOSTD_CONTROLLER=" + ctl, "HOSTD_NODE=" + node, "HOSTD_TOKEN=" + token,
-		"HOSTD_ROOT=" + root, "HOSTD_STATE_DIR=" + state, "HOSTD_INTERVAL=1s", "HOSTD_WAIT=5s"}, env...)
+		"HOSTD_CONTROLLER_KEY=" + controllerKey(t, ctl), "HOSTD_ROOT=" + root, "HOSTD_STATE_DIR=" + state, "HOSTD_INTERVAL=1s", "HOSTD_WAIT=5s", "HOSTD_STOP_SERVICES_ON_EXIT=1"}, env...)
 	return &host{proc: start(t, "hostd "+node, env, "hostd", "run"), node: node, root: root, state: state}
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/meshhq/hq"
@@ -120,7 +122,14 @@ func TestStatusPagesInABrowser(t *testing.T) {
 				return fmt.Errorf("count tile of %s reads %q, want %s", s, got, n)
 			}
 		}
+		// Converged nodes are counted, not listed: the page lists the nodes that need a look.
+		if got := b.text(t, "#nodes"); !strings.Contains(got, "1 converged and not listed") {
+			return fmt.Errorf("nodes heading %q", got)
+		}
 		for n, s := range want {
+			if s == hq.StatusConverged {
+				continue
+			}
 			if got := b.text(t, "#node-"+n+" .badge"); got != string(s) {
 				return fmt.Errorf("%s shows %q, want %s", n, got, s)
 			}
@@ -134,11 +143,9 @@ func TestStatusPagesInABrowser(t *testing.T) {
 		"#waiting + table":       {"held-1", "proxy", "waiting on take: proxy (2 held)"},
 		"#mid-change + table":    {"mid-1", "waiting group(s): pair/ab"},
 		"#refused + table":       {"conv-1"},
-		"#node-conv-1 .report":   {"applied 2 resource(s)"},
 		"#node-held-1":           {"waiting on take: proxy (2 held)", "2 held for untaken modules (proxy: 2)"},
 		"#node-silent-1":         {"silent: no report since", "(behind)", "mid-change: generation 2 declared, 1 applied"},
 		"#node-new-1":            {"never", "new: never reported"},
-		"#node-conv-1":           {"refused declaration generation 1 (applied 2) composed by "},
 		"#node-degraded-1":       {"degraded: 1 failed: bad/conf"},
 		"#node-stuck-1 ul.lines": {"stuck: bad/conf (never applied, ", " attempts since "},
 	} {
@@ -176,6 +183,14 @@ func TestStatusPagesInABrowser(t *testing.T) {
 	}
 	b.screenshot(t, filepath.Join(shots, "node-held-1.png"))
 
+	// A converged node is not listed on the mesh page; its own page says what it said.
+	b.waitPage(t, ctl.url+"/nodes/conv-1", func() error {
+		return expectText(b.text(t, "#lines"), "refused declaration generation 1 (applied 2) composed by ")
+	})
+	if err := expectText(b.text(t, "#report-line"), "applied 2 resource(s)"); err != nil {
+		t.Error(err)
+	}
+
 	b.waitPage(t, ctl.url+"/nodes/mid-1", func() error {
 		return expectText(b.text(t, "#lines"), "mid-change: 1 grouped-pending, waiting group(s): pair/ab")
 	})
@@ -183,6 +198,30 @@ func TestStatusPagesInABrowser(t *testing.T) {
 		t.Error(err)
 	}
 	b.screenshot(t, filepath.Join(shots, "node-mid-1.png"))
+
+	// Signing out with the page's own button ends the session on the server: the cookie the
+	// browser held, copied out before, is refused afterwards.
+	session := b.cookie(t, "hq_session")
+	if code := getWithCookie(t, ctl.url+"/", session); code != http.StatusOK {
+		t.Fatalf("GET / with the browser's session cookie: %d", code)
+	}
+	b.run(t, chromedp.Submit(chromedp.CSS(`form[action="/logout"] button`)))
+	b.run(t, chromedp.WaitVisible(chromedp.CSS("#token")))
+	if code := getWithCookie(t, ctl.url+"/", session); code != http.StatusUnauthorized {
+		t.Fatalf("GET / with the session cookie after signing out: %d, want 401", code)
+	}
+}
+
+func getWithCookie(t *testing.T, url string, c *http.Cookie) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.AddCookie(c)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // The pages sit beside the API on the controller's one port and take the operator token as
@@ -320,6 +359,25 @@ func (b *browser) waitPage(t *testing.T, url string, check func() error) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// cookie returns the browser's cookie of that name for the current page, HttpOnly ones too.
+func (b *browser) cookie(t *testing.T, name string) *http.Cookie {
+	t.Helper()
+	cookies, err := chromedp.Run(b.ctx, chromedp.Action[[]*network.Cookie](func(ctx context.Context, tg *chromedp.Target) ([]*network.Cookie, error) {
+		res, err := cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{})
+		return res.Cookies, err
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cookies {
+		if c.Name == name {
+			return &http.Cookie{Name: c.Name, Value: c.Value}
+		}
+	}
+	t.Fatalf("the browser holds no cookie %s", name)
+	return nil
 }
 
 func (b *browser) screenshot(t *testing.T, path string) {

@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,9 +19,6 @@ import (
 
 // maxBody bounds what hostd reads from the controller.
 const maxBody = 64 << 20
-
-// errNoKey means the controller does not publish a signing key.
-var errNoKey = errors.New("controller publishes no key")
 
 // client speaks the controller's node API.
 type client struct {
@@ -91,7 +89,8 @@ func (c *client) report(ctx context.Context, r *hq.Report) (*hq.ReportResponse, 
 	return &rr, nil
 }
 
-// controllerKey fetches the controller's public key (base64), or errNoKey.
+// controllerKey fetches the controller's public key (base64). A controller that publishes none
+// answers an error like any other: hostd applies nothing unsigned.
 func (c *client) controllerKey(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -104,9 +103,6 @@ func (c *client) controllerKey(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound {
-		return "", errNoKey
-	}
 	if resp.StatusCode != http.StatusOK {
 		return "", statusError(resp)
 	}
@@ -117,7 +113,7 @@ func (c *client) controllerKey(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("decoding controller key: %w", err)
 	}
 	if k.Key == "" {
-		return "", errNoKey
+		return "", errors.New("the controller answered an empty key")
 	}
 	return k.Key, nil
 }
@@ -136,15 +132,88 @@ func (c *client) do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// statusError turns a controller error response into an error, with its message when the
-// body is the API's {"error":{"code","message"}}.
+// controllerError is an answer of the controller other than 200 and 304. When the body is the
+// API's {"error":{"code","message","details"}} it unwraps to that *hq.Error, so errors.As and
+// hq.ErrorCode see the code and the per-field details.
+type controllerError struct {
+	// Status is the HTTP status code, StatusText the status line ("422 Unprocessable Entity").
+	Status     int
+	StatusText string
+	// API is the error the body carries; nil when the body is not the API's.
+	API *hq.Error
+	// RetryAfter is how long the controller asked to wait (Retry-After); 0 when it did not.
+	RetryAfter time.Duration
+}
+
+// maxDetails bounds the field errors an error's text names; the rest are counted.
+const maxDetails = 10
+
+func (e *controllerError) Error() string {
+	s := "controller answered " + e.StatusText
+	if e.API == nil {
+		return s
+	}
+	if m := cmp.Or(e.API.Message, string(e.API.Code)); m != "" {
+		s += ": " + m
+	}
+	if n := len(e.API.Details); n > 0 {
+		fields := make([]string, 0, min(n, maxDetails)+1)
+		for _, d := range e.API.Details[:min(n, maxDetails)] {
+			fields = append(fields, d.Field+": "+d.Message)
+		}
+		if n > maxDetails {
+			fields = append(fields, fmt.Sprintf("and %d more", n-maxDetails))
+		}
+		s += " (" + strings.Join(fields, "; ") + ")"
+	}
+	return s
+}
+
+func (e *controllerError) Unwrap() error {
+	if e.API == nil {
+		return nil
+	}
+	return e.API
+}
+
+// overloadedFor reports whether err is the controller shedding load (503, or 429 too many
+// requests) and how long it asked to wait, if it said.
+func overloadedFor(err error) (time.Duration, bool) {
+	e, ok := errors.AsType[*controllerError](err)
+	if !ok || e.Status != http.StatusServiceUnavailable && e.Status != http.StatusTooManyRequests {
+		return 0, false
+	}
+	return e.RetryAfter, true
+}
+
+// statusError turns a controller error response into a *controllerError.
 func statusError(resp *http.Response) error {
-	var e struct {
-		Error hq.Error `json:"error"`
+	e := &controllerError{Status: resp.StatusCode, StatusText: resp.Status,
+		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	var body struct {
+		Error *hq.Error `json:"error"`
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-		return fmt.Errorf("controller answered %s: %s", resp.Status, e.Error.Message)
+	if json.Unmarshal(b, &body) == nil && body.Error != nil && (body.Error.Code != "" || body.Error.Message != "") {
+		e.API = body.Error
 	}
-	return fmt.Errorf("controller answered %s", resp.Status)
+	return e
+}
+
+// parseRetryAfter reads a Retry-After header: seconds, or an HTTP date. 0 when absent or
+// unreadable.
+func parseRetryAfter(h string, now time.Time) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(h), 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		return time.Duration(min(n, int64(maxRetryAfter/time.Second))) * time.Second
+	}
+	if at, err := http.ParseTime(h); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
 }

@@ -17,7 +17,10 @@ type Config struct {
 	StateDir      string        `envconfig:"STATE_DIR" default:"/var/lib/hostd" desc:"where the ledger, the last declaration and service logs are kept"`
 	Interval      time.Duration `envconfig:"INTERVAL" default:"60s" desc:"time between reconciles"`
 	Wait          time.Duration `envconfig:"WAIT" default:"30s" desc:"how long one long-poll for a new declaration waits"`
-	ControllerKey string        `envconfig:"CONTROLLER_KEY" desc:"base64 ed25519 public key declarations must be signed with; learned from the controller on first contact when empty"`
+	ControllerKey string        `envconfig:"CONTROLLER_KEY" desc:"base64 ed25519 public key every declaration must be signed with (GET /api/v1/controller-key on the controller serves it); required unless HOSTD_LEARN_KEY=1"`
+	LearnKey      bool          `envconfig:"LEARN_KEY" desc:"1: without HOSTD_CONTROLLER_KEY, learn the key from the controller on first contact, log its fingerprint and keep it in the state dir; a declaration signed with another key is refused from then on"`
+	// StopServicesOnExit is also set by hostd run --stop-services-on-exit.
+	StopServicesOnExit bool `envconfig:"STOP_SERVICES_ON_EXIT" desc:"1: stop every service when hostd exits (as hostd run --stop-services-on-exit does), for taking a node out of service; by default services keep running across a restart of hostd and are re-adopted"`
 
 	// FailpointGroupCommitPause is for tests only; see EngineConfig.
 	FailpointGroupCommitPause time.Duration `envconfig:"FAILPOINT_GROUP_COMMIT_PAUSE" desc:"for tests only: sleep this long after a group's first commit, logging \"failpoint: paused between group commits\", so a test can kill hostd mid-group"`
@@ -44,6 +47,9 @@ func (c Config) Check() error {
 	u, err := url.Parse(c.Controller)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("HOSTD_CONTROLLER must be an http:// or https:// URL, not %q", c.Controller)
+	}
+	if c.ControllerKey == "" && !c.LearnKey {
+		return errNoKeyConfigured
 	}
 	if c.ControllerKey != "" {
 		if _, err := parseKey(c.ControllerKey); err != nil {

@@ -30,6 +30,10 @@ type EngineConfig struct {
 	// count as started (default 100ms), so a command that exits at once fails where it starts.
 	StartGrace time.Duration
 
+	// StopServicesOnExit makes Close stop every service. By default they keep running, and
+	// the next engine on the same state dir re-adopts them.
+	StopServicesOnExit bool
+
 	// FailpointGroupCommitPause is for tests only: see failpointGroupCommitPause.
 	FailpointGroupCommitPause time.Duration
 }
@@ -44,8 +48,8 @@ type Engine struct {
 	ledgerDirty bool
 	fails       *backoff
 	sup         *supervisor
-	// paths keeps the current reconcile inside the root (see confiner).
-	paths *confiner
+	// confiner keeps the current reconcile inside the root.
+	confiner *confiner
 	// stateDirs is the state dir as configured (made absolute) and resolved: no declared path
 	// may be it, inside it, or (for what removes) above it.
 	stateDirs []string
@@ -55,8 +59,9 @@ type Engine struct {
 }
 
 // NewEngine loads the ledger and back-off state from the state dir, removes the staged files a
-// crash left beside the paths hostd manages, and kills the service processes a previous run
-// left behind, so every service is started fresh and supervised.
+// crash left beside the paths hostd manages, and re-adopts the services a previous run left
+// running (see supervisor.adopt): the next reconcile keeps those whose spec is unchanged,
+// restarts the others and starts those that died.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -89,10 +94,11 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		// Back-off is an optimisation; a damaged file only means earlier retries.
 		cfg.Logger.Warn("back-off state unreadable, starting without it", "err", err)
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b, paths: newConfiner(cfg.Root),
+	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b, confiner: newConfiner(cfg.Root),
 		stateDirs: stateDirs(cfg.StateDir)}
 	e.sup = newSupervisor(cfg.StateDir, cfg.Root, cfg.StopTimeout, cfg.Logger)
-	e.sup.killLeftovers()
+	e.sup.adopt()
+	e.sup.watch(watchInterval)
 	return e, nil
 }
 
@@ -146,9 +152,10 @@ func (e *Engine) DropBackoff(refs ...string) {
 	}
 }
 
-// Close stops every supervised service.
+// Close stops watching the services, and stops them too with StopServicesOnExit; otherwise
+// they keep running for the next engine to re-adopt.
 func (e *Engine) Close() {
-	e.sup.stopAll()
+	e.sup.close(e.cfg.StopServicesOnExit)
 }
 
 // Reconcile applies d (which the caller verified and admitted) and returns one result per
@@ -174,8 +181,8 @@ func (e *Engine) Reconcile(ctx context.Context, d *hq.Declaration) []hq.Result {
 		e.fails.declared(d)
 	}
 	// The root is resolved again each time: it may be a link that was moved.
-	e.paths = newConfiner(e.cfg.Root)
-	rc := newReconcile(e, d, start)
+	e.confiner = newConfiner(e.cfg.Root)
+	rc := newReconcileRun(e, d, start)
 	rc.removeUndeclared(ctx)
 	results := make([]hq.Result, 0, d.ResourceCount())
 	for _, m := range d.Modules {

@@ -42,7 +42,7 @@ func groupsOf(m hq.DeclaredModule) map[string]*group {
 // and only when all of them can apply are they committed, after which the group's services
 // restart once. Any failure rolls every member back to what it was before.
 type groupApply struct {
-	rc *reconcile
+	rc *reconcileRun
 	m  hq.DeclaredModule
 	g  *group
 	// results are the module's; only the members' are written. An empty outcome marks a
@@ -50,15 +50,16 @@ type groupApply struct {
 	results []hq.Result
 	// ops has one op per member once planned.
 	ops []*op
-	// drift marks members that were changed on the machine by something else.
-	drift []bool
+	// drift says, for each member that something else changed on the machine, what differed;
+	// "" for the others.
+	drift []string
 	// journaled is set while a journal names this group's changes.
 	journaled bool
 }
 
 // applyGroup applies group g of module m and writes every member's result. It returns the
 // group's services that applied, for restarts that resources later in the module ask for.
-func (rc *reconcile) applyGroup(ctx context.Context, m hq.DeclaredModule, g *group, results []hq.Result) []lateService {
+func (rc *reconcileRun) applyGroup(ctx context.Context, m hq.DeclaredModule, g *group, results []hq.Result) []lateService {
 	began := time.Now()
 	ga := &groupApply{rc: rc, m: m, g: g, results: results}
 	defer func() {
@@ -174,9 +175,7 @@ func (ga *groupApply) backedOff() []string {
 
 // fail makes member k's result a failed attempt and counts it for back-off.
 func (ga *groupApply) fail(k int, err error) string {
-	r := ga.res(k)
-	r.Outcome, r.Attempted, r.Changed, r.Error = hq.StateFailed, true, false, err.Error()
-	ga.rc.e.fails.failed(ga.ref(k), ga.rc.start, r.Error, ga.m.Resources[ga.g.members[k]].Digest())
+	ga.rc.failed(ga.res(k), ga.ref(k), ga.m.Resources[ga.g.members[k]].Digest(), err)
 	return ga.ref(k) + " failed"
 }
 
@@ -184,7 +183,7 @@ func (ga *groupApply) fail(k int, err error) string {
 // module is held, and holds its group; attempted says whether a member failed its check.
 func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bool) {
 	ga.ops = make([]*op, len(ga.g.members))
-	ga.drift = make([]bool, len(ga.g.members))
+	ga.drift = make([]string, len(ga.g.members))
 	for k, i := range ga.g.members {
 		r := ga.m.Resources[i]
 		o, err := ga.rc.newOp(ctx, ga.m, r)
@@ -206,7 +205,7 @@ func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bo
 			culprits = append(culprits, ga.ref(k)+" held")
 			continue
 		}
-		ga.drift[k] = o.drifted()
+		ga.drift[k] = o.drift()
 	}
 	if culprits != nil {
 		return culprits, attempted
@@ -215,10 +214,10 @@ func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bo
 	// the new state of every member at once.
 	changes := false
 	for _, o := range ga.ops {
-		changes = changes || !o.equal && o.res.Kind != hq.KindService
+		changes = changes || !o.equal && o.decl.Kind != hq.KindService
 	}
 	for _, o := range ga.ops {
-		if changes && o.equal && o.res.Kind == hq.KindService {
+		if changes && o.equal && o.decl.Kind == hq.KindService {
 			o.equal, o.restart = false, true
 		}
 	}
@@ -249,15 +248,9 @@ func (ga *groupApply) restartUnhealthy(ctx context.Context) {
 		if o.equal {
 			continue
 		}
-		err := steps[hq.KindService].commit(ctx, o)
-		if err == nil {
-			continue
+		if err := steps[hq.KindService].commit(ctx, o); err != nil {
+			ga.rc.serviceFailed(o, ga.res(k), err)
 		}
-		ga.fail(k, err)
-		if o.started {
-			ga.rc.keep(o)
-		}
-		ga.rc.noteStart(o, ga.rc.next())
 	}
 }
 
@@ -269,7 +262,7 @@ func (ga *groupApply) stage(ctx context.Context) []string {
 		if o.equal {
 			continue
 		}
-		if err := steps[o.res.Kind].stage(ctx, o); err != nil {
+		if err := steps[o.decl.Kind].stage(ctx, o); err != nil {
 			culprits = append(culprits, ga.fail(k, err))
 		}
 	}
@@ -283,7 +276,7 @@ func (ga *groupApply) commit(ctx context.Context) []string {
 	for k, o := range ga.ops {
 		switch {
 		case o.equal:
-		case o.res.Kind == hq.KindService:
+		case o.decl.Kind == hq.KindService:
 			services = append(services, k)
 		default:
 			changes = append(changes, k)
@@ -301,7 +294,7 @@ func (ga *groupApply) commit(ctx context.Context) []string {
 			}
 		}
 		o := ga.ops[k]
-		if err := steps[o.res.Kind].commit(ctx, o); err != nil {
+		if err := steps[o.decl.Kind].commit(ctx, o); err != nil {
 			return []string{ga.fail(k, err)}
 		}
 	}
@@ -327,15 +320,15 @@ func (ga *groupApply) rollback(ctx context.Context) error {
 	var restarted []*op
 	for k := len(ga.ops) - 1; k >= 0; k-- {
 		o := ga.ops[k]
-		if o == nil || o.res.Kind == hq.KindService {
+		if o == nil || o.decl.Kind == hq.KindService {
 			continue
 		}
-		if err := steps[o.res.Kind].undo(ctx, o); err != nil {
+		if err := steps[o.decl.Kind].undo(ctx, o); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", o.ref, err))
 		}
 	}
 	for _, o := range ga.ops {
-		if o == nil || o.res.Kind != hq.KindService || !o.committed {
+		if o == nil || o.decl.Kind != hq.KindService || !o.committed {
 			continue
 		}
 		touched = true
@@ -401,15 +394,15 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 			o.adopt()
 		} else {
 			if whole {
-				steps[o.res.Kind].finish(o)
+				steps[o.decl.Kind].finish(o)
 			}
 			ga.rc.changed[o.ref] = at
 			ga.rc.noteStart(o, at)
-			r.Changed, r.Drift = true, ga.drift[k]
+			r.Changed, r.Drift, r.DriftDetail = true, ga.drift[k] != "", ga.drift[k]
 		}
 		ga.rc.keep(o)
 		ga.rc.e.fails.drop(o.ref)
-		if o.res.Kind == hq.KindService {
+		if o.decl.Kind == hq.KindService {
 			services = append(services, lateService{ga.g.members[k], o, at})
 		}
 	}

@@ -218,7 +218,7 @@ func TestGroupHealthFailureRollsBack(t *testing.T) {
 	if after == 0 || after == before || got != "A1\nB1\n" {
 		t.Fatalf("after the rollback pid %d (was %d) serves %q", after, before, got)
 	}
-	if p := b.eng.sup.get("app/server"); p == nil || !p.alive() || !b.eng.sup.healthy(p) {
+	if p := b.eng.sup.get("app/server"); p == nil || !b.eng.sup.running(p) || !b.eng.sup.healthy(p) {
 		t.Fatal("the server is not running healthy on the old state")
 	}
 	b.noLitter("/etc/pair")
@@ -556,7 +556,7 @@ func TestGroupServiceThatTurnsUnhealthyFailsAlone(t *testing.T) {
 	}
 	rs.want(t, "app/a", hq.StateApplied, true, false)
 	rs.want(t, "app/b", hq.StateApplied, true, false)
-	if p := b.eng.sup.get("app/server"); p == nil || !p.alive() {
+	if p := b.eng.sup.get("app/server"); p == nil || !b.eng.sup.running(p) {
 		t.Fatal("the server was stopped")
 	}
 	if a, bb := b.read("/etc/pair/a.conf"), b.read("/etc/pair/b.conf"); a != "A1\n" || bb != "B1\n" {

@@ -16,12 +16,12 @@ var healthClient = &http.Client{Timeout: 2 * time.Second}
 // that was healthy after its start: a process can be alive and hung. Without a health URL a
 // running service is healthy.
 func (s *supervisor) checkHealth(ctx context.Context, p *proc) error {
-	if p.res.Health == nil || p.res.Health.HTTP == "" {
+	if p.decl.Health == nil || p.decl.Health.HTTP == "" {
 		return nil
 	}
-	if err := probe(ctx, p.res.Health.HTTP); err != nil {
+	if err := probe(ctx, p.decl.Health.HTTP); err != nil {
 		s.setHealthy(p, false)
-		return fmt.Errorf("unhealthy: GET %s: %w", p.res.Health.HTTP, err)
+		return fmt.Errorf("unhealthy: GET %s: %w", p.decl.Health.HTTP, err)
 	}
 	return nil
 }
@@ -29,31 +29,39 @@ func (s *supervisor) checkHealth(ctx context.Context, p *proc) error {
 // waitHealthy waits for a (re)started service to be up: its health URL answers 2xx within
 // timeout, or, without one, it is still running after grace. A process that exits fails at once.
 func (s *supervisor) waitHealthy(ctx context.Context, p *proc, timeout, grace time.Duration) error {
-	if p.res.Health == nil || p.res.Health.HTTP == "" {
-		select {
-		case <-p.done:
-			return s.exited(p)
-		case <-time.After(grace):
-		case <-ctx.Done():
-			return ctx.Err()
+	if p.decl.Health == nil || p.decl.Health.HTTP == "" {
+		end := time.NewTimer(grace)
+		defer end.Stop()
+		// Looked at often: a command that exits at once must fail where it starts.
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for s.running(p) {
+			select {
+			case <-end.C:
+				s.setHealthy(p, true)
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tick.C:
+			}
 		}
-		s.setHealthy(p, true)
-		return nil
+		return s.exited(p)
 	}
-	url := p.res.Health.HTTP
+	url := p.decl.Health.HTTP
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var last error
 	for {
+		if !s.running(p) {
+			return s.exited(p)
+		}
 		if last = probe(ctx, url); last == nil {
 			s.setHealthy(p, true)
 			return nil
 		}
 		select {
-		case <-p.done:
-			return s.exited(p)
 		case <-deadline.C:
 			s.setHealthy(p, false)
 			return fmt.Errorf("health check %s did not answer 2xx within %s: %w", url, timeout, last)
@@ -64,17 +72,23 @@ func (s *supervisor) waitHealthy(ctx context.Context, p *proc, timeout, grace ti
 	}
 }
 
+// setHealthy notes whether p passed its health check, and records a change in services.json:
+// the next hostd, re-adopting p, checks it as this one would.
 func (s *supervisor) setHealthy(p *proc, ok bool) {
 	s.mu.Lock()
+	changed := p.healthy != ok
 	p.healthy = ok
 	s.mu.Unlock()
+	if changed {
+		s.save()
+	}
 }
 
 func (s *supervisor) exited(p *proc) error {
 	s.mu.Lock()
-	err := p.exit
+	exit := p.exit
 	s.mu.Unlock()
-	return fmt.Errorf("service exited after start (%s); see %s", exitText(err), s.logPath(p.ref))
+	return fmt.Errorf("service exited after start (%s); see %s", exit, s.logPath(p.ref))
 }
 
 func probe(ctx context.Context, target string) error {

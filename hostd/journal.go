@@ -63,12 +63,12 @@ func (ga *groupApply) writeJournal(changes []int) error {
 		if o.abs == "" {
 			continue // an action: nothing on disk to put back
 		}
-		m := journalMember{Ref: o.ref, Kind: o.res.Kind, Path: o.abs, Staged: o.staged, Existed: o.present,
+		m := journalMember{Ref: o.ref, Kind: o.decl.Kind, Path: o.abs, Staged: o.staged, Existed: o.present,
 			MadeDirs: slices.Concat(o.madeDirs, missingDirs(filepath.Dir(o.abs)))}
 		if o.present {
 			m.WasDir, m.Mode = o.info.IsDir(), modeBits(o.info.Mode())
 			switch {
-			case o.res.Kind == hq.KindAbsent:
+			case o.decl.Kind == hq.KindAbsent:
 				o.aside = tempName(o.abs, "gone")
 			case !m.WasDir:
 				o.aside = tempName(o.abs, "undo")

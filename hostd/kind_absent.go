@@ -31,7 +31,7 @@ func absentEntry(o *op, wrote string) *Entry {
 	if o.entry != nil && o.entry.Spec == o.spec {
 		return o.entry
 	}
-	return &Entry{Kind: hq.KindAbsent, Path: o.res.Path, Spec: o.spec, Wrote: wrote}
+	return &Entry{Kind: hq.KindAbsent, Path: o.decl.Path, Spec: o.spec, Wrote: wrote}
 }
 
 func (absentStep) stage(context.Context, *op) error { return nil }

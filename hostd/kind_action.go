@@ -31,8 +31,8 @@ func (actionStep) stage(context.Context, *op) error { return nil }
 
 func (actionStep) commit(ctx context.Context, o *op) error {
 	// The command may change what a directory under the root resolves to.
-	o.e.paths.forget()
-	args := substitute(o.res.Command, o.e.cfg.Root, "")
+	o.e.confiner.forget()
+	args := substitute(o.decl.Command, o.e.cfg.Root, "")
 	if err := runCommand(ctx, o.e.cfg.CommandTimeout, o.e.cfg.Root, args); err != nil {
 		return err
 	}

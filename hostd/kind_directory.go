@@ -14,7 +14,7 @@ import (
 // dirStep makes a directory with its declared mode; it never removes what is inside one.
 type dirStep struct{}
 
-func (dirStep) want(o *op) uint32 { return hq.ParseMode(o.res.Mode, 0o755) }
+func (dirStep) want(o *op) uint32 { return hq.ParseMode(o.decl.Mode, 0o755) }
 
 func (s dirStep) check(_ context.Context, o *op) error {
 	fi, err := os.Lstat(o.abs)
@@ -39,7 +39,7 @@ func (dirStep) entry(o *op, wrote string) *Entry {
 	if o.entry != nil {
 		wrote = o.entry.Wrote
 	}
-	return &Entry{Kind: hq.KindDirectory, Path: o.res.Path, Spec: o.spec, Wrote: wrote}
+	return &Entry{Kind: hq.KindDirectory, Path: o.decl.Path, Spec: o.spec, Wrote: wrote}
 }
 
 func (dirStep) stage(context.Context, *op) error { return nil }
@@ -77,7 +77,7 @@ func (s dirStep) commit(_ context.Context, o *op) error {
 	if err := os.Chmod(o.abs, fileMode(s.want(o))); err != nil {
 		return err
 	}
-	o.record = &Entry{Kind: hq.KindDirectory, Path: o.res.Path, Spec: o.spec, Wrote: o.wrote()}
+	o.record = &Entry{Kind: hq.KindDirectory, Path: o.decl.Path, Spec: o.spec, Wrote: o.wrote()}
 	return nil
 }
 

@@ -54,11 +54,11 @@ func (fileStep) check(_ context.Context, o *op) error {
 		o.equal, o.record = true, o.entry
 		return nil
 	}
-	want, err := fileContent(o.res)
+	want, err := fileContent(o.decl)
 	if err != nil {
 		return err
 	}
-	if modeBits(fi.Mode()) != hq.ParseMode(o.res.Mode, 0o644) || fi.Size() != int64(len(want)) {
+	if modeBits(fi.Mode()) != hq.ParseMode(o.decl.Mode, 0o644) || fi.Size() != int64(len(want)) {
 		return nil
 	}
 	got, err := os.ReadFile(o.abs)
@@ -67,7 +67,7 @@ func (fileStep) check(_ context.Context, o *op) error {
 	}
 	if bytes.Equal(got, want) {
 		o.equal = true
-		o.record = &Entry{Kind: hq.KindFile, Path: o.res.Path, Spec: o.spec, Wrote: "created",
+		o.record = &Entry{Kind: hq.KindFile, Path: o.decl.Path, Spec: o.spec, Wrote: "created",
 			Content: contentHash(want), Stat: fp}
 		if o.entry != nil {
 			o.record.Wrote = o.entry.Wrote
@@ -77,7 +77,7 @@ func (fileStep) check(_ context.Context, o *op) error {
 }
 
 func (fileStep) stage(ctx context.Context, o *op) error {
-	content, err := fileContent(o.res)
+	content, err := fileContent(o.decl)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (fileStep) stage(ctx context.Context, o *op) error {
 	_, err = f.Write(content)
 	if err == nil {
 		// Chmod, not the create mode: the umask must not change the declared mode.
-		err = f.Chmod(fileMode(hq.ParseMode(o.res.Mode, 0o644)))
+		err = f.Chmod(fileMode(hq.ParseMode(o.decl.Mode, 0o644)))
 	}
 	if err == nil {
 		err = f.Sync()
@@ -109,8 +109,8 @@ func (fileStep) stage(ctx context.Context, o *op) error {
 	if err != nil {
 		return err
 	}
-	if len(o.res.Validate) > 0 {
-		args := substitute(o.res.Validate, o.e.cfg.Root, tmp)
+	if len(o.decl.Validate) > 0 {
+		args := substitute(o.decl.Validate, o.e.cfg.Root, tmp)
 		if err := runCommand(ctx, o.e.cfg.CommandTimeout, o.e.cfg.Root, args); err != nil {
 			return fmt.Errorf("validate: %w", err)
 		}
@@ -126,8 +126,8 @@ func (fileStep) commit(_ context.Context, o *op) error {
 	if err != nil {
 		return err
 	}
-	content, _ := fileContent(o.res)
-	o.record = &Entry{Kind: hq.KindFile, Path: o.res.Path, Spec: o.spec, Wrote: o.wrote(),
+	content, _ := fileContent(o.decl)
+	o.record = &Entry{Kind: hq.KindFile, Path: o.decl.Path, Spec: o.spec, Wrote: o.wrote(),
 		Content: contentHash(content), Stat: fingerprintOf(fi)}
 	return nil
 }

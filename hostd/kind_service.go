@@ -14,7 +14,8 @@ type serviceStep struct{}
 
 func (serviceStep) check(ctx context.Context, o *op) error {
 	p := o.e.sup.get(o.ref)
-	if p == nil || !p.alive() || p.spec != o.spec || o.restart {
+	o.present = p != nil && o.e.sup.running(p)
+	if !o.present || p.spec != o.spec || o.restart {
 		return nil
 	}
 	if !o.e.sup.healthy(p) {
@@ -58,14 +59,15 @@ func (s serviceStep) commit(ctx context.Context, o *op) error {
 // restart starts o's service (stopping what runs) and waits for it to be healthy.
 func (serviceStep) restart(ctx context.Context, o *op) error {
 	// What the service does at start may change what a directory under the root resolves to.
-	o.e.paths.forget()
-	if p := o.e.sup.get(o.ref); p != nil {
-		prev := p.res
+	o.e.confiner.forget()
+	// A process adopted from a record that does not say its spec cannot be started again.
+	if p := o.e.sup.get(o.ref); p != nil && len(p.decl.Command) > 0 {
+		prev := p.decl
 		o.prevService = &prev
 	}
 	// start stops what runs before anything else, so from here on undo has something to put back.
 	o.committed, o.started = true, false
-	p, err := o.e.sup.start(o.ref, o.res, o.spec, resolveService(o.res, o.e.cfg.Root))
+	p, err := o.e.sup.start(o.ref, o.decl, o.spec, resolveService(o.decl, o.e.cfg.Root))
 	if err != nil {
 		return err
 	}

@@ -14,14 +14,14 @@ import (
 type linkStep struct{}
 
 func (linkStep) target(o *op) string {
-	if filepath.IsAbs(o.res.Target) {
-		return filepath.Join(o.e.cfg.Root, o.res.Target)
+	if filepath.IsAbs(o.decl.Target) {
+		return filepath.Join(o.e.cfg.Root, o.decl.Target)
 	}
-	return o.res.Target
+	return o.decl.Target
 }
 
 func (s linkStep) check(_ context.Context, o *op) error {
-	if err := o.e.paths.linkTarget(o.abs, o.res.Target, s.target(o)); err != nil {
+	if err := o.e.confiner.linkTarget(o.abs, o.decl.Target, s.target(o)); err != nil {
 		return err
 	}
 	fi, err := os.Lstat(o.abs)
@@ -52,7 +52,7 @@ func (s linkStep) check(_ context.Context, o *op) error {
 }
 
 func (s linkStep) entry(o *op, wrote string) *Entry {
-	return &Entry{Kind: hq.KindSymlink, Path: o.res.Path, Spec: o.spec, Wrote: wrote, Target: s.target(o)}
+	return &Entry{Kind: hq.KindSymlink, Path: o.decl.Path, Spec: o.spec, Wrote: wrote, Target: s.target(o)}
 }
 
 func (s linkStep) stage(_ context.Context, o *op) error {

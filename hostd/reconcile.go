@@ -8,14 +8,14 @@ import (
 	"github.com/meshhq/hq"
 )
 
-// reconcile is the state of one pass over a declaration.
-type reconcile struct {
+// reconcileRun is the state of one reconcile: one pass over a declaration.
+type reconcileRun struct {
 	e     *Engine
 	d     *hq.Declaration
 	start time.Time
-	// declared holds every declared ref; paths maps every declared path to its ref.
-	declared map[string]bool
-	paths    map[string]string
+	// declared holds every declared ref; refByPath maps every declared path to its ref.
+	declared  map[string]bool
+	refByPath map[string]string
 	// inherited holds paths a no-longer-declared ledger entry owned and a declared resource now
 	// names: hostd still owns what is there, so it is neither removed nor held.
 	inherited map[string]bool
@@ -33,11 +33,11 @@ type reconcile struct {
 	dropped map[string][]string
 }
 
-func newReconcile(e *Engine, d *hq.Declaration, start time.Time) *reconcile {
-	rc := &reconcile{
+func newReconcileRun(e *Engine, d *hq.Declaration, start time.Time) *reconcileRun {
+	rc := &reconcileRun{
 		e: e, d: d, start: start,
 		declared:  make(map[string]bool, d.ResourceCount()),
-		paths:     make(map[string]string, d.ResourceCount()),
+		refByPath: make(map[string]string, d.ResourceCount()),
 		inherited: map[string]bool{},
 		heldDirs:  map[string]string{},
 		changed:   map[string]int{},
@@ -49,7 +49,7 @@ func newReconcile(e *Engine, d *hq.Declaration, start time.Time) *reconcile {
 			ref := hq.Ref(m.Name, r.Name)
 			rc.declared[ref] = true
 			if r.Path != "" {
-				rc.paths[r.Path] = ref
+				rc.refByPath[r.Path] = ref
 			}
 		}
 	}
@@ -59,7 +59,7 @@ func newReconcile(e *Engine, d *hq.Declaration, start time.Time) *reconcile {
 // module applies one module's resources in order. A gate that does not apply leaves what
 // follows it pending; a held gate holds what follows it. A group is applied as one step where
 // its last member is declared, once the gates before every member are known.
-func (rc *reconcile) module(ctx context.Context, m hq.DeclaredModule) []hq.Result {
+func (rc *reconcileRun) module(ctx context.Context, m hq.DeclaredModule) []hq.Result {
 	mr := &moduleRun{results: make([]hq.Result, len(m.Resources)), held: map[string]bool{}}
 	groups := groupsOf(m)
 	for i, r := range m.Resources {
@@ -110,7 +110,7 @@ func (rc *reconcile) module(ctx context.Context, m hq.DeclaredModule) []hq.Resul
 // pendingRestarts marks in the ledger every service of m that was not started after something
 // in its restart_on changed in this reconcile (it was pending, held, backed off, or failed to
 // start), so that it restarts when it next applies, even reconciles later.
-func (rc *reconcile) pendingRestarts(m hq.DeclaredModule) {
+func (rc *reconcileRun) pendingRestarts(m hq.DeclaredModule) {
 	for _, r := range m.Resources {
 		if r.Kind != hq.KindService || len(r.RestartOn) == 0 {
 			continue
@@ -128,8 +128,8 @@ func (rc *reconcile) pendingRestarts(m hq.DeclaredModule) {
 }
 
 // noteStart records that o's commit started a service process, at step at.
-func (rc *reconcile) noteStart(o *op, at int) {
-	if o.res.Kind == hq.KindService && o.started {
+func (rc *reconcileRun) noteStart(o *op, at int) {
+	if o.decl.Kind == hq.KindService && o.started {
 		rc.started[o.ref] = at
 	}
 }
@@ -146,7 +146,7 @@ type moduleRun struct {
 }
 
 // track notes what result i holds or gates for the resources after it.
-func (rc *reconcile) track(mr *moduleRun, m hq.DeclaredModule, i int) {
+func (rc *reconcileRun) track(mr *moduleRun, m hq.DeclaredModule, i int) {
 	r, res := m.Resources[i], mr.results[i]
 	ref := hq.Ref(m.Name, r.Name)
 	if res.Outcome == hq.StateHeld {
@@ -166,7 +166,7 @@ func (rc *reconcile) track(mr *moduleRun, m hq.DeclaredModule, i int) {
 
 // heldDependency names the held resource r depends on: one its restart_on names, or a held
 // directory its path is under; "" when there is none.
-func (rc *reconcile) heldDependency(m hq.DeclaredModule, r hq.Resource, held map[string]bool) string {
+func (rc *reconcileRun) heldDependency(m hq.DeclaredModule, r hq.Resource, held map[string]bool) string {
 	for _, dep := range r.RestartOn {
 		if held[dep] {
 			return hq.Ref(m.Name, dep)
@@ -183,28 +183,46 @@ func (rc *reconcile) heldDependency(m hq.DeclaredModule, r hq.Resource, held map
 }
 
 // apply runs one resource through its steps and turns what happened into a result.
-func (rc *reconcile) apply(ctx context.Context, m hq.DeclaredModule, r hq.Resource) (hq.Result, *op) {
+func (rc *reconcileRun) apply(ctx context.Context, m hq.DeclaredModule, r hq.Resource) (hq.Result, *op) {
 	began := time.Now()
 	ref := hq.Ref(m.Name, r.Name)
 	res := hq.Result{Module: m.Name, Resource: r.Name, Attempted: true}
 	o, err := rc.newOp(ctx, m, r)
 	if err == nil {
-		res, err = rc.run(ctx, m, o, res)
+		res, err = rc.applyOp(ctx, m, o, res)
 	}
 	if err != nil {
-		res.Outcome, res.Error, res.Changed = hq.StateFailed, err.Error(), false
-		rc.e.fails.failed(ref, rc.start, res.Error, r.Digest())
-	} else if res.Attempted {
+		rc.failed(&res, ref, r.Digest(), err)
+	} else if res.Outcome == hq.StateApplied {
 		rc.e.fails.drop(ref)
 	}
 	res.DurationMS = time.Since(began).Milliseconds()
 	return res, o
 }
 
-// run checks the machine and, unless it is already as declared or the change must be held,
+// failed makes res a failed attempt of ref, whose spec has digest spec, and counts it for
+// back-off.
+func (rc *reconcileRun) failed(res *hq.Result, ref, spec string, err error) {
+	res.Outcome, res.Attempted, res.Changed, res.Error = hq.StateFailed, true, false, err.Error()
+	rc.e.fails.failed(ref, rc.start, res.Error, spec)
+}
+
+// serviceFailed makes res say that the commit of service o (a start or a restart) failed with
+// err. A process that started keeps running on its own: it is what is declared, and a slow
+// start is not helped by stopping it; only a group rolls a service back. The ledger names it,
+// so that it is stopped when it is no longer declared, and its start counts for restart_on.
+func (rc *reconcileRun) serviceFailed(o *op, res *hq.Result, err error) {
+	if o.started {
+		rc.keep(o)
+	}
+	rc.noteStart(o, rc.next())
+	rc.failed(res, o.ref, o.spec, err)
+}
+
+// applyOp checks the machine and, unless it is already as declared or the change must be held,
 // stages and commits the change.
-func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq.Result) (hq.Result, error) {
-	s := steps[o.res.Kind]
+func (rc *reconcileRun) applyOp(ctx context.Context, m hq.DeclaredModule, o *op, res hq.Result) (hq.Result, error) {
+	s := steps[o.decl.Kind]
 	if err := s.check(ctx, o); err != nil {
 		return res, err
 	}
@@ -219,35 +237,30 @@ func (rc *reconcile) run(ctx context.Context, m hq.DeclaredModule, o *op, res hq
 		res.Outcome, res.Attempted, res.HoldReason = hq.StateHeld, false, reason
 		return res, nil
 	}
-	drift := o.drifted()
+	drift := o.drift()
 	if err := s.stage(ctx, o); err != nil {
 		rc.undo(ctx, s, o)
 		return res, err
 	}
 	if err := s.commit(ctx, o); err != nil {
-		// A service that started but failed its health check keeps running on its own: it is
-		// what is declared, and a slow start is not helped by stopping it. Only a group
-		// rolls a service back. The ledger names it, so that it is stopped when it is no
-		// longer declared.
-		if !(o.committed && o.res.Kind == hq.KindService) {
-			rc.undo(ctx, s, o)
-		} else {
-			rc.keep(o)
-			rc.noteStart(o, rc.next())
+		if o.committed && o.decl.Kind == hq.KindService {
+			rc.serviceFailed(o, &res, err)
+			return res, nil
 		}
+		rc.undo(ctx, s, o)
 		return res, err
 	}
 	s.finish(o)
 	rc.keep(o)
 	rc.changed[o.ref] = rc.next()
 	rc.noteStart(o, rc.seq)
-	res.Outcome, res.Changed, res.Drift = hq.StateApplied, true, drift
+	res.Outcome, res.Changed, res.Drift, res.DriftDetail = hq.StateApplied, true, drift != "", drift
 	return res, rc.dropOld(ctx, o)
 }
 
 // dropOld removes what o's resource made before its path (or a service's kind) changed, now
 // that the new state stays.
-func (rc *reconcile) dropOld(ctx context.Context, o *op) error {
+func (rc *reconcileRun) dropOld(ctx context.Context, o *op) error {
 	if o.old == nil {
 		return nil
 	}
@@ -269,7 +282,7 @@ func holdReason(m hq.DeclaredModule, o *op) string {
 	if o.abs == "" || !o.present || o.managed || m.Taken {
 		return ""
 	}
-	return fmt.Sprintf("would overwrite %s, found on this node; not applied until %s is taken", o.res.Path, m.Name)
+	return fmt.Sprintf("would overwrite %s, found on this node; not applied until %s is taken", o.decl.Path, m.Name)
 }
 
 // drifted reports whether o, found not as declared, is a managed resource whose spec did not
@@ -301,33 +314,35 @@ func (o *op) adopt() {
 // forgetFound drops the ledger entry of o, held because it would overwrite what hostd found: an
 // entry there can only be one hostd found as declared before (see Entry.Found), and it no
 // longer is.
-func (rc *reconcile) forgetFound(o *op) {
+func (rc *reconcileRun) forgetFound(o *op) {
 	if o.entry != nil && !o.managed {
 		rc.e.deleteEntry(o.ref)
 		o.entry = nil
 	}
 }
 
-// driftable is false for a service this process has not started yet: after a restart of
-// hostd every service is started again, which is not something else changing the machine.
+// driftable says whether a service found not as declared was changed by something else: it
+// ran under hostd (one stopped with hostd, by --stop-services-on-exit, is started again, which
+// is not something else changing the machine) and is no longer running, or no longer healthy.
+// One that runs another spec than the ledger's is hostd's own doing, not drift.
 func (o *op) driftable() bool {
-	return o.res.Kind != hq.KindService || o.e.sup.everStarted(o.ref)
+	return o.decl.Kind != hq.KindService || o.e.sup.ran(o.ref) && (!o.present || o.unhealthy != nil)
 }
 
-func (rc *reconcile) undo(ctx context.Context, s step, o *op) {
+func (rc *reconcileRun) undo(ctx context.Context, s step, o *op) {
 	if err := s.undo(ctx, o); err != nil {
 		rc.e.log.Error("undoing a failed change", "resource", o.ref, "err", err)
 	}
 }
 
 // keep records o's ledger entry when it differs from the one there.
-func (rc *reconcile) keep(o *op) {
+func (rc *reconcileRun) keep(o *op) {
 	if o.record == nil {
 		return
 	}
-	if o.record.Group != o.res.Group {
+	if o.record.Group != o.decl.Group {
 		r := *o.record
-		r.Group = o.res.Group
+		r.Group = o.decl.Group
 		o.record = &r
 	}
 	if o.record == o.entry {
@@ -343,8 +358,8 @@ func (rc *reconcile) keep(o *op) {
 // that became another kind) is new where it is now; what it made before is removed once the
 // new state stays (see dropOld), unless another declared resource names the old path. Nothing
 // is changed here: the op may never apply (a group that does not, a hold).
-func (rc *reconcile) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resource) (*op, error) {
-	o := &op{e: rc.e, module: m.Name, taken: m.Taken, res: r, ref: hq.Ref(m.Name, r.Name), spec: r.Digest()}
+func (rc *reconcileRun) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resource) (*op, error) {
+	o := &op{e: rc.e, module: m.Name, taken: m.Taken, decl: r, ref: hq.Ref(m.Name, r.Name), spec: r.Digest()}
 	if _, ok := steps[r.Kind]; !ok {
 		return nil, fmt.Errorf("unknown kind %q", r.Kind)
 	}
@@ -353,10 +368,10 @@ func (rc *reconcile) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resource
 		if err != nil {
 			return nil, err
 		}
-		if err := rc.e.paths.check(abs, true); err != nil {
+		if err := rc.e.confiner.check(abs, true); err != nil {
 			return nil, err
 		}
-		if err := rc.e.guardState(r.Path, abs, rc.e.paths.resolved(abs), r.Kind == hq.KindAbsent); err != nil {
+		if err := rc.e.guardState(r.Path, abs, rc.e.confiner.resolved(abs), r.Kind == hq.KindAbsent); err != nil {
 			return nil, err
 		}
 		o.abs = abs
@@ -368,7 +383,7 @@ func (rc *reconcile) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resource
 		// The process is stopped once what replaces it applies.
 		o.old, o.entry = en, nil
 	case en.Path != r.Path:
-		if en.Path != "" && rc.paths[en.Path] == "" {
+		if en.Path != "" && rc.refByPath[en.Path] == "" {
 			o.old = en
 		}
 		o.entry = nil
@@ -381,13 +396,13 @@ func (rc *reconcile) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resource
 }
 
 // next is the step of a change made now.
-func (rc *reconcile) next() int {
+func (rc *reconcileRun) next() int {
 	rc.seq++
 	return rc.seq
 }
 
 // changedSince reports whether something r's restart_on names changed after step at.
-func (rc *reconcile) changedSince(m hq.DeclaredModule, r hq.Resource, at int) bool {
+func (rc *reconcileRun) changedSince(m hq.DeclaredModule, r hq.Resource, at int) bool {
 	for _, dep := range r.RestartOn {
 		if rc.changed[hq.Ref(m.Name, dep)] > at {
 			return true
@@ -406,24 +421,19 @@ type lateService struct {
 
 // lateRestarts restarts the services whose restart_on names a resource that changed after the
 // service itself was applied (or started) in this reconcile.
-func (rc *reconcile) lateRestarts(ctx context.Context, m hq.DeclaredModule, services []lateService, results []hq.Result) {
+func (rc *reconcileRun) lateRestarts(ctx context.Context, m hq.DeclaredModule, services []lateService, results []hq.Result) {
 	for _, ls := range services {
 		i, o := ls.index, ls.op
-		if !rc.changedSince(m, o.res, ls.at) {
+		if !rc.changedSince(m, o.decl, ls.at) {
 			continue
 		}
 		began := time.Now()
 		o.restart, o.equal = true, false
 		s := steps[hq.KindService]
-		err := s.commit(ctx, o)
-		rc.noteStart(o, rc.next())
-		if err != nil {
-			if o.started {
-				rc.keep(o)
-			}
-			results[i].Outcome, results[i].Error = hq.StateFailed, err.Error()
-			rc.e.fails.failed(o.ref, rc.start, err.Error(), o.spec)
+		if err := s.commit(ctx, o); err != nil {
+			rc.serviceFailed(o, &results[i], err)
 		} else {
+			rc.noteStart(o, rc.next())
 			s.finish(o)
 			rc.keep(o)
 			results[i].Changed = true

@@ -18,7 +18,7 @@ import (
 // emptied before hostd tries to remove it. A member dropped from a group its module still
 // declares is left until that group applies (see groupApply.done): a group that does not apply
 // leaves every member as it was.
-func (rc *reconcile) removeUndeclared(ctx context.Context) {
+func (rc *reconcileRun) removeUndeclared(ctx context.Context) {
 	// A process hostd supervises is hostd's even if the ledger missed it.
 	for _, ref := range rc.e.sup.refs() {
 		if !rc.declared[ref] && rc.e.ledger.Resources[ref] == nil {
@@ -51,7 +51,7 @@ func (rc *reconcile) removeUndeclared(ctx context.Context) {
 	})
 	for _, ref := range gone {
 		en := res[ref]
-		if en.Path != "" && rc.paths[en.Path] != "" {
+		if en.Path != "" && rc.refByPath[en.Path] != "" {
 			// Another declared resource names this path now: it takes over what is there, if it
 			// was hostd's (see Entry.Found).
 			rc.inherited[en.Path] = !en.Found
@@ -70,7 +70,7 @@ func (rc *reconcile) removeUndeclared(ctx context.Context) {
 }
 
 // declaredGroups returns every group the declaration names, as module/group.
-func (rc *reconcile) declaredGroups() map[string]bool {
+func (rc *reconcileRun) declaredGroups() map[string]bool {
 	gs := map[string]bool{}
 	for _, m := range rc.d.Modules {
 		for _, r := range m.Resources {
@@ -84,7 +84,7 @@ func (rc *reconcile) declaredGroups() map[string]bool {
 
 // removeGone removes ref, which the declaration no longer names, and forgets it; on failure it
 // stays in the ledger and is tried again at the next reconcile.
-func (rc *reconcile) removeGone(ctx context.Context, ref string) {
+func (rc *reconcileRun) removeGone(ctx context.Context, ref string) {
 	en := rc.e.ledger.Resources[ref]
 	if en == nil {
 		return
@@ -116,10 +116,10 @@ func (e *Engine) removeEntry(ctx context.Context, ref string, en *Entry) error {
 		if err != nil {
 			return err
 		}
-		if err := e.paths.check(abs, false); err != nil {
+		if err := e.confiner.check(abs, false); err != nil {
 			return err
 		}
-		if err := e.guardState(en.Path, abs, e.paths.resolved(abs), true); err != nil {
+		if err := e.guardState(en.Path, abs, e.confiner.resolved(abs), true); err != nil {
 			return err
 		}
 		err = os.Remove(abs)

@@ -60,7 +60,8 @@ func (r *reporter) putBack(rep *hq.Report) {
 }
 
 func (r *reporter) run(ctx context.Context) {
-	retry := time.Second
+	retry := newRetrier(time.Second, time.Minute)
+	busy := overload{what: "posting the report"}
 	for {
 		select {
 		case <-ctx.Done():
@@ -73,17 +74,15 @@ func (r *reporter) run(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
-				r.log.Warn("posting report", "err", err, "retry_in", retry)
+				// Kept until it is posted, or a newer report replaces it.
 				r.putBack(rep)
-				select {
-				case <-ctx.Done():
+				if !retry.backOff(ctx, r.log, &busy, "posting report", err) {
 					return
-				case <-time.After(retry):
 				}
-				retry = min(retry*2, time.Minute)
 				continue
 			}
-			retry = time.Second
+			busy.over(r.log)
+			retry.reset()
 			select {
 			case r.out <- delivered{report: rep, resp: resp}:
 			case <-ctx.Done():

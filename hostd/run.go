@@ -16,7 +16,8 @@ const declarationFile = "declaration.json"
 
 // Run is the daemon: it reconciles the last verified declaration every interval and at once on
 // every new one, also while the controller cannot be reached, and reports after every
-// reconcile. It returns when ctx is done, after stopping the services it supervises.
+// reconcile. It returns when ctx is done. The services it supervises keep running, to be
+// re-adopted by the next start, unless cfg.StopServicesOnExit is set.
 func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Check(); err != nil {
 		return err
@@ -25,24 +26,26 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log,
-		FailpointGroupCommitPause: cfg.FailpointGroupCommitPause})
+		StopServicesOnExit: cfg.StopServicesOnExit, FailpointGroupCommitPause: cfg.FailpointGroupCommitPause})
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	key, err := loadKey(cfg.ControllerKey, cfg.StateDir)
+	c := newClient(cfg.Controller, cfg.Node, cfg.Token)
+	key, err := pinKey(ctx, cfg, c, log)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while learning the key
+		}
 		return fmt.Errorf("controller key: %w", err)
 	}
-	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}}
+	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}, logged: map[*hq.Report]string{}}
 	a.current = a.loadDeclaration(key)
 
-	c := newClient(cfg.Controller, cfg.Node, cfg.Token)
 	decls := make(chan incoming)
 	sent := make(chan delivered)
 	applied, _ := eng.Applied()
-	p := &poller{c: c, node: cfg.Node, wait: cfg.Wait, stateDir: cfg.StateDir, log: log, key: key,
-		after: applied, out: decls}
+	p := &poller{c: c, node: cfg.Node, wait: cfg.Wait, log: log, key: key, after: applied, out: decls}
 	switch {
 	case a.current != nil:
 		p.after = max(p.after, a.current.Generation)
@@ -66,7 +69,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer func() { stop(); wg.Wait() }()
 
 	log.Info("hostd running", "node", cfg.Node, "controller", cfg.Controller, "root", cfg.Root,
-		"generation", applied, "signed", key != nil)
+		"generation", applied, "key", keyFingerprint(key))
 	first := cfg.Interval
 	if a.current != nil {
 		first = 0
@@ -81,10 +84,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		case in := <-decls:
 			// Reconcile at once: a new declaration is applied, a refusal is reported.
 			a.receive(in)
-			a.reconcile(ctx)
+			a.reconcileAndReport(ctx)
 			tick.Reset(cfg.Interval)
 		case <-tick.C:
-			a.reconcile(ctx)
+			a.reconcileAndReport(ctx)
 			tick.Reset(cfg.Interval)
 		case d := <-sent:
 			a.delivered(d)
@@ -103,10 +106,15 @@ type daemon struct {
 	refusal *hq.Refusal
 	// stuck is the controller's stuck list from its last answer.
 	stuck map[string]bool
+	// logged is the report line logged for each report not yet answered. The controller alone
+	// decides what is stuck, so when its line for a report differs, hostd logs that one too:
+	// host and controller end up with the same words for every report.
+	logged map[*hq.Report]string
 }
 
 // loadDeclaration returns the declaration kept from the last run if it still verifies and is
-// what the ledger says was applied, so hostd keeps reconciling without the controller.
+// what the ledger says was applied, so hostd keeps reconciling without the controller. It is
+// kept whole, send id and signature too, so a report after a restart still names its send.
 func (a *daemon) loadDeclaration(key ed25519.PublicKey) *hq.Declaration {
 	var d hq.Declaration
 	ok, err := readJSON(filepath.Join(a.cfg.StateDir, declarationFile), &d)
@@ -148,14 +156,15 @@ func (a *daemon) receive(in incoming) {
 	a.log.Info("new declaration", "generation", d.Generation, "digest", d.Digest, "send_id", d.SendID)
 }
 
-// reconcile applies the current declaration and hands the report to the reporter. With no
-// declaration yet there is nothing to apply, but a refusal is still worth a report.
-func (a *daemon) reconcile(ctx context.Context) {
+// reconcileAndReport applies the current declaration and hands the report to the reporter.
+// With no declaration yet there is nothing to apply, but a refusal is still worth a report.
+func (a *daemon) reconcileAndReport(ctx context.Context) {
 	started := time.Now().UTC()
 	rep := &hq.Report{StartedAt: started, Refused: a.refusal, Results: []hq.Result{}}
 	sent := 0
 	if a.current != nil {
-		rep.Generation, rep.Digest = a.current.Generation, a.current.Digest
+		// The report names the send it answers, as the controller recorded and signed it.
+		rep.SendID, rep.Generation, rep.Digest, rep.Signature = a.current.SendID, a.current.Generation, a.current.Digest, a.current.Signature
 		rep.Results = a.eng.Reconcile(ctx, a.current)
 		sent = a.current.ResourceCount()
 	} else if a.refusal == nil {
@@ -164,6 +173,10 @@ func (a *daemon) reconcile(ctx context.Context) {
 	rep.FinishedAt = time.Now().UTC()
 	line := hq.TallyResults(rep.Results, sent, func(ref string) bool { return a.stuck[ref] }).Line()
 	a.log.Info(line, "generation", rep.Generation)
+	if len(a.logged) > 16 { // reports the reporter dropped for newer ones are never answered
+		clear(a.logged)
+	}
+	a.logged[rep] = line
 	a.rep.submit(rep)
 }
 
@@ -172,6 +185,10 @@ func (a *daemon) delivered(d delivered) {
 	if d.report.Refused != nil && d.report.Refused == a.refusal {
 		a.refusal = nil
 	}
+	if line, ok := a.logged[d.report]; ok && d.resp.Summary != "" && d.resp.Summary != line {
+		a.log.Info(d.resp.Summary, "generation", d.report.Generation, "line", "the controller's")
+	}
+	delete(a.logged, d.report)
 	stuck := make(map[string]bool, len(d.resp.Stuck))
 	for _, ref := range d.resp.Stuck {
 		stuck[ref] = true

@@ -34,6 +34,30 @@ type fakeController struct {
 	// current, when set, is served as the controller serves its latest declaration: at once
 	// when its generation is above the poll's after (or there is no after), else not at all.
 	current *hq.Declaration
+	// keyAnswers are the statuses GET /controller-key answers before it answers the key;
+	// keyFetches counts its calls.
+	keyAnswers []int
+	keyFetches int
+	// busy holds, by call ("poll", "report"), the statuses it answers with Retry-After: 2
+	// (longer than hostd's first back-off) before it answers anything else, as an overloaded controller sheds load without reading
+	// the body; tries records when each call came.
+	busy  map[string][]int
+	tries map[string][]time.Time
+}
+
+// shed answers call with the next status busy holds for it, and reports whether it did.
+func (f *fakeController) shed(w http.ResponseWriter, call string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tries[call] = append(f.tries[call], time.Now())
+	if len(f.busy[call]) == 0 {
+		return false
+	}
+	status := f.busy[call][0]
+	f.busy[call] = f.busy[call][1:]
+	w.Header().Set("Retry-After", "2")
+	http.Error(w, `{"error":{"code":"unavailable","message":"overloaded, come back later"}}`, status)
+	return true
 }
 
 func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
@@ -41,14 +65,27 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeController{t: t, priv: priv, pub: pub, queue: make(chan *hq.Declaration, 10)}
+	f := &fakeController{t: t, priv: priv, pub: pub, queue: make(chan *hq.Declaration, 10),
+		busy: map[string][]int{}, tries: map[string][]time.Time{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/controller-key", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]string{"key": base64.StdEncoding.EncodeToString(pub)})
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.keyFetches++
+		if len(f.keyAnswers) > 0 {
+			status := f.keyAnswers[0]
+			f.keyAnswers = f.keyAnswers[1:]
+			http.Error(w, `{"error":{"code":"not_found","message":"this controller does not sign declarations"}}`, status)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]string{"key": base64.StdEncoding.EncodeToString(f.pub)})
 	})
 	mux.HandleFunc("GET /api/v1/nodes/web-1/declaration", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer tok" {
 			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		if f.shed(w, "poll") {
 			return
 		}
 		after, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
@@ -77,6 +114,9 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 		}
 	})
 	mux.HandleFunc("POST /api/v1/nodes/web-1/reports", func(w http.ResponseWriter, r *http.Request) {
+		if f.shed(w, "report") {
+			return
+		}
 		var rep hq.Report
 		if err := json.NewDecoder(r.Body).Decode(&rep); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -92,6 +132,12 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return f, srv
+}
+
+// config is hostd's configuration against the fake controller at srv, with its key pinned.
+func (f *fakeController) config(srv *httptest.Server) Config {
+	return Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: f.t.TempDir(), StateDir: f.t.TempDir(),
+		Interval: time.Hour, Wait: 200 * time.Millisecond, ControllerKey: base64.StdEncoding.EncodeToString(f.pub)}
 }
 
 // send queues a declaration signed with key (the controller's own when nil).
@@ -182,9 +228,9 @@ func runHostd(t *testing.T, cfg Config, logs *logBuffer) (stop func() error) {
 
 func TestRunAppliesReportsAndRefuses(t *testing.T) {
 	f, srv := newFakeController(t)
-	root, state := t.TempDir(), t.TempDir()
-	cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: root, StateDir: state,
-		Interval: time.Hour, Wait: 200 * time.Millisecond}
+	cfg := f.config(srv)
+	cfg.ControllerKey, cfg.LearnKey = "", true
+	root, state := cfg.Root, cfg.StateDir
 	logs := &logBuffer{}
 	stop := runHostd(t, cfg, logs)
 
@@ -193,6 +239,9 @@ func TestRunAppliesReportsAndRefuses(t *testing.T) {
 	rep := f.waitReport("the report of generation 2", func(r hq.Report) bool { return r.Generation == 2 })
 	if rep.Digest != d2.Digest || len(rep.Results) != 2 || rep.Refused != nil || rep.Results[0].Outcome != hq.StateApplied {
 		t.Fatalf("report %+v", rep)
+	}
+	if rep.SendID != d2.SendID || rep.Signature != d2.Signature || rep.Signature == "" {
+		t.Fatalf("the report names send %d signed %q, want send %d signed %q", rep.SendID, rep.Signature, d2.SendID, d2.Signature)
 	}
 	if c, _ := os.ReadFile(filepath.Join(root, "etc/app.conf")); string(c) != "v2" {
 		t.Fatalf("content %q", c)
@@ -212,8 +261,8 @@ func TestRunAppliesReportsAndRefuses(t *testing.T) {
 	rep = f.waitReport("a refusal of generation 1", func(r hq.Report) bool { return r.Refused != nil && r.Refused.Generation == 1 })
 	want := hq.Refusal{Generation: 1, Digest: d1.Digest, SendID: 10, ComposedBy: "ctl-a", ComposedAt: d1.ComposedAt,
 		Reason: "generation 1 is older than applied generation 2"}
-	if *rep.Refused != want || rep.Generation != 2 {
-		t.Fatalf("refusal %+v in a report of generation %d", rep.Refused, rep.Generation)
+	if *rep.Refused != want || rep.Generation != 2 || rep.SendID != d2.SendID || rep.Signature != d2.Signature {
+		t.Fatalf("refusal %+v in a report of generation %d, send %d", rep.Refused, rep.Generation, rep.SendID)
 	}
 	if c, _ := os.ReadFile(filepath.Join(root, "etc/app.conf")); string(c) != "v2" {
 		t.Fatal("a refused declaration was applied")
@@ -245,9 +294,8 @@ func TestRunAppliesReportsAndRefuses(t *testing.T) {
 
 func TestRunKeepsReconcilingWithoutController(t *testing.T) {
 	f, srv := newFakeController(t)
-	root, state := t.TempDir(), t.TempDir()
-	cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: root, StateDir: state,
-		Interval: time.Hour, Wait: 200 * time.Millisecond}
+	cfg := f.config(srv)
+	root := cfg.Root
 	stop := runHostd(t, cfg, &logBuffer{})
 	f.send(1, nil, mod("app", false, file("conf", "/etc/app.conf", "v1")))
 	f.waitReport("the first report", func(r hq.Report) bool { return r.Generation == 1 })
@@ -280,9 +328,15 @@ func TestRunKeepsReconcilingWithoutController(t *testing.T) {
 }
 
 func TestConfigCheck(t *testing.T) {
-	ok := Config{Controller: "http://127.0.0.1:8080", Node: "n", Token: "t", Root: "/", StateDir: "/var/lib/hostd", Interval: time.Minute, Wait: time.Second}
+	ok := Config{Controller: "http://127.0.0.1:8080", Node: "n", Token: "t", Root: "/", StateDir: "/var/lib/hostd", Interval: time.Minute, Wait: time.Second,
+		ControllerKey: base64.StdEncoding.EncodeToString(make([]byte, ed25519.PublicKeySize))}
 	if err := ok.Check(); err != nil {
 		t.Fatal(err)
+	}
+	learn := ok
+	learn.ControllerKey, learn.LearnKey = "", true
+	if err := learn.Check(); err != nil {
+		t.Fatalf("learning the key: %v", err)
 	}
 	for name, change := range map[string]func(*Config){
 		"no controller": func(c *Config) { c.Controller = "" },
@@ -290,6 +344,7 @@ func TestConfigCheck(t *testing.T) {
 		"relative root": func(c *Config) { c.Root = "root" },
 		"zero interval": func(c *Config) { c.Interval = 0 },
 		"bad key":       func(c *Config) { c.ControllerKey = "abc" },
+		"no key":        func(c *Config) { c.ControllerKey = "" },
 	} {
 		c := ok
 		change(&c)
@@ -301,8 +356,7 @@ func TestConfigCheck(t *testing.T) {
 
 func TestRunReportsARefusalBeforeAnyDeclaration(t *testing.T) {
 	f, srv := newFakeController(t)
-	cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: t.TempDir(), StateDir: t.TempDir(),
-		Interval: time.Hour, Wait: 200 * time.Millisecond}
+	cfg := f.config(srv)
 	runHostd(t, cfg, &logBuffer{})
 	d := &hq.Declaration{Node: "web-1", Generation: 4, Modules: []hq.DeclaredModule{mod("app", false, file("a", "/a", "x"))}, Digest: "sha256:forged"}
 	f.queue <- d
@@ -325,9 +379,8 @@ func TestRunAsksAgainForTheAppliedGenerationWithoutAKeptDeclaration(t *testing.T
 	} {
 		t.Run(name, func(t *testing.T) {
 			f, srv := newFakeController(t)
-			root, state := t.TempDir(), t.TempDir()
-			cfg := Config{Controller: srv.URL, Node: "web-1", Token: "tok", Root: root, StateDir: state,
-				Interval: time.Hour, Wait: 200 * time.Millisecond}
+			cfg := f.config(srv)
+			root, state := cfg.Root, cfg.StateDir
 			stop := runHostd(t, cfg, &logBuffer{})
 			d := f.publish(1, mod("app", false, file("conf", "/etc/app.conf", "v1")))
 			f.waitReport("the first report", func(r hq.Report) bool { return r.Generation == 1 })
@@ -355,5 +408,36 @@ func TestRunAsksAgainForTheAppliedGenerationWithoutAKeptDeclaration(t *testing.T
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestRunReportNamesItsSendAfterARestart: the kept declaration keeps its send id and signature,
+// so the first report after a restart, before anything new arrives, still names its send.
+func TestRunReportNamesItsSendAfterARestart(t *testing.T) {
+	f, srv := newFakeController(t)
+	cfg := f.config(srv)
+	stop := runHostd(t, cfg, &logBuffer{})
+	d := f.publish(1, mod("app", false, file("conf", "/etc/app.conf", "v1")))
+	f.waitReport("the first report", func(r hq.Report) bool { return r.Generation == 1 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	restarted := time.Now().UTC()
+	stop = runHostd(t, cfg, &logBuffer{})
+	rep := f.waitReport("a report after the restart", func(r hq.Report) bool { return !r.StartedAt.Before(restarted) })
+	if rep.SendID != d.SendID || rep.Signature != d.Signature || rep.Generation != 1 || rep.Digest != d.Digest {
+		t.Fatalf("after a restart the report names send %d gen %d signed %q, want send %d gen 1 signed %q",
+			rep.SendID, rep.Generation, rep.Signature, d.SendID, d.Signature)
+	}
+	f.mu.Lock()
+	for _, after := range f.afters[1:] {
+		if after != 1 {
+			t.Errorf("polled after %d: the restarted hostd was sent its declaration again", after)
+		}
+	}
+	f.mu.Unlock()
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }

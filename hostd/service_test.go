@@ -35,12 +35,13 @@ func (b *bed) pidOf(name string) int {
 	return pid
 }
 
+// alive reports whether pid runs (a zombie has ended).
 func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false
 	}
-	st, err := procState(pid)
-	return err == nil && st != "Z"
+	f, err := procStatFields(pid)
+	return err == nil && f[0] != "Z"
 }
 
 func (b *bed) waitDead(pid int) {
@@ -90,7 +91,7 @@ func TestServiceLifecycle(t *testing.T) {
 	// It died: restarted, and that is drift.
 	os.Remove(b.path("/svc.pid"))
 	syscall.Kill(pid, syscall.SIGKILL)
-	waitFor(t, 5*time.Second, "the supervisor to see the exit", func() bool { return !b.eng.sup.get("app/svc").alive() })
+	waitFor(t, 5*time.Second, "the supervisor to see the exit", func() bool { return !b.eng.sup.running(b.eng.sup.get("app/svc")) })
 	if r := b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true); !r.Drift {
 		t.Fatal("a dead service put back is not drift")
 	}
@@ -147,7 +148,7 @@ func TestServiceHealth(t *testing.T) {
 	if !strings.Contains(r.Error, "did not answer 2xx") {
 		t.Fatalf("error %q", r.Error)
 	}
-	if p := b.eng.sup.get("app/web"); p == nil || !p.alive() {
+	if p := b.eng.sup.get("app/web"); p == nil || !b.eng.sup.running(p) {
 		t.Fatal("an unhealthy service was stopped")
 	}
 
@@ -160,21 +161,6 @@ func TestServiceHealth(t *testing.T) {
 	}
 }
 
-func TestLeftoverServicesAreKilledOnStart(t *testing.T) {
-	b := setup(t)
-	d := b.decl(mod("app", false, sleeper("svc", nil)))
-	b.reconcile(d)
-	pid := b.pidOf("svc")
-	// A hostd that died without stopping its services: a new engine on the same state dir.
-	b.open()
-	b.waitDead(pid)
-	os.Remove(b.path("/svc.pid"))
-	b.reconcile(d).want(t, "app/svc", hq.StateApplied, true, true)
-	if b.pidOf("svc") == pid {
-		t.Fatal("not started fresh")
-	}
-}
-
 func TestCloseStopsServices(t *testing.T) {
 	b := setup(t)
 	term := hq.Resource{Name: "stubborn", Kind: hq.KindService,
@@ -182,6 +168,7 @@ func TestCloseStopsServices(t *testing.T) {
 	b.reconcile(b.decl(mod("app", false, sleeper("svc", nil), term)))
 	pids := []int{b.pidOf("svc"), b.pidOf("stubborn")}
 	began := time.Now()
+	b.eng.cfg.StopServicesOnExit = true
 	b.eng.Close()
 	for _, pid := range pids {
 		if alive(pid) {
@@ -306,13 +293,27 @@ func (b *bed) hungHealth(name string, hung *atomic.Int64, all *atomic.Bool) *htt
 	return srv
 }
 
+// hungSwitch decides what a health URL of hungHealth answers: 500 for the process whose pid
+// is in pid, or for every process while all is set.
+type hungSwitch struct {
+	pid atomic.Int64
+	all atomic.Bool
+	url string
+}
+
+// hungWeb is the sleeper "web" (module app) with a health URL hungHealth serves, and the
+// switch of that URL.
+func (b *bed) hungWeb() (hq.Resource, *hungSwitch) {
+	h := &hungSwitch{}
+	h.url = b.hungHealth("app/web", &h.pid, &h.all).URL + "/healthz"
+	web := sleeper("web", nil)
+	web.Health = &hq.Health{HTTP: h.url}
+	return web, h
+}
+
 func TestRunningServiceThatTurnsUnhealthyIsRestarted(t *testing.T) {
 	b := setup(t)
-	var hung atomic.Int64
-	var all atomic.Bool
-	srv := b.hungHealth("app/web", &hung, &all)
-	svc := sleeper("web", nil)
-	svc.Health = &hq.Health{HTTP: srv.URL + "/healthz"}
+	svc, health := b.hungWeb()
 	d := b.decl(mod("app", false, svc))
 	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
 	pid := b.pidOf("web")
@@ -322,22 +323,22 @@ func TestRunningServiceThatTurnsUnhealthyIsRestarted(t *testing.T) {
 	}
 
 	// Alive but hung: restarted once, and healthy again.
-	hung.Store(int64(pid))
+	health.pid.Store(int64(pid))
 	os.Remove(b.path("/web.pid"))
 	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
 	b.waitDead(pid)
 	pid = b.pidOf("web")
 
 	// Hung, and so is the process that replaces it: failed, with what the check saw first.
-	all.Store(true)
+	health.all.Store(true)
 	os.Remove(b.path("/web.pid"))
 	r := b.reconcile(d).want(t, "app/web", hq.StateFailed, true, false)
-	if want := "unhealthy: GET " + srv.URL + "/healthz: 500 Internal Server Error"; !strings.HasPrefix(r.Error, want) {
+	if want := "unhealthy: GET " + health.url + ": 500 Internal Server Error"; !strings.HasPrefix(r.Error, want) {
 		t.Fatalf("error %q, want it to start with %q", r.Error, want)
 	}
 	b.waitDead(pid)
 	pid = b.pidOf("web")
-	if p := b.eng.sup.get("app/web"); p == nil || !p.alive() {
+	if p := b.eng.sup.get("app/web"); p == nil || !b.eng.sup.running(p) {
 		t.Fatal("a service still unhealthy after its restart was stopped")
 	}
 
@@ -352,7 +353,7 @@ func TestRunningServiceThatTurnsUnhealthyIsRestarted(t *testing.T) {
 	}
 
 	// Due again and healthy: applied without another restart.
-	all.Store(false)
+	health.all.Store(false)
 	b.now = b.now.Add(testInterval)
 	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, false)
 	if b.pidOf("web") != pid {

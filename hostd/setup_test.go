@@ -33,7 +33,8 @@ func setup(t *testing.T) *bed {
 	t.Helper()
 	b := &bed{t: t, root: t.TempDir(), state: t.TempDir(), now: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
 	b.open()
-	t.Cleanup(func() { b.eng.Close() })
+	// Services outlive an engine (see supervisor); a test's end stops them.
+	t.Cleanup(func() { b.eng.sup.stopAll(); b.eng.Close() })
 	return b
 }
 
@@ -54,7 +55,8 @@ func (b *bed) open() {
 	b.eng = eng
 }
 
-// restart replaces the engine with a new one on the same state dir, as a restarted hostd.
+// restart replaces the engine with a new one on the same state dir, as a restarted hostd: the
+// services it runs keep running, for the new one to re-adopt.
 func (b *bed) restart() {
 	b.t.Helper()
 	b.eng.Close()

@@ -39,9 +39,10 @@ type op struct {
 	e      *Engine
 	module string
 	taken  bool
-	res    hq.Resource
-	ref    string
-	spec   string
+	// decl is the resource as declared, spec the digest of it.
+	decl hq.Resource
+	ref  string
+	spec string
 	// abs is the resource's path under the root; empty for actions and services.
 	abs string
 	// entry is the ledger entry for ref, nil when hostd does not manage it yet.
@@ -49,7 +50,7 @@ type op struct {
 	// managed is true when hostd owns what is at abs (or the service or action).
 	managed bool
 
-	// Set by check.
+	// Set by check. present says something is at abs, or, for a service, that its process runs.
 	present bool
 	equal   bool
 	info    fs.FileInfo
@@ -85,7 +86,7 @@ type op struct {
 
 // confine refuses o's path if its parent directory resolves outside the root, resolving it
 // afresh: it comes before anything is created, written, renamed or removed there.
-func (o *op) confine() error { return o.e.paths.check(o.abs, false) }
+func (o *op) confine() error { return o.e.confiner.check(o.abs, false) }
 
 // wrote says what commit did to the path, for the ledger.
 func (o *op) wrote() string {

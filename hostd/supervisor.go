@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,54 +17,118 @@ import (
 	"github.com/meshhq/hq"
 )
 
-const pidsFile = "services.json"
+// servicesFile is where the supervisor keeps what it runs, in the state dir.
+const servicesFile = "services.json"
 
-// supervisor runs each declared service as a child in its own process group, so stopping it
-// reaches everything it started. The pids are written to the state dir so that a hostd that
-// died without stopping them can kill them on its next start.
+// watchInterval is how often the supervisor looks whether the services it runs still do.
+const watchInterval = time.Second
+
+// supervisor runs each declared service in its own session (so its own process group, which
+// stopping it signals as a whole), writing to a log file in the state dir, never through a
+// pipe into hostd: a service outlives the hostd that started it. What it runs is recorded in
+// services.json, so that the next hostd re-adopts every service still running as it was
+// started instead of starting it again. A service hostd started is its child and reaped when
+// it exits; an adopted one is not, and is watched through /proc by its pid and start time.
+// Either is looked at on every reconcile and every watchInterval by a goroutine Close stops.
 type supervisor struct {
 	stateDir    string
 	root        string
 	stopTimeout time.Duration
 	log         *slog.Logger
+	// boot is the kernel's boot id: start times count from boot, so a record from another
+	// boot names no process that runs now.
+	boot string
 
-	mu      sync.Mutex
-	procs   map[string]*proc
-	started map[string]bool
+	mu    sync.Mutex
+	procs map[string]*proc
+	// known holds every service this hostd started, and every one the previous hostd left a
+	// record of: one of those found dead died behind hostd's back.
+	known map[string]bool
+
+	stopWatch context.CancelFunc
+	watching  sync.WaitGroup
 }
 
 // proc is one running (or exited) service process.
 type proc struct {
 	ref  string
 	spec string
-	res  hq.Resource
+	// decl is the service as declared when it was started.
+	decl hq.Resource
 	pid  int
-	done chan struct{}
-	// exit is the Wait error; read only after done is closed.
-	exit    error
+	// start is the process's start time, in clock ticks since boot: with pid, it names the
+	// process and no other that reuses the pid.
+	start uint64
+	// child is set when this hostd started the process: it reaps it with wait4.
+	child bool
+	// done is closed once the supervisor has seen the process gone; exit then says how it
+	// ended. Both are guarded by the supervisor's mu.
+	done    chan struct{}
+	exit    string
 	healthy bool
 	// stopping is set when hostd itself stops the process, so its exit is not news.
 	stopping bool
 }
 
-// pidRecord identifies a process across restarts of hostd: the start time (in clock ticks
-// since boot) tells a reused pid from the process hostd started.
-type pidRecord struct {
-	Pid   int    `json:"pid"`
-	Start uint64 `json:"start"`
+// serviceRecord is what services.json keeps of one service, by ref. Pid and Start (the start
+// time in clock ticks since boot, field 22 of /proc/<pid>/stat) tell the process hostd started
+// from another that reuses its pid, and Boot (/proc/sys/kernel/random/boot_id) the boot they
+// count from. Spec is the digest of the spec it runs and Resource that spec, so a service is
+// re-adopted only when its spec is unchanged, and its health check and a rollback to it keep
+// working; Healthy is whether it passed its health check. A file written before services were
+// re-adopted holds only pid and start: such a service is restarted, as one whose spec changed.
+type serviceRecord struct {
+	Pid      int          `json:"pid"`
+	Start    uint64       `json:"start"`
+	Boot     string       `json:"boot,omitempty"`
+	Spec     string       `json:"spec,omitempty"`
+	Resource *hq.Resource `json:"resource,omitempty"`
+	Healthy  bool         `json:"healthy,omitempty"`
 }
 
 func newSupervisor(stateDir, root string, stopTimeout time.Duration, log *slog.Logger) *supervisor {
-	return &supervisor{stateDir: stateDir, root: root, stopTimeout: stopTimeout, log: log,
-		procs: map[string]*proc{}, started: map[string]bool{}}
+	return &supervisor{stateDir: stateDir, root: root, stopTimeout: stopTimeout, log: log, boot: bootID(),
+		procs: map[string]*proc{}, known: map[string]bool{}}
 }
 
-func (p *proc) alive() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
+// bootID returns the kernel's id of this boot, or "" when it cannot be read.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// watch looks at every service every interval until close stops it.
+func (s *supervisor) watch(interval time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopWatch = cancel
+	s.watching.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			for _, p := range s.all() {
+				s.running(p)
+			}
+		}
+	})
+}
+
+// close stops the watch and, when stopServices is set, every service; otherwise the services
+// keep running for the next hostd to re-adopt. It may be called more than once.
+func (s *supervisor) close(stopServices bool) {
+	if s.stopWatch != nil {
+		s.stopWatch()
+		s.watching.Wait()
+	}
+	if stopServices {
+		s.stopAll()
 	}
 }
 
@@ -71,6 +136,16 @@ func (s *supervisor) get(ref string) *proc {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.procs[ref]
+}
+
+func (s *supervisor) all() []*proc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps := make([]*proc, 0, len(s.procs))
+	for _, p := range s.procs {
+		ps = append(ps, p)
+	}
+	return ps
 }
 
 // refs lists the services supervised now, running or exited.
@@ -84,10 +159,12 @@ func (s *supervisor) refs() []string {
 	return refs
 }
 
-func (s *supervisor) everStarted(ref string) bool {
+// ran reports whether ref ran under hostd: this one started it, or the previous one left a
+// record of it.
+func (s *supervisor) ran(ref string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.started[ref]
+	return s.known[ref]
 }
 
 func (s *supervisor) healthy(p *proc) bool {
@@ -96,15 +173,91 @@ func (s *supervisor) healthy(p *proc) bool {
 	return p.healthy
 }
 
+// running reports whether p still runs. When it finds p gone it says so once, closes p.done
+// and keeps how it ended in p.exit.
+func (s *supervisor) running(p *proc) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-p.done:
+		return false
+	default:
+	}
+	exit, gone := gone(p)
+	if !gone {
+		return true
+	}
+	p.exit = exit
+	close(p.done)
+	if !p.stopping {
+		s.log.Warn("service exited", "resource", p.ref, "pid", p.pid, "err", exit, "log", s.logPath(p.ref))
+	}
+	return false
+}
+
+// gone reports whether p's process has ended, and how.
+func gone(p *proc) (string, bool) {
+	if p.child {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+		switch {
+		case pid == p.pid:
+			return waitText(ws), true
+		case err == nil || errors.Is(err, syscall.EINTR):
+			return "", false
+		}
+		// ECHILD: no longer this process's child to reap; /proc says the rest.
+	}
+	if !sameProcess(p.pid, p.start) {
+		return "exited; how is unknown, as it was re-adopted and is not hostd's child", true
+	}
+	return "", false
+}
+
+// sameProcess reports whether pid still runs and is the process that started at start (a
+// zombie has ended: it only waits for its parent to reap it, which this does when it can).
+func sameProcess(pid int, start uint64) bool {
+	if pid <= 1 {
+		return false
+	}
+	f, err := procStatFields(pid)
+	if err != nil || len(f) < 20 {
+		return false
+	}
+	if got, err := strconv.ParseUint(f[19], 10, 64); err != nil || got != start {
+		return false
+	}
+	if f[0] == "Z" {
+		// Started by an earlier engine in this same process: it is ours to reap.
+		syscall.Wait4(pid, nil, syscall.WNOHANG, nil)
+		return false
+	}
+	return true
+}
+
+// waitText says how a process ended, as os/exec does.
+func waitText(ws syscall.WaitStatus) string {
+	switch {
+	case ws.Exited():
+		return "exit status " + strconv.Itoa(ws.ExitStatus())
+	case ws.Signaled():
+		return "signal: " + ws.Signal().String()
+	}
+	return fmt.Sprintf("wait status %#x", uint32(ws))
+}
+
 // logPath is where a service's stdout and stderr go.
 func (s *supervisor) logPath(ref string) string {
 	module, name, _ := strings.Cut(ref, "/")
 	return filepath.Join(s.stateDir, "services", module, name+".log")
 }
 
-// start stops ref's process if one runs and starts res in its place.
-func (s *supervisor) start(ref string, res hq.Resource, spec string, l launch) (*proc, error) {
+// start stops ref's process if one runs and starts decl in its place.
+func (s *supervisor) start(ref string, decl hq.Resource, spec string, l launch) (*proc, error) {
 	s.stop(ref)
+	if len(l.args) == 0 {
+		return nil, fmt.Errorf("%s declares no command", ref)
+	}
 	logPath := s.logPath(ref)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return nil, err
@@ -113,43 +266,33 @@ func (s *supervisor) start(ref string, res hq.Resource, spec string, l launch) (
 	if err != nil {
 		return nil, err
 	}
+	// The service writes to the file itself: once started it needs nothing of hostd.
+	defer logf.Close()
 	fmt.Fprintf(logf, "--- hostd: starting %s at %s\n", ref, time.Now().UTC().Format(time.RFC3339))
 	cmd := exec.Command(l.args[0], l.args[1:]...)
 	cmd.Dir = s.root
 	cmd.Env = commandEnv(l.env)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		logf.Close()
 		return nil, err
 	}
-	p := &proc{ref: ref, spec: spec, res: res, pid: cmd.Process.Pid, done: make(chan struct{})}
-	go func() {
-		err := cmd.Wait()
-		logf.Close()
-		s.mu.Lock()
-		p.exit = err
-		stopping := p.stopping
-		s.mu.Unlock()
-		close(p.done)
-		if !stopping {
-			s.log.Warn("service exited", "resource", ref, "pid", p.pid, "err", exitText(err), "log", logPath)
-		}
-	}()
+	p := &proc{ref: ref, spec: spec, decl: decl, pid: cmd.Process.Pid, child: true, done: make(chan struct{})}
+	// Reaped with wait4 (see gone), never with cmd.Wait, which would need a goroutine that
+	// cannot be stopped while the service runs.
+	cmd.Process.Release()
+	// Until reaped the process's /proc entry stays, so its start time can be read even if it
+	// exited at once.
+	if st, err := procStart(p.pid); err == nil {
+		p.start = st
+	}
 	s.mu.Lock()
 	s.procs[ref] = p
-	s.started[ref] = true
+	s.known[ref] = true
 	s.mu.Unlock()
-	s.savePids()
+	s.save()
 	s.log.Info("service started", "resource", ref, "pid", p.pid)
 	return p, nil
-}
-
-func exitText(err error) string {
-	if err == nil {
-		return "exit status 0"
-	}
-	return err.Error()
 }
 
 // stop ends ref's process group: SIGTERM, then SIGKILL after the stop timeout.
@@ -164,86 +307,98 @@ func (s *supervisor) stop(ref string) {
 	delete(s.procs, ref)
 	s.mu.Unlock()
 	s.terminate(p)
-	s.savePids()
+	s.save()
 	s.log.Info("service stopped", "resource", ref, "pid", p.pid)
 }
 
 func (s *supervisor) terminate(p *proc) {
-	// Signal the group even when the leader has exited: what it started may still run.
-	syscall.Kill(-p.pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(s.stopTimeout):
+	// The group is signalled even once its leader has exited, as what it started may still
+	// run: the kernel gives no new process a pid that is the id of a group with members. But
+	// an adopted process that was gone before hostd came to stop it may have left long ago,
+	// and its pid be someone else's now: that group is left alone.
+	group := p.child || s.running(p)
+	signal := func(sig syscall.Signal) {
+		if group {
+			syscall.Kill(-p.pid, sig)
+		}
 	}
-	// Whatever of the group is left after the grace period is killed.
-	syscall.Kill(-p.pid, syscall.SIGKILL)
-	<-p.done
+	signal(syscall.SIGTERM)
+	if !s.waitGone(p, s.stopTimeout) {
+		signal(syscall.SIGKILL)
+		if !s.waitGone(p, s.stopTimeout) {
+			s.log.Error("a service survived SIGKILL", "resource", p.ref, "pid", p.pid)
+			return
+		}
+	}
+	// Whatever of the group is left after the leader is killed too.
+	signal(syscall.SIGKILL)
+}
+
+// waitGone waits up to timeout for p to end, and reports whether it did.
+func (s *supervisor) waitGone(p *proc, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for s.running(p) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 // stopAll stops every service at once, so a shutdown waits one stop timeout, not one per service.
 func (s *supervisor) stopAll() {
-	s.mu.Lock()
-	refs := make([]string, 0, len(s.procs))
-	for ref := range s.procs {
-		refs = append(refs, ref)
-	}
-	s.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, ref := range refs {
+	for _, ref := range s.refs() {
 		wg.Go(func() { s.stop(ref) })
 	}
 	wg.Wait()
 }
 
-func (s *supervisor) savePids() {
+// save writes services.json from what runs now.
+func (s *supervisor) save() {
 	s.mu.Lock()
-	recs := make(map[string]pidRecord, len(s.procs))
+	recs := make(map[string]serviceRecord, len(s.procs))
 	for ref, p := range s.procs {
-		start, _ := procStart(p.pid)
-		recs[ref] = pidRecord{Pid: p.pid, Start: start}
+		decl := p.decl
+		recs[ref] = serviceRecord{Pid: p.pid, Start: p.start, Boot: s.boot, Spec: p.spec, Resource: &decl, Healthy: p.healthy}
 	}
 	s.mu.Unlock()
-	if err := writeJSONAtomic(filepath.Join(s.stateDir, pidsFile), recs); err != nil {
-		s.log.Error("saving service pids", "err", err)
+	if err := writeJSONAtomic(filepath.Join(s.stateDir, servicesFile), recs); err != nil {
+		s.log.Error("saving the services hostd runs", "err", err)
 	}
 }
 
-// killLeftovers kills the process groups a previous hostd started and did not stop (it
-// crashed or was killed), so that every service runs under this hostd's supervision.
-func (s *supervisor) killLeftovers() {
-	var recs map[string]pidRecord
-	if _, err := readJSON(filepath.Join(s.stateDir, pidsFile), &recs); err != nil {
-		s.log.Warn("reading service pids", "err", err)
+// adopt takes over the services a previous hostd recorded and left running: the process must
+// be the one it started (same pid, same start time, same boot). What it recorded that no
+// longer runs died while no hostd watched it; the next reconcile starts it again, and says so
+// as drift, as for any service that died. After a reboot nothing runs yet, and nothing died
+// behind hostd's back: every service starts as new.
+func (s *supervisor) adopt() {
+	var recs map[string]serviceRecord
+	if _, err := readJSON(filepath.Join(s.stateDir, servicesFile), &recs); err != nil {
+		s.log.Warn("reading the services a previous hostd ran", "err", err)
 		return
 	}
-	var wg sync.WaitGroup
+	s.mu.Lock()
 	for ref, r := range recs {
-		start, err := procStart(r.Pid)
-		if err != nil || start != r.Start || r.Pid <= 1 {
-			continue // gone, or the pid now belongs to something else
+		if r.Boot != "" && r.Boot != s.boot {
+			continue
 		}
-		wg.Go(func() {
-			s.log.Info("stopping a service left from a previous run", "resource", ref, "pid", r.Pid)
-			syscall.Kill(-r.Pid, syscall.SIGTERM)
-			deadline := time.Now().Add(s.stopTimeout)
-			for time.Now().Before(deadline) && groupAlive(r.Pid) {
-				time.Sleep(50 * time.Millisecond)
-			}
-			syscall.Kill(-r.Pid, syscall.SIGKILL)
-		})
+		s.known[ref] = true
+		if !sameProcess(r.Pid, r.Start) {
+			s.log.Info("a service the previous hostd ran is gone; it starts again when it is next applied", "resource", ref, "pid", r.Pid)
+			continue
+		}
+		p := &proc{ref: ref, spec: r.Spec, pid: r.Pid, start: r.Start, healthy: r.Healthy, done: make(chan struct{})}
+		if r.Resource != nil {
+			p.decl = *r.Resource
+		}
+		s.procs[ref] = p
+		s.log.Info("re-adopted a running service", "resource", ref, "pid", r.Pid)
 	}
-	wg.Wait()
-	s.savePids()
-}
-
-// groupAlive reports whether any process of group pgid still runs (zombies do not count:
-// they are dead and wait for their parent to reap them).
-func groupAlive(pgid int) bool {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	state, err := procState(pgid)
-	return err != nil || state != "Z"
+	s.mu.Unlock()
+	s.save()
 }
 
 // procStart reads a process's start time from /proc/<pid>/stat (field 22).
@@ -256,14 +411,6 @@ func procStart(pid int) (uint64, error) {
 		return 0, errors.New("short /proc stat")
 	}
 	return strconv.ParseUint(f[19], 10, 64)
-}
-
-func procState(pid int) (string, error) {
-	f, err := procStatFields(pid)
-	if err != nil {
-		return "", err
-	}
-	return f[0], nil
 }
 
 // procStatFields returns the fields of /proc/<pid>/stat after the command name, which may hold

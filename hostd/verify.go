@@ -9,32 +9,21 @@ import (
 	"github.com/meshhq/hq"
 )
 
-// parseKey decodes a base64 (standard) ed25519 public key.
-func parseKey(s string) (ed25519.PublicKey, error) {
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Errorf("controller key is not standard base64: %w", err)
-	}
-	if len(b) != ed25519.PublicKeySize {
-		return nil, fmt.Errorf("controller key is %d bytes, not %d", len(b), ed25519.PublicKeySize)
-	}
-	return ed25519.PublicKey(b), nil
-}
-
-// Verify checks that d is for node, that its digest covers what it declares and, when key is
-// not nil, that the controller signed that digest. A declaration that fails is never applied.
+// Verify checks that d is for node, that its digest covers what it declares and that the
+// controller signed that digest with key. A declaration that fails is never applied; without
+// a key nothing verifies.
 func Verify(d *hq.Declaration, node string, key ed25519.PublicKey) error {
+	if len(key) != ed25519.PublicKeySize {
+		return errors.New("no controller key is pinned: nothing unsigned is applied")
+	}
 	if d.Node != node {
 		return fmt.Errorf("declaration is for node %q, not %q", d.Node, node)
 	}
 	if got := d.ComputeDigest(); got != d.Digest {
 		return fmt.Errorf("digest %s does not match the declaration's content (%s)", d.Digest, got)
 	}
-	if key == nil {
-		return nil
-	}
 	if d.Signature == "" {
-		return errors.New("declaration is not signed, but a controller key is pinned")
+		return errors.New("declaration is not signed")
 	}
 	sig, err := base64.StdEncoding.DecodeString(d.Signature)
 	if err != nil {

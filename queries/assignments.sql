@@ -2,7 +2,8 @@
 SELECT * FROM assignments WHERE node = @node AND module = @module;
 
 -- name: AssignmentInsert :exec
-INSERT INTO assignments (node, module, taken, assigned_at) VALUES (@node, @module, @taken, @assigned_at);
+INSERT INTO assignments (node, module, taken, assigned_at, revision, source)
+VALUES (@node, @module, @taken, @assigned_at, @revision, @source);
 
 -- name: AssignmentSetTaken :exec
 UPDATE assignments SET taken = @taken WHERE node = @node AND module = @module;
@@ -10,27 +11,49 @@ UPDATE assignments SET taken = @taken WHERE node = @node AND module = @module;
 -- name: AssignmentDelete :execrows
 DELETE FROM assignments WHERE node = @node AND module = @module;
 
--- name: AssignmentListByNode :many
-SELECT a.module, a.taken, a.assigned_at, m.revision
-FROM assignments a JOIN modules m ON m.name = a.module
-WHERE a.node = @node ORDER BY a.module;
+-- name: AssignmentDeleteByNode :exec
+-- A deleted node's assignments go; its resources leave with 'removed' transitions.
+DELETE FROM assignments WHERE node = @node;
 
--- name: AssignmentListAll :many
-SELECT a.node, a.module, a.taken, m.revision
-FROM assignments a JOIN modules m ON m.name = a.module
-ORDER BY a.node, a.module;
+-- name: AssignmentListByNode :many
+SELECT module, taken, assigned_at, revision, source FROM assignments WHERE node = @node ORDER BY module;
+
+-- name: AssignmentListByNodes :many
+-- The assignments of some nodes (a JSON array of names), each at the revision it pins.
+SELECT node, module, taken, revision, source FROM assignments
+WHERE node IN (SELECT value FROM json_each(@nodes))
+ORDER BY node, module;
 
 -- name: AssignmentListByModule :many
 SELECT node, taken FROM assignments WHERE module = @module ORDER BY node;
 
 -- name: AssignmentDeclaration :many
--- The modules of a node's declaration, each at its newest revision, in a stable order.
-SELECT a.module, a.taken, r.revision, r.resources
-FROM assignments a
-JOIN modules m ON m.name = a.module
-JOIN module_revisions r ON r.module = m.name AND r.revision = m.revision
-WHERE a.node = @node
-ORDER BY a.module;
+-- The modules of a node's declaration, each at the revision its assignment pins, in a stable
+-- order. The resources are decoded once per revision and kept, so only the pins are read here.
+SELECT a.module, a.taken, a.revision FROM assignments a WHERE a.node = @node ORDER BY a.module;
 
 -- name: AssignmentCountByModule :many
 SELECT module, COUNT(*) AS nodes FROM assignments GROUP BY module;
+
+
+-- name: AssignmentPinNodes :exec
+UPDATE assignments SET revision = @revision
+WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes));
+
+-- name: AssignmentListBehind :many
+-- Pins of a module behind @revision, oldest revision first: the next nodes a new revision reaches.
+SELECT node, revision FROM assignments
+WHERE module = @module AND revision < @revision
+ORDER BY revision, node LIMIT @max;
+
+-- name: ModuleListBehind :many
+-- Modules with pins behind their newest revision: work a new revision has still to do.
+SELECT m.name, m.revision FROM modules m
+WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision)
+ORDER BY m.name;
+
+-- name: AssignmentOthersOfModule :many
+-- The other modules, at their pins, of every node that has @module: what its paths meet.
+SELECT o.node, o.module, o.revision FROM assignments o
+WHERE o.node IN (SELECT a.node FROM assignments a WHERE a.module = @module) AND o.module <> @module
+ORDER BY o.node, o.module;

@@ -2,24 +2,39 @@
 INSERT INTO nodes (name, token_hash, created_at) VALUES (@name, @token_hash, @created_at);
 
 -- name: NodeGet :one
+-- A registered node; a deleted one is not found.
+SELECT * FROM nodes WHERE name = @name AND deleted_at IS NULL;
+
+-- name: NodeGetAny :one
+-- A node registered now or deleted: its history is still there.
 SELECT * FROM nodes WHERE name = @name;
 
 -- name: NodeList :many
-SELECT * FROM nodes ORDER BY name;
+SELECT * FROM nodes WHERE deleted_at IS NULL ORDER BY name;
 
--- name: NodeDelete :execrows
-DELETE FROM nodes WHERE name = @name;
+-- name: NodeMarkDeleted :exec
+-- The token is replaced by one nobody holds, so the old token stops working.
+UPDATE nodes SET deleted_at = @deleted_at, token_hash = @void_token_hash WHERE name = @name AND deleted_at IS NULL;
+
+-- name: NodeRegisterAgain :exec
+-- A deleted name registered again: a new token, and a generation above every one it had.
+UPDATE nodes
+SET deleted_at = NULL, token_hash = @token_hash, created_at = @created_at, generation = generation + 1,
+    last_report_at = NULL, last_report_id = NULL
+WHERE name = @name AND deleted_at IS NOT NULL;
+
+-- name: NodeRegistrationInsert :exec
+INSERT INTO node_registrations (node, registered_at, first_generation) VALUES (@node, @registered_at, @first_generation);
+
+-- name: NodeRegistrationEnd :exec
+UPDATE node_registrations SET deleted_at = @deleted_at, last_generation = @last_generation
+WHERE node = @node AND deleted_at IS NULL;
 
 -- name: NodeBumpGeneration :one
 UPDATE nodes SET generation = generation + 1 WHERE name = @name RETURNING generation;
 
--- name: NodeBumpGenerationByModule :many
-UPDATE nodes SET generation = generation + 1
-WHERE name IN (SELECT node FROM assignments WHERE module = @module)
-RETURNING name, generation;
-
 -- name: NodeGenerationList :many
-SELECT name, generation FROM nodes;
+SELECT name, generation FROM nodes WHERE deleted_at IS NULL;
 
 -- name: NodeSetReported :exec
 UPDATE nodes SET last_report_at = @last_report_at, last_report_id = @last_report_id WHERE name = @name;
@@ -35,3 +50,9 @@ SELECT EXISTS (SELECT 1 FROM nodes WHERE token_hash = @token_hash) AS found;
 -- name: NodeRaiseGeneration :execrows
 -- Never lowers: a generation once handed out stays used.
 UPDATE nodes SET generation = @generation WHERE name = @name AND generation < @generation;
+
+-- name: NodeBumpGenerations :many
+-- One step of every node named (a JSON array), in one statement.
+UPDATE nodes SET generation = generation + 1
+WHERE name IN (SELECT value FROM json_each(@nodes))
+RETURNING name, generation;

@@ -14,9 +14,10 @@ UPDATE reports SET repeats = repeats + 1, last_at = @last_at WHERE id = @id;
 -- name: ReportListByNode :many
 SELECT * FROM reports WHERE node = @node ORDER BY id DESC LIMIT @max;
 
--- name: ReportListLatest :many
--- The newest report row of every node.
-SELECT r.* FROM reports r JOIN nodes n ON n.last_report_id = r.id;
+-- name: ReportListLatestByNodes :many
+-- The newest report row of some nodes (a JSON array of names).
+SELECT r.* FROM reports r JOIN nodes n ON n.last_report_id = r.id
+WHERE n.name IN (SELECT value FROM json_each(@nodes));
 
 -- name: ReportPruneWindowEnd :one
 -- The last row of the next window of at most @window rows after @after, oldest first, and its

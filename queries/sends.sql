@@ -30,7 +30,7 @@ SELECT EXISTS (SELECT 1 FROM sends WHERE node = @node AND generation = @generati
 -- name: SendListRefused :many
 -- Refused sends that nothing applied since has answered, on every node.
 SELECT s.* FROM sends s JOIN nodes n ON n.name = s.node
-WHERE s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+WHERE s.outcome = 'refused' AND n.deleted_at IS NULL AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
 ORDER BY s.node, s.id DESC;
 
 -- name: SendFind :one
@@ -41,14 +41,15 @@ ORDER BY id DESC LIMIT 1;
 -- name: SendInsertRefused :one
 -- A refused declaration with no unanswered send: replayed, forged or from a lost database.
 INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason)
-VALUES (@node, @generation, @digest, 0, @composed_by, @sent_at, 'refused', @at, @reason)
+VALUES (@node, @generation, @digest, @resources, @composed_by, @sent_at, 'refused', @at, @reason)
 RETURNING id;
 
--- name: SendListRefusedByNode :many
--- The same, for one node.
+-- name: SendListRefusedByNodes :many
+-- The same, for some nodes (a JSON array of names).
 SELECT s.* FROM sends s JOIN nodes n ON n.name = s.node
-WHERE s.node = @node AND s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
-ORDER BY s.id DESC;
+WHERE s.node IN (SELECT value FROM json_each(@nodes)) AND s.outcome = 'refused'
+  AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+ORDER BY s.node, s.id DESC;
 
 -- name: SendPruneWindowEnd :one
 -- The last row of the next window of at most @window rows after @after, oldest first, and its

@@ -1,9 +1,6 @@
 -- name: TransitionListByNode :many
 SELECT * FROM transitions WHERE node = @node ORDER BY id DESC LIMIT @max;
 
--- name: TransitionDeleteByNode :exec
-DELETE FROM transitions WHERE node = @node;
-
 -- name: TransitionPruneWindowEnd :one
 -- The last row of the next window of at most @window rows after @after, oldest first, and its
 -- time: retention walks the table in windows so no pass holds the writer for long.

@@ -2,12 +2,12 @@ package webui
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
-	"strconv"
-	"strings"
+	"net/url"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -32,52 +32,39 @@ func (a auth) valid(token string) bool {
 	return subtle.ConstantTimeCompare([]byte(token), a.token) == 1
 }
 
+// secret is what the store keeps a session under: the cookie's random id bound to the operator
+// token, so a session outlives neither its row (signing out) nor the token it was opened with.
+func (a auth) secret(id string) string {
+	m := hmac.New(sha256.New, a.token)
+	m.Write([]byte("hq webui session " + id))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
 // check reports whether the request carries any credentials, and whether they are the
 // operator's.
-func (a auth) check(r *http.Request, now time.Time) (present, ok bool) {
+func (u *UI) check(r *http.Request) (present, ok bool, err error) {
 	if _, pass, has := r.BasicAuth(); has {
-		return true, a.valid(pass)
+		return true, u.auth.valid(pass), nil
 	}
 	if t := hq.BearerToken(r.Header.Get("Authorization")); t != "" {
-		return true, a.valid(t)
+		return true, u.auth.valid(t), nil
 	}
 	if c, err := r.Cookie(cookieName); err == nil {
-		return true, a.session(c.Value, now)
+		ok, err := u.store.SessionValid(r.Context(), u.auth.secret(c.Value))
+		return true, ok, err
 	}
-	return false, false
-}
-
-// cookie returns a session value: an expiry and an HMAC of it keyed by the token. It proves
-// the token was known without holding it, survives a restart, is accepted by every controller
-// sharing the token, and dies when the token changes.
-func (a auth) cookie(expires time.Time) string {
-	exp := strconv.FormatInt(expires.Unix(), 10)
-	return exp + "." + a.mac(exp)
-}
-
-func (a auth) session(value string, now time.Time) bool {
-	exp, mac, ok := strings.Cut(value, ".")
-	if !ok {
-		return false
-	}
-	unix, err := strconv.ParseInt(exp, 10, 64)
-	if err != nil || now.Unix() >= unix {
-		return false
-	}
-	return hmac.Equal([]byte(mac), []byte(a.mac(exp)))
-}
-
-func (a auth) mac(exp string) string {
-	m := hmac.New(sha256.New, a.token)
-	m.Write([]byte("hq webui session " + exp))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	return false, false, nil
 }
 
 // operatorOnly admits the operator. Without credentials it asks for basic auth, which both a
 // browser and curl understand; the body points a browser user at the login form instead.
 func (u *UI) operatorOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		present, ok := u.auth.check(r, u.Now())
+		present, ok, err := u.check(r)
+		if err != nil {
+			u.fail(w, r, err)
+			return
+		}
 		if ok {
 			next.ServeHTTP(w, r)
 			return
@@ -91,6 +78,27 @@ func (u *UI) operatorOnly(next http.Handler) http.Handler {
 	})
 }
 
+// sameOrigin refuses a form post that another site made the browser send: signing in or out
+// is the operator's own act. A browser says where a request comes from in Sec-Fetch-Site and
+// Origin; when either is there it must name this site. curl sends neither and is let through,
+// as it carries no cookie it did not choose to.
+func (u *UI) sameOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		site := r.Header.Get("Sec-Fetch-Site")
+		crossSite := site != "" && site != "same-origin" && site != "none"
+		if o := r.Header.Get("Origin"); o != "" {
+			ou, err := url.Parse(o)
+			crossSite = crossSite || err != nil || ou.Host != r.Host
+		}
+		if crossSite {
+			u.render(w, r, http.StatusForbidden, "message", messagePage{Title: "refused",
+				Message: "This form was sent from another site; sign in and out from hq's own pages."})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 type loginPage struct {
 	Title   string
 	Refresh int
@@ -101,23 +109,36 @@ func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) {
 	u.render(w, r, http.StatusOK, "login", loginPage{Title: "sign in"})
 }
 
-// login sets the session cookie for the right token; it never redirects anywhere but /, so it
-// cannot be used to send an operator off the site.
+// login opens a session for the right token and sets its random id as the cookie; it never
+// redirects anywhere but /, so it cannot be used to send an operator off the site.
 func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil || !u.auth.valid(r.PostFormValue("token")) {
 		u.render(w, r, http.StatusUnauthorized, "login", loginPage{Title: "sign in", Failed: true})
 		return
 	}
+	id := rand.Text()
 	expires := u.Now().Add(sessionFor)
+	if err := u.store.CreateSession(r.Context(), u.auth.secret(id), expires); err != nil {
+		u.fail(w, r, err)
+		return
+	}
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: u.auth.cookie(expires), Path: "/", Expires: expires,
+		Name: cookieName, Value: id, Path: "/", Expires: expires,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+// logout ends the session on the server, so a copy of the cookie is refused from now on, and
+// clears the cookie.
 func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(cookieName); err == nil {
+		if err := u.store.DeleteSession(r.Context(), u.auth.secret(c.Value)); err != nil {
+			u.fail(w, r, err)
+			return
+		}
+	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)

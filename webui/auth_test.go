@@ -6,7 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/go-chi/chi/v5"
 )
 
 func TestAuth(t *testing.T) {
@@ -52,10 +53,13 @@ func TestAuth(t *testing.T) {
 	}
 }
 
-func login(t *testing.T, b *bundle, tok string) *httptest.ResponseRecorder {
+func login(t *testing.T, b *bundle, tok string, headers ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	w := httptest.NewRecorder()
 	b.handler.ServeHTTP(w, req)
 	return w
@@ -87,12 +91,25 @@ func TestCookieLogin(t *testing.T) {
 	if code := get(); code != http.StatusOK {
 		t.Fatalf("GET / with the session cookie: %d", code)
 	}
-	// A session signed with another token (the token was rotated) is refused.
-	other := newAuth("rotated").cookie(b.clock.now().Add(time.Hour))
+	// A session opened under another token (the token was rotated) is refused.
+	rotated, err := New(b.store, "rotated", b.ui.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated.Now = b.clock.now
+	r := chi.NewRouter()
+	rotated.Routes(r)
+	lw := httptest.NewRecorder()
+	lreq := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"token": {"rotated"}}.Encode()))
+	lreq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.ServeHTTP(lw, lreq)
+	if lw.Code != http.StatusSeeOther || len(lw.Result().Cookies()) != 1 {
+		t.Fatalf("login with the rotated token: %d", lw.Code)
+	}
 	req := httptest.NewRequest("GET", "/", nil)
-	req.AddCookie(&http.Cookie{Name: cookieName, Value: other})
+	req.AddCookie(lw.Result().Cookies()[0])
 	if code, _ := b.do(req); code != http.StatusUnauthorized {
-		t.Fatalf("a cookie of another token: %d", code)
+		t.Fatalf("a session of another token: %d", code)
 	}
 	b.clock.advance(sessionFor)
 	if code := get(); code != http.StatusUnauthorized {
@@ -131,5 +148,116 @@ func TestNoPageShowsANodeToken(t *testing.T) {
 		if strings.Contains(body, tok) {
 			t.Fatalf("GET %s shows the node's token", path)
 		}
+	}
+}
+
+// sessionCookie logs in and returns the session cookie set.
+func sessionCookie(t *testing.T, b *bundle) *http.Cookie {
+	t.Helper()
+	w := login(t, b, token)
+	if w.Code != http.StatusSeeOther || len(w.Result().Cookies()) != 1 {
+		t.Fatalf("login: %d with %d cookie(s)", w.Code, len(w.Result().Cookies()))
+	}
+	return w.Result().Cookies()[0]
+}
+
+// logout posts the sign-out form with cookie c and the given headers.
+func logout(b *bundle, c *http.Cookie, headers ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("POST", "/logout", nil)
+	if c != nil {
+		req.AddCookie(c)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	w := httptest.NewRecorder()
+	b.handler.ServeHTTP(w, req)
+	return w
+}
+
+func withCookie(b *bundle, c *http.Cookie) int {
+	req := httptest.NewRequest("GET", "/", nil)
+	req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+	code, _ := b.do(req)
+	return code
+}
+
+// Signing out ends the session on the server: a copy of the cookie kept from before is refused.
+func TestLogoutEndsTheSession(t *testing.T) {
+	b := setup(t)
+	kept := sessionCookie(t, b)
+	other := sessionCookie(t, b)
+	if code := withCookie(b, kept); code != http.StatusOK {
+		t.Fatalf("GET / with the session cookie: %d", code)
+	}
+	w := logout(b, kept)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/login" {
+		t.Fatalf("logout: %d to %q", w.Code, w.Header().Get("Location"))
+	}
+	if cs := w.Result().Cookies(); len(cs) != 1 || cs[0].MaxAge >= 0 {
+		t.Fatalf("logout does not clear the cookie: %v", cs)
+	}
+	if code := withCookie(b, kept); code != http.StatusUnauthorized {
+		t.Fatalf("the copied cookie after sign-out: %d, want 401", code)
+	}
+	if code := withCookie(b, other); code != http.StatusOK {
+		t.Fatalf("another browser's session after this one signed out: %d", code)
+	}
+	if w := logout(b, kept); w.Code != http.StatusSeeOther {
+		t.Fatalf("signing out twice: %d", w.Code)
+	}
+	if w := logout(b, nil); w.Code != http.StatusSeeOther {
+		t.Fatalf("signing out without a cookie: %d", w.Code)
+	}
+}
+
+// A sign-in or sign-out form that another site made the browser post is refused, and changes
+// nothing; the browser's own form, and curl, are let through.
+func TestCrossSitePostsRefused(t *testing.T) {
+	b := setup(t)
+	for _, tc := range []struct {
+		name    string
+		headers []string
+		ok      bool
+	}{
+		{"no browser headers (curl)", nil, true},
+		{"same origin", []string{"Sec-Fetch-Site", "same-origin", "Origin", "http://example.com"}, true},
+		{"typed by the user", []string{"Sec-Fetch-Site", "none"}, true},
+		{"origin only, this host", []string{"Origin", "http://example.com"}, true},
+		{"cross-site", []string{"Sec-Fetch-Site", "cross-site"}, false},
+		{"same site, another origin", []string{"Sec-Fetch-Site", "same-site"}, false},
+		{"another origin", []string{"Origin", "https://evil.example"}, false},
+		{"another port", []string{"Origin", "http://example.com:8081"}, false},
+		{"opaque origin", []string{"Origin", "null"}, false},
+		{"same origin claimed, another Origin", []string{"Sec-Fetch-Site", "same-origin", "Origin", "https://evil.example"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// httptest requests are for example.com.
+			if tc.ok && tc.headers == nil {
+				// A browser sends "Origin: null" with a form post from a page whose referrer
+				// policy is no-referrer, which is refused: the pages must not have that policy.
+				if p := login(t, b, "wrong").Header().Get("Referrer-Policy"); p != "same-origin" {
+					t.Fatalf("Referrer-Policy %q, want same-origin", p)
+				}
+			}
+			w := login(t, b, token, tc.headers...)
+			want := http.StatusSeeOther
+			if !tc.ok {
+				want = http.StatusForbidden
+			}
+			if w.Code != want {
+				t.Fatalf("login: %d, want %d", w.Code, want)
+			}
+			if !tc.ok && len(w.Result().Cookies()) != 0 {
+				t.Fatal("a refused login set a cookie")
+			}
+			c := sessionCookie(t, b)
+			if w := logout(b, c, tc.headers...); w.Code != want {
+				t.Fatalf("logout: %d, want %d", w.Code, want)
+			}
+			if ended := withCookie(b, c) == http.StatusUnauthorized; ended != tc.ok {
+				t.Fatalf("after the logout post the session ended = %v, want %v", ended, tc.ok)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db"
 )
 
 // meshPage is everything / shows, worked out in Go so the template only lays it out.
@@ -12,13 +13,20 @@ type meshPage struct {
 	Title   string
 	Refresh int
 	Now     when
-	Total   int
-	Counts  []statusCount
-	Groups  []nodeGroup
-	Stuck   []meshStuckRow
-	Waiting []hq.WaitingOnTake
-	Mid     []nodeLines
-	Refused []refusedRow
+	// Alerts are the controller's own troubles (it cannot write), shown above everything.
+	Alerts []string
+	Total  int
+	// Converged nodes are counted, not listed; Next is the cursor of the next page of the rest.
+	Converged int
+	Next      string
+	Counts    []statusCount
+	Groups    []nodeGroup
+	Stuck     []meshStuckRow
+	Waiting   []hq.WaitingOnTake
+	// Drifting is what is put back most often across the mesh.
+	Drifting []hq.MeshDrift
+	Mid      []nodeLines
+	Refused  []refusedRow
 }
 
 type statusCount struct {
@@ -68,19 +76,34 @@ type refusedRow struct {
 	Reason            string
 }
 
+// meshNodes is how many nodes that need a look one mesh page lists; the rest are a page on.
+const meshNodes = 200
+
 func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
-	nodes, err := u.store.ListNodes(r.Context())
+	st, err := u.store.MeshStatus(r.Context())
 	if err != nil {
 		u.fail(w, r, err)
 		return
 	}
-	u.render(w, r, http.StatusOK, "mesh", buildMesh(nodes, hq.SummarizeMesh(nodes), u.Now()))
+	nodes, err := u.store.ListNodes(r.Context(), db.NodeFilter{NotConverged: true, Limit: meshNodes, After: r.URL.Query().Get("after")})
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	page := buildMesh(nodes, st, u.Now())
+	if t, ok := u.store.Trouble(); ok {
+		page.Alerts = append(page.Alerts, t.Line())
+	}
+	u.render(w, r, http.StatusOK, "mesh", page)
 }
 
-func buildMesh(nodes []hq.NodeView, st hq.MeshStatus, now time.Time) meshPage {
-	p := meshPage{Title: "mesh", Refresh: refreshSeconds, Now: at(now, now), Total: len(nodes)}
+// buildMesh lays out the mesh: every status counted, and the nodes that need a look (all but
+// the converged) listed by status, a page at a time.
+func buildMesh(nodes db.NodePage, st hq.MeshStatus, now time.Time) meshPage {
+	p := meshPage{Title: "mesh", Refresh: refreshSeconds, Now: at(now, now), Total: nodes.Total,
+		Converged: nodes.Counts[hq.StatusConverged], Next: nodes.Next}
 	byStatus := map[hq.Status][]nodeRow{}
-	for _, n := range nodes {
+	for _, n := range nodes.Nodes {
 		row := nodeRow{
 			Name: n.Name, Status: badge{string(n.Status), statusTone(n.Status)},
 			Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
@@ -97,9 +120,9 @@ func buildMesh(nodes []hq.NodeView, st hq.MeshStatus, now time.Time) meshPage {
 	}
 	for _, s := range hq.Statuses {
 		b := badge{string(s), statusTone(s)}
-		p.Counts = append(p.Counts, statusCount{Status: b, Count: len(byStatus[s])})
+		p.Counts = append(p.Counts, statusCount{Status: b, Count: nodes.Counts[s]})
 		if rows := byStatus[s]; len(rows) > 0 {
-			p.Groups = append(p.Groups, nodeGroup{Status: b, Count: len(rows), Nodes: rows})
+			p.Groups = append(p.Groups, nodeGroup{Status: b, Count: nodes.Counts[s], Nodes: rows})
 		}
 	}
 	for _, s := range st.Stuck {
@@ -108,7 +131,7 @@ func buildMesh(nodes []hq.NodeView, st hq.MeshStatus, now time.Time) meshPage {
 			Nodes: s.Nodes, NeverApplied: s.NeverApplied, Blocks: s.Blocks,
 		})
 	}
-	p.Waiting = st.WaitingOnTake
+	p.Waiting, p.Drifting = st.WaitingOnTake, st.Drifting
 	for _, rs := range st.RefusedSends {
 		p.Refused = append(p.Refused, refusedRow{
 			Node: rs.Node, Generation: rs.Generation, AppliedGeneration: rs.AppliedGeneration,

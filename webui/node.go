@@ -14,6 +14,7 @@ const (
 	recentReports     = 20
 	recentSends       = 20
 	recentTransitions = 50
+	recentDrifts      = 20
 )
 
 // nodePage is everything /nodes/{node} shows.
@@ -36,6 +37,14 @@ type nodePage struct {
 	Reports           []reportRow
 	Sends             []sendRow
 	Transitions       []transitionRow
+	Drifts            []driftRow
+}
+
+type driftRow struct {
+	At       when
+	Ref      string
+	Detail   string
+	ReportID int64
 }
 
 type stateCount struct {
@@ -89,6 +98,13 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "node")
 	ctx := r.Context()
 	v, err := u.store.GetNode(ctx, name)
+	if hqNotFound(err) {
+		// A deleted node has no state, but its history stays readable here.
+		if deleted, derr := u.store.DeletedAt(ctx, name); derr == nil {
+			v, err = hq.NodeView{Name: name, Status: "deleted", Counts: map[hq.State]int{},
+				Lines: []string{"deleted at " + hq.FormatTime(deleted) + "; its history is kept until retention prunes it"}}, nil
+		}
+	}
 	if err != nil {
 		u.fail(w, r, err)
 		return
@@ -108,7 +124,20 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	u.render(w, r, http.StatusOK, "node", buildNode(v, reports, sends, transitions, u.Now()))
+	drifts, err := u.store.Drifts(ctx, name, recentDrifts)
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	page := buildNode(v, reports, sends, transitions, u.Now())
+	for _, d := range drifts {
+		row := driftRow{At: at(d.At, u.Now()), Ref: hq.Ref(d.Module, d.Resource), Detail: d.Detail}
+		if d.ReportID != nil {
+			row.ReportID = *d.ReportID
+		}
+		page.Drifts = append(page.Drifts, row)
+	}
+	u.render(w, r, http.StatusOK, "node", page)
 }
 
 func buildNode(v hq.NodeView, reports []hq.ReportView, sends []hq.SendView, trs []hq.TransitionView, now time.Time) nodePage {

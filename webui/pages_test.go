@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -140,5 +141,21 @@ func TestAgo(t *testing.T) {
 	}
 	if w := at(time.Time{}, time.Now()); w.Rel != "never" || w.Abs != "" {
 		t.Errorf("zero time: %+v", w)
+	}
+}
+
+// The page of a deleted node says it was deleted and when, and still shows its history.
+func TestDeletedNodePage(t *testing.T) {
+	b := setup(t)
+	b.node(t, "web-1")
+	b.module(t, "app", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "x\n"})
+	b.assign(t, "web-1", "app")
+	b.report(t, "web-1", result("app", "conf", hq.StateApplied))
+	if _, err := b.store.DeleteNode(context.Background(), "web-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	code, body := b.get(t, "/nodes/web-1")
+	if code != http.StatusOK || !strings.Contains(body, "deleted at "+hq.FormatTime(b.clock.now())) || !strings.Contains(body, "removed") {
+		t.Fatalf("GET /nodes/web-1 of a deleted node: %d\n%s", code, body)
 	}
 }

@@ -95,7 +95,7 @@ func (b *bundle) module(tb testing.TB, name string, rs ...hq.Resource) {
 
 func (b *bundle) assign(tb testing.TB, node, module string) {
 	tb.Helper()
-	if _, err := b.store.Assign(context.Background(), node, module, false, nil); err != nil {
+	if _, err := b.store.Assign(context.Background(), node, module, nil, nil); err != nil {
 		tb.Fatal(err)
 	}
 }

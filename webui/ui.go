@@ -50,13 +50,14 @@ func New(store *db.Store, adminToken string, log *slog.Logger) (*UI, error) {
 	return u, nil
 }
 
-// Routes mounts the pages on r: /login is open, everything else wants the operator token.
+// Routes mounts the pages on r: /login is open, everything else wants the operator token;
+// signing in and out is refused to a form another site sent.
 func (u *UI) Routes(r chi.Router) {
 	r.Group(func(r chi.Router) {
 		r.Use(headers)
 		r.Get("/login", u.loginForm)
-		r.Post("/login", u.login)
-		r.Post("/logout", u.logout)
+		r.With(u.sameOrigin).Post("/login", u.login)
+		r.With(u.sameOrigin).Post("/logout", u.logout)
 		r.Group(func(r chi.Router) {
 			r.Use(u.operatorOnly)
 			r.Get("/", u.mesh)
@@ -66,13 +67,15 @@ func (u *UI) Routes(r chi.Router) {
 }
 
 // headers keeps the pages out of caches and frames, and forbids every script outright, so even
-// a value that escaped escaping could not run.
+// a value that escaped escaping could not run. The referrer goes to no other site; to hq's own
+// it goes, because under no-referrer a browser sends "Origin: null" with the sign-in form, which
+// the cross-site check must refuse.
 func headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
 	})

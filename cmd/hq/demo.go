@@ -116,7 +116,8 @@ func startHosts(ctx context.Context, running *sync.WaitGroup, bin, base, keyPath
 		if err != nil {
 			return err
 		}
-		cmd := exec.CommandContext(ctx, bin, "run")
+		// The demo leaves nothing running behind it: its hosts stop their services when they stop.
+		cmd := exec.CommandContext(ctx, bin, "run", "--stop-services-on-exit")
 		cmd.Env = append(os.Environ(), "HOSTD_CONTROLLER="+base, "HOSTD_NODE="+h.node, "HOSTD_TOKEN="+h.token,
 			"HOSTD_CONTROLLER_KEY="+pub, "HOSTD_ROOT="+filepath.Join(h.dir, "root"),
 			"HOSTD_STATE_DIR="+filepath.Join(h.dir, "state"), "HOSTD_INTERVAL=5s")

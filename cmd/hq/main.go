@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/controller"
 	"github.com/meshhq/hq/db"
 )
@@ -22,6 +25,8 @@ commands:
   serve     run the controller
   migrate   apply database migrations and exit
   demo      run a controller and three hosts on temporary roots, for a first look
+  key       print the controller's public signing key (and its fingerprint), to provision
+            hosts with as HOSTD_CONTROLLER_KEY; it is made beside HQ_DB if there is none yet
 
 environment:
 `
@@ -54,6 +59,8 @@ func main() {
 		err = migrate(ctx, cfg)
 	case "demo":
 		err = demo(ctx, cfg)
+	case "key":
+		err = printKey(cfg)
 	default:
 		printUsage()
 		os.Exit(2)
@@ -82,4 +89,16 @@ func printUsage() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "hq:", err)
 	os.Exit(1)
+}
+
+// printKey prints the public half of the signing key kept beside the database.
+func printKey(cfg controller.Config) error {
+	key, err := controller.LoadOrCreateKey(controller.KeyPath(cfg.DB))
+	if err != nil {
+		return err
+	}
+	pub := key.Public().(ed25519.PublicKey)
+	fmt.Println(base64.StdEncoding.EncodeToString(pub))
+	fmt.Fprintln(os.Stderr, "fingerprint", hq.KeyFingerprint(pub))
+	return nil
 }

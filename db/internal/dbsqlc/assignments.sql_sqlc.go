@@ -42,22 +42,17 @@ func (q *Queries) AssignmentCountByModule(ctx context.Context) ([]AssignmentCoun
 }
 
 const assignmentDeclaration = `-- name: AssignmentDeclaration :many
-SELECT a.module, a.taken, r.revision, r.resources
-FROM assignments a
-JOIN modules m ON m.name = a.module
-JOIN module_revisions r ON r.module = m.name AND r.revision = m.revision
-WHERE a.node = ?1
-ORDER BY a.module
+SELECT a.module, a.taken, a.revision FROM assignments a WHERE a.node = ?1 ORDER BY a.module
 `
 
 type AssignmentDeclarationRow struct {
-	Module    string
-	Taken     int64
-	Revision  int64
-	Resources string
+	Module   string
+	Taken    int64
+	Revision int64
 }
 
-// The modules of a node's declaration, each at its newest revision, in a stable order.
+// The modules of a node's declaration, each at the revision its assignment pins, in a stable
+// order. The resources are decoded once per revision and kept, so only the pins are read here.
 func (q *Queries) AssignmentDeclaration(ctx context.Context, node string) ([]AssignmentDeclarationRow, error) {
 	rows, err := q.query(ctx, q.assignmentDeclarationStmt, assignmentDeclaration, node)
 	if err != nil {
@@ -67,12 +62,7 @@ func (q *Queries) AssignmentDeclaration(ctx context.Context, node string) ([]Ass
 	items := []AssignmentDeclarationRow{}
 	for rows.Next() {
 		var i AssignmentDeclarationRow
-		if err := rows.Scan(
-			&i.Module,
-			&i.Taken,
-			&i.Revision,
-			&i.Resources,
-		); err != nil {
+		if err := rows.Scan(&i.Module, &i.Taken, &i.Revision); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -103,8 +93,18 @@ func (q *Queries) AssignmentDelete(ctx context.Context, arg AssignmentDeletePara
 	return result.RowsAffected()
 }
 
+const assignmentDeleteByNode = `-- name: AssignmentDeleteByNode :exec
+DELETE FROM assignments WHERE node = ?1
+`
+
+// A deleted node's assignments go; its resources leave with 'removed' transitions.
+func (q *Queries) AssignmentDeleteByNode(ctx context.Context, node string) error {
+	_, err := q.exec(ctx, q.assignmentDeleteByNodeStmt, assignmentDeleteByNode, node)
+	return err
+}
+
 const assignmentGet = `-- name: AssignmentGet :one
-SELECT node, module, taken, assigned_at FROM assignments WHERE node = ?1 AND module = ?2
+SELECT node, module, taken, assigned_at, revision, source FROM assignments WHERE node = ?1 AND module = ?2
 `
 
 type AssignmentGetParams struct {
@@ -120,12 +120,15 @@ func (q *Queries) AssignmentGet(ctx context.Context, arg AssignmentGetParams) (A
 		&i.Module,
 		&i.Taken,
 		&i.AssignedAt,
+		&i.Revision,
+		&i.Source,
 	)
 	return i, err
 }
 
 const assignmentInsert = `-- name: AssignmentInsert :exec
-INSERT INTO assignments (node, module, taken, assigned_at) VALUES (?1, ?2, ?3, ?4)
+INSERT INTO assignments (node, module, taken, assigned_at, revision, source)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 `
 
 type AssignmentInsertParams struct {
@@ -133,6 +136,8 @@ type AssignmentInsertParams struct {
 	Module     string
 	Taken      int64
 	AssignedAt string
+	Revision   int64
+	Source     string
 }
 
 func (q *Queries) AssignmentInsert(ctx context.Context, arg AssignmentInsertParams) error {
@@ -141,38 +146,40 @@ func (q *Queries) AssignmentInsert(ctx context.Context, arg AssignmentInsertPara
 		arg.Module,
 		arg.Taken,
 		arg.AssignedAt,
+		arg.Revision,
+		arg.Source,
 	)
 	return err
 }
 
-const assignmentListAll = `-- name: AssignmentListAll :many
-SELECT a.node, a.module, a.taken, m.revision
-FROM assignments a JOIN modules m ON m.name = a.module
-ORDER BY a.node, a.module
+const assignmentListBehind = `-- name: AssignmentListBehind :many
+SELECT node, revision FROM assignments
+WHERE module = ?1 AND revision < ?2
+ORDER BY revision, node LIMIT ?3
 `
 
-type AssignmentListAllRow struct {
-	Node     string
+type AssignmentListBehindParams struct {
 	Module   string
-	Taken    int64
+	Revision int64
+	Max      int64
+}
+
+type AssignmentListBehindRow struct {
+	Node     string
 	Revision int64
 }
 
-func (q *Queries) AssignmentListAll(ctx context.Context) ([]AssignmentListAllRow, error) {
-	rows, err := q.query(ctx, q.assignmentListAllStmt, assignmentListAll)
+// Pins of a module behind @revision, oldest revision first: the next nodes a new revision reaches.
+func (q *Queries) AssignmentListBehind(ctx context.Context, arg AssignmentListBehindParams) ([]AssignmentListBehindRow, error) {
+	rows, err := q.query(ctx, q.assignmentListBehindStmt, assignmentListBehind, arg.Module, arg.Revision, arg.Max)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []AssignmentListAllRow{}
+	items := []AssignmentListBehindRow{}
 	for rows.Next() {
-		var i AssignmentListAllRow
-		if err := rows.Scan(
-			&i.Node,
-			&i.Module,
-			&i.Taken,
-			&i.Revision,
-		); err != nil {
+		var i AssignmentListBehindRow
+		if err := rows.Scan(&i.Node, &i.Revision); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -219,9 +226,7 @@ func (q *Queries) AssignmentListByModule(ctx context.Context, module string) ([]
 }
 
 const assignmentListByNode = `-- name: AssignmentListByNode :many
-SELECT a.module, a.taken, a.assigned_at, m.revision
-FROM assignments a JOIN modules m ON m.name = a.module
-WHERE a.node = ?1 ORDER BY a.module
+SELECT module, taken, assigned_at, revision, source FROM assignments WHERE node = ?1 ORDER BY module
 `
 
 type AssignmentListByNodeRow struct {
@@ -229,6 +234,7 @@ type AssignmentListByNodeRow struct {
 	Taken      int64
 	AssignedAt string
 	Revision   int64
+	Source     string
 }
 
 func (q *Queries) AssignmentListByNode(ctx context.Context, node string) ([]AssignmentListByNodeRow, error) {
@@ -245,6 +251,7 @@ func (q *Queries) AssignmentListByNode(ctx context.Context, node string) ([]Assi
 			&i.Taken,
 			&i.AssignedAt,
 			&i.Revision,
+			&i.Source,
 		); err != nil {
 			return nil, err
 		}
@@ -257,6 +264,102 @@ func (q *Queries) AssignmentListByNode(ctx context.Context, node string) ([]Assi
 		return nil, err
 	}
 	return items, nil
+}
+
+const assignmentListByNodes = `-- name: AssignmentListByNodes :many
+SELECT node, module, taken, revision, source FROM assignments
+WHERE node IN (SELECT value FROM json_each(?1))
+ORDER BY node, module
+`
+
+type AssignmentListByNodesRow struct {
+	Node     string
+	Module   string
+	Taken    int64
+	Revision int64
+	Source   string
+}
+
+// The assignments of some nodes (a JSON array of names), each at the revision it pins.
+func (q *Queries) AssignmentListByNodes(ctx context.Context, nodes interface{}) ([]AssignmentListByNodesRow, error) {
+	rows, err := q.query(ctx, q.assignmentListByNodesStmt, assignmentListByNodes, nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentListByNodesRow{}
+	for rows.Next() {
+		var i AssignmentListByNodesRow
+		if err := rows.Scan(
+			&i.Node,
+			&i.Module,
+			&i.Taken,
+			&i.Revision,
+			&i.Source,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const assignmentOthersOfModule = `-- name: AssignmentOthersOfModule :many
+SELECT o.node, o.module, o.revision FROM assignments o
+WHERE o.node IN (SELECT a.node FROM assignments a WHERE a.module = ?1) AND o.module <> ?1
+ORDER BY o.node, o.module
+`
+
+type AssignmentOthersOfModuleRow struct {
+	Node     string
+	Module   string
+	Revision int64
+}
+
+// The other modules, at their pins, of every node that has @module: what its paths meet.
+func (q *Queries) AssignmentOthersOfModule(ctx context.Context, module string) ([]AssignmentOthersOfModuleRow, error) {
+	rows, err := q.query(ctx, q.assignmentOthersOfModuleStmt, assignmentOthersOfModule, module)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentOthersOfModuleRow{}
+	for rows.Next() {
+		var i AssignmentOthersOfModuleRow
+		if err := rows.Scan(&i.Node, &i.Module, &i.Revision); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const assignmentPinNodes = `-- name: AssignmentPinNodes :exec
+UPDATE assignments SET revision = ?1
+WHERE module = ?2 AND node IN (SELECT value FROM json_each(?3))
+`
+
+type AssignmentPinNodesParams struct {
+	Revision int64
+	Module   string
+	Nodes    interface{}
+}
+
+func (q *Queries) AssignmentPinNodes(ctx context.Context, arg AssignmentPinNodesParams) error {
+	_, err := q.exec(ctx, q.assignmentPinNodesStmt, assignmentPinNodes, arg.Revision, arg.Module, arg.Nodes)
+	return err
 }
 
 const assignmentSetTaken = `-- name: AssignmentSetTaken :exec
@@ -272,4 +375,39 @@ type AssignmentSetTakenParams struct {
 func (q *Queries) AssignmentSetTaken(ctx context.Context, arg AssignmentSetTakenParams) error {
 	_, err := q.exec(ctx, q.assignmentSetTakenStmt, assignmentSetTaken, arg.Taken, arg.Node, arg.Module)
 	return err
+}
+
+const moduleListBehind = `-- name: ModuleListBehind :many
+SELECT m.name, m.revision FROM modules m
+WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision)
+ORDER BY m.name
+`
+
+type ModuleListBehindRow struct {
+	Name     string
+	Revision int64
+}
+
+// Modules with pins behind their newest revision: work a new revision has still to do.
+func (q *Queries) ModuleListBehind(ctx context.Context) ([]ModuleListBehindRow, error) {
+	rows, err := q.query(ctx, q.moduleListBehindStmt, moduleListBehind)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ModuleListBehindRow{}
+	for rows.Next() {
+		var i ModuleListBehindRow
+		if err := rows.Scan(&i.Name, &i.Revision); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

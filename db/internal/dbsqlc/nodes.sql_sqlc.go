@@ -55,16 +55,39 @@ func (q *Queries) NodeBumpGenerationByModule(ctx context.Context, module string)
 	return items, nil
 }
 
-const nodeDelete = `-- name: NodeDelete :execrows
-DELETE FROM nodes WHERE name = ?1
+const nodeBumpGenerations = `-- name: NodeBumpGenerations :many
+UPDATE nodes SET generation = generation + 1
+WHERE name IN (SELECT value FROM json_each(?1))
+RETURNING name, generation
 `
 
-func (q *Queries) NodeDelete(ctx context.Context, name string) (int64, error) {
-	result, err := q.exec(ctx, q.nodeDeleteStmt, nodeDelete, name)
+type NodeBumpGenerationsRow struct {
+	Name       string
+	Generation int64
+}
+
+// One step of every node named (a JSON array), in one statement.
+func (q *Queries) NodeBumpGenerations(ctx context.Context, nodes interface{}) ([]NodeBumpGenerationsRow, error) {
+	rows, err := q.query(ctx, q.nodeBumpGenerationsStmt, nodeBumpGenerations, nodes)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected()
+	defer rows.Close()
+	items := []NodeBumpGenerationsRow{}
+	for rows.Next() {
+		var i NodeBumpGenerationsRow
+		if err := rows.Scan(&i.Name, &i.Generation); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const nodeExistsByTokenHash = `-- name: NodeExistsByTokenHash :one
@@ -79,7 +102,7 @@ func (q *Queries) NodeExistsByTokenHash(ctx context.Context, tokenHash string) (
 }
 
 const nodeGenerationList = `-- name: NodeGenerationList :many
-SELECT name, generation FROM nodes
+SELECT name, generation FROM nodes WHERE deleted_at IS NULL
 `
 
 type NodeGenerationListRow struct {
@@ -111,9 +134,10 @@ func (q *Queries) NodeGenerationList(ctx context.Context) ([]NodeGenerationListR
 }
 
 const nodeGet = `-- name: NodeGet :one
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id FROM nodes WHERE name = ?1
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE name = ?1 AND deleted_at IS NULL
 `
 
+// A registered node; a deleted one is not found.
 func (q *Queries) NodeGet(ctx context.Context, name string) (Node, error) {
 	row := q.queryRow(ctx, q.nodeGetStmt, nodeGet, name)
 	var i Node
@@ -127,6 +151,42 @@ func (q *Queries) NodeGet(ctx context.Context, name string) (Node, error) {
 		&i.CreatedAt,
 		&i.LastReportAt,
 		&i.LastReportID,
+		&i.DeletedAt,
+		&i.ResourcesApplied,
+		&i.ResourcesPending,
+		&i.ResourcesFailed,
+		&i.ResourcesStuck,
+		&i.ResourcesHeld,
+		&i.ResourcesGroupedPending,
+	)
+	return i, err
+}
+
+const nodeGetAny = `-- name: NodeGetAny :one
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE name = ?1
+`
+
+// A node registered now or deleted: its history is still there.
+func (q *Queries) NodeGetAny(ctx context.Context, name string) (Node, error) {
+	row := q.queryRow(ctx, q.nodeGetAnyStmt, nodeGetAny, name)
+	var i Node
+	err := row.Scan(
+		&i.Name,
+		&i.TokenHash,
+		&i.Generation,
+		&i.AppliedGeneration,
+		&i.AppliedDigest,
+		&i.AppliedAt,
+		&i.CreatedAt,
+		&i.LastReportAt,
+		&i.LastReportID,
+		&i.DeletedAt,
+		&i.ResourcesApplied,
+		&i.ResourcesPending,
+		&i.ResourcesFailed,
+		&i.ResourcesStuck,
+		&i.ResourcesHeld,
+		&i.ResourcesGroupedPending,
 	)
 	return i, err
 }
@@ -147,7 +207,7 @@ func (q *Queries) NodeInsert(ctx context.Context, arg NodeInsertParams) error {
 }
 
 const nodeList = `-- name: NodeList :many
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id FROM nodes ORDER BY name
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE deleted_at IS NULL ORDER BY name
 `
 
 func (q *Queries) NodeList(ctx context.Context) ([]Node, error) {
@@ -169,6 +229,13 @@ func (q *Queries) NodeList(ctx context.Context) ([]Node, error) {
 			&i.CreatedAt,
 			&i.LastReportAt,
 			&i.LastReportID,
+			&i.DeletedAt,
+			&i.ResourcesApplied,
+			&i.ResourcesPending,
+			&i.ResourcesFailed,
+			&i.ResourcesStuck,
+			&i.ResourcesHeld,
+			&i.ResourcesGroupedPending,
 		); err != nil {
 			return nil, err
 		}
@@ -181,6 +248,22 @@ func (q *Queries) NodeList(ctx context.Context) ([]Node, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const nodeMarkDeleted = `-- name: NodeMarkDeleted :exec
+UPDATE nodes SET deleted_at = ?1, token_hash = ?2 WHERE name = ?3 AND deleted_at IS NULL
+`
+
+type NodeMarkDeletedParams struct {
+	DeletedAt     sql.NullString
+	VoidTokenHash string
+	Name          string
+}
+
+// The token is replaced by one nobody holds, so the old token stops working.
+func (q *Queries) NodeMarkDeleted(ctx context.Context, arg NodeMarkDeletedParams) error {
+	_, err := q.exec(ctx, q.nodeMarkDeletedStmt, nodeMarkDeleted, arg.DeletedAt, arg.VoidTokenHash, arg.Name)
+	return err
 }
 
 const nodeRaiseGeneration = `-- name: NodeRaiseGeneration :execrows
@@ -199,6 +282,56 @@ func (q *Queries) NodeRaiseGeneration(ctx context.Context, arg NodeRaiseGenerati
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const nodeRegisterAgain = `-- name: NodeRegisterAgain :exec
+UPDATE nodes
+SET deleted_at = NULL, token_hash = ?1, created_at = ?2, generation = generation + 1,
+    last_report_at = NULL, last_report_id = NULL
+WHERE name = ?3 AND deleted_at IS NOT NULL
+`
+
+type NodeRegisterAgainParams struct {
+	TokenHash string
+	CreatedAt string
+	Name      string
+}
+
+// A deleted name registered again: a new token, and a generation above every one it had.
+func (q *Queries) NodeRegisterAgain(ctx context.Context, arg NodeRegisterAgainParams) error {
+	_, err := q.exec(ctx, q.nodeRegisterAgainStmt, nodeRegisterAgain, arg.TokenHash, arg.CreatedAt, arg.Name)
+	return err
+}
+
+const nodeRegistrationEnd = `-- name: NodeRegistrationEnd :exec
+UPDATE node_registrations SET deleted_at = ?1, last_generation = ?2
+WHERE node = ?3 AND deleted_at IS NULL
+`
+
+type NodeRegistrationEndParams struct {
+	DeletedAt      sql.NullString
+	LastGeneration sql.NullInt64
+	Node           string
+}
+
+func (q *Queries) NodeRegistrationEnd(ctx context.Context, arg NodeRegistrationEndParams) error {
+	_, err := q.exec(ctx, q.nodeRegistrationEndStmt, nodeRegistrationEnd, arg.DeletedAt, arg.LastGeneration, arg.Node)
+	return err
+}
+
+const nodeRegistrationInsert = `-- name: NodeRegistrationInsert :exec
+INSERT INTO node_registrations (node, registered_at, first_generation) VALUES (?1, ?2, ?3)
+`
+
+type NodeRegistrationInsertParams struct {
+	Node            string
+	RegisteredAt    string
+	FirstGeneration int64
+}
+
+func (q *Queries) NodeRegistrationInsert(ctx context.Context, arg NodeRegistrationInsertParams) error {
+	_, err := q.exec(ctx, q.nodeRegistrationInsertStmt, nodeRegistrationInsert, arg.Node, arg.RegisteredAt, arg.FirstGeneration)
+	return err
 }
 
 const nodeSetApplied = `-- name: NodeSetApplied :exec

@@ -136,13 +136,14 @@ func (q *Queries) ReportListByNode(ctx context.Context, arg ReportListByNodePara
 	return items, nil
 }
 
-const reportListLatest = `-- name: ReportListLatest :many
+const reportListLatestByNodes = `-- name: ReportListLatestByNodes :many
 SELECT r.id, r.node, r.generation, r.digest, r.summary, r.outcome_digest, r.applied, r.failed, r.stuck, r.held, r.grouped_pending, r.pending, r.started_at, r.finished_at, r.at, r.last_at, r.repeats FROM reports r JOIN nodes n ON n.last_report_id = r.id
+WHERE n.name IN (SELECT value FROM json_each(?1))
 `
 
-// The newest report row of every node.
-func (q *Queries) ReportListLatest(ctx context.Context) ([]Report, error) {
-	rows, err := q.query(ctx, q.reportListLatestStmt, reportListLatest)
+// The newest report row of some nodes (a JSON array of names).
+func (q *Queries) ReportListLatestByNodes(ctx context.Context, nodes interface{}) ([]Report, error) {
+	rows, err := q.query(ctx, q.reportListLatestByNodesStmt, reportListLatestByNodes, nodes)
 	if err != nil {
 		return nil, err
 	}

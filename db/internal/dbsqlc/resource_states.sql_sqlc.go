@@ -10,12 +10,135 @@ import (
 	"database/sql"
 )
 
+const resourceStateApplyPending = `-- name: ResourceStateApplyPending :execrows
+UPDATE resource_states
+SET state = 'applied', since = ?1, attempts = attempts + ?2, consecutive_failures = 0,
+    failing_since = NULL, never_applied = 0, last_error = '', hold_reason = '', blocked_by = '',
+    report_id = ?3, reason = 'applied'
+WHERE node = ?4 AND state = 'pending'
+  AND module || '/' || resource IN (SELECT value FROM json_each(?5))
+`
+
+type ResourceStateApplyPendingParams struct {
+	Since    string
+	Attempt  int64
+	ReportID sql.NullInt64
+	Node     string
+	Refs     interface{}
+}
+
+// The first apply of a fleet in one statement per node: pending resources a report found or
+// made as declared (@refs, a JSON array of "module/name") become applied. It moves exactly what
+// advance would for a plain "applied" result; the triggers write the transitions and counts.
+func (q *Queries) ResourceStateApplyPending(ctx context.Context, arg ResourceStateApplyPendingParams) (int64, error) {
+	result, err := q.exec(ctx, q.resourceStateApplyPendingStmt, resourceStateApplyPending,
+		arg.Since,
+		arg.Attempt,
+		arg.ReportID,
+		arg.Node,
+		arg.Refs,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const resourceStateBlockedCounts = `-- name: ResourceStateBlockedCounts :many
+SELECT node, blocked_by, COUNT(*) AS blocks FROM resource_states WHERE blocked_by <> ''
+GROUP BY node, blocked_by
+`
+
+type ResourceStateBlockedCountsRow struct {
+	Node      string
+	BlockedBy string
+	Blocks    int64
+}
+
+// How many resources each failing gate blocks, on every node.
+func (q *Queries) ResourceStateBlockedCounts(ctx context.Context) ([]ResourceStateBlockedCountsRow, error) {
+	rows, err := q.query(ctx, q.resourceStateBlockedCountsStmt, resourceStateBlockedCounts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceStateBlockedCountsRow{}
+	for rows.Next() {
+		var i ResourceStateBlockedCountsRow
+		if err := rows.Scan(&i.Node, &i.BlockedBy, &i.Blocks); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resourceStateBlockedCountsByNodes = `-- name: ResourceStateBlockedCountsByNodes :many
+SELECT node, blocked_by, COUNT(*) AS blocks FROM resource_states
+WHERE node IN (SELECT value FROM json_each(?1)) AND blocked_by <> ''
+GROUP BY node, blocked_by
+`
+
+type ResourceStateBlockedCountsByNodesRow struct {
+	Node      string
+	BlockedBy string
+	Blocks    int64
+}
+
+// How many resources each failing gate blocks, on some nodes.
+func (q *Queries) ResourceStateBlockedCountsByNodes(ctx context.Context, nodes interface{}) ([]ResourceStateBlockedCountsByNodesRow, error) {
+	rows, err := q.query(ctx, q.resourceStateBlockedCountsByNodesStmt, resourceStateBlockedCountsByNodes, nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceStateBlockedCountsByNodesRow{}
+	for rows.Next() {
+		var i ResourceStateBlockedCountsByNodesRow
+		if err := rows.Scan(&i.Node, &i.BlockedBy, &i.Blocks); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const resourceStateClearRetry = `-- name: ResourceStateClearRetry :exec
 UPDATE resource_states SET retry_requested = 0 WHERE node = ?1 AND retry_requested = 1
 `
 
 func (q *Queries) ResourceStateClearRetry(ctx context.Context, node string) error {
 	_, err := q.exec(ctx, q.resourceStateClearRetryStmt, resourceStateClearRetry, node)
+	return err
+}
+
+const resourceStateCountAttempts = `-- name: ResourceStateCountAttempts :exec
+UPDATE resource_states SET attempts = attempts + 1, report_id = ?1
+WHERE node = ?2 AND state = 'applied'
+  AND module || '/' || resource IN (SELECT value FROM json_each(?3))
+`
+
+type ResourceStateCountAttemptsParams struct {
+	ReportID sql.NullInt64
+	Node     string
+	Refs     interface{}
+}
+
+// Applied resources a report changed again (an attempt that succeeded): counted, nothing moves.
+func (q *Queries) ResourceStateCountAttempts(ctx context.Context, arg ResourceStateCountAttemptsParams) error {
+	_, err := q.exec(ctx, q.resourceStateCountAttemptsStmt, resourceStateCountAttempts, arg.ReportID, arg.Node, arg.Refs)
 	return err
 }
 
@@ -30,70 +153,33 @@ func (q *Queries) ResourceStateCountByNode(ctx context.Context, node string) (in
 	return count, err
 }
 
-const resourceStateCounts = `-- name: ResourceStateCounts :many
-SELECT node, state, COUNT(*) AS count FROM resource_states GROUP BY node, state
+const resourceStateDeclare = `-- name: ResourceStateDeclare :exec
+INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
+SELECT n.value, ?1, json_extract(r.value, '$.name'), json_extract(r.value, '$.kind'),
+       json_extract(r.value, '$.digest'), json_extract(r.value, '$.position'), json_extract(r.value, '$.group'),
+       ?2, ?3
+FROM json_each(?4) AS n, json_each(?5) AS r
 `
 
-type ResourceStateCountsRow struct {
-	Node  string
-	State string
-	Count int64
+type ResourceStateDeclareParams struct {
+	Module string
+	Since  string
+	Reason string
+	Nodes  interface{}
+	Rows   interface{}
 }
 
-// Resources per node and state, for every node at once.
-func (q *Queries) ResourceStateCounts(ctx context.Context) ([]ResourceStateCountsRow, error) {
-	rows, err := q.query(ctx, q.resourceStateCountsStmt, resourceStateCounts)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceStateCountsRow{}
-	for rows.Next() {
-		var i ResourceStateCountsRow
-		if err := rows.Scan(&i.Node, &i.State, &i.Count); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const resourceStateCountsByNode = `-- name: ResourceStateCountsByNode :many
-SELECT state, COUNT(*) AS count FROM resource_states WHERE node = ?1 GROUP BY state
-`
-
-type ResourceStateCountsByNodeRow struct {
-	State string
-	Count int64
-}
-
-func (q *Queries) ResourceStateCountsByNode(ctx context.Context, node string) ([]ResourceStateCountsByNodeRow, error) {
-	rows, err := q.query(ctx, q.resourceStateCountsByNodeStmt, resourceStateCountsByNode, node)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceStateCountsByNodeRow{}
-	for rows.Next() {
-		var i ResourceStateCountsByNodeRow
-		if err := rows.Scan(&i.State, &i.Count); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+// Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
+// (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
+func (q *Queries) ResourceStateDeclare(ctx context.Context, arg ResourceStateDeclareParams) error {
+	_, err := q.exec(ctx, q.resourceStateDeclareStmt, resourceStateDeclare,
+		arg.Module,
+		arg.Since,
+		arg.Reason,
+		arg.Nodes,
+		arg.Rows,
+	)
+	return err
 }
 
 const resourceStateDelete = `-- name: ResourceStateDelete :exec
@@ -279,13 +365,147 @@ func (q *Queries) ResourceStateListByNode(ctx context.Context, node string) ([]R
 	return items, nil
 }
 
-const resourceStateListNotApplied = `-- name: ResourceStateListNotApplied :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE state <> 'applied' ORDER BY node, module, position
+const resourceStateListHeld = `-- name: ResourceStateListHeld :many
+SELECT node, module, resource FROM resource_states
+WHERE state = 'held' AND state NOT IN ('applied', 'pending') ORDER BY node, module, resource
 `
 
-// Everything that is not applied, on every node: what status lines are made of.
-func (q *Queries) ResourceStateListNotApplied(ctx context.Context) ([]ResourceState, error) {
-	rows, err := q.query(ctx, q.resourceStateListNotAppliedStmt, resourceStateListNotApplied)
+type ResourceStateListHeldRow struct {
+	Node     string
+	Module   string
+	Resource string
+}
+
+// Every held resource on every node: what waits on a take.
+func (q *Queries) ResourceStateListHeld(ctx context.Context) ([]ResourceStateListHeldRow, error) {
+	rows, err := q.query(ctx, q.resourceStateListHeldStmt, resourceStateListHeld)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceStateListHeldRow{}
+	for rows.Next() {
+		var i ResourceStateListHeldRow
+		if err := rows.Scan(&i.Node, &i.Module, &i.Resource); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resourceStateListNotFine = `-- name: ResourceStateListNotFine :many
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE state NOT IN ('applied', 'pending') ORDER BY node, module, position
+`
+
+// Everything failed, stuck, held or grouped-pending, on every node: what status lines are
+// made of. (The WHERE term is the partial index's, which SQLite must see to use it.)
+func (q *Queries) ResourceStateListNotFine(ctx context.Context) ([]ResourceState, error) {
+	rows, err := q.query(ctx, q.resourceStateListNotFineStmt, resourceStateListNotFine)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceState{}
+	for rows.Next() {
+		var i ResourceState
+		if err := rows.Scan(
+			&i.Node,
+			&i.Module,
+			&i.Resource,
+			&i.Kind,
+			&i.SpecDigest,
+			&i.Position,
+			&i.GroupName,
+			&i.State,
+			&i.Since,
+			&i.Attempts,
+			&i.ConsecutiveFailures,
+			&i.FailingSince,
+			&i.NeverApplied,
+			&i.LastError,
+			&i.HoldReason,
+			&i.BlockedBy,
+			&i.RetryRequested,
+			&i.ReportID,
+			&i.Reason,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resourceStateListNotFineByNode = `-- name: ResourceStateListNotFineByNode :many
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE node = ?1 AND state NOT IN ('applied', 'pending')
+`
+
+// A node's failed, stuck, held and grouped-pending resources.
+func (q *Queries) ResourceStateListNotFineByNode(ctx context.Context, node string) ([]ResourceState, error) {
+	rows, err := q.query(ctx, q.resourceStateListNotFineByNodeStmt, resourceStateListNotFineByNode, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceState{}
+	for rows.Next() {
+		var i ResourceState
+		if err := rows.Scan(
+			&i.Node,
+			&i.Module,
+			&i.Resource,
+			&i.Kind,
+			&i.SpecDigest,
+			&i.Position,
+			&i.GroupName,
+			&i.State,
+			&i.Since,
+			&i.Attempts,
+			&i.ConsecutiveFailures,
+			&i.FailingSince,
+			&i.NeverApplied,
+			&i.LastError,
+			&i.HoldReason,
+			&i.BlockedBy,
+			&i.RetryRequested,
+			&i.ReportID,
+			&i.Reason,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resourceStateListNotFineByNodes = `-- name: ResourceStateListNotFineByNodes :many
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states
+WHERE node IN (SELECT value FROM json_each(?1)) AND state NOT IN ('applied', 'pending')
+ORDER BY node, module, position
+`
+
+// The same for some nodes (a JSON array of names).
+func (q *Queries) ResourceStateListNotFineByNodes(ctx context.Context, nodes interface{}) ([]ResourceState, error) {
+	rows, err := q.query(ctx, q.resourceStateListNotFineByNodesStmt, resourceStateListNotFineByNodes, nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -328,13 +548,15 @@ func (q *Queries) ResourceStateListNotApplied(ctx context.Context) ([]ResourceSt
 }
 
 const resourceStateListStuck = `-- name: ResourceStateListStuck :many
-SELECT node, module, resource FROM resource_states WHERE state = 'stuck' ORDER BY module, resource, node
+SELECT node, module, resource, never_applied FROM resource_states
+WHERE state = 'stuck' AND state NOT IN ('applied', 'pending') ORDER BY module, resource, node
 `
 
 type ResourceStateListStuckRow struct {
-	Node     string
-	Module   string
-	Resource string
+	Node         string
+	Module       string
+	Resource     string
+	NeverApplied int64
 }
 
 // Every stuck resource on every node, for the scope of each (mesh-wide or node-local).
@@ -347,7 +569,12 @@ func (q *Queries) ResourceStateListStuck(ctx context.Context) ([]ResourceStateLi
 	items := []ResourceStateListStuckRow{}
 	for rows.Next() {
 		var i ResourceStateListStuckRow
-		if err := rows.Scan(&i.Node, &i.Module, &i.Resource); err != nil {
+		if err := rows.Scan(
+			&i.Node,
+			&i.Module,
+			&i.Resource,
+			&i.NeverApplied,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -362,7 +589,8 @@ func (q *Queries) ResourceStateListStuck(ctx context.Context) ([]ResourceStateLi
 }
 
 const resourceStateListStuckByNode = `-- name: ResourceStateListStuckByNode :many
-SELECT module, resource FROM resource_states WHERE node = ?1 AND state = 'stuck' ORDER BY module, resource
+SELECT module, resource FROM resource_states
+WHERE node = ?1 AND state = 'stuck' AND state NOT IN ('applied', 'pending') ORDER BY module, resource
 `
 
 type ResourceStateListStuckByNodeRow struct {
@@ -380,54 +608,6 @@ func (q *Queries) ResourceStateListStuckByNode(ctx context.Context, node string)
 	for rows.Next() {
 		var i ResourceStateListStuckByNodeRow
 		if err := rows.Scan(&i.Module, &i.Resource); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const resourceStateListUnsettledByNode = `-- name: ResourceStateListUnsettledByNode :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE node = ?1 AND state <> 'applied'
-`
-
-// A node's resources that are not applied: the only ones a plain "applied" result can move.
-func (q *Queries) ResourceStateListUnsettledByNode(ctx context.Context, node string) ([]ResourceState, error) {
-	rows, err := q.query(ctx, q.resourceStateListUnsettledByNodeStmt, resourceStateListUnsettledByNode, node)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceState{}
-	for rows.Next() {
-		var i ResourceState
-		if err := rows.Scan(
-			&i.Node,
-			&i.Module,
-			&i.Resource,
-			&i.Kind,
-			&i.SpecDigest,
-			&i.Position,
-			&i.GroupName,
-			&i.State,
-			&i.Since,
-			&i.Attempts,
-			&i.ConsecutiveFailures,
-			&i.FailingSince,
-			&i.NeverApplied,
-			&i.LastError,
-			&i.HoldReason,
-			&i.BlockedBy,
-			&i.RetryRequested,
-			&i.ReportID,
-			&i.Reason,
-		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -462,6 +642,31 @@ func (q *Queries) ResourceStateMove(ctx context.Context, arg ResourceStateMovePa
 		arg.Node,
 		arg.Module,
 		arg.Resource,
+	)
+	return err
+}
+
+const resourceStateMoveOnNodes = `-- name: ResourceStateMoveOnNodes :exec
+UPDATE resource_states SET position = ?1, group_name = ?2
+WHERE module = ?3 AND resource = ?4 AND node IN (SELECT value FROM json_each(?5))
+`
+
+type ResourceStateMoveOnNodesParams struct {
+	Position  int64
+	GroupName string
+	Module    string
+	Resource  string
+	Nodes     interface{}
+}
+
+// An unchanged spec whose place in its module changed, on every node named.
+func (q *Queries) ResourceStateMoveOnNodes(ctx context.Context, arg ResourceStateMoveOnNodesParams) error {
+	_, err := q.exec(ctx, q.resourceStateMoveOnNodesStmt, resourceStateMoveOnNodes,
+		arg.Position,
+		arg.GroupName,
+		arg.Module,
+		arg.Resource,
+		arg.Nodes,
 	)
 	return err
 }
@@ -550,6 +755,42 @@ func (q *Queries) ResourceStateRedeclare(ctx context.Context, arg ResourceStateR
 	return err
 }
 
+const resourceStateRedeclareOnNodes = `-- name: ResourceStateRedeclareOnNodes :exec
+UPDATE resource_states
+SET kind = ?1, spec_digest = ?2, position = ?3, group_name = ?4,
+    state = 'pending', since = ?5, attempts = 0, consecutive_failures = 0, failing_since = NULL,
+    never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = ?6
+WHERE module = ?7 AND resource = ?8 AND node IN (SELECT value FROM json_each(?9))
+`
+
+type ResourceStateRedeclareOnNodesParams struct {
+	Kind       string
+	SpecDigest string
+	Position   int64
+	GroupName  string
+	Since      string
+	Reason     string
+	Module     string
+	Resource   string
+	Nodes      interface{}
+}
+
+// A changed spec starts over on every node named: pending, counters reset, never applied at it.
+func (q *Queries) ResourceStateRedeclareOnNodes(ctx context.Context, arg ResourceStateRedeclareOnNodesParams) error {
+	_, err := q.exec(ctx, q.resourceStateRedeclareOnNodesStmt, resourceStateRedeclareOnNodes,
+		arg.Kind,
+		arg.SpecDigest,
+		arg.Position,
+		arg.GroupName,
+		arg.Since,
+		arg.Reason,
+		arg.Module,
+		arg.Resource,
+		arg.Nodes,
+	)
+	return err
+}
+
 const resourceStateRefsByNode = `-- name: ResourceStateRefsByNode :many
 SELECT module, resource FROM resource_states WHERE node = ?1
 `
@@ -581,6 +822,24 @@ func (q *Queries) ResourceStateRefsByNode(ctx context.Context, node string) ([]R
 		return nil, err
 	}
 	return items, nil
+}
+
+const resourceStateRemoveOnNodes = `-- name: ResourceStateRemoveOnNodes :exec
+DELETE FROM resource_states
+WHERE module = ?1 AND node IN (SELECT value FROM json_each(?2))
+  AND resource IN (SELECT value FROM json_each(?3))
+`
+
+type ResourceStateRemoveOnNodesParams struct {
+	Module string
+	Nodes  interface{}
+	Names  interface{}
+}
+
+// Resources (@names) no longer declared, on every node named; the trigger records them removed.
+func (q *Queries) ResourceStateRemoveOnNodes(ctx context.Context, arg ResourceStateRemoveOnNodesParams) error {
+	_, err := q.exec(ctx, q.resourceStateRemoveOnNodesStmt, resourceStateRemoveOnNodes, arg.Module, arg.Nodes, arg.Names)
+	return err
 }
 
 const resourceStateRequestRetry = `-- name: ResourceStateRequestRetry :execrows

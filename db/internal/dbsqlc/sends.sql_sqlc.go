@@ -98,7 +98,7 @@ func (q *Queries) SendInsert(ctx context.Context, arg SendInsertParams) (int64, 
 
 const sendInsertRefused = `-- name: SendInsertRefused :one
 INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason)
-VALUES (?1, ?2, ?3, 0, ?4, ?5, 'refused', ?6, ?7)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'refused', ?7, ?8)
 RETURNING id
 `
 
@@ -106,6 +106,7 @@ type SendInsertRefusedParams struct {
 	Node       string
 	Generation int64
 	Digest     string
+	Resources  int64
 	ComposedBy string
 	SentAt     string
 	At         sql.NullString
@@ -118,6 +119,7 @@ func (q *Queries) SendInsertRefused(ctx context.Context, arg SendInsertRefusedPa
 		arg.Node,
 		arg.Generation,
 		arg.Digest,
+		arg.Resources,
 		arg.ComposedBy,
 		arg.SentAt,
 		arg.At,
@@ -173,7 +175,7 @@ func (q *Queries) SendListByNode(ctx context.Context, arg SendListByNodeParams) 
 
 const sendListRefused = `-- name: SendListRefused :many
 SELECT s.id, s.node, s.generation, s.digest, s.resources, s.composed_by, s.sent_at, s.outcome, s.outcome_at, s.reason FROM sends s JOIN nodes n ON n.name = s.node
-WHERE s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+WHERE s.outcome = 'refused' AND n.deleted_at IS NULL AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
 ORDER BY s.node, s.id DESC
 `
 
@@ -212,15 +214,16 @@ func (q *Queries) SendListRefused(ctx context.Context) ([]Send, error) {
 	return items, nil
 }
 
-const sendListRefusedByNode = `-- name: SendListRefusedByNode :many
+const sendListRefusedByNodes = `-- name: SendListRefusedByNodes :many
 SELECT s.id, s.node, s.generation, s.digest, s.resources, s.composed_by, s.sent_at, s.outcome, s.outcome_at, s.reason FROM sends s JOIN nodes n ON n.name = s.node
-WHERE s.node = ?1 AND s.outcome = 'refused' AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
-ORDER BY s.id DESC
+WHERE s.node IN (SELECT value FROM json_each(?1)) AND s.outcome = 'refused'
+  AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
+ORDER BY s.node, s.id DESC
 `
 
-// The same, for one node.
-func (q *Queries) SendListRefusedByNode(ctx context.Context, node string) ([]Send, error) {
-	rows, err := q.query(ctx, q.sendListRefusedByNodeStmt, sendListRefusedByNode, node)
+// The same, for some nodes (a JSON array of names).
+func (q *Queries) SendListRefusedByNodes(ctx context.Context, nodes interface{}) ([]Send, error) {
+	rows, err := q.query(ctx, q.sendListRefusedByNodesStmt, sendListRefusedByNodes, nodes)
 	if err != nil {
 		return nil, err
 	}

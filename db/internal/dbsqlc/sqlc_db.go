@@ -33,14 +33,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentDeleteStmt, err = db.PrepareContext(ctx, assignmentDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentDelete: %w", err)
 	}
+	if q.assignmentDeleteByNodeStmt, err = db.PrepareContext(ctx, assignmentDeleteByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentDeleteByNode: %w", err)
+	}
 	if q.assignmentGetStmt, err = db.PrepareContext(ctx, assignmentGet); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentGet: %w", err)
 	}
 	if q.assignmentInsertStmt, err = db.PrepareContext(ctx, assignmentInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentInsert: %w", err)
 	}
-	if q.assignmentListAllStmt, err = db.PrepareContext(ctx, assignmentListAll); err != nil {
-		return nil, fmt.Errorf("error preparing query AssignmentListAll: %w", err)
+	if q.assignmentListBehindStmt, err = db.PrepareContext(ctx, assignmentListBehind); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListBehind: %w", err)
 	}
 	if q.assignmentListByModuleStmt, err = db.PrepareContext(ctx, assignmentListByModule); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListByModule: %w", err)
@@ -48,14 +51,44 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentListByNodeStmt, err = db.PrepareContext(ctx, assignmentListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListByNode: %w", err)
 	}
+	if q.assignmentListByNodesStmt, err = db.PrepareContext(ctx, assignmentListByNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListByNodes: %w", err)
+	}
+	if q.assignmentOthersOfModuleStmt, err = db.PrepareContext(ctx, assignmentOthersOfModule); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentOthersOfModule: %w", err)
+	}
+	if q.assignmentPinNodesStmt, err = db.PrepareContext(ctx, assignmentPinNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentPinNodes: %w", err)
+	}
 	if q.assignmentSetTakenStmt, err = db.PrepareContext(ctx, assignmentSetTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTaken: %w", err)
+	}
+	if q.driftCountsByNodesSinceStmt, err = db.PrepareContext(ctx, driftCountsByNodesSince); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftCountsByNodesSince: %w", err)
+	}
+	if q.driftInsertStmt, err = db.PrepareContext(ctx, driftInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftInsert: %w", err)
+	}
+	if q.driftListByNodeStmt, err = db.PrepareContext(ctx, driftListByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftListByNode: %w", err)
+	}
+	if q.driftPruneStmt, err = db.PrepareContext(ctx, driftPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftPrune: %w", err)
+	}
+	if q.driftPruneWindowEndStmt, err = db.PrepareContext(ctx, driftPruneWindowEnd); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftPruneWindowEnd: %w", err)
+	}
+	if q.driftTopSinceStmt, err = db.PrepareContext(ctx, driftTopSince); err != nil {
+		return nil, fmt.Errorf("error preparing query DriftTopSince: %w", err)
 	}
 	if q.moduleGetStmt, err = db.PrepareContext(ctx, moduleGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleGet: %w", err)
 	}
 	if q.moduleListStmt, err = db.PrepareContext(ctx, moduleList); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleList: %w", err)
+	}
+	if q.moduleListBehindStmt, err = db.PrepareContext(ctx, moduleListBehind); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleListBehind: %w", err)
 	}
 	if q.moduleRevisionGetStmt, err = db.PrepareContext(ctx, moduleRevisionGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionGet: %w", err)
@@ -72,8 +105,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeBumpGenerationByModuleStmt, err = db.PrepareContext(ctx, nodeBumpGenerationByModule); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeBumpGenerationByModule: %w", err)
 	}
-	if q.nodeDeleteStmt, err = db.PrepareContext(ctx, nodeDelete); err != nil {
-		return nil, fmt.Errorf("error preparing query NodeDelete: %w", err)
+	if q.nodeBumpGenerationsStmt, err = db.PrepareContext(ctx, nodeBumpGenerations); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeBumpGenerations: %w", err)
 	}
 	if q.nodeExistsByTokenHashStmt, err = db.PrepareContext(ctx, nodeExistsByTokenHash); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeExistsByTokenHash: %w", err)
@@ -84,14 +117,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeGetStmt, err = db.PrepareContext(ctx, nodeGet); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeGet: %w", err)
 	}
+	if q.nodeGetAnyStmt, err = db.PrepareContext(ctx, nodeGetAny); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeGetAny: %w", err)
+	}
 	if q.nodeInsertStmt, err = db.PrepareContext(ctx, nodeInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeInsert: %w", err)
 	}
 	if q.nodeListStmt, err = db.PrepareContext(ctx, nodeList); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeList: %w", err)
 	}
+	if q.nodeMarkDeletedStmt, err = db.PrepareContext(ctx, nodeMarkDeleted); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeMarkDeleted: %w", err)
+	}
 	if q.nodeRaiseGenerationStmt, err = db.PrepareContext(ctx, nodeRaiseGeneration); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeRaiseGeneration: %w", err)
+	}
+	if q.nodeRegisterAgainStmt, err = db.PrepareContext(ctx, nodeRegisterAgain); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeRegisterAgain: %w", err)
+	}
+	if q.nodeRegistrationEndStmt, err = db.PrepareContext(ctx, nodeRegistrationEnd); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeRegistrationEnd: %w", err)
+	}
+	if q.nodeRegistrationInsertStmt, err = db.PrepareContext(ctx, nodeRegistrationInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeRegistrationInsert: %w", err)
 	}
 	if q.nodeSetAppliedStmt, err = db.PrepareContext(ctx, nodeSetApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetApplied: %w", err)
@@ -108,8 +156,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.reportListByNodeStmt, err = db.PrepareContext(ctx, reportListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportListByNode: %w", err)
 	}
-	if q.reportListLatestStmt, err = db.PrepareContext(ctx, reportListLatest); err != nil {
-		return nil, fmt.Errorf("error preparing query ReportListLatest: %w", err)
+	if q.reportListLatestByNodesStmt, err = db.PrepareContext(ctx, reportListLatestByNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportListLatestByNodes: %w", err)
 	}
 	if q.reportPruneStmt, err = db.PrepareContext(ctx, reportPrune); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportPrune: %w", err)
@@ -120,17 +168,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.reportRepeatStmt, err = db.PrepareContext(ctx, reportRepeat); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportRepeat: %w", err)
 	}
+	if q.resourceStateApplyPendingStmt, err = db.PrepareContext(ctx, resourceStateApplyPending); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateApplyPending: %w", err)
+	}
+	if q.resourceStateBlockedCountsStmt, err = db.PrepareContext(ctx, resourceStateBlockedCounts); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateBlockedCounts: %w", err)
+	}
+	if q.resourceStateBlockedCountsByNodesStmt, err = db.PrepareContext(ctx, resourceStateBlockedCountsByNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateBlockedCountsByNodes: %w", err)
+	}
 	if q.resourceStateClearRetryStmt, err = db.PrepareContext(ctx, resourceStateClearRetry); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateClearRetry: %w", err)
+	}
+	if q.resourceStateCountAttemptsStmt, err = db.PrepareContext(ctx, resourceStateCountAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateCountAttempts: %w", err)
 	}
 	if q.resourceStateCountByNodeStmt, err = db.PrepareContext(ctx, resourceStateCountByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateCountByNode: %w", err)
 	}
-	if q.resourceStateCountsStmt, err = db.PrepareContext(ctx, resourceStateCounts); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateCounts: %w", err)
-	}
-	if q.resourceStateCountsByNodeStmt, err = db.PrepareContext(ctx, resourceStateCountsByNode); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateCountsByNode: %w", err)
+	if q.resourceStateDeclareStmt, err = db.PrepareContext(ctx, resourceStateDeclare); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateDeclare: %w", err)
 	}
 	if q.resourceStateDeleteStmt, err = db.PrepareContext(ctx, resourceStateDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateDelete: %w", err)
@@ -147,8 +204,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateListByNodeStmt, err = db.PrepareContext(ctx, resourceStateListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListByNode: %w", err)
 	}
-	if q.resourceStateListNotAppliedStmt, err = db.PrepareContext(ctx, resourceStateListNotApplied); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateListNotApplied: %w", err)
+	if q.resourceStateListHeldStmt, err = db.PrepareContext(ctx, resourceStateListHeld); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListHeld: %w", err)
+	}
+	if q.resourceStateListNotFineStmt, err = db.PrepareContext(ctx, resourceStateListNotFine); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListNotFine: %w", err)
+	}
+	if q.resourceStateListNotFineByNodeStmt, err = db.PrepareContext(ctx, resourceStateListNotFineByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListNotFineByNode: %w", err)
+	}
+	if q.resourceStateListNotFineByNodesStmt, err = db.PrepareContext(ctx, resourceStateListNotFineByNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateListNotFineByNodes: %w", err)
 	}
 	if q.resourceStateListStuckStmt, err = db.PrepareContext(ctx, resourceStateListStuck); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListStuck: %w", err)
@@ -156,11 +222,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateListStuckByNodeStmt, err = db.PrepareContext(ctx, resourceStateListStuckByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListStuckByNode: %w", err)
 	}
-	if q.resourceStateListUnsettledByNodeStmt, err = db.PrepareContext(ctx, resourceStateListUnsettledByNode); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateListUnsettledByNode: %w", err)
-	}
 	if q.resourceStateMoveStmt, err = db.PrepareContext(ctx, resourceStateMove); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateMove: %w", err)
+	}
+	if q.resourceStateMoveOnNodesStmt, err = db.PrepareContext(ctx, resourceStateMoveOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateMoveOnNodes: %w", err)
 	}
 	if q.resourceStateRecordStmt, err = db.PrepareContext(ctx, resourceStateRecord); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRecord: %w", err)
@@ -168,8 +234,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateRedeclareStmt, err = db.PrepareContext(ctx, resourceStateRedeclare); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRedeclare: %w", err)
 	}
+	if q.resourceStateRedeclareOnNodesStmt, err = db.PrepareContext(ctx, resourceStateRedeclareOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateRedeclareOnNodes: %w", err)
+	}
 	if q.resourceStateRefsByNodeStmt, err = db.PrepareContext(ctx, resourceStateRefsByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRefsByNode: %w", err)
+	}
+	if q.resourceStateRemoveOnNodesStmt, err = db.PrepareContext(ctx, resourceStateRemoveOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateRemoveOnNodes: %w", err)
 	}
 	if q.resourceStateRequestRetryStmt, err = db.PrepareContext(ctx, resourceStateRequestRetry); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRequestRetry: %w", err)
@@ -195,8 +267,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.sendListRefusedStmt, err = db.PrepareContext(ctx, sendListRefused); err != nil {
 		return nil, fmt.Errorf("error preparing query SendListRefused: %w", err)
 	}
-	if q.sendListRefusedByNodeStmt, err = db.PrepareContext(ctx, sendListRefusedByNode); err != nil {
-		return nil, fmt.Errorf("error preparing query SendListRefusedByNode: %w", err)
+	if q.sendListRefusedByNodesStmt, err = db.PrepareContext(ctx, sendListRefusedByNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query SendListRefusedByNodes: %w", err)
 	}
 	if q.sendMarkAppliedStmt, err = db.PrepareContext(ctx, sendMarkApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query SendMarkApplied: %w", err)
@@ -216,9 +288,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.sendRefusedExistsStmt, err = db.PrepareContext(ctx, sendRefusedExists); err != nil {
 		return nil, fmt.Errorf("error preparing query SendRefusedExists: %w", err)
 	}
-	if q.transitionDeleteByNodeStmt, err = db.PrepareContext(ctx, transitionDeleteByNode); err != nil {
-		return nil, fmt.Errorf("error preparing query TransitionDeleteByNode: %w", err)
-	}
 	if q.transitionListByNodeStmt, err = db.PrepareContext(ctx, transitionListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query TransitionListByNode: %w", err)
 	}
@@ -227,6 +296,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.transitionPruneWindowEndStmt, err = db.PrepareContext(ctx, transitionPruneWindowEnd); err != nil {
 		return nil, fmt.Errorf("error preparing query TransitionPruneWindowEnd: %w", err)
+	}
+	if q.webSessionDeleteStmt, err = db.PrepareContext(ctx, webSessionDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query WebSessionDelete: %w", err)
+	}
+	if q.webSessionDeleteExpiredStmt, err = db.PrepareContext(ctx, webSessionDeleteExpired); err != nil {
+		return nil, fmt.Errorf("error preparing query WebSessionDeleteExpired: %w", err)
+	}
+	if q.webSessionInsertStmt, err = db.PrepareContext(ctx, webSessionInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query WebSessionInsert: %w", err)
+	}
+	if q.webSessionValidStmt, err = db.PrepareContext(ctx, webSessionValid); err != nil {
+		return nil, fmt.Errorf("error preparing query WebSessionValid: %w", err)
 	}
 	return &q, nil
 }
@@ -248,6 +329,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentDeleteStmt: %w", cerr)
 		}
 	}
+	if q.assignmentDeleteByNodeStmt != nil {
+		if cerr := q.assignmentDeleteByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentDeleteByNodeStmt: %w", cerr)
+		}
+	}
 	if q.assignmentGetStmt != nil {
 		if cerr := q.assignmentGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentGetStmt: %w", cerr)
@@ -258,9 +344,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentInsertStmt: %w", cerr)
 		}
 	}
-	if q.assignmentListAllStmt != nil {
-		if cerr := q.assignmentListAllStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing assignmentListAllStmt: %w", cerr)
+	if q.assignmentListBehindStmt != nil {
+		if cerr := q.assignmentListBehindStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListBehindStmt: %w", cerr)
 		}
 	}
 	if q.assignmentListByModuleStmt != nil {
@@ -273,9 +359,54 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentListByNodeStmt: %w", cerr)
 		}
 	}
+	if q.assignmentListByNodesStmt != nil {
+		if cerr := q.assignmentListByNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListByNodesStmt: %w", cerr)
+		}
+	}
+	if q.assignmentOthersOfModuleStmt != nil {
+		if cerr := q.assignmentOthersOfModuleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentOthersOfModuleStmt: %w", cerr)
+		}
+	}
+	if q.assignmentPinNodesStmt != nil {
+		if cerr := q.assignmentPinNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentPinNodesStmt: %w", cerr)
+		}
+	}
 	if q.assignmentSetTakenStmt != nil {
 		if cerr := q.assignmentSetTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentSetTakenStmt: %w", cerr)
+		}
+	}
+	if q.driftCountsByNodesSinceStmt != nil {
+		if cerr := q.driftCountsByNodesSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftCountsByNodesSinceStmt: %w", cerr)
+		}
+	}
+	if q.driftInsertStmt != nil {
+		if cerr := q.driftInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftInsertStmt: %w", cerr)
+		}
+	}
+	if q.driftListByNodeStmt != nil {
+		if cerr := q.driftListByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftListByNodeStmt: %w", cerr)
+		}
+	}
+	if q.driftPruneStmt != nil {
+		if cerr := q.driftPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftPruneStmt: %w", cerr)
+		}
+	}
+	if q.driftPruneWindowEndStmt != nil {
+		if cerr := q.driftPruneWindowEndStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftPruneWindowEndStmt: %w", cerr)
+		}
+	}
+	if q.driftTopSinceStmt != nil {
+		if cerr := q.driftTopSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing driftTopSinceStmt: %w", cerr)
 		}
 	}
 	if q.moduleGetStmt != nil {
@@ -286,6 +417,11 @@ func (q *Queries) Close() error {
 	if q.moduleListStmt != nil {
 		if cerr := q.moduleListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing moduleListStmt: %w", cerr)
+		}
+	}
+	if q.moduleListBehindStmt != nil {
+		if cerr := q.moduleListBehindStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleListBehindStmt: %w", cerr)
 		}
 	}
 	if q.moduleRevisionGetStmt != nil {
@@ -313,9 +449,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeBumpGenerationByModuleStmt: %w", cerr)
 		}
 	}
-	if q.nodeDeleteStmt != nil {
-		if cerr := q.nodeDeleteStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing nodeDeleteStmt: %w", cerr)
+	if q.nodeBumpGenerationsStmt != nil {
+		if cerr := q.nodeBumpGenerationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeBumpGenerationsStmt: %w", cerr)
 		}
 	}
 	if q.nodeExistsByTokenHashStmt != nil {
@@ -333,6 +469,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeGetStmt: %w", cerr)
 		}
 	}
+	if q.nodeGetAnyStmt != nil {
+		if cerr := q.nodeGetAnyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeGetAnyStmt: %w", cerr)
+		}
+	}
 	if q.nodeInsertStmt != nil {
 		if cerr := q.nodeInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeInsertStmt: %w", cerr)
@@ -343,9 +484,29 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeListStmt: %w", cerr)
 		}
 	}
+	if q.nodeMarkDeletedStmt != nil {
+		if cerr := q.nodeMarkDeletedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeMarkDeletedStmt: %w", cerr)
+		}
+	}
 	if q.nodeRaiseGenerationStmt != nil {
 		if cerr := q.nodeRaiseGenerationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeRaiseGenerationStmt: %w", cerr)
+		}
+	}
+	if q.nodeRegisterAgainStmt != nil {
+		if cerr := q.nodeRegisterAgainStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeRegisterAgainStmt: %w", cerr)
+		}
+	}
+	if q.nodeRegistrationEndStmt != nil {
+		if cerr := q.nodeRegistrationEndStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeRegistrationEndStmt: %w", cerr)
+		}
+	}
+	if q.nodeRegistrationInsertStmt != nil {
+		if cerr := q.nodeRegistrationInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeRegistrationInsertStmt: %w", cerr)
 		}
 	}
 	if q.nodeSetAppliedStmt != nil {
@@ -373,9 +534,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing reportListByNodeStmt: %w", cerr)
 		}
 	}
-	if q.reportListLatestStmt != nil {
-		if cerr := q.reportListLatestStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing reportListLatestStmt: %w", cerr)
+	if q.reportListLatestByNodesStmt != nil {
+		if cerr := q.reportListLatestByNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportListLatestByNodesStmt: %w", cerr)
 		}
 	}
 	if q.reportPruneStmt != nil {
@@ -393,9 +554,29 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing reportRepeatStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateApplyPendingStmt != nil {
+		if cerr := q.resourceStateApplyPendingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateApplyPendingStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateBlockedCountsStmt != nil {
+		if cerr := q.resourceStateBlockedCountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateBlockedCountsStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateBlockedCountsByNodesStmt != nil {
+		if cerr := q.resourceStateBlockedCountsByNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateBlockedCountsByNodesStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateClearRetryStmt != nil {
 		if cerr := q.resourceStateClearRetryStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateClearRetryStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateCountAttemptsStmt != nil {
+		if cerr := q.resourceStateCountAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateCountAttemptsStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateCountByNodeStmt != nil {
@@ -403,14 +584,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateCountByNodeStmt: %w", cerr)
 		}
 	}
-	if q.resourceStateCountsStmt != nil {
-		if cerr := q.resourceStateCountsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateCountsStmt: %w", cerr)
-		}
-	}
-	if q.resourceStateCountsByNodeStmt != nil {
-		if cerr := q.resourceStateCountsByNodeStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateCountsByNodeStmt: %w", cerr)
+	if q.resourceStateDeclareStmt != nil {
+		if cerr := q.resourceStateDeclareStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateDeclareStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateDeleteStmt != nil {
@@ -438,9 +614,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateListByNodeStmt: %w", cerr)
 		}
 	}
-	if q.resourceStateListNotAppliedStmt != nil {
-		if cerr := q.resourceStateListNotAppliedStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateListNotAppliedStmt: %w", cerr)
+	if q.resourceStateListHeldStmt != nil {
+		if cerr := q.resourceStateListHeldStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListHeldStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListNotFineStmt != nil {
+		if cerr := q.resourceStateListNotFineStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListNotFineStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListNotFineByNodeStmt != nil {
+		if cerr := q.resourceStateListNotFineByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListNotFineByNodeStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateListNotFineByNodesStmt != nil {
+		if cerr := q.resourceStateListNotFineByNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateListNotFineByNodesStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateListStuckStmt != nil {
@@ -453,14 +644,14 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateListStuckByNodeStmt: %w", cerr)
 		}
 	}
-	if q.resourceStateListUnsettledByNodeStmt != nil {
-		if cerr := q.resourceStateListUnsettledByNodeStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateListUnsettledByNodeStmt: %w", cerr)
-		}
-	}
 	if q.resourceStateMoveStmt != nil {
 		if cerr := q.resourceStateMoveStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateMoveStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateMoveOnNodesStmt != nil {
+		if cerr := q.resourceStateMoveOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateMoveOnNodesStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateRecordStmt != nil {
@@ -473,9 +664,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateRedeclareStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateRedeclareOnNodesStmt != nil {
+		if cerr := q.resourceStateRedeclareOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateRedeclareOnNodesStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateRefsByNodeStmt != nil {
 		if cerr := q.resourceStateRefsByNodeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateRefsByNodeStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateRemoveOnNodesStmt != nil {
+		if cerr := q.resourceStateRemoveOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateRemoveOnNodesStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateRequestRetryStmt != nil {
@@ -518,9 +719,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing sendListRefusedStmt: %w", cerr)
 		}
 	}
-	if q.sendListRefusedByNodeStmt != nil {
-		if cerr := q.sendListRefusedByNodeStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing sendListRefusedByNodeStmt: %w", cerr)
+	if q.sendListRefusedByNodesStmt != nil {
+		if cerr := q.sendListRefusedByNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendListRefusedByNodesStmt: %w", cerr)
 		}
 	}
 	if q.sendMarkAppliedStmt != nil {
@@ -553,11 +754,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing sendRefusedExistsStmt: %w", cerr)
 		}
 	}
-	if q.transitionDeleteByNodeStmt != nil {
-		if cerr := q.transitionDeleteByNodeStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing transitionDeleteByNodeStmt: %w", cerr)
-		}
-	}
 	if q.transitionListByNodeStmt != nil {
 		if cerr := q.transitionListByNodeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing transitionListByNodeStmt: %w", cerr)
@@ -571,6 +767,26 @@ func (q *Queries) Close() error {
 	if q.transitionPruneWindowEndStmt != nil {
 		if cerr := q.transitionPruneWindowEndStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing transitionPruneWindowEndStmt: %w", cerr)
+		}
+	}
+	if q.webSessionDeleteStmt != nil {
+		if cerr := q.webSessionDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webSessionDeleteStmt: %w", cerr)
+		}
+	}
+	if q.webSessionDeleteExpiredStmt != nil {
+		if cerr := q.webSessionDeleteExpiredStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webSessionDeleteExpiredStmt: %w", cerr)
+		}
+	}
+	if q.webSessionInsertStmt != nil {
+		if cerr := q.webSessionInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webSessionInsertStmt: %w", cerr)
+		}
+	}
+	if q.webSessionValidStmt != nil {
+		if cerr := q.webSessionValidStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webSessionValidStmt: %w", cerr)
 		}
 	}
 	return err
@@ -610,149 +826,203 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                                   DBTX
-	tx                                   *sql.Tx
-	assignmentCountByModuleStmt          *sql.Stmt
-	assignmentDeclarationStmt            *sql.Stmt
-	assignmentDeleteStmt                 *sql.Stmt
-	assignmentGetStmt                    *sql.Stmt
-	assignmentInsertStmt                 *sql.Stmt
-	assignmentListAllStmt                *sql.Stmt
-	assignmentListByModuleStmt           *sql.Stmt
-	assignmentListByNodeStmt             *sql.Stmt
-	assignmentSetTakenStmt               *sql.Stmt
-	moduleGetStmt                        *sql.Stmt
-	moduleListStmt                       *sql.Stmt
-	moduleRevisionGetStmt                *sql.Stmt
-	moduleRevisionInsertStmt             *sql.Stmt
-	moduleUpsertStmt                     *sql.Stmt
-	nodeBumpGenerationStmt               *sql.Stmt
-	nodeBumpGenerationByModuleStmt       *sql.Stmt
-	nodeDeleteStmt                       *sql.Stmt
-	nodeExistsByTokenHashStmt            *sql.Stmt
-	nodeGenerationListStmt               *sql.Stmt
-	nodeGetStmt                          *sql.Stmt
-	nodeInsertStmt                       *sql.Stmt
-	nodeListStmt                         *sql.Stmt
-	nodeRaiseGenerationStmt              *sql.Stmt
-	nodeSetAppliedStmt                   *sql.Stmt
-	nodeSetReportedStmt                  *sql.Stmt
-	reportGetStmt                        *sql.Stmt
-	reportInsertStmt                     *sql.Stmt
-	reportListByNodeStmt                 *sql.Stmt
-	reportListLatestStmt                 *sql.Stmt
-	reportPruneStmt                      *sql.Stmt
-	reportPruneWindowEndStmt             *sql.Stmt
-	reportRepeatStmt                     *sql.Stmt
-	resourceStateClearRetryStmt          *sql.Stmt
-	resourceStateCountByNodeStmt         *sql.Stmt
-	resourceStateCountsStmt              *sql.Stmt
-	resourceStateCountsByNodeStmt        *sql.Stmt
-	resourceStateDeleteStmt              *sql.Stmt
-	resourceStateGetStmt                 *sql.Stmt
-	resourceStateInsertStmt              *sql.Stmt
-	resourceStateListByAssignmentStmt    *sql.Stmt
-	resourceStateListByNodeStmt          *sql.Stmt
-	resourceStateListNotAppliedStmt      *sql.Stmt
-	resourceStateListStuckStmt           *sql.Stmt
-	resourceStateListStuckByNodeStmt     *sql.Stmt
-	resourceStateListUnsettledByNodeStmt *sql.Stmt
-	resourceStateMoveStmt                *sql.Stmt
-	resourceStateRecordStmt              *sql.Stmt
-	resourceStateRedeclareStmt           *sql.Stmt
-	resourceStateRefsByNodeStmt          *sql.Stmt
-	resourceStateRequestRetryStmt        *sql.Stmt
-	resourceStateRetryListStmt           *sql.Stmt
-	sendFindStmt                         *sql.Stmt
-	sendGetStmt                          *sql.Stmt
-	sendInsertStmt                       *sql.Stmt
-	sendInsertRefusedStmt                *sql.Stmt
-	sendListByNodeStmt                   *sql.Stmt
-	sendListRefusedStmt                  *sql.Stmt
-	sendListRefusedByNodeStmt            *sql.Stmt
-	sendMarkAppliedStmt                  *sql.Stmt
-	sendMarkRefusedStmt                  *sql.Stmt
-	sendMarkSupersededStmt               *sql.Stmt
-	sendPruneStmt                        *sql.Stmt
-	sendPruneWindowEndStmt               *sql.Stmt
-	sendRefusedExistsStmt                *sql.Stmt
-	transitionDeleteByNodeStmt           *sql.Stmt
-	transitionListByNodeStmt             *sql.Stmt
-	transitionPruneStmt                  *sql.Stmt
-	transitionPruneWindowEndStmt         *sql.Stmt
+	db                                    DBTX
+	tx                                    *sql.Tx
+	assignmentCountByModuleStmt           *sql.Stmt
+	assignmentDeclarationStmt             *sql.Stmt
+	assignmentDeleteStmt                  *sql.Stmt
+	assignmentDeleteByNodeStmt            *sql.Stmt
+	assignmentGetStmt                     *sql.Stmt
+	assignmentInsertStmt                  *sql.Stmt
+	assignmentListBehindStmt              *sql.Stmt
+	assignmentListByModuleStmt            *sql.Stmt
+	assignmentListByNodeStmt              *sql.Stmt
+	assignmentListByNodesStmt             *sql.Stmt
+	assignmentOthersOfModuleStmt          *sql.Stmt
+	assignmentPinNodesStmt                *sql.Stmt
+	assignmentSetTakenStmt                *sql.Stmt
+	driftCountsByNodesSinceStmt           *sql.Stmt
+	driftInsertStmt                       *sql.Stmt
+	driftListByNodeStmt                   *sql.Stmt
+	driftPruneStmt                        *sql.Stmt
+	driftPruneWindowEndStmt               *sql.Stmt
+	driftTopSinceStmt                     *sql.Stmt
+	moduleGetStmt                         *sql.Stmt
+	moduleListStmt                        *sql.Stmt
+	moduleListBehindStmt                  *sql.Stmt
+	moduleRevisionGetStmt                 *sql.Stmt
+	moduleRevisionInsertStmt              *sql.Stmt
+	moduleUpsertStmt                      *sql.Stmt
+	nodeBumpGenerationStmt                *sql.Stmt
+	nodeBumpGenerationByModuleStmt        *sql.Stmt
+	nodeBumpGenerationsStmt               *sql.Stmt
+	nodeExistsByTokenHashStmt             *sql.Stmt
+	nodeGenerationListStmt                *sql.Stmt
+	nodeGetStmt                           *sql.Stmt
+	nodeGetAnyStmt                        *sql.Stmt
+	nodeInsertStmt                        *sql.Stmt
+	nodeListStmt                          *sql.Stmt
+	nodeMarkDeletedStmt                   *sql.Stmt
+	nodeRaiseGenerationStmt               *sql.Stmt
+	nodeRegisterAgainStmt                 *sql.Stmt
+	nodeRegistrationEndStmt               *sql.Stmt
+	nodeRegistrationInsertStmt            *sql.Stmt
+	nodeSetAppliedStmt                    *sql.Stmt
+	nodeSetReportedStmt                   *sql.Stmt
+	reportGetStmt                         *sql.Stmt
+	reportInsertStmt                      *sql.Stmt
+	reportListByNodeStmt                  *sql.Stmt
+	reportListLatestByNodesStmt           *sql.Stmt
+	reportPruneStmt                       *sql.Stmt
+	reportPruneWindowEndStmt              *sql.Stmt
+	reportRepeatStmt                      *sql.Stmt
+	resourceStateApplyPendingStmt         *sql.Stmt
+	resourceStateBlockedCountsStmt        *sql.Stmt
+	resourceStateBlockedCountsByNodesStmt *sql.Stmt
+	resourceStateClearRetryStmt           *sql.Stmt
+	resourceStateCountAttemptsStmt        *sql.Stmt
+	resourceStateCountByNodeStmt          *sql.Stmt
+	resourceStateDeclareStmt              *sql.Stmt
+	resourceStateDeleteStmt               *sql.Stmt
+	resourceStateGetStmt                  *sql.Stmt
+	resourceStateInsertStmt               *sql.Stmt
+	resourceStateListByAssignmentStmt     *sql.Stmt
+	resourceStateListByNodeStmt           *sql.Stmt
+	resourceStateListHeldStmt             *sql.Stmt
+	resourceStateListNotFineStmt          *sql.Stmt
+	resourceStateListNotFineByNodeStmt    *sql.Stmt
+	resourceStateListNotFineByNodesStmt   *sql.Stmt
+	resourceStateListStuckStmt            *sql.Stmt
+	resourceStateListStuckByNodeStmt      *sql.Stmt
+	resourceStateMoveStmt                 *sql.Stmt
+	resourceStateMoveOnNodesStmt          *sql.Stmt
+	resourceStateRecordStmt               *sql.Stmt
+	resourceStateRedeclareStmt            *sql.Stmt
+	resourceStateRedeclareOnNodesStmt     *sql.Stmt
+	resourceStateRefsByNodeStmt           *sql.Stmt
+	resourceStateRemoveOnNodesStmt        *sql.Stmt
+	resourceStateRequestRetryStmt         *sql.Stmt
+	resourceStateRetryListStmt            *sql.Stmt
+	sendFindStmt                          *sql.Stmt
+	sendGetStmt                           *sql.Stmt
+	sendInsertStmt                        *sql.Stmt
+	sendInsertRefusedStmt                 *sql.Stmt
+	sendListByNodeStmt                    *sql.Stmt
+	sendListRefusedStmt                   *sql.Stmt
+	sendListRefusedByNodesStmt            *sql.Stmt
+	sendMarkAppliedStmt                   *sql.Stmt
+	sendMarkRefusedStmt                   *sql.Stmt
+	sendMarkSupersededStmt                *sql.Stmt
+	sendPruneStmt                         *sql.Stmt
+	sendPruneWindowEndStmt                *sql.Stmt
+	sendRefusedExistsStmt                 *sql.Stmt
+	transitionListByNodeStmt              *sql.Stmt
+	transitionPruneStmt                   *sql.Stmt
+	transitionPruneWindowEndStmt          *sql.Stmt
+	webSessionDeleteStmt                  *sql.Stmt
+	webSessionDeleteExpiredStmt           *sql.Stmt
+	webSessionInsertStmt                  *sql.Stmt
+	webSessionValidStmt                   *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                                   tx,
-		tx:                                   tx,
-		assignmentCountByModuleStmt:          q.assignmentCountByModuleStmt,
-		assignmentDeclarationStmt:            q.assignmentDeclarationStmt,
-		assignmentDeleteStmt:                 q.assignmentDeleteStmt,
-		assignmentGetStmt:                    q.assignmentGetStmt,
-		assignmentInsertStmt:                 q.assignmentInsertStmt,
-		assignmentListAllStmt:                q.assignmentListAllStmt,
-		assignmentListByModuleStmt:           q.assignmentListByModuleStmt,
-		assignmentListByNodeStmt:             q.assignmentListByNodeStmt,
-		assignmentSetTakenStmt:               q.assignmentSetTakenStmt,
-		moduleGetStmt:                        q.moduleGetStmt,
-		moduleListStmt:                       q.moduleListStmt,
-		moduleRevisionGetStmt:                q.moduleRevisionGetStmt,
-		moduleRevisionInsertStmt:             q.moduleRevisionInsertStmt,
-		moduleUpsertStmt:                     q.moduleUpsertStmt,
-		nodeBumpGenerationStmt:               q.nodeBumpGenerationStmt,
-		nodeBumpGenerationByModuleStmt:       q.nodeBumpGenerationByModuleStmt,
-		nodeDeleteStmt:                       q.nodeDeleteStmt,
-		nodeExistsByTokenHashStmt:            q.nodeExistsByTokenHashStmt,
-		nodeGenerationListStmt:               q.nodeGenerationListStmt,
-		nodeGetStmt:                          q.nodeGetStmt,
-		nodeInsertStmt:                       q.nodeInsertStmt,
-		nodeListStmt:                         q.nodeListStmt,
-		nodeRaiseGenerationStmt:              q.nodeRaiseGenerationStmt,
-		nodeSetAppliedStmt:                   q.nodeSetAppliedStmt,
-		nodeSetReportedStmt:                  q.nodeSetReportedStmt,
-		reportGetStmt:                        q.reportGetStmt,
-		reportInsertStmt:                     q.reportInsertStmt,
-		reportListByNodeStmt:                 q.reportListByNodeStmt,
-		reportListLatestStmt:                 q.reportListLatestStmt,
-		reportPruneStmt:                      q.reportPruneStmt,
-		reportPruneWindowEndStmt:             q.reportPruneWindowEndStmt,
-		reportRepeatStmt:                     q.reportRepeatStmt,
-		resourceStateClearRetryStmt:          q.resourceStateClearRetryStmt,
-		resourceStateCountByNodeStmt:         q.resourceStateCountByNodeStmt,
-		resourceStateCountsStmt:              q.resourceStateCountsStmt,
-		resourceStateCountsByNodeStmt:        q.resourceStateCountsByNodeStmt,
-		resourceStateDeleteStmt:              q.resourceStateDeleteStmt,
-		resourceStateGetStmt:                 q.resourceStateGetStmt,
-		resourceStateInsertStmt:              q.resourceStateInsertStmt,
-		resourceStateListByAssignmentStmt:    q.resourceStateListByAssignmentStmt,
-		resourceStateListByNodeStmt:          q.resourceStateListByNodeStmt,
-		resourceStateListNotAppliedStmt:      q.resourceStateListNotAppliedStmt,
-		resourceStateListStuckStmt:           q.resourceStateListStuckStmt,
-		resourceStateListStuckByNodeStmt:     q.resourceStateListStuckByNodeStmt,
-		resourceStateListUnsettledByNodeStmt: q.resourceStateListUnsettledByNodeStmt,
-		resourceStateMoveStmt:                q.resourceStateMoveStmt,
-		resourceStateRecordStmt:              q.resourceStateRecordStmt,
-		resourceStateRedeclareStmt:           q.resourceStateRedeclareStmt,
-		resourceStateRefsByNodeStmt:          q.resourceStateRefsByNodeStmt,
-		resourceStateRequestRetryStmt:        q.resourceStateRequestRetryStmt,
-		resourceStateRetryListStmt:           q.resourceStateRetryListStmt,
-		sendFindStmt:                         q.sendFindStmt,
-		sendGetStmt:                          q.sendGetStmt,
-		sendInsertStmt:                       q.sendInsertStmt,
-		sendInsertRefusedStmt:                q.sendInsertRefusedStmt,
-		sendListByNodeStmt:                   q.sendListByNodeStmt,
-		sendListRefusedStmt:                  q.sendListRefusedStmt,
-		sendListRefusedByNodeStmt:            q.sendListRefusedByNodeStmt,
-		sendMarkAppliedStmt:                  q.sendMarkAppliedStmt,
-		sendMarkRefusedStmt:                  q.sendMarkRefusedStmt,
-		sendMarkSupersededStmt:               q.sendMarkSupersededStmt,
-		sendPruneStmt:                        q.sendPruneStmt,
-		sendPruneWindowEndStmt:               q.sendPruneWindowEndStmt,
-		sendRefusedExistsStmt:                q.sendRefusedExistsStmt,
-		transitionDeleteByNodeStmt:           q.transitionDeleteByNodeStmt,
-		transitionListByNodeStmt:             q.transitionListByNodeStmt,
-		transitionPruneStmt:                  q.transitionPruneStmt,
-		transitionPruneWindowEndStmt:         q.transitionPruneWindowEndStmt,
+		db:                                    tx,
+		tx:                                    tx,
+		assignmentCountByModuleStmt:           q.assignmentCountByModuleStmt,
+		assignmentDeclarationStmt:             q.assignmentDeclarationStmt,
+		assignmentDeleteStmt:                  q.assignmentDeleteStmt,
+		assignmentDeleteByNodeStmt:            q.assignmentDeleteByNodeStmt,
+		assignmentGetStmt:                     q.assignmentGetStmt,
+		assignmentInsertStmt:                  q.assignmentInsertStmt,
+		assignmentListBehindStmt:              q.assignmentListBehindStmt,
+		assignmentListByModuleStmt:            q.assignmentListByModuleStmt,
+		assignmentListByNodeStmt:              q.assignmentListByNodeStmt,
+		assignmentListByNodesStmt:             q.assignmentListByNodesStmt,
+		assignmentOthersOfModuleStmt:          q.assignmentOthersOfModuleStmt,
+		assignmentPinNodesStmt:                q.assignmentPinNodesStmt,
+		assignmentSetTakenStmt:                q.assignmentSetTakenStmt,
+		driftCountsByNodesSinceStmt:           q.driftCountsByNodesSinceStmt,
+		driftInsertStmt:                       q.driftInsertStmt,
+		driftListByNodeStmt:                   q.driftListByNodeStmt,
+		driftPruneStmt:                        q.driftPruneStmt,
+		driftPruneWindowEndStmt:               q.driftPruneWindowEndStmt,
+		driftTopSinceStmt:                     q.driftTopSinceStmt,
+		moduleGetStmt:                         q.moduleGetStmt,
+		moduleListStmt:                        q.moduleListStmt,
+		moduleListBehindStmt:                  q.moduleListBehindStmt,
+		moduleRevisionGetStmt:                 q.moduleRevisionGetStmt,
+		moduleRevisionInsertStmt:              q.moduleRevisionInsertStmt,
+		moduleUpsertStmt:                      q.moduleUpsertStmt,
+		nodeBumpGenerationStmt:                q.nodeBumpGenerationStmt,
+		nodeBumpGenerationByModuleStmt:        q.nodeBumpGenerationByModuleStmt,
+		nodeBumpGenerationsStmt:               q.nodeBumpGenerationsStmt,
+		nodeExistsByTokenHashStmt:             q.nodeExistsByTokenHashStmt,
+		nodeGenerationListStmt:                q.nodeGenerationListStmt,
+		nodeGetStmt:                           q.nodeGetStmt,
+		nodeGetAnyStmt:                        q.nodeGetAnyStmt,
+		nodeInsertStmt:                        q.nodeInsertStmt,
+		nodeListStmt:                          q.nodeListStmt,
+		nodeMarkDeletedStmt:                   q.nodeMarkDeletedStmt,
+		nodeRaiseGenerationStmt:               q.nodeRaiseGenerationStmt,
+		nodeRegisterAgainStmt:                 q.nodeRegisterAgainStmt,
+		nodeRegistrationEndStmt:               q.nodeRegistrationEndStmt,
+		nodeRegistrationInsertStmt:            q.nodeRegistrationInsertStmt,
+		nodeSetAppliedStmt:                    q.nodeSetAppliedStmt,
+		nodeSetReportedStmt:                   q.nodeSetReportedStmt,
+		reportGetStmt:                         q.reportGetStmt,
+		reportInsertStmt:                      q.reportInsertStmt,
+		reportListByNodeStmt:                  q.reportListByNodeStmt,
+		reportListLatestByNodesStmt:           q.reportListLatestByNodesStmt,
+		reportPruneStmt:                       q.reportPruneStmt,
+		reportPruneWindowEndStmt:              q.reportPruneWindowEndStmt,
+		reportRepeatStmt:                      q.reportRepeatStmt,
+		resourceStateApplyPendingStmt:         q.resourceStateApplyPendingStmt,
+		resourceStateBlockedCountsStmt:        q.resourceStateBlockedCountsStmt,
+		resourceStateBlockedCountsByNodesStmt: q.resourceStateBlockedCountsByNodesStmt,
+		resourceStateClearRetryStmt:           q.resourceStateClearRetryStmt,
+		resourceStateCountAttemptsStmt:        q.resourceStateCountAttemptsStmt,
+		resourceStateCountByNodeStmt:          q.resourceStateCountByNodeStmt,
+		resourceStateDeclareStmt:              q.resourceStateDeclareStmt,
+		resourceStateDeleteStmt:               q.resourceStateDeleteStmt,
+		resourceStateGetStmt:                  q.resourceStateGetStmt,
+		resourceStateInsertStmt:               q.resourceStateInsertStmt,
+		resourceStateListByAssignmentStmt:     q.resourceStateListByAssignmentStmt,
+		resourceStateListByNodeStmt:           q.resourceStateListByNodeStmt,
+		resourceStateListHeldStmt:             q.resourceStateListHeldStmt,
+		resourceStateListNotFineStmt:          q.resourceStateListNotFineStmt,
+		resourceStateListNotFineByNodeStmt:    q.resourceStateListNotFineByNodeStmt,
+		resourceStateListNotFineByNodesStmt:   q.resourceStateListNotFineByNodesStmt,
+		resourceStateListStuckStmt:            q.resourceStateListStuckStmt,
+		resourceStateListStuckByNodeStmt:      q.resourceStateListStuckByNodeStmt,
+		resourceStateMoveStmt:                 q.resourceStateMoveStmt,
+		resourceStateMoveOnNodesStmt:          q.resourceStateMoveOnNodesStmt,
+		resourceStateRecordStmt:               q.resourceStateRecordStmt,
+		resourceStateRedeclareStmt:            q.resourceStateRedeclareStmt,
+		resourceStateRedeclareOnNodesStmt:     q.resourceStateRedeclareOnNodesStmt,
+		resourceStateRefsByNodeStmt:           q.resourceStateRefsByNodeStmt,
+		resourceStateRemoveOnNodesStmt:        q.resourceStateRemoveOnNodesStmt,
+		resourceStateRequestRetryStmt:         q.resourceStateRequestRetryStmt,
+		resourceStateRetryListStmt:            q.resourceStateRetryListStmt,
+		sendFindStmt:                          q.sendFindStmt,
+		sendGetStmt:                           q.sendGetStmt,
+		sendInsertStmt:                        q.sendInsertStmt,
+		sendInsertRefusedStmt:                 q.sendInsertRefusedStmt,
+		sendListByNodeStmt:                    q.sendListByNodeStmt,
+		sendListRefusedStmt:                   q.sendListRefusedStmt,
+		sendListRefusedByNodesStmt:            q.sendListRefusedByNodesStmt,
+		sendMarkAppliedStmt:                   q.sendMarkAppliedStmt,
+		sendMarkRefusedStmt:                   q.sendMarkRefusedStmt,
+		sendMarkSupersededStmt:                q.sendMarkSupersededStmt,
+		sendPruneStmt:                         q.sendPruneStmt,
+		sendPruneWindowEndStmt:                q.sendPruneWindowEndStmt,
+		sendRefusedExistsStmt:                 q.sendRefusedExistsStmt,
+		transitionListByNodeStmt:              q.transitionListByNodeStmt,
+		transitionPruneStmt:                   q.transitionPruneStmt,
+		transitionPruneWindowEndStmt:          q.transitionPruneWindowEndStmt,
+		webSessionDeleteStmt:                  q.webSessionDeleteStmt,
+		webSessionDeleteExpiredStmt:           q.webSessionDeleteExpiredStmt,
+		webSessionInsertStmt:                  q.webSessionInsertStmt,
+		webSessionValidStmt:                   q.webSessionValidStmt,
 	}
 }

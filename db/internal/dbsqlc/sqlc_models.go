@@ -13,6 +13,27 @@ type Assignment struct {
 	Module     string
 	Taken      int64
 	AssignedAt string
+	Revision   int64
+	Source     string
+}
+
+type Drift struct {
+	ID       int64
+	Node     string
+	Module   string
+	Resource string
+	At       string
+	ReportID sql.NullInt64
+	Detail   string
+}
+
+type DriftByResource struct {
+	Node     string
+	Module   string
+	Resource string
+	Drifts   int64
+	FirstAt  interface{}
+	LastAt   interface{}
 }
 
 type HeldResource struct {
@@ -45,15 +66,22 @@ type ModuleRevision struct {
 }
 
 type Node struct {
-	Name              string
-	TokenHash         string
-	Generation        int64
-	AppliedGeneration int64
-	AppliedDigest     string
-	AppliedAt         sql.NullString
-	CreatedAt         string
-	LastReportAt      sql.NullString
-	LastReportID      sql.NullInt64
+	Name                    string
+	TokenHash               string
+	Generation              int64
+	AppliedGeneration       int64
+	AppliedDigest           string
+	AppliedAt               sql.NullString
+	CreatedAt               string
+	LastReportAt            sql.NullString
+	LastReportID            sql.NullInt64
+	DeletedAt               sql.NullString
+	ResourcesApplied        int64
+	ResourcesPending        int64
+	ResourcesFailed         int64
+	ResourcesStuck          int64
+	ResourcesHeld           int64
+	ResourcesGroupedPending int64
 }
 
 type NodeOverview struct {
@@ -68,6 +96,15 @@ type NodeOverview struct {
 	Stuck             int64
 	Held              int64
 	GroupedPending    int64
+}
+
+type NodeRegistration struct {
+	ID              int64
+	Node            string
+	RegisteredAt    string
+	DeletedAt       sql.NullString
+	FirstGeneration int64
+	LastGeneration  sql.NullInt64
 }
 
 type Report struct {
@@ -146,4 +183,10 @@ type Transition struct {
 	At        string
 	ReportID  sql.NullInt64
 	Reason    string
+}
+
+type WebSession struct {
+	IDHash    string
+	CreatedAt string
+	ExpiresAt string
 }

@@ -9,15 +9,6 @@ import (
 	"context"
 )
 
-const transitionDeleteByNode = `-- name: TransitionDeleteByNode :exec
-DELETE FROM transitions WHERE node = ?1
-`
-
-func (q *Queries) TransitionDeleteByNode(ctx context.Context, node string) error {
-	_, err := q.exec(ctx, q.transitionDeleteByNodeStmt, transitionDeleteByNode, node)
-	return err
-}
-
 const transitionListByNode = `-- name: TransitionListByNode :many
 SELECT id, node, module, resource, from_state, to_state, at, report_id, reason FROM transitions WHERE node = ?1 ORDER BY id DESC LIMIT ?2
 `

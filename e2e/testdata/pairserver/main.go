@@ -34,6 +34,8 @@ func main() {
 		}
 	}
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, pair) })
+	// /pid lets a test stop the server by hand, as an operator would, behind hostd's back.
+	http.HandleFunc("/pid", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, os.Getpid()) })
 	http.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if *healthy != "" && strings.Contains(pair, *healthy) {
 			http.Error(w, "unhealthy pair", http.StatusInternalServerError)

@@ -1,0 +1,109 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+)
+
+// declRow is one resource as resource_states declares it.
+type declRow struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Digest   string `json:"digest"`
+	Position int64  `json:"position"`
+	Group    string `json:"group"`
+}
+
+// resourceDiff is what changes on a node when its pin of a module moves from one revision's
+// resources to another's: the same for every node pinned at the first, so it is worked out
+// once and written for many nodes at a time.
+type resourceDiff struct {
+	added   []declRow // new: enter pending
+	changed []declRow // another spec: start over as pending
+	moved   []declRow // same spec, another place in the module
+	removed []string  // no longer declared
+}
+
+func declRowOf(r hq.Resource, position int) declRow {
+	return declRow{Name: r.Name, Kind: r.Kind, Digest: r.Digest(), Position: int64(position), Group: r.Group}
+}
+
+// diffResources compares two revisions' resources; from is nil for a new assignment.
+func diffResources(from, to []hq.Resource) resourceDiff {
+	var d resourceDiff
+	old := make(map[string]declRow, len(from))
+	for i, r := range from {
+		old[r.Name] = declRowOf(r, i)
+	}
+	for i, r := range to {
+		row := declRowOf(r, i)
+		was, ok := old[r.Name]
+		delete(old, r.Name)
+		switch {
+		case !ok:
+			d.added = append(d.added, row)
+		case was.Digest != row.Digest || was.Kind != row.Kind:
+			d.changed = append(d.changed, row)
+		case was.Position != row.Position || was.Group != row.Group:
+			d.moved = append(d.moved, row)
+		}
+	}
+	for _, r := range from {
+		if _, ok := old[r.Name]; ok {
+			d.removed = append(d.removed, r.Name)
+		}
+	}
+	return d
+}
+
+// rows is how many resource rows the diff writes on one node.
+func (d resourceDiff) rows() int { return len(d.added) + len(d.changed) + len(d.moved) + len(d.removed) }
+
+// redeclare writes the diff on every node named, a statement per kind of change (and one per
+// changed or moved resource), however many nodes there are. The triggers record every change
+// of state in transitions and keep the nodes' counts.
+func redeclare(ctx context.Context, q *dbsqlc.Queries, module string, d resourceDiff, nodes []string, since, reason string) error {
+	if len(nodes) == 0 || d.rows() == 0 {
+		return nil
+	}
+	list, err := json.Marshal(nodes)
+	if err != nil {
+		return err
+	}
+	if len(d.added) > 0 {
+		rows, err := json.Marshal(d.added)
+		if err != nil {
+			return err
+		}
+		if err := q.ResourceStateDeclare(ctx, dbsqlc.ResourceStateDeclareParams{Module: module, Since: since, Reason: reason,
+			Nodes: string(list), Rows: string(rows)}); err != nil {
+			return err
+		}
+	}
+	for _, r := range d.changed {
+		if err := q.ResourceStateRedeclareOnNodes(ctx, dbsqlc.ResourceStateRedeclareOnNodesParams{Kind: r.Kind, SpecDigest: r.Digest,
+			Position: r.Position, GroupName: r.Group, Since: since, Reason: reason + " changed it",
+			Module: module, Resource: r.Name, Nodes: string(list)}); err != nil {
+			return err
+		}
+	}
+	for _, r := range d.moved {
+		if err := q.ResourceStateMoveOnNodes(ctx, dbsqlc.ResourceStateMoveOnNodesParams{Position: r.Position, GroupName: r.Group,
+			Module: module, Resource: r.Name, Nodes: string(list)}); err != nil {
+			return err
+		}
+	}
+	if len(d.removed) > 0 {
+		names, err := json.Marshal(d.removed)
+		if err != nil {
+			return err
+		}
+		if err := q.ResourceStateRemoveOnNodes(ctx, dbsqlc.ResourceStateRemoveOnNodesParams{Module: module, Nodes: string(list), Names: string(names)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

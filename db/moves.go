@@ -1,0 +1,148 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+)
+
+// A new revision reaches a fleet in chunks, one transaction each, so the one writer is never
+// held for long and reports land between chunks: a chunk writes about moveChunkRows resource
+// rows, on at most moveChunkNodes nodes.
+const (
+	moveChunkRows  = 4000
+	moveChunkNodes = 500
+)
+
+// movePins moves the next chunk of module's pins that are behind revision to, in q's
+// transaction: it re-declares what changed on those nodes and bumps their generations. It
+// returns the new generations and whether pins remain behind.
+func (s *Store) movePins(ctx context.Context, q *dbsqlc.Queries, module string, to int64) (map[string]int64, bool, error) {
+	behind, err := q.AssignmentListBehind(ctx, dbsqlc.AssignmentListBehindParams{Module: module, Revision: to, Max: moveChunkNodes + 1})
+	if err != nil || len(behind) == 0 {
+		return nil, false, err
+	}
+	from := behind[0].Revision
+	fromRes, err := s.resources(ctx, q, module, from)
+	if err != nil {
+		return nil, false, err
+	}
+	toRes, err := s.resources(ctx, q, module, to)
+	if err != nil {
+		return nil, false, err
+	}
+	d := diffResources(fromRes, toRes)
+	limit := min(moveChunkNodes, max(1, moveChunkRows/max(1, d.rows())))
+	var nodes []string
+	for _, b := range behind {
+		if b.Revision != from || len(nodes) == limit {
+			break
+		}
+		nodes = append(nodes, b.Node)
+	}
+	gens, err := s.pinNodes(ctx, q, module, d, to, nodes, fmt.Sprintf("module %s revision %d", module, to))
+	return gens, len(behind) > len(nodes), err
+}
+
+// pinNodes pins nodes to revision to of module, writes the diff on them and bumps their
+// generations, in q's transaction.
+func (s *Store) pinNodes(ctx context.Context, q *dbsqlc.Queries, module string, d resourceDiff, to int64, nodes []string, reason string) (map[string]int64, error) {
+	if err := redeclare(ctx, q, module, d, nodes, s.now(), reason); err != nil {
+		return nil, err
+	}
+	list, err := jsonList(nodes)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.AssignmentPinNodes(ctx, dbsqlc.AssignmentPinNodesParams{Revision: to, Module: module, Nodes: list}); err != nil {
+		return nil, err
+	}
+	bumped, err := q.NodeBumpGenerations(ctx, list)
+	gens := make(map[string]int64, len(bumped))
+	for _, b := range bumped {
+		gens[b.Name] = b.Generation
+	}
+	return gens, err
+}
+
+// startMover starts, once, the goroutine that moves the pins a new revision has still to
+// reach, a chunk per transaction, until none is behind; it wakes on wakeMover and every
+// MoveEvery (for work left by a crash or by another controller).
+func (s *Store) startMover() {
+	s.moverOnce.Do(func() {
+		select {
+		case <-s.closed:
+			return
+		default:
+		}
+		s.background.Go(s.moveLoop)
+	})
+}
+
+// wakeMover tells the mover there is work, starting it if need be.
+func (s *Store) wakeMover() {
+	s.startMover()
+	select {
+	case s.moveBell <- struct{}{}:
+	default: // already told
+	}
+}
+
+func (s *Store) moveLoop() {
+	ctx := s.backgroundCtx
+	tick := time.NewTicker(s.MoveEvery)
+	defer tick.Stop()
+	for {
+		for {
+			more, err := s.moveSome(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.Log.Error("moving pins to a new revision", "err", err)
+			}
+			if err != nil || !more {
+				break
+			}
+		}
+		select {
+		case <-s.closed:
+			return
+		case <-s.moveBell:
+		case <-tick.C:
+		}
+	}
+}
+
+// moveSome moves one chunk of pins of the first module that has any behind, and reports
+// whether there was work to do.
+func (s *Store) moveSome(ctx context.Context) (bool, error) {
+	var gens map[string]int64
+	var found bool
+	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		mods, err := q.ModuleListBehind(ctx)
+		if err != nil || len(mods) == 0 {
+			return err
+		}
+		found = true
+		gens, _, err = s.movePins(ctx, q, mods[0].Name, mods[0].Revision)
+		return err
+	})
+	if err == nil {
+		s.ringAll(gens)
+	}
+	return found && err == nil, err
+}
+
+// ringAll wakes the long-polls of every node whose generation moved.
+func (s *Store) ringAll(gens map[string]int64) {
+	for n := range gens {
+		s.bells.ring(n)
+	}
+}
+
+// jsonList is a list of names as the queries take it: a JSON array.
+func jsonList(names []string) (string, error) {
+	b, err := json.Marshal(names)
+	return string(b), err
+}

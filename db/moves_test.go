@@ -1,0 +1,66 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// A new revision on more nodes than one chunk holds: the upload moves the first chunk in its
+// own transaction, the mover the rest, every node once, each with its generation and rows.
+func TestNewRevisionReachesAFleetInChunks(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	const nodes, resources = 200, 50
+	rs := func(content string) []hq.Resource {
+		out := make([]hq.Resource, resources)
+		for i := range out {
+			out[i] = file(fmt.Sprintf("f%02d", i), content)
+		}
+		return out
+	}
+	mustModule(t, s, "app", rs("1")...)
+	for i := range nodes {
+		n := fmt.Sprintf("n%03d", i)
+		mustNode(t, s, n)
+		mustAssign(t, s, n, "app")
+	}
+	res, err := s.PutModule(ctx, "app", rs("2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perChunk := moveChunkRows / resources
+	if !res.More || len(res.Generations) != perChunk {
+		t.Fatalf("the upload moved %d node(s) (more: %v), want the first chunk of %d", len(res.Generations), res.More, perChunk)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		behind, err := s.reader().ModuleListBehind(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(behind) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the mover did not move every pin")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	page, err := s.ListNodes(ctx, NodeFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range page.Nodes {
+		if v.Generation != 2 || v.Assignments[0].Revision != 2 || v.Counts[hq.StatePending] != resources {
+			t.Fatalf("%s: generation %d, revision %d, %d pending", v.Name, v.Generation, v.Assignments[0].Revision, v.Counts[hq.StatePending])
+		}
+	}
+	d, _ := s.Compose(ctx, "n199", "test")
+	if d.Modules[0].Revision != 2 || d.Modules[0].Resources[0].Content != "2" {
+		t.Fatalf("n199 composed %+v", d.Modules[0])
+	}
+}

@@ -1,0 +1,51 @@
+package db
+
+import (
+	"context"
+	"sync"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+)
+
+// revisions keeps module revisions decoded. A revision never changes once written, and every
+// declaration of a fleet would otherwise decode the same JSON again, once per node and send.
+type revisions struct {
+	mu sync.Mutex
+	m  map[revisionKey][]hq.Resource
+}
+
+type revisionKey struct {
+	module   string
+	revision int64
+}
+
+// maxCachedRevisions bounds the cache; past it the cache starts over, which costs one decode
+// per revision in use.
+const maxCachedRevisions = 1024
+
+// resources returns the resources of a module revision; the slice is shared and must not be
+// changed.
+func (s *Store) resources(ctx context.Context, q *dbsqlc.Queries, module string, revision int64) ([]hq.Resource, error) {
+	k := revisionKey{module, revision}
+	s.revisions.mu.Lock()
+	rs, ok := s.revisions.m[k]
+	s.revisions.mu.Unlock()
+	if ok {
+		return rs, nil
+	}
+	row, err := q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: revision})
+	if err != nil {
+		return nil, notFound(err, "no revision %d of module %s", revision, module)
+	}
+	if rs, err = decodeResources(row.Resources); err != nil {
+		return nil, err
+	}
+	s.revisions.mu.Lock()
+	defer s.revisions.mu.Unlock()
+	if s.revisions.m == nil || len(s.revisions.m) >= maxCachedRevisions {
+		s.revisions.m = map[revisionKey][]hq.Resource{}
+	}
+	s.revisions.m[k] = rs
+	return rs, nil
+}

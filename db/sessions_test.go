@@ -1,0 +1,64 @@
+package db
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestSessions(t *testing.T) {
+	s, c := setup(t)
+	ctx := context.Background()
+	valid := func(secret string) bool {
+		t.Helper()
+		ok, err := s.SessionValid(ctx, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	rows := func() int {
+		t.Helper()
+		var n int
+		if err := s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM web_sessions").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := s.CreateSession(ctx, "one", c.now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSession(ctx, "two", c.now().Add(3*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if !valid("one") || !valid("two") || valid("three") || valid("") {
+		t.Fatal("only the sessions created are valid")
+	}
+	var stored string
+	s.read.QueryRowContext(ctx, "SELECT id_hash FROM web_sessions LIMIT 1").Scan(&stored)
+	if stored == "one" || stored == "two" {
+		t.Fatal("the session secret is stored as is")
+	}
+	if err := s.DeleteSession(ctx, "two"); err != nil {
+		t.Fatal(err)
+	}
+	if valid("two") {
+		t.Fatal("a deleted session is still valid")
+	}
+	if err := s.DeleteSession(ctx, "two"); err != nil {
+		t.Fatalf("deleting again: %v", err)
+	}
+	c.advance(time.Hour)
+	if valid("one") {
+		t.Fatal("an expired session is still valid")
+	}
+	if rows() != 1 {
+		t.Fatalf("%d row(s) before pruning, want the expired one", rows())
+	}
+	if err := s.CreateSession(ctx, "four", c.now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if rows() != 1 || !valid("four") {
+		t.Fatalf("%d row(s) after a new session, want only it: the expired one is pruned", rows())
+	}
+}

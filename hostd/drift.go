@@ -1,0 +1,130 @@
+package hostd
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/meshhq/hq"
+)
+
+// drift says what something else changed on the machine for o, checked and found not as
+// declared, when that is drift (see drifted); "" when it is not. It is short and plain, for
+// hq.Result.DriftDetail: "content sha256:ab12… (want sha256:cd34…)", "mode 0600 (want 0644)",
+// "target /a (want /b)", "missing", "a directory where a file was declared", "service not
+// running". It must run before the change is committed: it looks at what is there.
+func (o *op) drift() string {
+	if !o.drifted() {
+		return ""
+	}
+	if d := o.driftDetail(); d != "" {
+		return d
+	}
+	return "changed" // not found as declared, but nothing this can name
+}
+
+func (o *op) driftDetail() string {
+	switch o.decl.Kind {
+	case hq.KindService:
+		if o.unhealthy != nil {
+			return o.unhealthy.Error()
+		}
+		return "service not running"
+	case hq.KindAbsent:
+		if o.info == nil {
+			return ""
+		}
+		return kindNoun(o.info.Mode()) + " (want absent)"
+	}
+	if !o.present || o.info == nil {
+		return "missing"
+	}
+	want := map[string]fs.FileMode{hq.KindFile: 0, hq.KindDirectory: fs.ModeDir, hq.KindSymlink: fs.ModeSymlink}[o.decl.Kind]
+	if got := o.info.Mode().Type(); got != want {
+		return kindNoun(got) + " where " + kindNoun(want) + " was declared"
+	}
+	var diffs []string
+	switch o.decl.Kind {
+	case hq.KindFile:
+		if content, err := fileContent(o.decl); err == nil {
+			if got, err := hashFile(o.abs); err == nil && got != contentHash(content) {
+				diffs = append(diffs, fmt.Sprintf("content %s (want %s)", shortHash(got), shortHash(contentHash(content))))
+			}
+		}
+		diffs = append(diffs, modeDiff(o.info.Mode(), hq.ParseMode(o.decl.Mode, 0o644))...)
+	case hq.KindDirectory:
+		diffs = append(diffs, modeDiff(o.info.Mode(), dirStep{}.want(o))...)
+	case hq.KindSymlink:
+		if got, err := os.Readlink(o.abs); err == nil {
+			diffs = append(diffs, fmt.Sprintf("target %s (want %s)", o.declaredTarget(got), o.decl.Target))
+		}
+	}
+	return strings.Join(diffs, ", ")
+}
+
+// modeDiff names a mode that is not the one declared.
+func modeDiff(got fs.FileMode, want uint32) []string {
+	if modeBits(got) == want {
+		return nil
+	}
+	return []string{fmt.Sprintf("mode %04o (want %04o)", modeBits(got), want)}
+}
+
+// declaredTarget is a link target as read from the machine, written the way a declaration
+// names it: an absolute one under the root without the root.
+func (o *op) declaredTarget(got string) string {
+	root := filepath.Clean(o.e.cfg.Root)
+	if root == "/" || !filepath.IsAbs(got) {
+		return got
+	}
+	if rest, ok := strings.CutPrefix(got, root); ok && strings.HasPrefix(rest, "/") {
+		return rest
+	}
+	return got
+}
+
+// kindNoun names what a file of type t is, with its article.
+func kindNoun(t fs.FileMode) string {
+	switch t.Type() {
+	case 0:
+		return "a file"
+	case fs.ModeDir:
+		return "a directory"
+	case fs.ModeSymlink:
+		return "a symlink"
+	case fs.ModeNamedPipe:
+		return "a named pipe"
+	case fs.ModeSocket:
+		return "a socket"
+	case fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
+		return "a device"
+	}
+	return "something else"
+}
+
+// shortHash keeps "sha256:" and the first 12 hex digits of a content hash.
+func shortHash(h string) string {
+	if len(h) <= len("sha256:")+12 {
+		return h
+	}
+	return h[:len("sha256:")+12] + "…"
+}
+
+// hashFile is the content hash of the file at name, read as a stream: it may be large.
+func hashFile(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
