@@ -118,9 +118,9 @@ type dbCheck struct {
 }
 
 // checkDatabase opens the database read-only, as an operator's sqlite3 would, and checks its
-// integrity and that every acknowledged report is there: each acknowledged id has its row,
-// and a node's rows with their repeats account for at least as many reports as were
-// acknowledged to it.
+// integrity and that every acknowledged report is there: each acknowledged id has its row with
+// the summary the host was answered, and a node's rows with their repeats account for at least
+// as many reports as were acknowledged to it.
 func checkDatabase(t *testing.T, path string, hosts []*reportingHost) dbCheck {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
@@ -144,26 +144,26 @@ func checkDatabase(t *testing.T, path string, hosts []*reportingHost) dbCheck {
 		t.Fatalf("PRAGMA integrity_check: %s", ck.integrity)
 	}
 	type nodeRows struct {
-		ids     map[int64]bool
-		counted int
+		summaries map[int64]string
+		counted   int
 	}
 	byNode := map[string]*nodeRows{}
-	rows, err = db.Query("SELECT node, id, repeats FROM reports")
+	rows, err = db.Query("SELECT node, id, summary, repeats FROM reports")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var node string
+		var node, summary string
 		var id, repeats int64
-		if err := rows.Scan(&node, &id, &repeats); err != nil {
+		if err := rows.Scan(&node, &id, &summary, &repeats); err != nil {
 			t.Fatal(err)
 		}
 		n := byNode[node]
 		if n == nil {
-			n = &nodeRows{ids: map[int64]bool{}}
+			n = &nodeRows{summaries: map[int64]string{}}
 			byNode[node] = n
 		}
-		n.ids[id] = true
+		n.summaries[id] = summary
 		n.counted += 1 + int(repeats)
 		ck.rows++
 		ck.counted += 1 + int(repeats)
@@ -179,8 +179,12 @@ func checkDatabase(t *testing.T, path string, hosts []*reportingHost) dbCheck {
 			n = &nodeRows{}
 		}
 		for _, a := range acked {
-			if !n.ids[a.id] {
+			summary, ok := n.summaries[a.id]
+			if !ok {
 				t.Fatalf("%s: report %d (%q) was acknowledged but is not in the database", h.Name, a.id, a.summary)
+			}
+			if summary != a.summary {
+				t.Fatalf("%s: report %d was acknowledged as %q but its row says %q", h.Name, a.id, a.summary, summary)
 			}
 		}
 		if n.counted < len(acked) {

@@ -70,10 +70,15 @@ type PhaseResult struct {
 	Count int     `json:"count"`
 	Unit  string  `json:"unit"`
 	Rate  float64 `json:"rate"`
-	// Offered is how many reports were due in a timed phase; Late how many of them started
-	// after the next was due (the host was still waiting on the one before).
-	Offered int `json:"offered,omitempty"`
-	Late    int `json:"late,omitempty"`
+	// Target is how many reports a timed phase's rate asks for over its duration; Offered how
+	// many were started (a host still busy with its last report skips the ones it missed);
+	// Late how many started after the host's next one was due; AckedByEnd how many were
+	// acknowledged by the end of the phase's duration (the rest while it waited for those in
+	// flight and retrying).
+	Target     int `json:"target,omitempty"`
+	Offered    int `json:"offered,omitempty"`
+	Late       int `json:"late,omitempty"`
+	AckedByEnd int `json:"acked_by_end,omitempty"`
 	// Converged is, for revision, the time from the upload until the last node reported the new
 	// generation; Put is the upload's own time.
 	Converged time.Duration `json:"converged_ns,omitempty"`
@@ -495,7 +500,7 @@ func (f *Fleet) reportAt(ctx context.Context, r *PhaseResult, rate float64, d ti
 	// A report still retrying well after the phase is given up.
 	ctx, cancel := context.WithDeadline(ctx, end.Add(30*time.Second))
 	defer cancel()
-	var offered, late, acked atomic.Int64
+	var offered, late, acked, byEnd atomic.Int64
 	var wg sync.WaitGroup
 	for _, h := range f.hosts {
 		wg.Go(func() {
@@ -512,6 +517,9 @@ func (f *Fleet) reportAt(ctx context.Context, r *PhaseResult, rate float64, d ti
 				cur := h.Current()
 				if err := f.send(ctx, h, cur, cur); err == nil {
 					acked.Add(1)
+					if time.Now().Before(end) {
+						byEnd.Add(1)
+					}
 				}
 				next = next.Add(period)
 				if now := time.Now(); next.Before(now) {
@@ -522,7 +530,8 @@ func (f *Fleet) reportAt(ctx context.Context, r *PhaseResult, rate float64, d ti
 		})
 	}
 	wg.Wait()
-	r.Count, r.Offered, r.Late = int(acked.Load()), int(offered.Load()), int(late.Load())
+	r.Count, r.Offered, r.Late, r.AckedByEnd = int(acked.Load()), int(offered.Load()), int(late.Load()), int(byEnd.Load())
+	r.Target = int(rate * d.Seconds())
 	return nil
 }
 

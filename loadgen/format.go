@@ -12,7 +12,7 @@ func (r PhaseResult) Line() string {
 	fmt.Fprintf(&b, "%-8s %7.1fs", r.Phase, r.Wall.Seconds())
 	switch r.Unit {
 	case "reports/s":
-		fmt.Fprintf(&b, "  %d of %d report(s) acked, %.1f reports/s", r.Count, r.Offered, r.Rate)
+		fmt.Fprintf(&b, "  %d of %d report(s) acked (target %d, %d acked by the end), %.1f reports/s", r.Count, r.Offered, r.Target, r.AckedByEnd, r.Rate)
 		if r.Late > 0 {
 			fmt.Fprintf(&b, ", %d late", r.Late)
 		}
