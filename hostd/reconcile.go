@@ -31,6 +31,14 @@ type reconcileRun struct {
 	// dropped maps a declared group (module/group) to the members the declaration no longer
 	// names, in the order to remove them: they go once the group applies.
 	dropped map[string][]string
+	// scope, when set, names the only modules whose undeclared resources may be removed (see
+	// Engine.ReconcileLocal); nil means every module.
+	scope map[string]bool
+	// results are the reconcile's, in declaration order, once it is done.
+	results []hq.Result
+	// removed and notRemoved name the undeclared resources removed, and those whose removal
+	// failed.
+	removed, notRemoved []string
 }
 
 func newReconcileRun(e *Engine, d *hq.Declaration, start time.Time) *reconcileRun {
