@@ -61,6 +61,10 @@ type Engine struct {
 	// keptJournal is set when a group could not be rolled back and its journal is kept: no
 	// group applies until a new start has rolled it back (NewEngine does not start until then).
 	keptJournal error
+	// pkgs is what dpkg's database says of the declared packages, for the current reconcile.
+	pkgs packages
+	// pkgQueries counts the runs of dpkg-query, for tests.
+	pkgQueries int
 }
 
 // NewEngine loads the ledger and back-off state from the state dir, removes the staged files a
@@ -224,6 +228,14 @@ func (e *Engine) ReconcileLocal(ctx context.Context, d *hq.Declaration) LocalOut
 func (e *Engine) reconcile(ctx context.Context, d *hq.Declaration, start time.Time, scope map[string]bool) *reconcileRun {
 	// The root is resolved again each time: it may be a link that was moved.
 	e.confiner = newConfiner(e.cfg.Root)
+	e.pkgs = packages{}
+	for _, m := range d.Modules {
+		for _, r := range m.Resources {
+			if r.Kind == hq.KindPackage {
+				e.pkgs.names = append(e.pkgs.names, r.Package)
+			}
+		}
+	}
 	rc := newReconcileRun(e, d, start)
 	rc.scope = scope
 	rc.removeUndeclared(ctx)

@@ -122,6 +122,8 @@ func (e *Engine) removeEntry(ctx context.Context, ref string, en *Entry) error {
 	case hq.KindService:
 		e.sup.stop(ref)
 		return nil
+	case hq.KindPackage:
+		return e.removePackage(ctx, en.Package)
 	case hq.KindFile, hq.KindSymlink, hq.KindDirectory:
 		abs, err := under(e.cfg.Root, en.Path)
 		if err != nil {
