@@ -91,20 +91,33 @@ func Apply(ctx context.Context, cfg ApplyConfig) (Applied, error) {
 	case cfg.StateDir == "" || !filepath.IsAbs(cfg.StateDir):
 		return Applied{}, fmt.Errorf("HOSTD_STATE_DIR must be an absolute path, not %q", cfg.StateDir)
 	}
-	d, err := LoadApplyFile(cfg.File, cfg.Module, cfg.Take)
-	if err != nil {
-		return Applied{}, err
-	}
 	lock, err := lockStateDir(cfg.StateDir)
 	if err != nil {
 		return Applied{}, err
 	}
 	defer lock.release()
+	// The file is read and checked while the engine opens (the ledger's decode is the larger
+	// part of a one-shot no-op): two cores halve the wait. The goroutine is this call's and
+	// ends before it returns; nothing of the machine is changed until both are done.
+	type loaded struct {
+		d   *hq.Declaration
+		err error
+	}
+	file := make(chan loaded, 1)
+	go func() {
+		d, err := LoadApplyFile(cfg.File, cfg.Module, cfg.Take)
+		file <- loaded{d, err}
+	}()
 	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Logger: cfg.Logger, Masterless: true})
+	f := <-file
 	if err != nil {
 		return Applied{}, err
 	}
 	defer eng.Close()
+	if f.err != nil {
+		return Applied{}, f.err
+	}
+	d := f.d
 	out := eng.ReconcileLocal(ctx, d)
 	line := hq.TallyResults(out.Results, d.ResourceCount(), func(string) bool { return false }).Line()
 	return Applied{LocalOutcome: out, Line: line}, nil

@@ -235,3 +235,25 @@ func TestLoadApplyFile(t *testing.T) {
 		}
 	}
 }
+
+func TestApplyWritesNoStateItDoesNotChange(t *testing.T) {
+	a := newApplyBed(t)
+	a.module(file("a", "/etc/a", "x"))
+	a.apply(false)
+	ledger := filepath.Join(a.state, ledgerFile)
+	before, err := os.Stat(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := a.apply(false); out.ExitCode() != 0 {
+		t.Fatalf("exit %d", out.ExitCode())
+	}
+	// A no-op writes nothing: no services record when there are no services, the same ledger.
+	if _, err := os.Stat(filepath.Join(a.state, servicesFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("services.json written with no service: %v", err)
+	}
+	after, err := os.Stat(ledger)
+	if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the ledger was rewritten by a no-op: %v", err)
+	}
+}
