@@ -14,10 +14,17 @@ const (
 	KindAbsent    = "absent"
 	KindAction    = "action"
 	KindService   = "service"
+	KindPackage   = "package"
+)
+
+// Package states: what a package resource asks for. The empty state is PackagePresent.
+const (
+	PackagePresent = "present"
+	PackageAbsent  = "absent"
 )
 
 // Kinds lists every kind a module may declare.
-var Kinds = []string{KindFile, KindDirectory, KindSymlink, KindAbsent, KindAction, KindService}
+var Kinds = []string{KindFile, KindDirectory, KindSymlink, KindAbsent, KindAction, KindService, KindPackage}
 
 // Resource is one thing on a node, as a module declares it. Fields that do not belong to the
 // kind are rejected by Validate, so a spec means exactly what it says.
@@ -36,6 +43,13 @@ type Resource struct {
 	Health        *Health           `json:"health,omitempty"`
 	Gate          *bool             `json:"gate,omitempty"`
 	Group         string            `json:"group,omitempty"`
+	// Package, Version, State and Source belong to a package: its Debian name, the version
+	// wanted (empty: any installed version, or the candidate when none is), present (the
+	// default) or absent, and a .deb file under the root to install instead of a repository's.
+	Package string `json:"package,omitempty"`
+	Version string `json:"version,omitempty"`
+	State   string `json:"state,omitempty"`
+	Source  string `json:"source,omitempty"`
 }
 
 // Health is how hostd checks that a service is serving.

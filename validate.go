@@ -85,6 +85,7 @@ var allowed = map[string][]string{
 	KindAbsent:    {"path"},
 	KindAction:    {"command"},
 	KindService:   {"command", "env", "restart_on", "health"},
+	KindPackage:   {"package", "version", "state", "source"},
 }
 
 func validateKind(r Resource, add func(field, format string, args ...any)) {
@@ -127,6 +128,9 @@ func validateKind(r Resource, add func(field, format string, args ...any)) {
 	if r.Health != nil && !validHealthURL(r.Health.HTTP) {
 		add("health.http", "must be an http:// or https:// URL")
 	}
+	if r.Kind == KindPackage {
+		validatePackage(r, add)
+	}
 	for k := range r.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			add("env", "%q is not a variable name", k)
@@ -144,13 +148,92 @@ func (r Resource) setFields() []string {
 		{"path", r.Path != ""}, {"content", r.Content != ""}, {"content_base64", r.ContentBase64 != ""},
 		{"mode", r.Mode != ""}, {"validate", r.Validate != nil}, {"target", r.Target != ""},
 		{"command", r.Command != nil}, {"env", r.Env != nil}, {"restart_on", r.RestartOn != nil},
-		{"health", r.Health != nil},
+		{"health", r.Health != nil}, {"package", r.Package != ""}, {"version", r.Version != ""},
+		{"state", r.State != ""}, {"source", r.Source != ""},
 	} {
 		if f.on {
 			set = append(set, f.name)
 		}
 	}
 	return set
+}
+
+// validatePackage checks what only a package has: Debian's rules for its name and version,
+// a state hostd knows, and a source that is a .deb path under the root.
+func validatePackage(r Resource, add func(field, format string, args ...any)) {
+	if !ValidPackageName(r.Package) {
+		add("package", "must be a Debian package name: at least 2 of lowercase letters, digits, '+', '-' and '.', starting with a letter or digit")
+	}
+	if r.Version != "" && !ValidPackageVersion(r.Version) {
+		add("version", "must be a Debian version: [epoch:]upstream[-revision], the upstream starting with a digit, of letters, digits and '.', '+', '~', '-'")
+	}
+	switch r.State {
+	case "", PackagePresent:
+	case PackageAbsent:
+		if r.Version != "" {
+			add("version", "an absent package has no version: whatever version is installed is removed")
+		}
+		if r.Source != "" {
+			add("source", "an absent package has no source")
+		}
+	default:
+		add("state", "must be %q or %q, not %q", PackagePresent, PackageAbsent, r.State)
+	}
+	if r.Source != "" && !validPath(r.Source) {
+		add("source", "must be the absolute and clean path of a .deb file (no '..', no trailing '/')")
+	}
+	if r.Group != "" {
+		// A group rolls every member back when one fails; dpkg cannot put a package back as it was.
+		add("group", "a package cannot be in a group: installing or removing one cannot be rolled back")
+	}
+}
+
+// ValidPackageName reports whether s is a Debian package name (Debian Policy 5.6.1): two or
+// more lowercase letters, digits, '+', '-' and '.', starting with a letter or digit.
+func ValidPackageName(s string) bool {
+	if len(s) < 2 || len(s) > 128 {
+		return false
+	}
+	for i, c := range s {
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '+' && c != '-' && c != '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidPackageVersion reports whether s is a Debian version (Debian Policy 5.6.12):
+// [epoch:]upstream[-revision], an epoch of digits, an upstream version that starts with a
+// digit and holds letters, digits, '.', '+', '~' and '-' (a '-' only when a revision follows
+// the last one), a revision of letters, digits, '.', '+' and '~'.
+func ValidPackageVersion(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	if epoch, rest, ok := strings.Cut(s, ":"); ok {
+		if epoch == "" || strings.Trim(epoch, "0123456789") != "" {
+			return false
+		}
+		s = rest
+	}
+	upstream, revision := s, ""
+	if i := strings.LastIndexByte(s, '-'); i >= 0 {
+		upstream, revision = s[:i], s[i+1:]
+		if revision == "" || !versionChars(revision, ".+~") {
+			return false
+		}
+	}
+	return upstream != "" && upstream[0] >= '0' && upstream[0] <= '9' && versionChars(upstream, ".+~-")
+}
+
+func versionChars(s, extra string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(extra, c)) {
+			return false
+		}
+	}
+	return true
 }
 
 func validPath(p string) bool {

@@ -89,3 +89,74 @@ func TestPathOverlapsReportsOnlyNewPairs(t *testing.T) {
 		}
 	}
 }
+
+func TestPackageValidation(t *testing.T) {
+	pkg := func(r Resource) []Resource {
+		r.Name, r.Kind = "p", KindPackage
+		return []Resource{r}
+	}
+	for _, tc := range []struct {
+		r Resource
+		// field is the one detail's field, "" when the resource is valid.
+		field string
+	}{
+		{Resource{Package: "nginx", Version: "1.22.1-9"}, ""},
+		{Resource{Package: "libstdc++6", Version: "1:12.2.0-14+deb12u1"}, ""},
+		{Resource{Package: "g++", Version: "4:12.2.0-3"}, ""},
+		{Resource{Package: "hq-demo", Version: "2.0~rc1"}, ""},
+		{Resource{Package: "zlib1g", Version: "1:1.2.13.dfsg-1"}, ""},
+		{Resource{Package: "tzdata", Version: "2024a-0+deb12u1"}, ""},
+		{Resource{Package: "nginx"}, ""},
+		{Resource{Package: "nginx", State: "present"}, ""},
+		{Resource{Package: "nginx", State: "absent"}, ""},
+		{Resource{Package: "hq-demo", Source: "/srv/pkgs/hq-demo_1.0_all.deb"}, ""},
+		{Resource{Package: "hq-demo", Version: "1.0", Source: "/srv/pkgs/hq-demo_1.0_all.deb"}, ""},
+		{Resource{}, "package"},
+		{Resource{Package: "n"}, "package"},
+		{Resource{Package: "Nginx"}, "package"},
+		{Resource{Package: "-nginx"}, "package"},
+		{Resource{Package: "nginx_x"}, "package"},
+		{Resource{Package: "nginx:amd64"}, "package"},
+		{Resource{Package: "nginx", Version: "v1.0"}, "version"},
+		{Resource{Package: "nginx", Version: "1.0-"}, "version"},
+		{Resource{Package: "nginx", Version: ":1.0"}, "version"},
+		{Resource{Package: "nginx", Version: "a:1.0"}, "version"},
+		{Resource{Package: "nginx", Version: "1.0 beta"}, "version"},
+		{Resource{Package: "nginx", Version: "1.0-1_2"}, "version"},
+		{Resource{Package: "nginx", Version: "1.0;rm"}, "version"},
+		{Resource{Package: "nginx", State: "latest"}, "state"},
+		{Resource{Package: "nginx", State: "absent", Version: "1.0"}, "version"},
+		{Resource{Package: "nginx", State: "absent", Source: "/x.deb"}, "source"},
+		{Resource{Package: "nginx", Source: "x.deb"}, "source"},
+		{Resource{Package: "nginx", Source: "/srv/../x.deb"}, "source"},
+		{Resource{Package: "nginx", Group: "g"}, "group"},
+		{Resource{Package: "nginx", Path: "/usr/sbin/nginx"}, "path"},
+		{Resource{Package: "nginx", Command: []string{"true"}}, "command"},
+	} {
+		err := ValidateModule(pkg(tc.r))
+		if tc.field == "" {
+			if err != nil {
+				t.Errorf("%+v refused: %v", tc.r, err)
+			}
+			continue
+		}
+		e, ok := err.(*Error)
+		if !ok || e.Code != CodeInvalid || len(e.Details) != 1 || e.Details[0].Field != "resources[0]."+tc.field {
+			t.Errorf("%+v: error %#v, want one detail on %s", tc.r, err, tc.field)
+		}
+	}
+	// Package fields belong to packages only.
+	err := ValidateModule([]Resource{{Name: "f", Kind: KindFile, Path: "/x", Package: "nginx", Version: "1", State: "absent", Source: "/y"}})
+	if e, ok := err.(*Error); !ok || len(e.Details) != 4 {
+		t.Fatalf("package fields on a file: %v", err)
+	}
+}
+
+func TestPackageFieldsLeaveOtherDigestsAlone(t *testing.T) {
+	// Resources declared before packages existed keep their digests: every new field is omitted
+	// when empty, so hosts do not see a change in every resource.
+	r := Resource{Name: "a", Kind: KindFile, Path: "/etc/a", Content: "x"}
+	if got, want := r.Digest(), DigestOf([]byte(`{"name":"a","kind":"file","path":"/etc/a","content":"x"}`)); got != want {
+		t.Fatalf("digest %s, want %s", got, want)
+	}
+}

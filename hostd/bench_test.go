@@ -2,7 +2,10 @@ package hostd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +39,40 @@ func BenchmarkNoopReconcile500Files(b *testing.B) {
 			if r.Changed || r.Outcome != hq.StateApplied {
 				b.Fatalf("a no-op reconcile changed %s: %+v", r.Resource, r)
 			}
+		}
+	}
+}
+
+// BenchmarkApplyNoop500Files is hostd apply's work, in process, on a converged node of 10
+// directories and 500 files: read and check the module file, open the engine (lock, ledger,
+// journal, litter, services), reconcile, close.
+func BenchmarkApplyNoop500Files(b *testing.B) {
+	root, state := b.TempDir(), b.TempDir()
+	var rs []hq.Resource
+	for d := range 10 {
+		rs = append(rs, hq.Resource{Name: fmt.Sprintf("d%02d", d), Kind: hq.KindDirectory, Path: fmt.Sprintf("/d%02d", d), Mode: "0755"})
+	}
+	for i := range 500 {
+		rs = append(rs, hq.Resource{Name: fmt.Sprintf("f%04d", i), Kind: hq.KindFile, Path: fmt.Sprintf("/d%02d/f%04d.conf", i/50, i),
+			Content: fmt.Sprintf("setting_%d = value_%d\n", i, i), Mode: "0644"})
+	}
+	body, err := json.Marshal(map[string]any{"resources": rs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(b.TempDir(), "bench.json")
+	if err := os.WriteFile(file, body, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cfg := ApplyConfig{Root: root, StateDir: state, File: file}
+	if a, err := Apply(context.Background(), cfg); err != nil || a.ExitCode() != 2 {
+		b.Fatalf("setup: %v, exit %d", err, a.ExitCode())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		a, err := Apply(context.Background(), cfg)
+		if err != nil || a.ExitCode() != 0 {
+			b.Fatalf("%v, exit %d", err, a.ExitCode())
 		}
 	}
 }

@@ -35,6 +35,8 @@ func (o *op) driftDetail() string {
 			return o.unhealthy.Error()
 		}
 		return "service not running"
+	case hq.KindPackage:
+		return o.packageDrift()
 	case hq.KindAbsent:
 		if o.info == nil {
 			return ""

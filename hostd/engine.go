@@ -36,6 +36,11 @@ type EngineConfig struct {
 
 	// FailpointGroupCommitPause is for tests only: see failpointGroupCommitPause.
 	FailpointGroupCommitPause time.Duration
+
+	// Masterless is set for hostd apply, which reconciles once from the operator's own file:
+	// see ReconcileLocal. Back-off is neither read nor kept, so every resource is attempted and
+	// the daemon's back-off is left as it was.
+	Masterless bool
 }
 
 // Engine applies declarations to the machine under Root and keeps the ledger of what it
@@ -56,6 +61,10 @@ type Engine struct {
 	// keptJournal is set when a group could not be rolled back and its journal is kept: no
 	// group applies until a new start has rolled it back (NewEngine does not start until then).
 	keptJournal error
+	// pkgs is what dpkg's database says of the declared packages, for the current reconcile.
+	pkgs packages
+	// pkgQueries counts the runs of dpkg-query, for tests.
+	pkgQueries int
 }
 
 // NewEngine loads the ledger and back-off state from the state dir, removes the staged files a
@@ -90,7 +99,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	removeLitter(cfg.Root, cfg.StateDir, l, cfg.Logger)
 	b := newBackoff(cfg.Interval)
-	if err := b.load(cfg.StateDir); err != nil {
+	if cfg.Masterless {
+		// Never saved either (see Reconcile): an empty back-off skips nothing.
+	} else if err := b.load(cfg.StateDir); err != nil {
 		// Back-off is an optimisation; a damaged file only means earlier retries.
 		cfg.Logger.Warn("back-off state unreadable, starting without it", "err", err)
 	}
@@ -180,19 +191,65 @@ func (e *Engine) Reconcile(ctx context.Context, d *hq.Declaration) []hq.Result {
 		// change keeps its back-off.
 		e.fails.declared(d)
 	}
+	return e.reconcile(ctx, d, start, nil).results
+}
+
+// LocalOutcome is what one masterless reconcile did.
+type LocalOutcome struct {
+	// Results has one result per declared resource, in declaration order.
+	Results []hq.Result
+	// Removed names the resources (module/name) of the declared modules that the ledger named
+	// and the declaration no longer does, removed (or forgotten, when hostd only found them).
+	Removed []string
+	// NotRemoved names those whose removal failed; they stay in the ledger.
+	NotRemoved []string
+}
+
+// ReconcileLocal applies d, the operator's own declaration, once, for hostd apply. It shares
+// the ledger, the journal and the services with the daemon, with three differences:
+//
+//   - the fencing token (the ledger's generation and digest) is neither checked nor moved, so a
+//     later hostd run fences the controller's declarations exactly as before;
+//   - only the modules d names are reconciled: what the ledger holds of other modules (the
+//     controller's, or another file's) is left alone, while what a named module no longer
+//     declares is removed;
+//   - back-off is not applied (with EngineConfig.Masterless): every resource is attempted.
+func (e *Engine) ReconcileLocal(ctx context.Context, d *hq.Declaration) LocalOutcome {
+	scope := make(map[string]bool, len(d.Modules))
+	for _, m := range d.Modules {
+		scope[m.Name] = true
+	}
+	rc := e.reconcile(ctx, d, e.cfg.Now(), scope)
+	return LocalOutcome{Results: rc.results, Removed: rc.removed, NotRemoved: rc.notRemoved}
+}
+
+// reconcile is one pass over d. With scope set, only the ledger's resources of the modules it
+// names may be removed.
+func (e *Engine) reconcile(ctx context.Context, d *hq.Declaration, start time.Time, scope map[string]bool) *reconcileRun {
 	// The root is resolved again each time: it may be a link that was moved.
 	e.confiner = newConfiner(e.cfg.Root)
-	rc := newReconcileRun(e, d, start)
-	rc.removeUndeclared(ctx)
-	results := make([]hq.Result, 0, d.ResourceCount())
+	e.pkgs = packages{}
 	for _, m := range d.Modules {
-		results = append(results, rc.module(ctx, m)...)
+		for _, r := range m.Resources {
+			if r.Kind == hq.KindPackage {
+				e.pkgs.names = append(e.pkgs.names, r.Package)
+			}
+		}
+	}
+	rc := newReconcileRun(e, d, start)
+	rc.scope = scope
+	rc.removeUndeclared(ctx)
+	rc.results = make([]hq.Result, 0, d.ResourceCount())
+	for _, m := range d.Modules {
+		rc.results = append(rc.results, rc.module(ctx, m)...)
 	}
 	e.saveLedger()
-	if err := e.fails.save(e.cfg.StateDir); err != nil {
-		e.log.Warn("saving back-off state", "err", err)
+	if !e.cfg.Masterless {
+		if err := e.fails.save(e.cfg.StateDir); err != nil {
+			e.log.Warn("saving back-off state", "err", err)
+		}
 	}
-	return results
+	return rc
 }
 
 // notApplied reports every resource of d failed, without an attempt, for err.

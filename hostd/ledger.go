@@ -44,6 +44,9 @@ type Entry struct {
 	Content string `json:"content,omitempty"`
 	// Target is the link target written for a symlink, joined under the root.
 	Target string `json:"target,omitempty"`
+	// Package is the package a present package resource installed (or adopted), to remove
+	// once it is no longer declared.
+	Package string `json:"package,omitempty"`
 	// Stat fingerprints a file as last written or checked, so an unchanged file is not re-read.
 	Stat *fingerprint `json:"stat,omitempty"`
 }

@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/meshhq/hq"
 )
@@ -40,37 +42,59 @@ func removeLitter(root, stateDir string, l *Ledger, log *slog.Logger) {
 			}
 		}
 	}
-	dirs := map[string]bool{}
-	conf := newConfiner(root)
+	// Per directory, not per path: a converged node has far fewer of them, and every one is
+	// resolved and listed at every start.
+	specDirs := map[string]bool{}
 	for _, p := range paths {
-		abs, err := under(root, p)
-		if err != nil || conf.check(abs, true) != nil {
-			continue // never applied either: nothing of it was staged
-		}
-		dirs[filepath.Dir(abs)] = true
+		specDirs[path.Dir(p)] = true
 	}
-	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
-		removeLitterIn(dir, log)
+	conf := newConfiner(root)
+	for _, dir := range slices.Sorted(maps.Keys(specDirs)) {
+		abs := filepath.Clean(root)
+		if dir != "/" {
+			var err error
+			if abs, err = under(root, dir); err != nil {
+				continue // never applied either: nothing of it was staged
+			}
+		}
+		if conf.check(filepath.Join(abs, "x"), true) != nil {
+			continue
+		}
+		removeLitterIn(abs, log)
 	}
 }
 
 func removeLitterIn(dir string, log *slog.Logger) {
-	es, err := os.ReadDir(dir)
+	es, err := readDirNames(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			log.Warn("looking for staging litter", "dir", dir, "err", err)
 		}
 		return
 	}
-	for _, e := range es {
-		if e.IsDir() || !litterName.MatchString(e.Name()) {
+	for _, n := range es {
+		if !strings.HasPrefix(n, ".hostd-") || !litterName.MatchString(n) {
 			continue
 		}
-		name := filepath.Join(dir, e.Name())
+		name := filepath.Join(dir, n)
+		if fi, err := os.Lstat(name); err != nil || fi.IsDir() {
+			continue
+		}
 		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			log.Warn("removing staging litter", "path", name, "err", err)
 			continue
 		}
 		log.Info("removed a file left by an interrupted change", "path", name)
 	}
+}
+
+// readDirNames lists dir's names, unsorted: cheaper than os.ReadDir for a directory of many
+// files, of which at most a few are litter.
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
 }

@@ -31,6 +31,14 @@ type reconcileRun struct {
 	// dropped maps a declared group (module/group) to the members the declaration no longer
 	// names, in the order to remove them: they go once the group applies.
 	dropped map[string][]string
+	// scope, when set, names the only modules whose undeclared resources may be removed (see
+	// Engine.ReconcileLocal); nil means every module.
+	scope map[string]bool
+	// results are the reconcile's, in declaration order, once it is done.
+	results []hq.Result
+	// removed and notRemoved name the undeclared resources removed, and those whose removal
+	// failed.
+	removed, notRemoved []string
 }
 
 func newReconcileRun(e *Engine, d *hq.Declaration, start time.Time) *reconcileRun {
@@ -279,8 +287,11 @@ func (rc *reconcileRun) dropOld(ctx context.Context, o *op) error {
 // holdReason says why o, checked and found not as declared, must not be changed: it would
 // overwrite what hostd found on the machine for a module that is not taken. "" when it may.
 func holdReason(m hq.DeclaredModule, o *op) string {
-	if o.abs == "" || !o.present || o.managed || m.Taken {
+	if o.abs == "" && o.decl.Kind != hq.KindPackage || !o.present || o.managed || m.Taken {
 		return ""
+	}
+	if o.decl.Kind == hq.KindPackage {
+		return packageHoldReason(m, o)
 	}
 	return fmt.Sprintf("would overwrite %s, found on this node; not applied until %s is taken", o.decl.Path, m.Name)
 }
@@ -302,7 +313,8 @@ func (o *op) adopt() {
 	switch {
 	case !o.managed:
 		r := *o.record
-		r.Wrote, r.Found = "adopted", !o.taken && o.abs != ""
+		// A package hostd found installed is no more hostd's than a file it found.
+		r.Wrote, r.Found = "adopted", !o.taken && (o.abs != "" || o.decl.Kind == hq.KindPackage && o.present)
 		o.record = &r
 	case o.record.Found && o.taken:
 		r := *o.record
@@ -379,6 +391,9 @@ func (rc *reconcileRun) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resou
 	o.entry = rc.e.ledger.Resources[o.ref]
 	switch en := o.entry; {
 	case en == nil:
+	case en.Kind == hq.KindPackage && (r.Kind != hq.KindPackage || en.Package != "" && en.Package != r.Package):
+		// Another package (or kind) now: the one installed is removed once this one applies.
+		o.old, o.entry = en, nil
 	case en.Kind == hq.KindService && r.Kind != hq.KindService:
 		// The process is stopped once what replaces it applies.
 		o.old, o.entry = en, nil

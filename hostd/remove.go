@@ -21,14 +21,14 @@ import (
 func (rc *reconcileRun) removeUndeclared(ctx context.Context) {
 	// A process hostd supervises is hostd's even if the ledger missed it.
 	for _, ref := range rc.e.sup.refs() {
-		if !rc.declared[ref] && rc.e.ledger.Resources[ref] == nil {
+		if !rc.declared[ref] && rc.e.ledger.Resources[ref] == nil && rc.inScope(ref) {
 			rc.e.sup.stop(ref)
 			rc.e.log.Info("stopped a service no longer declared", "resource", ref)
 		}
 	}
 	var gone []string
 	for ref := range rc.e.ledger.Resources {
-		if !rc.declared[ref] {
+		if !rc.declared[ref] && rc.inScope(ref) {
 			gone = append(gone, ref)
 		}
 	}
@@ -69,6 +69,15 @@ func (rc *reconcileRun) removeUndeclared(ctx context.Context) {
 	}
 }
 
+// inScope reports whether ref belongs to a module this reconcile may remove resources of.
+func (rc *reconcileRun) inScope(ref string) bool {
+	if rc.scope == nil {
+		return true
+	}
+	module, _, _ := strings.Cut(ref, "/")
+	return rc.scope[module]
+}
+
 // declaredGroups returns every group the declaration names, as module/group.
 func (rc *reconcileRun) declaredGroups() map[string]bool {
 	gs := map[string]bool{}
@@ -91,8 +100,10 @@ func (rc *reconcileRun) removeGone(ctx context.Context, ref string) {
 	}
 	if err := rc.e.removeEntry(ctx, ref, en); err != nil {
 		rc.e.log.Error("removing a resource no longer declared; will retry", "resource", ref, "path", en.Path, "err", err)
+		rc.notRemoved = append(rc.notRemoved, ref)
 		return
 	}
+	rc.removed = append(rc.removed, ref)
 	if en.Found {
 		rc.e.log.Info("forgot a resource no longer declared, leaving what hostd found there", "resource", ref, "kind", en.Kind, "path", en.Path)
 	} else {
@@ -111,6 +122,8 @@ func (e *Engine) removeEntry(ctx context.Context, ref string, en *Entry) error {
 	case hq.KindService:
 		e.sup.stop(ref)
 		return nil
+	case hq.KindPackage:
+		return e.removePackage(ctx, en.Package)
 	case hq.KindFile, hq.KindSymlink, hq.KindDirectory:
 		abs, err := under(e.cfg.Root, en.Path)
 		if err != nil {

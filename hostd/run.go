@@ -25,6 +25,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	lock, err := lockStateDir(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log,
 		StopServicesOnExit: cfg.StopServicesOnExit, FailpointGroupCommitPause: cfg.FailpointGroupCommitPause})
 	if err != nil {

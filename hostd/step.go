@@ -32,6 +32,7 @@ var steps = map[string]step{
 	hq.KindAbsent:    absentStep{},
 	hq.KindAction:    actionStep{},
 	hq.KindService:   serviceStep{},
+	hq.KindPackage:   packageStep{},
 }
 
 // op carries one resource through its steps.
@@ -57,6 +58,8 @@ type op struct {
 	// unhealthy is why a running service, healthy after its start, failed its health check:
 	// commit restarts it, and names this when it is still not healthy.
 	unhealthy error
+	// pkg is what dpkg's database says of a package.
+	pkg pkgState
 
 	// Set by stage and commit, for commit, undo and finish.
 	staged    string

@@ -397,8 +397,13 @@ func (s *supervisor) adopt() {
 		s.procs[ref] = p
 		s.log.Info("re-adopted a running service", "resource", ref, "pid", r.Pid)
 	}
+	// Rewritten only when a record is dropped: a start that adopts all of them (or finds
+	// none) has nothing to change, and a one-shot hostd apply should not pay two fsyncs for it.
+	same := len(s.procs) == len(recs)
 	s.mu.Unlock()
-	s.save()
+	if !same {
+		s.save()
+	}
 }
 
 // procStart reads a process's start time from /proc/<pid>/stat (field 22).

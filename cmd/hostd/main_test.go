@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -79,6 +80,46 @@ func TestStopServicesOnExit(t *testing.T) {
 		if !ok || code != 0 || cfg.StopServicesOnExit != c.want {
 			t.Errorf("%q with HOSTD_STOP_SERVICES_ON_EXIT=%q: ok %v, exit %d, stop services %v; stderr %q",
 				c.args, c.env, ok, code, cfg.StopServicesOnExit, errOut.String())
+		}
+	}
+}
+
+func TestApplyUsageAndExitCodes(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-h"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "hostd apply [--module NAME] [--take] FILE") || !strings.Contains(out.String(), "6 when both") {
+		t.Fatalf("usage does not document apply:\n%s", out.String())
+	}
+	for _, args := range [][]string{{"apply"}, {"apply", "a", "b"}, {"apply", "--bogus", "a"}} {
+		out.Reset()
+		errOut.Reset()
+		if code := run(args, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "Usage:") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errOut.String())
+		}
+	}
+	dir := t.TempDir()
+	t.Setenv("HOSTD_ROOT", filepath.Join(dir, "root"))
+	t.Setenv("HOSTD_STATE_DIR", filepath.Join(dir, "state"))
+	file := filepath.Join(dir, "web.json")
+	write := func(s string) {
+		if err := os.WriteFile(file, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		module string
+		code   int
+		out    string
+	}{
+		{`{"resources":[{"name":"a","kind":"file","path":"/a","content":"1"}]}`, 2, "changed web/a\napplied 1 resource(s)\n"},
+		{`{"resources":[{"name":"a","kind":"file","path":"/a","content":"1"}]}`, 0, "applied 1 resource(s)\n"},
+		{`{"resources":[{"name":"a","kind":"file","path":"/a","content":"2","validate":["false"]}]}`, 4, "failed web/a: validate: exit status 1\napplied 0 resource(s), 1 failed\n"},
+		{`{"resources":[{"name":"a","kind":"nope"}]}`, 1, ""},
+	} {
+		write(c.module)
+		out.Reset()
+		errOut.Reset()
+		if code := run([]string{"apply", file}, &out, &errOut); code != c.code || out.String() != c.out {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d, %q", c.module, code, out.String(), errOut.String(), c.code, c.out)
 		}
 	}
 }
