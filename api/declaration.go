@@ -83,6 +83,11 @@ func pollParams(r *http.Request, maxWait time.Duration) (after int64, wait time.
 }
 
 func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
+	committed := false
+	if s.Reports != nil {
+		start := time.Now()
+		defer func() { s.Reports.ObserveReport(committed, time.Since(start)) }()
+	}
 	t, err := readTarget(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -98,6 +103,7 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	committed = true
 	setETag(w, resp.Generation)
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -65,3 +65,7 @@ DELETE FROM sends WHERE id IN (
     WHERE w.id > @after AND w.id <= @until AND COALESCE(w.outcome_at, w.sent_at) < @cutoff
       AND w.id < COALESCE((SELECT k.id FROM sends k WHERE k.node = w.node ORDER BY k.id DESC LIMIT 1 OFFSET @keep), 0)
 );
+
+-- name: SendCountByOutcome :many
+-- Every recorded send (as retention keeps them) by outcome, for /metrics.
+SELECT outcome, COUNT(*) AS sends FROM sends GROUP BY outcome ORDER BY outcome;

@@ -21,40 +21,6 @@ func (q *Queries) NodeBumpGeneration(ctx context.Context, name string) (int64, e
 	return generation, err
 }
 
-const nodeBumpGenerationByModule = `-- name: NodeBumpGenerationByModule :many
-UPDATE nodes SET generation = generation + 1
-WHERE name IN (SELECT node FROM assignments WHERE module = ?1)
-RETURNING name, generation
-`
-
-type NodeBumpGenerationByModuleRow struct {
-	Name       string
-	Generation int64
-}
-
-func (q *Queries) NodeBumpGenerationByModule(ctx context.Context, module string) ([]NodeBumpGenerationByModuleRow, error) {
-	rows, err := q.query(ctx, q.nodeBumpGenerationByModuleStmt, nodeBumpGenerationByModule, module)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []NodeBumpGenerationByModuleRow{}
-	for rows.Next() {
-		var i NodeBumpGenerationByModuleRow
-		if err := rows.Scan(&i.Name, &i.Generation); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const nodeBumpGenerations = `-- name: NodeBumpGenerations :many
 UPDATE nodes SET generation = generation + 1
 WHERE name IN (SELECT value FROM json_each(?1))

@@ -102,9 +102,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeBumpGenerationStmt, err = db.PrepareContext(ctx, nodeBumpGeneration); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeBumpGeneration: %w", err)
 	}
-	if q.nodeBumpGenerationByModuleStmt, err = db.PrepareContext(ctx, nodeBumpGenerationByModule); err != nil {
-		return nil, fmt.Errorf("error preparing query NodeBumpGenerationByModule: %w", err)
-	}
 	if q.nodeBumpGenerationsStmt, err = db.PrepareContext(ctx, nodeBumpGenerations); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeBumpGenerations: %w", err)
 	}
@@ -248,6 +245,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.resourceStateRetryListStmt, err = db.PrepareContext(ctx, resourceStateRetryList); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRetryList: %w", err)
+	}
+	if q.sendCountByOutcomeStmt, err = db.PrepareContext(ctx, sendCountByOutcome); err != nil {
+		return nil, fmt.Errorf("error preparing query SendCountByOutcome: %w", err)
 	}
 	if q.sendFindStmt, err = db.PrepareContext(ctx, sendFind); err != nil {
 		return nil, fmt.Errorf("error preparing query SendFind: %w", err)
@@ -442,11 +442,6 @@ func (q *Queries) Close() error {
 	if q.nodeBumpGenerationStmt != nil {
 		if cerr := q.nodeBumpGenerationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeBumpGenerationStmt: %w", cerr)
-		}
-	}
-	if q.nodeBumpGenerationByModuleStmt != nil {
-		if cerr := q.nodeBumpGenerationByModuleStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing nodeBumpGenerationByModuleStmt: %w", cerr)
 		}
 	}
 	if q.nodeBumpGenerationsStmt != nil {
@@ -689,6 +684,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateRetryListStmt: %w", cerr)
 		}
 	}
+	if q.sendCountByOutcomeStmt != nil {
+		if cerr := q.sendCountByOutcomeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendCountByOutcomeStmt: %w", cerr)
+		}
+	}
 	if q.sendFindStmt != nil {
 		if cerr := q.sendFindStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sendFindStmt: %w", cerr)
@@ -854,7 +854,6 @@ type Queries struct {
 	moduleRevisionInsertStmt              *sql.Stmt
 	moduleUpsertStmt                      *sql.Stmt
 	nodeBumpGenerationStmt                *sql.Stmt
-	nodeBumpGenerationByModuleStmt        *sql.Stmt
 	nodeBumpGenerationsStmt               *sql.Stmt
 	nodeExistsByTokenHashStmt             *sql.Stmt
 	nodeGenerationListStmt                *sql.Stmt
@@ -903,6 +902,7 @@ type Queries struct {
 	resourceStateRemoveOnNodesStmt        *sql.Stmt
 	resourceStateRequestRetryStmt         *sql.Stmt
 	resourceStateRetryListStmt            *sql.Stmt
+	sendCountByOutcomeStmt                *sql.Stmt
 	sendFindStmt                          *sql.Stmt
 	sendGetStmt                           *sql.Stmt
 	sendInsertStmt                        *sql.Stmt
@@ -955,7 +955,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		moduleRevisionInsertStmt:              q.moduleRevisionInsertStmt,
 		moduleUpsertStmt:                      q.moduleUpsertStmt,
 		nodeBumpGenerationStmt:                q.nodeBumpGenerationStmt,
-		nodeBumpGenerationByModuleStmt:        q.nodeBumpGenerationByModuleStmt,
 		nodeBumpGenerationsStmt:               q.nodeBumpGenerationsStmt,
 		nodeExistsByTokenHashStmt:             q.nodeExistsByTokenHashStmt,
 		nodeGenerationListStmt:                q.nodeGenerationListStmt,
@@ -1004,6 +1003,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateRemoveOnNodesStmt:        q.resourceStateRemoveOnNodesStmt,
 		resourceStateRequestRetryStmt:         q.resourceStateRequestRetryStmt,
 		resourceStateRetryListStmt:            q.resourceStateRetryListStmt,
+		sendCountByOutcomeStmt:                q.sendCountByOutcomeStmt,
 		sendFindStmt:                          q.sendFindStmt,
 		sendGetStmt:                           q.sendGetStmt,
 		sendInsertStmt:                        q.sendInsertStmt,
