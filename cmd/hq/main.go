@@ -27,6 +27,8 @@ commands:
   demo      run a controller and three hosts on temporary roots, for a first look
   key       print the controller's public signing key (and its fingerprint), to provision
             hosts with as HOSTD_CONTROLLER_KEY; it is made beside HQ_DB if there is none yet
+  backup    FILE: copy the database at HQ_DB to FILE, consistently, while hq serves
+            (and its signing key to FILE.key); see docs/operating.md for the restore
 
 environment:
 `
@@ -61,6 +63,8 @@ func main() {
 		err = demo(ctx, cfg)
 	case "key":
 		err = printKey(cfg)
+	case "backup":
+		err = backup(ctx, cfg, os.Args[2:])
 	default:
 		printUsage()
 		os.Exit(2)
