@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/kelseyhightower/envconfig"
@@ -30,7 +31,9 @@ commands:
   backup    FILE: copy the database at HQ_DB to FILE, consistently, while hq serves
             (and its signing key to FILE.key); see docs/operating.md for the restore
 
-environment:
+operator commands (they speak the API at HQ_URL with HQ_ADMIN_TOKEN; -h on each says more):
+%s
+environment of serve, migrate, demo, key and backup:
 `
 
 func main() {
@@ -41,6 +44,12 @@ func main() {
 	if isHelp(os.Args[1]) {
 		printUsage()
 		return
+	}
+	if _, ok := operators[os.Args[1]]; ok {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := runOperator(ctx, os.Args[1], os.Args[2:], os.Stdout, os.Stderr, os.Getenv)
+		stop()
+		os.Exit(code)
 	}
 	if len(os.Args) > 2 && isHelp(os.Args[2]) {
 		printUsage()
@@ -86,7 +95,11 @@ func migrate(ctx context.Context, cfg controller.Config) error {
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "help" }
 
 func printUsage() {
-	fmt.Fprint(os.Stderr, usage)
+	var ops strings.Builder
+	for _, name := range operatorNames {
+		fmt.Fprintf(&ops, "  %-9s %s\n            %s\n", name, operators[name].args, operators[name].summary)
+	}
+	fmt.Fprintf(os.Stderr, usage, ops.String())
 	envconfig.Usagef("HQ", &controller.Config{}, os.Stderr, envconfig.DefaultTableFormat)
 }
 
