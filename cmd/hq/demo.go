@@ -154,6 +154,7 @@ each logging to its own file there (hq.log, web-1/hostd.log, ...)
   hq node edge-1
   hq take edge-1 route-proxy
   curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/metrics
+
   status page: %[1]s/ (any user name, the token as password)
 
 Ctrl-C stops it all.

@@ -97,7 +97,7 @@ func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "help" }
 func printUsage() {
 	var ops strings.Builder
 	for _, name := range operatorNames {
-		fmt.Fprintf(&ops, "  %-9s %s\n            %s\n", name, operators[name].args, operators[name].summary)
+		fmt.Fprintf(&ops, "  %s\n            %s\n", strings.TrimSpace(fmt.Sprintf("%-9s %s", name, operators[name].args)), operators[name].summary)
 	}
 	fmt.Fprintf(os.Stderr, usage, ops.String())
 	envconfig.Usagef("HQ", &controller.Config{}, os.Stderr, envconfig.DefaultTableFormat)
