@@ -60,7 +60,9 @@ func diffResources(from, to []hq.Resource) resourceDiff {
 }
 
 // rows is how many resource rows the diff writes on one node.
-func (d resourceDiff) rows() int { return len(d.added) + len(d.changed) + len(d.moved) + len(d.removed) }
+func (d resourceDiff) rows() int {
+	return len(d.added) + len(d.changed) + len(d.moved) + len(d.removed)
+}
 
 // redeclare writes the diff on every node named, a statement per kind of change (and one per
 // changed or moved resource), however many nodes there are. The triggers record every change

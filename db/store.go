@@ -7,8 +7,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"sync"
@@ -60,9 +60,9 @@ type Store struct {
 	// MoveEvery is how often the mover looks for work nobody told it of.
 	MoveEvery time.Duration
 	// Log receives what the store's own goroutines have to say.
-	Log *slog.Logger
-	closeOnce  sync.Once
-	closeErr   error
+	Log       *slog.Logger
+	closeOnce sync.Once
+	closeErr  error
 	// trouble is set while writes fail for a reason an operator must fix (a full disk), and
 	// cleared by the next write that succeeds.
 	trouble atomic.Pointer[WriteTrouble]
