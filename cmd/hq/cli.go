@@ -28,7 +28,7 @@ var operators = map[string]operator{
 	"status": {"", "the mesh at a glance: nodes by status and the lines that need a look", cmdStatus, nil},
 	"nodes":  {"[--status S] [--selector SEL]", "every node with its status, generation and last report line", cmdNodes, nodesFlags},
 	"node":   {"NAME", "one node: its status lines, last report, assignments, what is not applied", cmdNode, nil},
-	"module": {"push NAME FILE", "upload FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME", cmdModule, nil},
+	"module": {"push|plan NAME FILE", "push uploads FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME; plan says what that would do, and does nothing", cmdModule, nil},
 	"assign": {"NODE MODULE [--taken]", "assign a module to a node", cmdAssign, assignFlags},
 	"take":   {"NODE MODULE", "let an assigned module adopt what it finds on the node", cmdTake, nil},
 	"label":  {"NODE k=v…", "replace a node's labels", cmdLabel, nil},
@@ -288,16 +288,23 @@ func prefixed(p, s string) string {
 }
 
 func cmdModule(ctx context.Context, o *cliRun, args []string) error {
-	if len(args) == 0 || args[0] != "push" {
-		return usageError("want push NAME FILE")
+	if len(args) == 0 || (args[0] != "push" && args[0] != "plan") {
+		return usageError("want push NAME FILE or plan NAME FILE")
 	}
-	if err := wantArgs(args[1:], 2, "push NAME FILE"); err != nil {
+	if err := wantArgs(args[1:], 2, args[0]+" NAME FILE"); err != nil {
 		return err
 	}
 	name := args[1]
 	resources, err := readModuleFile(args[2])
 	if err != nil {
 		return err
+	}
+	if args[0] == "plan" {
+		plan, err := o.c.PlanModule(ctx, name, resources)
+		if err != nil {
+			return err
+		}
+		return o.print(plan, func() []string { return planLines(plan) })
 	}
 	res, err := o.c.PutModule(ctx, name, resources)
 	if err != nil {
@@ -324,6 +331,42 @@ func cmdModule(ctx context.Context, o *cliRun, args []string) error {
 		}
 		return []string{line}
 	})
+}
+
+// planLines says what an upload would do, a line per part that applies.
+func planLines(p client.Plan) []string {
+	if p.Unchanged {
+		return []string{fmt.Sprintf("%s: unchanged, revision %d stays; nothing would move", p.Module, p.Revision)}
+	}
+	var parts []string
+	for _, part := range []struct {
+		what  string
+		names []string
+	}{{"added", p.Added}, {"changed", p.Changed}, {"moved", p.Moved}, {"removed", p.Removed}} {
+		if len(part.names) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(part.names), part.what, strings.Join(part.names, ", ")))
+		}
+	}
+	line := fmt.Sprintf("%s: would make revision %d", p.Module, p.Revision)
+	if len(parts) > 0 {
+		line += ": " + strings.Join(parts, ", ")
+	}
+	lines := []string{line}
+	for _, c := range p.Conflicts {
+		lines = append(lines, "conflict: "+c+"; the upload would be refused")
+	}
+	if len(p.Conflicts) == 0 {
+		var moves []string
+		for _, n := range p.Nodes {
+			moves = append(moves, fmt.Sprintf("%s (generation %d → %d)", n.Node, n.Generation, n.ToGeneration))
+		}
+		if len(moves) > 0 {
+			lines = append(lines, fmt.Sprintf("would move %d node(s): %s", len(moves), strings.Join(moves, ", ")))
+		} else {
+			lines = append(lines, "would move no node: the module is assigned to none")
+		}
+	}
+	return lines
 }
 
 // readModuleFile reads a module's resources from a JSON file: {"resources":[…]}, as PUT

@@ -79,6 +79,14 @@ func TestCLI(t *testing.T) {
 	if out := e.ok("take", "web-1", "app"); out != "web-1: app taken, generation 1\n" {
 		t.Errorf("take: %q", out)
 	}
+	mod2 := filepath.Join(t.TempDir(), "app2.json")
+	os.WriteFile(mod2, []byte(`[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"y"},{"name":"more","kind":"directory","path":"/srv/app"}]`), 0o644)
+	if out, want := e.ok("module", "plan", "app", mod2), "app: would make revision 2: 1 added (more), 1 changed (conf)\nwould move 1 node(s): web-1 (generation 1 → 2)\n"; out != want {
+		t.Errorf("module plan:\n%s\nwant\n%s", out, want)
+	}
+	if out := e.ok("module", "plan", "app", mod); out != "app: unchanged, revision 1 stays; nothing would move\n" {
+		t.Errorf("module plan of the same module: %q", out)
+	}
 	out := e.ok("node", "web-1")
 	for _, want := range []string{"web-1: new\n", "  new: never reported\n", "generation 1 (applied 0)\n", "assigned app revision 1, taken\n", "app/conf pending\n"} {
 		if !strings.Contains(out, want) {
