@@ -85,26 +85,38 @@ func pollParams(r *http.Request, maxWait time.Duration) (after int64, wait time.
 }
 
 func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	// observe counts the report before it is answered, so a scrape after the answer sees it.
+	observe := func(committed bool) {
+		if s.Reports != nil {
+			s.Reports.ObserveReport(committed, time.Since(start))
+		}
+	}
+	fail := func(err error) {
+		observe(false)
+		s.writeError(w, r, err)
+	}
 	t, err := readTarget(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		fail(err)
 		return
 	}
 	body, err := readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
+		fail(err)
 		return
 	}
 	rep, err := decodeReport(body)
 	if err != nil {
-		s.writeError(w, r, err)
+		fail(err)
 		return
 	}
 	resp, err := s.Store.Ingest(r.Context(), t.node, rep, db.IngestOptions{IfMatch: t.ifMatch, Signed: s.signed})
 	if err != nil {
-		s.writeError(w, r, err)
+		fail(err)
 		return
 	}
+	observe(true)
 	setETag(w, resp.Generation)
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -29,6 +30,10 @@ func (s *Server) putModule(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Resources == nil {
 		s.writeError(w, r, &hq.Error{Code: hq.CodeInvalid, Message: "a module needs a resources list", Details: []hq.FieldError{{Field: "resources", Message: "is required (it may be empty)"}}})
+		return
+	}
+	if dry, err := dryRun(r); err != nil || dry {
+		s.planModule(w, r, module, req.Resources, err)
 		return
 	}
 	res, err := s.Store.PutModule(r.Context(), module, req.Resources)
@@ -64,4 +69,33 @@ func (s *Server) getModule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, m)
+}
+
+// dryRun reads ?dry_run=: true asks what an upload would do, and does nothing.
+func dryRun(r *http.Request) (bool, error) {
+	v := r.URL.Query().Get("dry_run")
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, hq.Errorf(hq.CodeBadRequest, "dry_run must be true or false")
+	}
+	return b, nil
+}
+
+// planModule answers PUT /modules/{module}?dry_run=true with what the upload would do: the
+// revision, the resources added, changed and removed, the nodes whose generation would move,
+// and what would refuse it. Nothing is written.
+func (s *Server) planModule(w http.ResponseWriter, r *http.Request, module string, resources []hq.Resource, err error) {
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	plan, err := s.Store.PlanModule(r.Context(), module, resources)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, plan)
 }

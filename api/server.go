@@ -33,6 +33,16 @@ type Server struct {
 	MaxReportsInFlight int
 	RetryAfter         int
 	reports            *admission
+	// Metrics, when set, is served at GET /metrics to the operator.
+	Metrics http.Handler
+	// Reports, when set, is told of every report admitted: whether it was committed, and how
+	// long taking it in took.
+	Reports ReportObserver
+}
+
+// ReportObserver counts and times the reports taken in, for /metrics.
+type ReportObserver interface {
+	ObserveReport(committed bool, took time.Duration)
 }
 
 // DefaultMaxReportsInFlight is enough to keep both cores decoding while the writer commits.
@@ -41,6 +51,9 @@ const DefaultMaxReportsInFlight = 32
 // Routes mounts the API under /api/v1 and /healthz on r.
 func (s *Server) Routes(r chi.Router) {
 	r.Get("/healthz", s.healthz)
+	if s.Metrics != nil {
+		r.With(s.operatorOnly).Method(http.MethodGet, "/metrics", s.Metrics)
+	}
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Get("/controller-key", s.controllerKey)
 		r.Group(func(r chi.Router) {

@@ -36,7 +36,8 @@ type Config struct {
 	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"32" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
 	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
 	// MaxConns is sized for a fleet: every node holds one connection open for its long-poll.
-	MaxConns int `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
+	MaxConns    int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
+	MetricsAddr string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
 }
 
 // Check reports the first thing in c that would stop the controller from running.
@@ -89,6 +90,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	}
 	srv := &api.Server{Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Key: key, Log: log, MaxWait: maxWait,
 		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter}
+	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, log)
+	if err != nil {
+		return err
+	}
+	defer closeMetrics()
 	pages, err := webui.New(store, cfg.AdminToken, log)
 	if err != nil {
 		return err
@@ -113,6 +119,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	bg, stopBackground := context.WithCancel(ctx)
 	defer stopBackground() // before the wait above
 	background.Go(func() { prune(bg, store, retention, cfg.PruneEvery, log) })
+	if serveMetrics != nil {
+		background.Go(func() { serveMetrics(bg) })
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -49,3 +49,10 @@ func (s *Store) resources(ctx context.Context, q *dbsqlc.Queries, module string,
 	s.revisions.m[k] = rs
 	return rs, nil
 }
+
+// clear forgets every decoded revision.
+func (r *revisions) clear() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m = nil
+}

@@ -190,8 +190,17 @@ func (s *Store) tx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error 
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
+	dry := ctx.Value(dryRunKey{}) != nil
+	if dry {
+		// What the rolled-back transaction decoded may name revisions that will never exist;
+		// forgotten before the rollback lets another writer make them for real.
+		defer s.revisions.clear()
+	}
 	if err := fn(s.wq.WithTx(tx)); err != nil {
 		return err
+	}
+	if dry {
+		return errDryRun
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)

@@ -22,6 +22,8 @@ type Config struct {
 	// StopServicesOnExit is also set by hostd run --stop-services-on-exit.
 	StopServicesOnExit bool `envconfig:"STOP_SERVICES_ON_EXIT" desc:"1: stop every service when hostd exits (as hostd run --stop-services-on-exit does), for taking a node out of service; by default services keep running across a restart of hostd and are re-adopted"`
 
+	MetricsFile string `envconfig:"METRICS_FILE" desc:"write the figures of every reconcile here for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/hostd.prom), atomically"`
+
 	// FailpointGroupCommitPause is for tests only; see EngineConfig.
 	FailpointGroupCommitPause time.Duration `envconfig:"FAILPOINT_GROUP_COMMIT_PAUSE" desc:"for tests only: sleep this long after a group's first commit, logging \"failpoint: paused between group commits\", so a test can kill hostd mid-group"`
 }

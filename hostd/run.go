@@ -44,7 +44,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 		return fmt.Errorf("controller key: %w", err)
 	}
-	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}, logged: map[*hq.Report]string{}}
+	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}, logged: map[*hq.Report]string{},
+		metrics: newTextfile(cfg.MetricsFile)}
 	a.current = a.loadDeclaration(key)
 
 	decls := make(chan incoming)
@@ -115,6 +116,8 @@ type daemon struct {
 	// decides what is stuck, so when its line for a report differs, hostd logs that one too:
 	// host and controller end up with the same words for every report.
 	logged map[*hq.Report]string
+	// metrics writes HOSTD_METRICS_FILE after every reconcile; nil writes nothing.
+	metrics *textfile
 }
 
 // loadDeclaration returns the declaration kept from the last run if it still verifies and is
@@ -178,6 +181,7 @@ func (a *daemon) reconcileAndReport(ctx context.Context) {
 	rep.FinishedAt = time.Now().UTC()
 	line := hq.TallyResults(rep.Results, sent, func(ref string) bool { return a.stuck[ref] }).Line()
 	a.log.Info(line, "generation", rep.Generation)
+	a.metrics.write(rep, a.log)
 	if len(a.logged) > 16 { // reports the reporter dropped for newer ones are never answered
 		clear(a.logged)
 	}

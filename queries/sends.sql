@@ -68,3 +68,7 @@ DELETE FROM sends WHERE id IN (
           FROM (SELECT DISTINCT d.node FROM sends d WHERE d.id > @after AND d.id <= @until) n) kept ON kept.node = w.node
     WHERE w.id > @after AND w.id <= @until AND COALESCE(w.outcome_at, w.sent_at) < @cutoff AND w.id < COALESCE(kept.from_id, 0)
 );
+
+-- name: SendCountByOutcome :many
+-- Every recorded send (as retention keeps them) by outcome, for /metrics.
+SELECT outcome, COUNT(*) AS sends FROM sends GROUP BY outcome ORDER BY outcome;

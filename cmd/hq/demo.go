@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +15,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/client"
 	"github.com/meshhq/hq/controller"
 )
 
@@ -59,7 +57,7 @@ func demo(ctx context.Context, cfg controller.Config) error {
 		return err
 	}
 	base := "http://" + addr
-	hosts, err := demoClient{base: base + "/api/v1", token: cfg.AdminToken}.setUp(dir)
+	hosts, err := setUpDemo(ctx, client.New(base, cfg.AdminToken), dir)
 	if err == nil {
 		err = startHosts(ctx, &hostsRunning, hostdBin, base, controller.KeyPath(cfg.DB), hosts)
 	}
@@ -149,16 +147,22 @@ each logging to its own file there (hq.log, web-1/hostd.log, ...)
   curl -s -X POST -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/edge-1/assignments/route-proxy/take
   curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/app-1/transitions
   sqlite3 %[4]s 'SELECT node, module, resource, from_state, to_state, at FROM transitions'
+
+  the same with the CLI (hq, or go run ./cmd/hq from the source tree):
+  export HQ_URL=%[1]s
+  hq status
+  hq node edge-1
+  hq take edge-1 route-proxy
+  curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/metrics
+
   status page: %[1]s/ (any user name, the token as password)
 
 Ctrl-C stops it all.
 `
 
-type demoClient struct{ base, token string }
-
-// setUp registers the demo's nodes, uploads and assigns its modules, and returns the hosts'
+// setUpDemo registers the demo's nodes, uploads and assigns its modules, and returns the hosts'
 // configurations.
-func (c demoClient) setUp(dir string) ([]demoHost, error) {
+func setUpDemo(ctx context.Context, c *client.Client, dir string) ([]demoHost, error) {
 	modules := map[string][]hq.Resource{
 		"motd": {{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "managed by hq\n"}},
 		"web": {
@@ -177,19 +181,19 @@ func (c demoClient) setUp(dir string) ([]demoHost, error) {
 		},
 	}
 	for name, rs := range modules {
-		if err := c.call("PUT", "/modules/"+name, map[string][]hq.Resource{"resources": rs}, nil); err != nil {
+		if _, err := c.PutModule(ctx, name, rs); err != nil {
 			return nil, err
 		}
 	}
 	assign := map[string][]string{"web-1": {"motd", "web"}, "edge-1": {"motd", "route-proxy"}, "app-1": {"motd", "app"}}
 	var hosts []demoHost
 	for _, node := range []string{"web-1", "edge-1", "app-1"} {
-		var reg struct{ Token string }
-		if err := c.call("POST", "/nodes", map[string]string{"name": node}, &reg); err != nil {
+		reg, err := c.Register(ctx, node)
+		if err != nil {
 			return nil, err
 		}
 		for _, m := range assign[node] {
-			if err := c.call("PUT", "/nodes/"+node+"/assignments/"+m, map[string]bool{"taken": false}, nil); err != nil {
+			if _, err := c.Assign(ctx, node, m, false); err != nil {
 				return nil, err
 			}
 		}
@@ -205,30 +209,4 @@ func (c demoClient) setUp(dir string) ([]demoHost, error) {
 		return nil, err
 	}
 	return hosts, os.WriteFile(found, []byte("a CA left by an earlier attempt\n"), 0o644)
-}
-
-func (c demoClient) call(method, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequest(method, c.base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		var e struct{ Error hq.Error }
-		json.NewDecoder(resp.Body).Decode(&e)
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, e.Error.Message)
-	}
-	if out == nil {
-		return nil
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
 }

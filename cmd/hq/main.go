@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/kelseyhightower/envconfig"
@@ -27,8 +28,12 @@ commands:
   demo      run a controller and three hosts on temporary roots, for a first look
   key       print the controller's public signing key (and its fingerprint), to provision
             hosts with as HOSTD_CONTROLLER_KEY; it is made beside HQ_DB if there is none yet
+  backup    FILE: copy the database at HQ_DB to FILE, consistently, while hq serves
+            (and its signing key to FILE.key); see docs/operating.md for the restore
 
-environment:
+operator commands (they speak the API at HQ_URL with HQ_ADMIN_TOKEN; -h on each says more):
+%s
+environment of serve, migrate, demo, key and backup:
 `
 
 func main() {
@@ -39,6 +44,12 @@ func main() {
 	if isHelp(os.Args[1]) {
 		printUsage()
 		return
+	}
+	if _, ok := operators[os.Args[1]]; ok {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := runOperator(ctx, os.Args[1], os.Args[2:], os.Stdout, os.Stderr, os.Getenv)
+		stop()
+		os.Exit(code)
 	}
 	if len(os.Args) > 2 && isHelp(os.Args[2]) {
 		printUsage()
@@ -61,6 +72,8 @@ func main() {
 		err = demo(ctx, cfg)
 	case "key":
 		err = printKey(cfg)
+	case "backup":
+		err = backup(ctx, cfg, os.Args[2:])
 	default:
 		printUsage()
 		os.Exit(2)
@@ -82,7 +95,11 @@ func migrate(ctx context.Context, cfg controller.Config) error {
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "help" }
 
 func printUsage() {
-	fmt.Fprint(os.Stderr, usage)
+	var ops strings.Builder
+	for _, name := range operatorNames {
+		fmt.Fprintf(&ops, "  %s\n            %s\n", strings.TrimSpace(fmt.Sprintf("%-9s %s", name, operators[name].args)), operators[name].summary)
+	}
+	fmt.Fprintf(os.Stderr, usage, ops.String())
 	envconfig.Usagef("HQ", &controller.Config{}, os.Stderr, envconfig.DefaultTableFormat)
 }
 

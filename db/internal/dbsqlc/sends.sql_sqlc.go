@@ -10,6 +10,39 @@ import (
 	"database/sql"
 )
 
+const sendCountByOutcome = `-- name: SendCountByOutcome :many
+SELECT outcome, COUNT(*) AS sends FROM sends GROUP BY outcome ORDER BY outcome
+`
+
+type SendCountByOutcomeRow struct {
+	Outcome string
+	Sends   int64
+}
+
+// Every recorded send (as retention keeps them) by outcome, for /metrics.
+func (q *Queries) SendCountByOutcome(ctx context.Context) ([]SendCountByOutcomeRow, error) {
+	rows, err := q.query(ctx, q.sendCountByOutcomeStmt, sendCountByOutcome)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SendCountByOutcomeRow{}
+	for rows.Next() {
+		var i SendCountByOutcomeRow
+		if err := rows.Scan(&i.Outcome, &i.Sends); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sendFind = `-- name: SendFind :one
 SELECT id, node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason FROM sends WHERE node = ?1 AND generation = ?2 AND digest = ?3
 ORDER BY id DESC LIMIT 1

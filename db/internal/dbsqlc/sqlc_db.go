@@ -252,6 +252,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateRetryListStmt, err = db.PrepareContext(ctx, resourceStateRetryList); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRetryList: %w", err)
 	}
+	if q.sendCountByOutcomeStmt, err = db.PrepareContext(ctx, sendCountByOutcome); err != nil {
+		return nil, fmt.Errorf("error preparing query SendCountByOutcome: %w", err)
+	}
 	if q.sendFindStmt, err = db.PrepareContext(ctx, sendFind); err != nil {
 		return nil, fmt.Errorf("error preparing query SendFind: %w", err)
 	}
@@ -697,6 +700,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateRetryListStmt: %w", cerr)
 		}
 	}
+	if q.sendCountByOutcomeStmt != nil {
+		if cerr := q.sendCountByOutcomeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing sendCountByOutcomeStmt: %w", cerr)
+		}
+	}
 	if q.sendFindStmt != nil {
 		if cerr := q.sendFindStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sendFindStmt: %w", cerr)
@@ -912,6 +920,7 @@ type Queries struct {
 	resourceStateRemoveOnNodesStmt        *sql.Stmt
 	resourceStateRequestRetryStmt         *sql.Stmt
 	resourceStateRetryListStmt            *sql.Stmt
+	sendCountByOutcomeStmt                *sql.Stmt
 	sendFindStmt                          *sql.Stmt
 	sendGetStmt                           *sql.Stmt
 	sendInsertStmt                        *sql.Stmt
@@ -1014,6 +1023,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateRemoveOnNodesStmt:        q.resourceStateRemoveOnNodesStmt,
 		resourceStateRequestRetryStmt:         q.resourceStateRequestRetryStmt,
 		resourceStateRetryListStmt:            q.resourceStateRetryListStmt,
+		sendCountByOutcomeStmt:                q.sendCountByOutcomeStmt,
 		sendFindStmt:                          q.sendFindStmt,
 		sendGetStmt:                           q.sendGetStmt,
 		sendInsertStmt:                        q.sendInsertStmt,

@@ -1,0 +1,476 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/client"
+)
+
+// operator is one CLI command that speaks the API: its synopsis, what it does, and how.
+type operator struct {
+	args, summary string
+	run           func(ctx context.Context, o *cliRun, args []string) error
+	flags         func(fs *flag.FlagSet, o *cliRun)
+}
+
+// operators are the commands of the operator CLI, each a thin face of one API call.
+var operators = map[string]operator{
+	"status": {"", "the mesh at a glance: nodes by status and the lines that need a look", cmdStatus, nil},
+	"nodes":  {"[--status S] [--selector SEL]", "every node with its status, generation and last report line", cmdNodes, nodesFlags},
+	"node":   {"NAME", "one node: its status lines, last report, assignments, what is not applied", cmdNode, nil},
+	"module": {"push|plan NAME FILE", "push uploads FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME; plan says what that would do, and does nothing", cmdModule, nil},
+	"assign": {"NODE MODULE [--taken]", "assign a module to a node", cmdAssign, assignFlags},
+	"take":   {"NODE MODULE", "let an assigned module adopt what it finds on the node", cmdTake, nil},
+	"label":  {"NODE k=v…", "replace a node's labels", cmdLabel, nil},
+	"retry":  {"NODE MODULE/RESOURCE", "start a failed or stuck resource over, and drop the host's back-off for it", cmdRetry, nil},
+}
+
+// operatorNames lists the commands in the order usage shows them.
+var operatorNames = []string{"status", "nodes", "node", "module", "assign", "take", "label", "retry"}
+
+const cliEnvironment = `
+environment:
+  HQ_URL          the controller (default http://127.0.0.1:8080)
+  HQ_ADMIN_TOKEN  the operator's bearer token
+`
+
+// cliRun is one invocation: where it writes, the client, and the options every command takes.
+type cliRun struct {
+	out  io.Writer
+	c    *client.Client
+	json bool
+	// flag values the commands read
+	status, selector string
+	taken            bool
+}
+
+// runOperator runs an operator command and returns the process's exit code: 0, 1 when the
+// command failed, 2 on a usage error.
+func runOperator(ctx context.Context, name string, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	cmd := operators[name]
+	o := &cliRun{out: stdout}
+	fs := flag.NewFlagSet("hq "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	output := fs.String("o", "text", "output: text (lines, as the status page says them) or json (the API's answer, for scripts)")
+	if cmd.flags != nil {
+		cmd.flags(fs, o)
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: hq %s %s\n\n%s\n\nflags:\n", name, cmd.args, cmd.summary)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, cliEnvironment)
+	}
+	rest, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	switch *output {
+	case "text":
+	case "json":
+		o.json = true
+	default:
+		fmt.Fprintf(stderr, "hq %s: -o must be text or json, not %q\n", name, *output)
+		return 2
+	}
+	base := getenv("HQ_URL")
+	if base == "" {
+		base = "http://127.0.0.1:8080"
+	}
+	o.c = client.New(base, getenv("HQ_ADMIN_TOKEN"))
+	if err := cmd.run(ctx, o, rest); err != nil {
+		if u, ok := errors.AsType[usageError](err); ok {
+			fmt.Fprintf(stderr, "hq %s: %s\n", name, u)
+			fs.Usage()
+			return 2
+		}
+		fmt.Fprintf(stderr, "hq %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+func nodesFlags(fs *flag.FlagSet, o *cliRun) {
+	fs.StringVar(&o.status, "status", "", "only nodes in this status ("+joinStatuses()+"), or not-converged")
+	fs.StringVar(&o.selector, "selector", "", "only nodes whose labels match this selector, e.g. role=web,region in (eu,us)")
+}
+
+func assignFlags(fs *flag.FlagSet, o *cliRun) {
+	fs.BoolVar(&o.taken, "taken", false, "the module adopts state it finds on the node")
+}
+
+func joinStatuses() string {
+	var s []string
+	for _, st := range hq.Statuses {
+		s = append(s, string(st))
+	}
+	return strings.Join(s, ", ")
+}
+
+// parseInterspersed parses flags wherever they stand among the arguments, as operators type
+// them (hq assign web-1 app --taken), and returns the positional arguments. The standard
+// flag package stops at the first of those.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return rest, nil
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// usageError is a command called with the wrong arguments.
+type usageError string
+
+func (u usageError) Error() string { return string(u) }
+
+func wantArgs(args []string, n int, what string) error {
+	if len(args) != n {
+		return usageError(fmt.Sprintf("want %s, got %d argument(s)", what, len(args)))
+	}
+	return nil
+}
+
+// print writes v as JSON with -o json, else the lines text returns.
+func (o *cliRun) print(v any, text func() []string) error {
+	if o.json {
+		enc := json.NewEncoder(o.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	for _, l := range text() {
+		if _, err := fmt.Fprintln(o.out, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func cmdStatus(ctx context.Context, o *cliRun, args []string) error {
+	if err := wantArgs(args, 0, "no arguments"); err != nil {
+		return err
+	}
+	st, err := o.c.Status(ctx)
+	if err != nil {
+		return err
+	}
+	return o.print(st, func() []string { return append([]string{countsLine(st.Nodes)}, st.Lines...) })
+}
+
+// countsLine is "12 node(s): 9 converged, 1 mid-change, …", statuses in order of precedence.
+func countsLine(counts map[string]int) string {
+	var parts []string
+	for _, s := range hq.Statuses {
+		if n := counts[string(s)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	line := fmt.Sprintf("%d node(s)", counts["total"])
+	if len(parts) > 0 {
+		line += ": " + strings.Join(parts, ", ")
+	}
+	return line
+}
+
+func cmdNodes(ctx context.Context, o *cliRun, args []string) error {
+	if err := wantArgs(args, 0, "no arguments"); err != nil {
+		return err
+	}
+	l, err := o.c.AllNodes(ctx, client.NodeQuery{Status: o.status, Selector: o.selector})
+	if err != nil {
+		return err
+	}
+	return o.print(l, func() []string {
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NODE\tSTATUS\tGENERATION\tLAST REPORT")
+		for _, n := range l.Nodes {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.Name, n.Status, generations(n), lastReport(n))
+		}
+		tw.Flush()
+		counts := map[string]int{"total": l.Total}
+		for s, n := range l.Counts {
+			counts[string(s)] = n
+		}
+		return append(strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"), countsLine(counts))
+	})
+}
+
+// generations is "42" when the node applied what it was declared, "42 (applied 41)" when not.
+func generations(n hq.NodeView) string {
+	if n.AppliedGeneration == n.Generation {
+		return fmt.Sprint(n.Generation)
+	}
+	return fmt.Sprintf("%d (applied %d)", n.Generation, n.AppliedGeneration)
+}
+
+func lastReport(n hq.NodeView) string {
+	if n.LastReport == nil {
+		return "-"
+	}
+	return n.LastReport.Summary
+}
+
+func cmdNode(ctx context.Context, o *cliRun, args []string) error {
+	if err := wantArgs(args, 1, "NAME"); err != nil {
+		return err
+	}
+	n, err := o.c.Node(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	return o.print(n, func() []string { return nodeLines(n) })
+}
+
+// nodeLines is what the node's page says, as lines: status and its lines, generation, the
+// last report line, assignments, and every resource not applied.
+func nodeLines(n hq.NodeView) []string {
+	lines := []string{fmt.Sprintf("%s: %s", n.Name, n.Status)}
+	for _, l := range n.Lines {
+		lines = append(lines, "  "+l)
+	}
+	lines = append(lines, "generation "+generations(n))
+	if n.LastReport != nil {
+		at := "-"
+		if n.LastReportAt != nil {
+			at = hq.FormatTime(*n.LastReportAt)
+		}
+		lines = append(lines, fmt.Sprintf("last report %s: %s", at, n.LastReport.Summary))
+	}
+	for _, a := range n.Assignments {
+		l := fmt.Sprintf("assigned %s revision %d", a.Module, a.Revision)
+		if a.Taken {
+			l += ", taken"
+		}
+		if a.Source != "" && a.Source != "operator" {
+			l += ", by placement " + a.Source
+		}
+		lines = append(lines, l)
+	}
+	for _, r := range n.Resources {
+		if r.State == hq.StateApplied {
+			continue
+		}
+		l := fmt.Sprintf("%s %s", hq.Ref(r.Module, r.Resource), r.State)
+		for _, why := range []string{r.LastError, r.HoldReason, prefixed("blocked by ", r.BlockedBy)} {
+			if why != "" {
+				l += ": " + why
+				break
+			}
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}
+
+func cmdModule(ctx context.Context, o *cliRun, args []string) error {
+	if len(args) == 0 || (args[0] != "push" && args[0] != "plan") {
+		return usageError("want push NAME FILE or plan NAME FILE")
+	}
+	if err := wantArgs(args[1:], 2, args[0]+" NAME FILE"); err != nil {
+		return err
+	}
+	name := args[1]
+	resources, err := readModuleFile(args[2])
+	if err != nil {
+		return err
+	}
+	if args[0] == "plan" {
+		plan, err := o.c.PlanModule(ctx, name, resources)
+		if err != nil {
+			return err
+		}
+		return o.print(plan, func() []string { return planLines(plan) })
+	}
+	res, err := o.c.PutModule(ctx, name, resources)
+	if err != nil {
+		return err
+	}
+	return o.print(res, func() []string {
+		if !res.Created {
+			return []string{fmt.Sprintf("%s: revision %d, unchanged", name, res.Revision)}
+		}
+		line := fmt.Sprintf("%s: revision %d", name, res.Revision)
+		nodes := make([]string, 0, len(res.Generations))
+		for n := range res.Generations {
+			nodes = append(nodes, n)
+		}
+		slices.Sort(nodes)
+		if len(nodes) > 0 {
+			line += fmt.Sprintf(", %d node(s) moved:", len(nodes))
+			for _, n := range nodes {
+				line += fmt.Sprintf(" %s (generation %d)", n, res.Generations[n])
+			}
+		}
+		if res.More {
+			line += "; the other nodes follow in the background"
+		}
+		return []string{line}
+	})
+}
+
+// planLines says what an upload would do, a line per part that applies.
+func planLines(p client.Plan) []string {
+	if p.Unchanged {
+		return []string{fmt.Sprintf("%s: unchanged, revision %d stays; nothing would move", p.Module, p.Revision)}
+	}
+	var parts []string
+	for _, part := range []struct {
+		what  string
+		names []string
+	}{{"added", p.Added}, {"changed", p.Changed}, {"moved", p.Moved}, {"removed", p.Removed}} {
+		if len(part.names) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(part.names), part.what, strings.Join(part.names, ", ")))
+		}
+	}
+	line := fmt.Sprintf("%s: would make revision %d", p.Module, p.Revision)
+	if len(parts) > 0 {
+		line += ": " + strings.Join(parts, ", ")
+	}
+	lines := []string{line}
+	for _, c := range p.Conflicts {
+		lines = append(lines, "conflict: "+c+"; the upload would be refused")
+	}
+	if len(p.Conflicts) == 0 {
+		var moves []string
+		for _, n := range p.Nodes {
+			moves = append(moves, fmt.Sprintf("%s (generation %d → %d)", n.Node, n.Generation, n.ToGeneration))
+		}
+		if len(moves) > 0 {
+			lines = append(lines, fmt.Sprintf("would move %d node(s): %s", len(moves), strings.Join(moves, ", ")))
+		} else {
+			lines = append(lines, "would move no node: the module is assigned to none")
+		}
+	}
+	return lines
+}
+
+// readModuleFile reads a module's resources from a JSON file: {"resources":[…]}, as PUT
+// /modules takes it, or the bare list; "-" is standard input.
+func readModuleFile(path string) ([]hq.Resource, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	trimmed := strings.TrimSpace(string(b))
+	if strings.HasPrefix(trimmed, "[") {
+		var rs []hq.Resource
+		if err := strictJSON(b, &rs); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return rs, nil
+	}
+	var m struct {
+		Resources []hq.Resource `json:"resources"`
+	}
+	if err := strictJSON(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if m.Resources == nil {
+		return nil, fmt.Errorf("%s: no \"resources\" list", path)
+	}
+	return m.Resources, nil
+}
+
+// strictJSON refuses unknown fields, as the server does, so a typo fails here with the file's name.
+func strictJSON(b []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func cmdAssign(ctx context.Context, o *cliRun, args []string) error {
+	if err := wantArgs(args, 2, "NODE MODULE"); err != nil {
+		return err
+	}
+	gen, err := o.c.Assign(ctx, args[0], args[1], o.taken)
+	if err != nil {
+		return err
+	}
+	return o.print(map[string]int64{"generation": gen}, func() []string {
+		how := ""
+		if o.taken {
+			how = ", taken"
+		}
+		return []string{fmt.Sprintf("%s: %s assigned%s, generation %d", args[0], args[1], how, gen)}
+	})
+}
+
+func cmdTake(ctx context.Context, o *cliRun, args []string) error {
+	if err := wantArgs(args, 2, "NODE MODULE"); err != nil {
+		return err
+	}
+	gen, err := o.c.Take(ctx, args[0], args[1])
+	if err != nil {
+		return err
+	}
+	return o.print(map[string]int64{"generation": gen}, func() []string {
+		return []string{fmt.Sprintf("%s: %s taken, generation %d", args[0], args[1], gen)}
+	})
+}
+
+func cmdLabel(ctx context.Context, o *cliRun, args []string) error {
+	if len(args) < 1 {
+		return usageError("want NODE k=v…")
+	}
+	labels := map[string]string{}
+	for _, kv := range args[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usageError(fmt.Sprintf("a label is key=value, not %q", kv))
+		}
+		labels[k] = v
+	}
+	if err := o.c.SetLabels(ctx, args[0], labels); err != nil {
+		return err
+	}
+	return o.print(map[string]any{"labels": labels}, func() []string {
+		return []string{fmt.Sprintf("%s: labels %s", args[0], strings.Join(args[1:], ","))}
+	})
+}
+
+func cmdRetry(ctx context.Context, o *cliRun, args []string) error {
+	if err := wantArgs(args, 2, "NODE MODULE/RESOURCE"); err != nil {
+		return err
+	}
+	module, resource, ok := strings.Cut(args[1], "/")
+	if !ok || module == "" || resource == "" {
+		return usageError(fmt.Sprintf("want MODULE/RESOURCE, not %q", args[1]))
+	}
+	if err := o.c.Retry(ctx, args[0], module, resource); err != nil {
+		return err
+	}
+	return o.print(map[string]string{"retry": args[1]}, func() []string {
+		return []string{fmt.Sprintf("%s: retrying %s", args[0], args[1])}
+	})
+}

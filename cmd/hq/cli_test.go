@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq/api"
+	"github.com/meshhq/hq/client"
+	"github.com/meshhq/hq/db"
+)
+
+// cliEnv runs operator commands against an API on a fresh database.
+type cliEnv struct {
+	t   *testing.T
+	url string
+}
+
+func newCLIEnv(t *testing.T) *cliEnv {
+	t.Helper()
+	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "hq.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &api.Server{Store: store, AdminToken: "admin", Instance: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: time.Second}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { srv.Close(); store.Close() })
+	return &cliEnv{t: t, url: srv.URL}
+}
+
+func (e *cliEnv) run(args ...string) (code int, stdout, stderr string) {
+	e.t.Helper()
+	var out, errb bytes.Buffer
+	env := map[string]string{"HQ_URL": e.url, "HQ_ADMIN_TOKEN": "admin"}
+	code = runOperator(context.Background(), args[0], args[1:], &out, &errb, func(k string) string { return env[k] })
+	return code, out.String(), errb.String()
+}
+
+func (e *cliEnv) ok(args ...string) string {
+	e.t.Helper()
+	code, out, errs := e.run(args...)
+	if code != 0 {
+		e.t.Fatalf("hq %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+func TestCLI(t *testing.T) {
+	e := newCLIEnv(t)
+	mod := filepath.Join(t.TempDir(), "app.json")
+	os.WriteFile(mod, []byte(`{"resources":[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"x"}]}`), 0o644)
+	c := e.ok("status")
+	if c != "0 node(s)\n" {
+		t.Errorf("status of an empty mesh: %q", c)
+	}
+	if out := e.ok("module", "push", "app", mod); out != "app: revision 1\n" {
+		t.Errorf("module push: %q", out)
+	}
+	if out := e.ok("module", "push", "app", mod); out != "app: revision 1, unchanged\n" {
+		t.Errorf("module push again: %q", out)
+	}
+	code, _, errs := e.run("assign", "web-1", "app")
+	if code != 1 || !strings.Contains(errs, "404") {
+		t.Errorf("assign to an unknown node: exit %d, %q; want 1 and the 404", code, errs)
+	}
+	// flags after the positional arguments, as operators type them
+	newNode(t, e.url, "web-1")
+	if out := e.ok("assign", "web-1", "app", "--taken"); out != "web-1: app assigned, taken, generation 1\n" {
+		t.Errorf("assign: %q", out)
+	}
+	if out := e.ok("take", "web-1", "app"); out != "web-1: app taken, generation 1\n" {
+		t.Errorf("take: %q", out)
+	}
+	mod2 := filepath.Join(t.TempDir(), "app2.json")
+	os.WriteFile(mod2, []byte(`[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"y"},{"name":"more","kind":"directory","path":"/srv/app"}]`), 0o644)
+	if out, want := e.ok("module", "plan", "app", mod2), "app: would make revision 2: 1 added (more), 1 changed (conf)\nwould move 1 node(s): web-1 (generation 1 → 2)\n"; out != want {
+		t.Errorf("module plan:\n%s\nwant\n%s", out, want)
+	}
+	if out := e.ok("module", "plan", "app", mod); out != "app: unchanged, revision 1 stays; nothing would move\n" {
+		t.Errorf("module plan of the same module: %q", out)
+	}
+	out := e.ok("node", "web-1")
+	for _, want := range []string{"web-1: new\n", "  new: never reported\n", "generation 1 (applied 0)\n", "assigned app revision 1, taken\n", "app/conf pending\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("node: no %q in\n%s", want, out)
+		}
+	}
+	out = e.ok("nodes", "--status", "new")
+	if !strings.Contains(out, "NODE") || !strings.Contains(out, "web-1  new     1 (applied 0)  -\n") || !strings.HasSuffix(out, "1 node(s): 1 new\n") {
+		t.Errorf("nodes:\n%s", out)
+	}
+	var j struct {
+		Nodes []struct{ Name string }
+		Total int
+	}
+	if err := json.Unmarshal([]byte(e.ok("nodes", "-o", "json")), &j); err != nil || j.Total != 1 || j.Nodes[0].Name != "web-1" {
+		t.Errorf("nodes -o json: %+v %v", j, err)
+	}
+}
+
+func TestCLIUsage(t *testing.T) {
+	e := newCLIEnv(t)
+	code, out, errs := e.run("nodes", "-h")
+	if code != 0 || out != "" || !strings.Contains(errs, "usage: hq nodes [--status S] [--selector SEL]") || !strings.Contains(errs, "HQ_URL") {
+		t.Errorf("nodes -h: exit %d, %q, %q", code, out, errs)
+	}
+	for _, args := range [][]string{{"node"}, {"retry", "web-1", "conf"}, {"label", "web-1", "novalue"}, {"status", "-o", "yaml"}, {"module", "pull"}} {
+		if code, _, errs := e.run(args...); code != 2 {
+			t.Errorf("hq %v: exit %d (%s), want 2", args, code, errs)
+		}
+	}
+}
+
+func newNode(t *testing.T, url, name string) {
+	t.Helper()
+	if _, err := clientFor(url).Register(context.Background(), name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func clientFor(url string) *client.Client { return client.New(url, "admin") }

@@ -1,0 +1,95 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+)
+
+// Figures are the numbers /metrics shows, read from one snapshot of the database.
+type Figures struct {
+	// Nodes counts the registered nodes by status, every status present.
+	Nodes map[hq.Status]int
+	// Resources counts every node's resources by state, every state present.
+	Resources map[hq.State]int
+	// Stuck counts the stuck resources, each once however many nodes it is stuck on (as
+	// /status lists them), by scope.
+	Stuck map[string]int
+	// Sends counts the sends retention keeps, by outcome.
+	Sends map[string]int
+	// DatabaseBytes and WALBytes are the sizes of the database file and its write-ahead log.
+	DatabaseBytes, WALBytes int64
+}
+
+// SendOutcomes lists every outcome a send can have.
+var SendOutcomes = []string{"sent", "applied", "refused", "superseded"}
+
+// Figures reads the figures. Resources by state are summed from the per-node counters the
+// triggers keep in nodes, so the cost grows with the nodes, never with every resource row;
+// stuck resources come from the partial index over what is not fine.
+func (s *Store) Figures(ctx context.Context) (Figures, error) {
+	f := Figures{Nodes: map[hq.Status]int{}, Resources: map[hq.State]int{}, Stuck: map[string]int{}, Sends: map[string]int{}}
+	for _, st := range hq.Statuses {
+		f.Nodes[st] = 0
+	}
+	for _, st := range hq.States {
+		f.Resources[st] = 0
+	}
+	f.Stuck[hq.ScopeNodeLocal], f.Stuck[hq.ScopeMeshWide] = 0, 0
+	for _, o := range SendOutcomes {
+		f.Sends[o] = 0
+	}
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+		nodes, err := q.NodeStatusList(ctx)
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			f.Nodes[s.nodeStatus(n)]++
+			for st, c := range statusCounts(n) {
+				f.Resources[st] += c
+			}
+		}
+		st := hq.NewMeshStatus()
+		if err := meshStuck(ctx, q, &st); err != nil {
+			return err
+		}
+		for _, ms := range st.Stuck {
+			f.Stuck[ms.Scope]++
+		}
+		sends, err := q.SendCountByOutcome(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range sends {
+			f.Sends[r.Outcome] = int(r.Sends)
+		}
+		return nil
+	})
+	if err != nil {
+		return Figures{}, err
+	}
+	if f.DatabaseBytes, err = fileSize(s.path); err != nil {
+		return Figures{}, err
+	}
+	if f.WALBytes, err = fileSize(s.path + "-wal"); err != nil {
+		return Figures{}, err
+	}
+	return f, nil
+}
+
+// fileSize is a file's size, 0 when it does not exist (a WAL between checkpoints may not).
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}

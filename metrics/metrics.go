@@ -1,0 +1,130 @@
+// Package metrics gives the controller's figures in the Prometheus text format: what the
+// store holds, read at scrape time from one snapshot, and what the process counts as reports
+// arrive, beside the Go and process collectors.
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/meshhq/hq/db"
+)
+
+// Metrics is the controller's registry.
+type Metrics struct {
+	reg      *prometheus.Registry
+	received prometheus.Counter
+	refused  prometheus.Counter
+	ingest   prometheus.Histogram
+	log      *slog.Logger
+}
+
+// New registers the store's figures, the report counters and shed (the reports turned away
+// before they were read, as shed returns them), and the Go and process collectors.
+func New(store *db.Store, shed func() int64, log *slog.Logger) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		received: prometheus.NewCounter(prometheus.CounterOpts{Name: "hq_reports_received_total",
+			Help: "Reports taken in and committed."}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{Name: "hq_reports_refused_total",
+			Help: "Reports read but refused (bad request, wrong send, conflict, unavailable): nothing of them was stored."}),
+		ingest: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "hq_report_ingest_seconds",
+			Help:    "Time from admitting a report to answering it: reading, decoding and committing it.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}),
+		log: log,
+	}
+	m.reg.MustRegister(m.received, m.refused, m.ingest,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_shed_total",
+			Help: "Reports turned away with 503 and Retry-After before their body was read (HQ_MAX_REPORTS_IN_FLIGHT)."},
+			func() float64 { return float64(shed()) }),
+		&storeCollector{store: store, log: log},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// ObserveReport counts one report and times it.
+func (m *Metrics) ObserveReport(committed bool, took time.Duration) {
+	if committed {
+		m.received.Inc()
+	} else {
+		m.refused.Inc()
+	}
+	m.ingest.Observe(took.Seconds())
+}
+
+// Handler serves the registry. A figure the store cannot read is logged and left out; the
+// rest is still served.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: slogAdapter{m.log}, ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Gatherer is the registry, for tests.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
+
+type slogAdapter struct{ log *slog.Logger }
+
+func (a slogAdapter) Println(v ...any) { a.log.Error("serving /metrics", "err", v) }
+
+var (
+	nodesDesc = prometheus.NewDesc("hq_nodes", "Registered nodes by status, as /status counts them.",
+		[]string{"status"}, nil)
+	resourcesDesc = prometheus.NewDesc("hq_resources", "Resources of every node by state.",
+		[]string{"state"}, nil)
+	stuckDesc = prometheus.NewDesc("hq_stuck_resources", "Stuck resources, each once however many nodes it is stuck on, by scope.",
+		[]string{"scope"}, nil)
+	sendsDesc = prometheus.NewDesc("hq_sends", "Sends of a declaration that retention keeps, by outcome.",
+		[]string{"outcome"}, nil)
+	dbBytesDesc = prometheus.NewDesc("hq_database_bytes", "Size of the database: its file, and its write-ahead log.",
+		[]string{"file"}, nil)
+)
+
+// storeCollector reads the store's figures at scrape time, in one read transaction, rather
+// than keeping gauges up to date on every write.
+type storeCollector struct {
+	store *db.Store
+	log   *slog.Logger
+}
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{nodesDesc, resourcesDesc, stuckDesc, sendsDesc, dbBytesDesc} {
+		ch <- d
+	}
+}
+
+// scrapeTimeout bounds one read of the figures: Prometheus gives up at 10 s by default.
+const scrapeTimeout = 8 * time.Second
+
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	f, err := c.store.Figures(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(nodesDesc, err)
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64, label string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, label)
+	}
+	for st, n := range f.Nodes {
+		gauge(nodesDesc, float64(n), string(st))
+	}
+	for st, n := range f.Resources {
+		gauge(resourcesDesc, float64(n), string(st))
+	}
+	for scope, n := range f.Stuck {
+		gauge(stuckDesc, float64(n), scope)
+	}
+	for o, n := range f.Sends {
+		gauge(sendsDesc, float64(n), o)
+	}
+	gauge(dbBytesDesc, float64(f.DatabaseBytes), "db")
+	gauge(dbBytesDesc, float64(f.WALBytes), "wal")
+}

@@ -1,0 +1,81 @@
+package metrics
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/meshhq/hq/db"
+)
+
+func TestMetricsPage(t *testing.T) {
+	ctx := context.Background()
+	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "hq.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for _, n := range []string{"a", "b"} {
+		if _, _, err := store.CreateNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := New(store, func() int64 { return 7 }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m.ObserveReport(true, 3*time.Millisecond)
+	m.ObserveReport(true, 4*time.Millisecond)
+	m.ObserveReport(false, time.Millisecond)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(strings.NewReader(rec.Body.String()))
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, rec.Body)
+	}
+	values := Flatten(families)
+	value := func(name, label, want string) float64 {
+		t.Helper()
+		key := name
+		if label != "" {
+			key += "{" + label + "=" + want + "}"
+		}
+		v, ok := values[key]
+		if !ok {
+			t.Fatalf("no %s in\n%s", key, rec.Body)
+		}
+		return v
+	}
+	if got := value("hq_nodes", "status", "new"); got != 2 {
+		t.Errorf("hq_nodes{status=new} = %v, want 2", got)
+	}
+	if got := value("hq_nodes", "status", "converged"); got != 0 {
+		t.Errorf("hq_nodes{status=converged} = %v, want 0 (every status is present)", got)
+	}
+	if got := value("hq_reports_shed_total", "", ""); got != 7 {
+		t.Errorf("shed = %v, want 7", got)
+	}
+	if got := value("hq_reports_received_total", "", ""); got != 2 {
+		t.Errorf("received = %v, want 2", got)
+	}
+	if got := value("hq_reports_refused_total", "", ""); got != 1 {
+		t.Errorf("refused = %v, want 1", got)
+	}
+	if h := families["hq_report_ingest_seconds"].Metric[0].Histogram; h.GetSampleCount() != 3 {
+		t.Errorf("ingest histogram counts %d, want 3", h.GetSampleCount())
+	}
+	if value("hq_database_bytes", "file", "db") <= 0 {
+		t.Error("hq_database_bytes{file=db} is 0")
+	}
+	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes", "hq_resources", "hq_stuck_resources", "hq_sends"} {
+		if _, ok := families[name]; !ok {
+			t.Errorf("no %s", name)
+		}
+	}
+}
