@@ -4,18 +4,20 @@ import "time"
 
 // NodeView is everything the operator reads about one node.
 type NodeView struct {
-	Name              string           `json:"name"`
-	Status            Status           `json:"status"`
-	Lines             []string         `json:"lines"`
-	Generation        int64            `json:"generation"`
-	AppliedGeneration int64            `json:"applied_generation"`
-	LastReportAt      *time.Time       `json:"last_report_at"`
-	Counts            map[State]int    `json:"counts"`
-	LastReport        *ReportView      `json:"last_report"`
-	Assignments       []AssignmentView `json:"assignments"`
-	Holds             []Hold           `json:"holds"`
-	Stuck             []StuckView      `json:"stuck"`
-	RefusedSends      []RefusedSend    `json:"refused_sends"`
+	Name              string            `json:"name"`
+	Labels            map[string]string `json:"labels"`
+	Vars              map[string]string `json:"vars"`
+	Status            Status            `json:"status"`
+	Lines             []string          `json:"lines"`
+	Generation        int64             `json:"generation"`
+	AppliedGeneration int64             `json:"applied_generation"`
+	LastReportAt      *time.Time        `json:"last_report_at"`
+	Counts            map[State]int     `json:"counts"`
+	LastReport        *ReportView       `json:"last_report"`
+	Assignments       []AssignmentView  `json:"assignments"`
+	Holds             []Hold            `json:"holds"`
+	Stuck             []StuckView       `json:"stuck"`
+	RefusedSends      []RefusedSend     `json:"refused_sends"`
 	// Drifting lists the resources put back repeatedly within the last hour.
 	Drifting  []DriftCount   `json:"drifting"`
 	Resources []ResourceView `json:"resources,omitempty"`

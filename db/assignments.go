@@ -12,7 +12,7 @@ import (
 )
 
 // SourceOperator is the source of an assignment an operator made node by node.
-const SourceOperator = "operator"
+const SourceOperator = hq.SourceOperator
 
 // Assign puts a module on a node (or changes whether it is taken) and returns the node's
 // generation, bumped when the declaration changed. A nil taken keeps an existing assignment's

@@ -15,10 +15,25 @@ import (
 	"github.com/meshhq/hq"
 )
 
-// CreateNode registers a node and returns its token, which is stored only as a hash.
+// CreateNode registers a node without labels and returns its token, which is stored only as
+// a hash.
 func (s *Store) CreateNode(ctx context.Context, name string) (token string, err error) {
+	return s.CreateLabelledNode(ctx, name, nil)
+}
+
+// CreateLabelledNode registers a node with labels and returns its token. The node gains the
+// module of every placement its labels match, in the same transaction; a module or path it
+// would get twice refuses the registration (conflict).
+func (s *Store) CreateLabelledNode(ctx context.Context, name string, labels map[string]string) (token string, err error) {
 	if !hq.ValidName(name) {
 		return "", hq.NameError("node", name)
+	}
+	if err := hq.ValidateLabels(labels); err != nil {
+		return "", err
+	}
+	text, err := encodePairs(labels)
+	if err != nil {
+		return "", err
 	}
 	token = rand.Text()
 	now := s.now()
@@ -40,7 +55,18 @@ func (s *Store) CreateNode(ctx context.Context, name string) (token string, err 
 		default:
 			return err
 		}
-		return q.NodeRegistrationInsert(ctx, dbsqlc.NodeRegistrationInsertParams{Node: name, RegisteredAt: now, FirstGeneration: n.Generation})
+		if err := q.NodeRegistrationInsert(ctx, dbsqlc.NodeRegistrationInsertParams{Node: name, RegisteredAt: now, FirstGeneration: n.Generation}); err != nil {
+			return err
+		}
+		if err := q.NodeSetLabels(ctx, dbsqlc.NodeSetLabelsParams{Name: name, Labels: text}); err != nil {
+			return err
+		}
+		placed, err := s.placeOnNode(ctx, q, name, labels)
+		if err != nil || !placed {
+			return err
+		}
+		_, err = q.NodeBumpGeneration(ctx, name)
+		return err
 	})
 	return token, err
 }

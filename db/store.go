@@ -122,6 +122,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// when there are any, otherwise with the first upload that leaves some.
 	if behind, err := s.rq.ModuleListBehind(ctx); err == nil && len(behind) > 0 {
 		s.startMover()
+	} else if ps, err := s.rq.PlacementList(ctx); err == nil && len(ps) > 0 {
+		s.startMover()
 	}
 	return s, nil
 }

@@ -57,3 +57,31 @@ ORDER BY m.name;
 SELECT o.node, o.module, o.revision FROM assignments o
 WHERE o.node IN (SELECT a.node FROM assignments a WHERE a.module = @module) AND o.module <> @module
 ORDER BY o.node, o.module;
+
+-- name: AssignmentInsertOnNodes :exec
+-- A module on every node named (a JSON array), at one revision, from one source.
+INSERT INTO assignments (node, module, taken, assigned_at, revision, source)
+SELECT value, @module, @taken, @assigned_at, @revision, @source FROM json_each(@nodes);
+
+-- name: AssignmentDeleteOnNodes :exec
+-- A source's assignments of a module off the nodes named (a JSON array); their resources go
+-- with them.
+DELETE FROM assignments
+WHERE module = @module AND source = @source AND node IN (SELECT value FROM json_each(@nodes));
+
+-- name: AssignmentListBySource :many
+-- What a placement put where, at which revision.
+SELECT node, revision FROM assignments WHERE source = @source AND module = @module ORDER BY node;
+
+-- name: AssignmentListOfModuleOnNodes :many
+-- Who already assigned a module on the nodes named (a JSON array).
+SELECT node, source FROM assignments
+WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes))
+ORDER BY node;
+
+-- name: AssignmentListOrphaned :many
+-- Assignments whose placement is gone (or now places another module): the next to take off.
+SELECT a.node, a.module, a.source FROM assignments a
+WHERE a.source <> 'operator'
+  AND NOT EXISTS (SELECT 1 FROM placements p WHERE p.name = a.source AND p.module = a.module)
+ORDER BY a.source, a.module, a.node LIMIT @max;

@@ -56,3 +56,13 @@ UPDATE nodes SET generation = @generation WHERE name = @name AND generation < @g
 UPDATE nodes SET generation = generation + 1
 WHERE name IN (SELECT value FROM json_each(@nodes))
 RETURNING name, generation;
+
+-- name: NodeSetLabels :exec
+UPDATE nodes SET labels = @labels WHERE name = @name;
+
+-- name: NodeSetVars :exec
+UPDATE nodes SET vars = @vars WHERE name = @name;
+
+-- name: NodeLabelList :many
+-- Every registered node's labels, which selectors are matched against.
+SELECT name, labels FROM nodes WHERE deleted_at IS NULL ORDER BY name;

@@ -103,6 +103,24 @@ func (q *Queries) AssignmentDeleteByNode(ctx context.Context, node string) error
 	return err
 }
 
+const assignmentDeleteOnNodes = `-- name: AssignmentDeleteOnNodes :exec
+DELETE FROM assignments
+WHERE module = ?1 AND source = ?2 AND node IN (SELECT value FROM json_each(?3))
+`
+
+type AssignmentDeleteOnNodesParams struct {
+	Module string
+	Source string
+	Nodes  interface{}
+}
+
+// A source's assignments of a module off the nodes named (a JSON array); their resources go
+// with them.
+func (q *Queries) AssignmentDeleteOnNodes(ctx context.Context, arg AssignmentDeleteOnNodesParams) error {
+	_, err := q.exec(ctx, q.assignmentDeleteOnNodesStmt, assignmentDeleteOnNodes, arg.Module, arg.Source, arg.Nodes)
+	return err
+}
+
 const assignmentGet = `-- name: AssignmentGet :one
 SELECT node, module, taken, assigned_at, revision, source FROM assignments WHERE node = ?1 AND module = ?2
 `
@@ -148,6 +166,33 @@ func (q *Queries) AssignmentInsert(ctx context.Context, arg AssignmentInsertPara
 		arg.AssignedAt,
 		arg.Revision,
 		arg.Source,
+	)
+	return err
+}
+
+const assignmentInsertOnNodes = `-- name: AssignmentInsertOnNodes :exec
+INSERT INTO assignments (node, module, taken, assigned_at, revision, source)
+SELECT value, ?1, ?2, ?3, ?4, ?5 FROM json_each(?6)
+`
+
+type AssignmentInsertOnNodesParams struct {
+	Module     string
+	Taken      int64
+	AssignedAt string
+	Revision   int64
+	Source     string
+	Nodes      interface{}
+}
+
+// A module on every node named (a JSON array), at one revision, from one source.
+func (q *Queries) AssignmentInsertOnNodes(ctx context.Context, arg AssignmentInsertOnNodesParams) error {
+	_, err := q.exec(ctx, q.assignmentInsertOnNodesStmt, assignmentInsertOnNodes,
+		arg.Module,
+		arg.Taken,
+		arg.AssignedAt,
+		arg.Revision,
+		arg.Source,
+		arg.Nodes,
 	)
 	return err
 }
@@ -297,6 +342,121 @@ func (q *Queries) AssignmentListByNodes(ctx context.Context, nodes interface{}) 
 			&i.Revision,
 			&i.Source,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const assignmentListBySource = `-- name: AssignmentListBySource :many
+SELECT node, revision FROM assignments WHERE source = ?1 AND module = ?2 ORDER BY node
+`
+
+type AssignmentListBySourceParams struct {
+	Source string
+	Module string
+}
+
+type AssignmentListBySourceRow struct {
+	Node     string
+	Revision int64
+}
+
+// What a placement put where, at which revision.
+func (q *Queries) AssignmentListBySource(ctx context.Context, arg AssignmentListBySourceParams) ([]AssignmentListBySourceRow, error) {
+	rows, err := q.query(ctx, q.assignmentListBySourceStmt, assignmentListBySource, arg.Source, arg.Module)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentListBySourceRow{}
+	for rows.Next() {
+		var i AssignmentListBySourceRow
+		if err := rows.Scan(&i.Node, &i.Revision); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const assignmentListOfModuleOnNodes = `-- name: AssignmentListOfModuleOnNodes :many
+SELECT node, source FROM assignments
+WHERE module = ?1 AND node IN (SELECT value FROM json_each(?2))
+ORDER BY node
+`
+
+type AssignmentListOfModuleOnNodesParams struct {
+	Module string
+	Nodes  interface{}
+}
+
+type AssignmentListOfModuleOnNodesRow struct {
+	Node   string
+	Source string
+}
+
+// Who already assigned a module on the nodes named (a JSON array).
+func (q *Queries) AssignmentListOfModuleOnNodes(ctx context.Context, arg AssignmentListOfModuleOnNodesParams) ([]AssignmentListOfModuleOnNodesRow, error) {
+	rows, err := q.query(ctx, q.assignmentListOfModuleOnNodesStmt, assignmentListOfModuleOnNodes, arg.Module, arg.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentListOfModuleOnNodesRow{}
+	for rows.Next() {
+		var i AssignmentListOfModuleOnNodesRow
+		if err := rows.Scan(&i.Node, &i.Source); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const assignmentListOrphaned = `-- name: AssignmentListOrphaned :many
+SELECT a.node, a.module, a.source FROM assignments a
+WHERE a.source <> 'operator'
+  AND NOT EXISTS (SELECT 1 FROM placements p WHERE p.name = a.source AND p.module = a.module)
+ORDER BY a.source, a.module, a.node LIMIT ?1
+`
+
+type AssignmentListOrphanedRow struct {
+	Node   string
+	Module string
+	Source string
+}
+
+// Assignments whose placement is gone (or now places another module): the next to take off.
+func (q *Queries) AssignmentListOrphaned(ctx context.Context, max int64) ([]AssignmentListOrphanedRow, error) {
+	rows, err := q.query(ctx, q.assignmentListOrphanedStmt, assignmentListOrphaned, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentListOrphanedRow{}
+	for rows.Next() {
+		var i AssignmentListOrphanedRow
+		if err := rows.Scan(&i.Node, &i.Module, &i.Source); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -21,40 +21,6 @@ func (q *Queries) NodeBumpGeneration(ctx context.Context, name string) (int64, e
 	return generation, err
 }
 
-const nodeBumpGenerationByModule = `-- name: NodeBumpGenerationByModule :many
-UPDATE nodes SET generation = generation + 1
-WHERE name IN (SELECT node FROM assignments WHERE module = ?1)
-RETURNING name, generation
-`
-
-type NodeBumpGenerationByModuleRow struct {
-	Name       string
-	Generation int64
-}
-
-func (q *Queries) NodeBumpGenerationByModule(ctx context.Context, module string) ([]NodeBumpGenerationByModuleRow, error) {
-	rows, err := q.query(ctx, q.nodeBumpGenerationByModuleStmt, nodeBumpGenerationByModule, module)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []NodeBumpGenerationByModuleRow{}
-	for rows.Next() {
-		var i NodeBumpGenerationByModuleRow
-		if err := rows.Scan(&i.Name, &i.Generation); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const nodeBumpGenerations = `-- name: NodeBumpGenerations :many
 UPDATE nodes SET generation = generation + 1
 WHERE name IN (SELECT value FROM json_each(?1))
@@ -134,7 +100,7 @@ func (q *Queries) NodeGenerationList(ctx context.Context) ([]NodeGenerationListR
 }
 
 const nodeGet = `-- name: NodeGet :one
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE name = ?1 AND deleted_at IS NULL
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name = ?1 AND deleted_at IS NULL
 `
 
 // A registered node; a deleted one is not found.
@@ -158,12 +124,14 @@ func (q *Queries) NodeGet(ctx context.Context, name string) (Node, error) {
 		&i.ResourcesStuck,
 		&i.ResourcesHeld,
 		&i.ResourcesGroupedPending,
+		&i.Labels,
+		&i.Vars,
 	)
 	return i, err
 }
 
 const nodeGetAny = `-- name: NodeGetAny :one
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE name = ?1
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name = ?1
 `
 
 // A node registered now or deleted: its history is still there.
@@ -187,6 +155,8 @@ func (q *Queries) NodeGetAny(ctx context.Context, name string) (Node, error) {
 		&i.ResourcesStuck,
 		&i.ResourcesHeld,
 		&i.ResourcesGroupedPending,
+		&i.Labels,
+		&i.Vars,
 	)
 	return i, err
 }
@@ -206,8 +176,41 @@ func (q *Queries) NodeInsert(ctx context.Context, arg NodeInsertParams) error {
 	return err
 }
 
+const nodeLabelList = `-- name: NodeLabelList :many
+SELECT name, labels FROM nodes WHERE deleted_at IS NULL ORDER BY name
+`
+
+type NodeLabelListRow struct {
+	Name   string
+	Labels string
+}
+
+// Every registered node's labels, which selectors are matched against.
+func (q *Queries) NodeLabelList(ctx context.Context) ([]NodeLabelListRow, error) {
+	rows, err := q.query(ctx, q.nodeLabelListStmt, nodeLabelList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeLabelListRow{}
+	for rows.Next() {
+		var i NodeLabelListRow
+		if err := rows.Scan(&i.Name, &i.Labels); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nodeList = `-- name: NodeList :many
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE deleted_at IS NULL ORDER BY name
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE deleted_at IS NULL ORDER BY name
 `
 
 func (q *Queries) NodeList(ctx context.Context) ([]Node, error) {
@@ -236,6 +239,8 @@ func (q *Queries) NodeList(ctx context.Context) ([]Node, error) {
 			&i.ResourcesStuck,
 			&i.ResourcesHeld,
 			&i.ResourcesGroupedPending,
+			&i.Labels,
+			&i.Vars,
 		); err != nil {
 			return nil, err
 		}
@@ -357,6 +362,20 @@ func (q *Queries) NodeSetApplied(ctx context.Context, arg NodeSetAppliedParams) 
 	return err
 }
 
+const nodeSetLabels = `-- name: NodeSetLabels :exec
+UPDATE nodes SET labels = ?1 WHERE name = ?2
+`
+
+type NodeSetLabelsParams struct {
+	Labels string
+	Name   string
+}
+
+func (q *Queries) NodeSetLabels(ctx context.Context, arg NodeSetLabelsParams) error {
+	_, err := q.exec(ctx, q.nodeSetLabelsStmt, nodeSetLabels, arg.Labels, arg.Name)
+	return err
+}
+
 const nodeSetReported = `-- name: NodeSetReported :exec
 UPDATE nodes SET last_report_at = ?1, last_report_id = ?2 WHERE name = ?3
 `
@@ -369,5 +388,19 @@ type NodeSetReportedParams struct {
 
 func (q *Queries) NodeSetReported(ctx context.Context, arg NodeSetReportedParams) error {
 	_, err := q.exec(ctx, q.nodeSetReportedStmt, nodeSetReported, arg.LastReportAt, arg.LastReportID, arg.Name)
+	return err
+}
+
+const nodeSetVars = `-- name: NodeSetVars :exec
+UPDATE nodes SET vars = ?1 WHERE name = ?2
+`
+
+type NodeSetVarsParams struct {
+	Vars string
+	Name string
+}
+
+func (q *Queries) NodeSetVars(ctx context.Context, arg NodeSetVarsParams) error {
+	_, err := q.exec(ctx, q.nodeSetVarsStmt, nodeSetVars, arg.Vars, arg.Name)
 	return err
 }

@@ -36,11 +36,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentDeleteByNodeStmt, err = db.PrepareContext(ctx, assignmentDeleteByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentDeleteByNode: %w", err)
 	}
+	if q.assignmentDeleteOnNodesStmt, err = db.PrepareContext(ctx, assignmentDeleteOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentDeleteOnNodes: %w", err)
+	}
 	if q.assignmentGetStmt, err = db.PrepareContext(ctx, assignmentGet); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentGet: %w", err)
 	}
 	if q.assignmentInsertStmt, err = db.PrepareContext(ctx, assignmentInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentInsert: %w", err)
+	}
+	if q.assignmentInsertOnNodesStmt, err = db.PrepareContext(ctx, assignmentInsertOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentInsertOnNodes: %w", err)
 	}
 	if q.assignmentListBehindStmt, err = db.PrepareContext(ctx, assignmentListBehind); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListBehind: %w", err)
@@ -53,6 +59,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assignmentListByNodesStmt, err = db.PrepareContext(ctx, assignmentListByNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListByNodes: %w", err)
+	}
+	if q.assignmentListBySourceStmt, err = db.PrepareContext(ctx, assignmentListBySource); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListBySource: %w", err)
+	}
+	if q.assignmentListOfModuleOnNodesStmt, err = db.PrepareContext(ctx, assignmentListOfModuleOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListOfModuleOnNodes: %w", err)
+	}
+	if q.assignmentListOrphanedStmt, err = db.PrepareContext(ctx, assignmentListOrphaned); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListOrphaned: %w", err)
 	}
 	if q.assignmentOthersOfModuleStmt, err = db.PrepareContext(ctx, assignmentOthersOfModule); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentOthersOfModule: %w", err)
@@ -102,9 +117,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeBumpGenerationStmt, err = db.PrepareContext(ctx, nodeBumpGeneration); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeBumpGeneration: %w", err)
 	}
-	if q.nodeBumpGenerationByModuleStmt, err = db.PrepareContext(ctx, nodeBumpGenerationByModule); err != nil {
-		return nil, fmt.Errorf("error preparing query NodeBumpGenerationByModule: %w", err)
-	}
 	if q.nodeBumpGenerationsStmt, err = db.PrepareContext(ctx, nodeBumpGenerations); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeBumpGenerations: %w", err)
 	}
@@ -122,6 +134,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.nodeInsertStmt, err = db.PrepareContext(ctx, nodeInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeInsert: %w", err)
+	}
+	if q.nodeLabelListStmt, err = db.PrepareContext(ctx, nodeLabelList); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeLabelList: %w", err)
 	}
 	if q.nodeListStmt, err = db.PrepareContext(ctx, nodeList); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeList: %w", err)
@@ -144,8 +159,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeSetAppliedStmt, err = db.PrepareContext(ctx, nodeSetApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetApplied: %w", err)
 	}
+	if q.nodeSetLabelsStmt, err = db.PrepareContext(ctx, nodeSetLabels); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeSetLabels: %w", err)
+	}
 	if q.nodeSetReportedStmt, err = db.PrepareContext(ctx, nodeSetReported); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetReported: %w", err)
+	}
+	if q.nodeSetVarsStmt, err = db.PrepareContext(ctx, nodeSetVars); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeSetVars: %w", err)
+	}
+	if q.placementDeleteStmt, err = db.PrepareContext(ctx, placementDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query PlacementDelete: %w", err)
+	}
+	if q.placementGetStmt, err = db.PrepareContext(ctx, placementGet); err != nil {
+		return nil, fmt.Errorf("error preparing query PlacementGet: %w", err)
+	}
+	if q.placementListStmt, err = db.PrepareContext(ctx, placementList); err != nil {
+		return nil, fmt.Errorf("error preparing query PlacementList: %w", err)
+	}
+	if q.placementUpsertStmt, err = db.PrepareContext(ctx, placementUpsert); err != nil {
+		return nil, fmt.Errorf("error preparing query PlacementUpsert: %w", err)
 	}
 	if q.reportGetStmt, err = db.PrepareContext(ctx, reportGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportGet: %w", err)
@@ -334,6 +367,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentDeleteByNodeStmt: %w", cerr)
 		}
 	}
+	if q.assignmentDeleteOnNodesStmt != nil {
+		if cerr := q.assignmentDeleteOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentDeleteOnNodesStmt: %w", cerr)
+		}
+	}
 	if q.assignmentGetStmt != nil {
 		if cerr := q.assignmentGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentGetStmt: %w", cerr)
@@ -342,6 +380,11 @@ func (q *Queries) Close() error {
 	if q.assignmentInsertStmt != nil {
 		if cerr := q.assignmentInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentInsertStmt: %w", cerr)
+		}
+	}
+	if q.assignmentInsertOnNodesStmt != nil {
+		if cerr := q.assignmentInsertOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentInsertOnNodesStmt: %w", cerr)
 		}
 	}
 	if q.assignmentListBehindStmt != nil {
@@ -362,6 +405,21 @@ func (q *Queries) Close() error {
 	if q.assignmentListByNodesStmt != nil {
 		if cerr := q.assignmentListByNodesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentListByNodesStmt: %w", cerr)
+		}
+	}
+	if q.assignmentListBySourceStmt != nil {
+		if cerr := q.assignmentListBySourceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListBySourceStmt: %w", cerr)
+		}
+	}
+	if q.assignmentListOfModuleOnNodesStmt != nil {
+		if cerr := q.assignmentListOfModuleOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListOfModuleOnNodesStmt: %w", cerr)
+		}
+	}
+	if q.assignmentListOrphanedStmt != nil {
+		if cerr := q.assignmentListOrphanedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListOrphanedStmt: %w", cerr)
 		}
 	}
 	if q.assignmentOthersOfModuleStmt != nil {
@@ -444,11 +502,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeBumpGenerationStmt: %w", cerr)
 		}
 	}
-	if q.nodeBumpGenerationByModuleStmt != nil {
-		if cerr := q.nodeBumpGenerationByModuleStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing nodeBumpGenerationByModuleStmt: %w", cerr)
-		}
-	}
 	if q.nodeBumpGenerationsStmt != nil {
 		if cerr := q.nodeBumpGenerationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeBumpGenerationsStmt: %w", cerr)
@@ -477,6 +530,11 @@ func (q *Queries) Close() error {
 	if q.nodeInsertStmt != nil {
 		if cerr := q.nodeInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeInsertStmt: %w", cerr)
+		}
+	}
+	if q.nodeLabelListStmt != nil {
+		if cerr := q.nodeLabelListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeLabelListStmt: %w", cerr)
 		}
 	}
 	if q.nodeListStmt != nil {
@@ -514,9 +572,39 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeSetAppliedStmt: %w", cerr)
 		}
 	}
+	if q.nodeSetLabelsStmt != nil {
+		if cerr := q.nodeSetLabelsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeSetLabelsStmt: %w", cerr)
+		}
+	}
 	if q.nodeSetReportedStmt != nil {
 		if cerr := q.nodeSetReportedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeSetReportedStmt: %w", cerr)
+		}
+	}
+	if q.nodeSetVarsStmt != nil {
+		if cerr := q.nodeSetVarsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeSetVarsStmt: %w", cerr)
+		}
+	}
+	if q.placementDeleteStmt != nil {
+		if cerr := q.placementDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing placementDeleteStmt: %w", cerr)
+		}
+	}
+	if q.placementGetStmt != nil {
+		if cerr := q.placementGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing placementGetStmt: %w", cerr)
+		}
+	}
+	if q.placementListStmt != nil {
+		if cerr := q.placementListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing placementListStmt: %w", cerr)
+		}
+	}
+	if q.placementUpsertStmt != nil {
+		if cerr := q.placementUpsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing placementUpsertStmt: %w", cerr)
 		}
 	}
 	if q.reportGetStmt != nil {
@@ -832,12 +920,17 @@ type Queries struct {
 	assignmentDeclarationStmt             *sql.Stmt
 	assignmentDeleteStmt                  *sql.Stmt
 	assignmentDeleteByNodeStmt            *sql.Stmt
+	assignmentDeleteOnNodesStmt           *sql.Stmt
 	assignmentGetStmt                     *sql.Stmt
 	assignmentInsertStmt                  *sql.Stmt
+	assignmentInsertOnNodesStmt           *sql.Stmt
 	assignmentListBehindStmt              *sql.Stmt
 	assignmentListByModuleStmt            *sql.Stmt
 	assignmentListByNodeStmt              *sql.Stmt
 	assignmentListByNodesStmt             *sql.Stmt
+	assignmentListBySourceStmt            *sql.Stmt
+	assignmentListOfModuleOnNodesStmt     *sql.Stmt
+	assignmentListOrphanedStmt            *sql.Stmt
 	assignmentOthersOfModuleStmt          *sql.Stmt
 	assignmentPinNodesStmt                *sql.Stmt
 	assignmentSetTakenStmt                *sql.Stmt
@@ -854,13 +947,13 @@ type Queries struct {
 	moduleRevisionInsertStmt              *sql.Stmt
 	moduleUpsertStmt                      *sql.Stmt
 	nodeBumpGenerationStmt                *sql.Stmt
-	nodeBumpGenerationByModuleStmt        *sql.Stmt
 	nodeBumpGenerationsStmt               *sql.Stmt
 	nodeExistsByTokenHashStmt             *sql.Stmt
 	nodeGenerationListStmt                *sql.Stmt
 	nodeGetStmt                           *sql.Stmt
 	nodeGetAnyStmt                        *sql.Stmt
 	nodeInsertStmt                        *sql.Stmt
+	nodeLabelListStmt                     *sql.Stmt
 	nodeListStmt                          *sql.Stmt
 	nodeMarkDeletedStmt                   *sql.Stmt
 	nodeRaiseGenerationStmt               *sql.Stmt
@@ -868,7 +961,13 @@ type Queries struct {
 	nodeRegistrationEndStmt               *sql.Stmt
 	nodeRegistrationInsertStmt            *sql.Stmt
 	nodeSetAppliedStmt                    *sql.Stmt
+	nodeSetLabelsStmt                     *sql.Stmt
 	nodeSetReportedStmt                   *sql.Stmt
+	nodeSetVarsStmt                       *sql.Stmt
+	placementDeleteStmt                   *sql.Stmt
+	placementGetStmt                      *sql.Stmt
+	placementListStmt                     *sql.Stmt
+	placementUpsertStmt                   *sql.Stmt
 	reportGetStmt                         *sql.Stmt
 	reportInsertStmt                      *sql.Stmt
 	reportListByNodeStmt                  *sql.Stmt
@@ -933,12 +1032,17 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assignmentDeclarationStmt:             q.assignmentDeclarationStmt,
 		assignmentDeleteStmt:                  q.assignmentDeleteStmt,
 		assignmentDeleteByNodeStmt:            q.assignmentDeleteByNodeStmt,
+		assignmentDeleteOnNodesStmt:           q.assignmentDeleteOnNodesStmt,
 		assignmentGetStmt:                     q.assignmentGetStmt,
 		assignmentInsertStmt:                  q.assignmentInsertStmt,
+		assignmentInsertOnNodesStmt:           q.assignmentInsertOnNodesStmt,
 		assignmentListBehindStmt:              q.assignmentListBehindStmt,
 		assignmentListByModuleStmt:            q.assignmentListByModuleStmt,
 		assignmentListByNodeStmt:              q.assignmentListByNodeStmt,
 		assignmentListByNodesStmt:             q.assignmentListByNodesStmt,
+		assignmentListBySourceStmt:            q.assignmentListBySourceStmt,
+		assignmentListOfModuleOnNodesStmt:     q.assignmentListOfModuleOnNodesStmt,
+		assignmentListOrphanedStmt:            q.assignmentListOrphanedStmt,
 		assignmentOthersOfModuleStmt:          q.assignmentOthersOfModuleStmt,
 		assignmentPinNodesStmt:                q.assignmentPinNodesStmt,
 		assignmentSetTakenStmt:                q.assignmentSetTakenStmt,
@@ -955,13 +1059,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		moduleRevisionInsertStmt:              q.moduleRevisionInsertStmt,
 		moduleUpsertStmt:                      q.moduleUpsertStmt,
 		nodeBumpGenerationStmt:                q.nodeBumpGenerationStmt,
-		nodeBumpGenerationByModuleStmt:        q.nodeBumpGenerationByModuleStmt,
 		nodeBumpGenerationsStmt:               q.nodeBumpGenerationsStmt,
 		nodeExistsByTokenHashStmt:             q.nodeExistsByTokenHashStmt,
 		nodeGenerationListStmt:                q.nodeGenerationListStmt,
 		nodeGetStmt:                           q.nodeGetStmt,
 		nodeGetAnyStmt:                        q.nodeGetAnyStmt,
 		nodeInsertStmt:                        q.nodeInsertStmt,
+		nodeLabelListStmt:                     q.nodeLabelListStmt,
 		nodeListStmt:                          q.nodeListStmt,
 		nodeMarkDeletedStmt:                   q.nodeMarkDeletedStmt,
 		nodeRaiseGenerationStmt:               q.nodeRaiseGenerationStmt,
@@ -969,7 +1073,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeRegistrationEndStmt:               q.nodeRegistrationEndStmt,
 		nodeRegistrationInsertStmt:            q.nodeRegistrationInsertStmt,
 		nodeSetAppliedStmt:                    q.nodeSetAppliedStmt,
+		nodeSetLabelsStmt:                     q.nodeSetLabelsStmt,
 		nodeSetReportedStmt:                   q.nodeSetReportedStmt,
+		nodeSetVarsStmt:                       q.nodeSetVarsStmt,
+		placementDeleteStmt:                   q.placementDeleteStmt,
+		placementGetStmt:                      q.placementGetStmt,
+		placementListStmt:                     q.placementListStmt,
+		placementUpsertStmt:                   q.placementUpsertStmt,
 		reportGetStmt:                         q.reportGetStmt,
 		reportInsertStmt:                      q.reportInsertStmt,
 		reportListByNodeStmt:                  q.reportListByNodeStmt,

@@ -82,6 +82,8 @@ type Node struct {
 	ResourcesStuck          int64
 	ResourcesHeld           int64
 	ResourcesGroupedPending int64
+	Labels                  string
+	Vars                    string
 }
 
 type NodeOverview struct {
@@ -105,6 +107,16 @@ type NodeRegistration struct {
 	DeletedAt       sql.NullString
 	FirstGeneration int64
 	LastGeneration  sql.NullInt64
+}
+
+type Placement struct {
+	Name      string
+	Module    string
+	Selector  string
+	Taken     int64
+	Rollout   string
+	CreatedAt string
+	UpdatedAt string
 }
 
 type Report struct {
