@@ -53,6 +53,7 @@ func (s *Server) Routes(r chi.Router) {
 			s.nodeRoutes(r)
 			s.moduleRoutes(r)
 			s.assignmentRoutes(r)
+			s.placementRoutes(r)
 			s.historyRoutes(r)
 			r.Get("/status", s.status)
 		})
