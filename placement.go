@@ -12,6 +12,8 @@ type Placement struct {
 	Module   string `json:"module"`
 	Selector string `json:"selector"`
 	Taken    bool   `json:"taken"`
+	// Rollout, when set, moves a new revision of the module to these nodes in waves.
+	Rollout *RolloutPolicy `json:"rollout,omitempty"`
 	// Matched is how many registered nodes the selector matches now; Assigned is how many of
 	// them have the module from this placement (they differ while a change is under way, or
 	// where a node has the module from elsewhere).

@@ -19,7 +19,9 @@ type NodeView struct {
 	Stuck             []StuckView       `json:"stuck"`
 	RefusedSends      []RefusedSend     `json:"refused_sends"`
 	// Drifting lists the resources put back repeatedly within the last hour.
-	Drifting  []DriftCount   `json:"drifting"`
+	Drifting []DriftCount `json:"drifting"`
+	// Rollouts are the unfinished rollouts the node is in (GET /nodes/{node} only).
+	Rollouts  []NodeRollout  `json:"rollouts,omitempty"`
 	Resources []ResourceView `json:"resources,omitempty"`
 }
 
@@ -126,7 +128,9 @@ type MeshStatus struct {
 	RefusedSends  []RefusedSend   `json:"refused_sends"`
 	// Drifting lists the resources that drift most across the mesh in the last 24 hours.
 	Drifting []MeshDrift `json:"drifting"`
-	Lines    []string    `json:"lines"`
+	// Rollouts are the unfinished rollouts, each with its line.
+	Rollouts []Rollout `json:"rollouts"`
+	Lines    []string  `json:"lines"`
 }
 
 // MeshStuck is one stuck resource, listed once however many nodes it is stuck on.

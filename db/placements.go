@@ -275,6 +275,17 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 	if err != nil {
 		return p, err
 	}
+	policy := ""
+	if p.Rollout != nil {
+		if err := p.Rollout.Normalize(); err != nil {
+			return p, err
+		}
+		b, err := json.Marshal(p.Rollout)
+		if err != nil {
+			return p, err
+		}
+		policy = string(b)
+	}
 	var gens map[string]int64
 	var more bool
 	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
@@ -283,7 +294,7 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 			return notFound(err, "no module %s", p.Module)
 		}
 		if err := q.PlacementUpsert(ctx, dbsqlc.PlacementUpsertParams{Name: p.Name, Module: p.Module, Selector: sel.String(),
-			Taken: boolInt(p.Taken), Now: s.now()}); err != nil {
+			Taken: boolInt(p.Taken), Rollout: policy, Now: s.now()}); err != nil {
 			return err
 		}
 		row, err := q.PlacementGet(ctx, p.Name)
@@ -439,9 +450,14 @@ func placementView(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, n
 		return hq.Placement{}, err
 	}
 	have, err := q.AssignmentListBySource(ctx, dbsqlc.AssignmentListBySourceParams{Source: p.Name, Module: p.Module})
-	return hq.Placement{Name: p.Name, Module: p.Module, Selector: p.Selector, Taken: p.Taken == 1,
+	v := hq.Placement{Name: p.Name, Module: p.Module, Selector: p.Selector, Taken: p.Taken == 1,
 		Matched: len(m.matched), Assigned: len(have),
-		CreatedAt: hq.ParseTime(p.CreatedAt), UpdatedAt: hq.ParseTime(p.UpdatedAt)}, err
+		CreatedAt: hq.ParseTime(p.CreatedAt), UpdatedAt: hq.ParseTime(p.UpdatedAt)}
+	if p.Rollout != "" {
+		pol := rolloutPolicy(p.Rollout)
+		v.Rollout = &pol
+	}
+	return v, err
 }
 
 // DeletePlacement removes a placement; its module leaves its nodes as if an operator had

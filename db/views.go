@@ -201,6 +201,12 @@ func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 		for i, r := range all {
 			v.Resources[i] = resourceView(r)
 		}
+		if v.Rollouts, err = nodeRollouts(ctx, q, name); err != nil {
+			return err
+		}
+		for _, r := range v.Rollouts {
+			v.Lines = append(v.Lines, r.Line())
+		}
 		return nil
 	})
 	return v, err

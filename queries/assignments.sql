@@ -41,15 +41,21 @@ UPDATE assignments SET revision = @revision
 WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes));
 
 -- name: AssignmentListBehind :many
--- Pins of a module behind @revision, oldest revision first: the next nodes a new revision reaches.
-SELECT node, revision FROM assignments
-WHERE module = @module AND revision < @revision
-ORDER BY revision, node LIMIT @max;
+-- Pins of a module behind @revision, oldest revision first: the next nodes a new revision
+-- reaches. A pin a rollout to that revision governs is the rollout's to move.
+SELECT a.node, a.revision FROM assignments a
+WHERE a.module = @module AND a.revision < @revision
+  AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
+                  WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = @revision)
+ORDER BY a.revision, a.node LIMIT @max;
 
 -- name: ModuleListBehind :many
--- Modules with pins behind their newest revision: work a new revision has still to do.
+-- Modules with pins behind their newest revision that no rollout governs: work a new
+-- revision has still to do.
 SELECT m.name, m.revision FROM modules m
-WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision)
+WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision
+              AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
+                              WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = m.revision))
 ORDER BY m.name;
 
 -- name: AssignmentOthersOfModule :many

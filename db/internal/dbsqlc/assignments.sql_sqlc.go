@@ -198,9 +198,11 @@ func (q *Queries) AssignmentInsertOnNodes(ctx context.Context, arg AssignmentIns
 }
 
 const assignmentListBehind = `-- name: AssignmentListBehind :many
-SELECT node, revision FROM assignments
-WHERE module = ?1 AND revision < ?2
-ORDER BY revision, node LIMIT ?3
+SELECT a.node, a.revision FROM assignments a
+WHERE a.module = ?1 AND a.revision < ?2
+  AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
+                  WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = ?2)
+ORDER BY a.revision, a.node LIMIT ?3
 `
 
 type AssignmentListBehindParams struct {
@@ -214,7 +216,8 @@ type AssignmentListBehindRow struct {
 	Revision int64
 }
 
-// Pins of a module behind @revision, oldest revision first: the next nodes a new revision reaches.
+// Pins of a module behind @revision, oldest revision first: the next nodes a new revision
+// reaches. A pin a rollout to that revision governs is the rollout's to move.
 func (q *Queries) AssignmentListBehind(ctx context.Context, arg AssignmentListBehindParams) ([]AssignmentListBehindRow, error) {
 	rows, err := q.query(ctx, q.assignmentListBehindStmt, assignmentListBehind, arg.Module, arg.Revision, arg.Max)
 	if err != nil {
@@ -539,7 +542,9 @@ func (q *Queries) AssignmentSetTaken(ctx context.Context, arg AssignmentSetTaken
 
 const moduleListBehind = `-- name: ModuleListBehind :many
 SELECT m.name, m.revision FROM modules m
-WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision)
+WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision
+              AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
+                              WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = m.revision))
 ORDER BY m.name
 `
 
@@ -548,7 +553,8 @@ type ModuleListBehindRow struct {
 	Revision int64
 }
 
-// Modules with pins behind their newest revision: work a new revision has still to do.
+// Modules with pins behind their newest revision that no rollout governs: work a new
+// revision has still to do.
 func (q *Queries) ModuleListBehind(ctx context.Context) ([]ModuleListBehindRow, error) {
 	rows, err := q.query(ctx, q.moduleListBehindStmt, moduleListBehind)
 	if err != nil {

@@ -282,6 +282,72 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateRetryListStmt, err = db.PrepareContext(ctx, resourceStateRetryList); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRetryList: %w", err)
 	}
+	if q.rolloutAbortStmt, err = db.PrepareContext(ctx, rolloutAbort); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutAbort: %w", err)
+	}
+	if q.rolloutCompleteStmt, err = db.PrepareContext(ctx, rolloutComplete); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutComplete: %w", err)
+	}
+	if q.rolloutGetStmt, err = db.PrepareContext(ctx, rolloutGet); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutGet: %w", err)
+	}
+	if q.rolloutInsertStmt, err = db.PrepareContext(ctx, rolloutInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutInsert: %w", err)
+	}
+	if q.rolloutListStmt, err = db.PrepareContext(ctx, rolloutList); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutList: %w", err)
+	}
+	if q.rolloutListActiveStmt, err = db.PrepareContext(ctx, rolloutListActive); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutListActive: %w", err)
+	}
+	if q.rolloutListActiveOfPlacementStmt, err = db.PrepareContext(ctx, rolloutListActiveOfPlacement); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutListActiveOfPlacement: %w", err)
+	}
+	if q.rolloutNodeAdvanceStmt, err = db.PrepareContext(ctx, rolloutNodeAdvance); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeAdvance: %w", err)
+	}
+	if q.rolloutNodeCountsStmt, err = db.PrepareContext(ctx, rolloutNodeCounts); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeCounts: %w", err)
+	}
+	if q.rolloutNodeInsertFromPlacementStmt, err = db.PrepareContext(ctx, rolloutNodeInsertFromPlacement); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeInsertFromPlacement: %w", err)
+	}
+	if q.rolloutNodeListStmt, err = db.PrepareContext(ctx, rolloutNodeList); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeList: %w", err)
+	}
+	if q.rolloutNodeListAdvancedStmt, err = db.PrepareContext(ctx, rolloutNodeListAdvanced); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeListAdvanced: %w", err)
+	}
+	if q.rolloutNodeListFailedStmt, err = db.PrepareContext(ctx, rolloutNodeListFailed); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeListFailed: %w", err)
+	}
+	if q.rolloutNodeListFailedReasonsStmt, err = db.PrepareContext(ctx, rolloutNodeListFailedReasons); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeListFailedReasons: %w", err)
+	}
+	if q.rolloutNodeListPendingStmt, err = db.PrepareContext(ctx, rolloutNodeListPending); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeListPending: %w", err)
+	}
+	if q.rolloutNodeMarkDoneStmt, err = db.PrepareContext(ctx, rolloutNodeMarkDone); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeMarkDone: %w", err)
+	}
+	if q.rolloutNodeMarkFailedStmt, err = db.PrepareContext(ctx, rolloutNodeMarkFailed); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeMarkFailed: %w", err)
+	}
+	if q.rolloutNodeRevertStmt, err = db.PrepareContext(ctx, rolloutNodeRevert); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeRevert: %w", err)
+	}
+	if q.rolloutOfNodeStmt, err = db.PrepareContext(ctx, rolloutOfNode); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutOfNode: %w", err)
+	}
+	if q.rolloutPauseStmt, err = db.PrepareContext(ctx, rolloutPause); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutPause: %w", err)
+	}
+	if q.rolloutResumeStmt, err = db.PrepareContext(ctx, rolloutResume); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutResume: %w", err)
+	}
+	if q.rolloutSetCountsStmt, err = db.PrepareContext(ctx, rolloutSetCounts); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutSetCounts: %w", err)
+	}
 	if q.sendFindStmt, err = db.PrepareContext(ctx, sendFind); err != nil {
 		return nil, fmt.Errorf("error preparing query SendFind: %w", err)
 	}
@@ -777,6 +843,116 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateRetryListStmt: %w", cerr)
 		}
 	}
+	if q.rolloutAbortStmt != nil {
+		if cerr := q.rolloutAbortStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutAbortStmt: %w", cerr)
+		}
+	}
+	if q.rolloutCompleteStmt != nil {
+		if cerr := q.rolloutCompleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutCompleteStmt: %w", cerr)
+		}
+	}
+	if q.rolloutGetStmt != nil {
+		if cerr := q.rolloutGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutGetStmt: %w", cerr)
+		}
+	}
+	if q.rolloutInsertStmt != nil {
+		if cerr := q.rolloutInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutInsertStmt: %w", cerr)
+		}
+	}
+	if q.rolloutListStmt != nil {
+		if cerr := q.rolloutListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutListStmt: %w", cerr)
+		}
+	}
+	if q.rolloutListActiveStmt != nil {
+		if cerr := q.rolloutListActiveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutListActiveStmt: %w", cerr)
+		}
+	}
+	if q.rolloutListActiveOfPlacementStmt != nil {
+		if cerr := q.rolloutListActiveOfPlacementStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutListActiveOfPlacementStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeAdvanceStmt != nil {
+		if cerr := q.rolloutNodeAdvanceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeAdvanceStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeCountsStmt != nil {
+		if cerr := q.rolloutNodeCountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeCountsStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeInsertFromPlacementStmt != nil {
+		if cerr := q.rolloutNodeInsertFromPlacementStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeInsertFromPlacementStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeListStmt != nil {
+		if cerr := q.rolloutNodeListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeListStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeListAdvancedStmt != nil {
+		if cerr := q.rolloutNodeListAdvancedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeListAdvancedStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeListFailedStmt != nil {
+		if cerr := q.rolloutNodeListFailedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeListFailedStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeListFailedReasonsStmt != nil {
+		if cerr := q.rolloutNodeListFailedReasonsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeListFailedReasonsStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeListPendingStmt != nil {
+		if cerr := q.rolloutNodeListPendingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeListPendingStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeMarkDoneStmt != nil {
+		if cerr := q.rolloutNodeMarkDoneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeMarkDoneStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeMarkFailedStmt != nil {
+		if cerr := q.rolloutNodeMarkFailedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeMarkFailedStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeRevertStmt != nil {
+		if cerr := q.rolloutNodeRevertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeRevertStmt: %w", cerr)
+		}
+	}
+	if q.rolloutOfNodeStmt != nil {
+		if cerr := q.rolloutOfNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutOfNodeStmt: %w", cerr)
+		}
+	}
+	if q.rolloutPauseStmt != nil {
+		if cerr := q.rolloutPauseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutPauseStmt: %w", cerr)
+		}
+	}
+	if q.rolloutResumeStmt != nil {
+		if cerr := q.rolloutResumeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutResumeStmt: %w", cerr)
+		}
+	}
+	if q.rolloutSetCountsStmt != nil {
+		if cerr := q.rolloutSetCountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutSetCountsStmt: %w", cerr)
+		}
+	}
 	if q.sendFindStmt != nil {
 		if cerr := q.sendFindStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sendFindStmt: %w", cerr)
@@ -1002,6 +1178,28 @@ type Queries struct {
 	resourceStateRemoveOnNodesStmt        *sql.Stmt
 	resourceStateRequestRetryStmt         *sql.Stmt
 	resourceStateRetryListStmt            *sql.Stmt
+	rolloutAbortStmt                      *sql.Stmt
+	rolloutCompleteStmt                   *sql.Stmt
+	rolloutGetStmt                        *sql.Stmt
+	rolloutInsertStmt                     *sql.Stmt
+	rolloutListStmt                       *sql.Stmt
+	rolloutListActiveStmt                 *sql.Stmt
+	rolloutListActiveOfPlacementStmt      *sql.Stmt
+	rolloutNodeAdvanceStmt                *sql.Stmt
+	rolloutNodeCountsStmt                 *sql.Stmt
+	rolloutNodeInsertFromPlacementStmt    *sql.Stmt
+	rolloutNodeListStmt                   *sql.Stmt
+	rolloutNodeListAdvancedStmt           *sql.Stmt
+	rolloutNodeListFailedStmt             *sql.Stmt
+	rolloutNodeListFailedReasonsStmt      *sql.Stmt
+	rolloutNodeListPendingStmt            *sql.Stmt
+	rolloutNodeMarkDoneStmt               *sql.Stmt
+	rolloutNodeMarkFailedStmt             *sql.Stmt
+	rolloutNodeRevertStmt                 *sql.Stmt
+	rolloutOfNodeStmt                     *sql.Stmt
+	rolloutPauseStmt                      *sql.Stmt
+	rolloutResumeStmt                     *sql.Stmt
+	rolloutSetCountsStmt                  *sql.Stmt
 	sendFindStmt                          *sql.Stmt
 	sendGetStmt                           *sql.Stmt
 	sendInsertStmt                        *sql.Stmt
@@ -1114,6 +1312,28 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateRemoveOnNodesStmt:        q.resourceStateRemoveOnNodesStmt,
 		resourceStateRequestRetryStmt:         q.resourceStateRequestRetryStmt,
 		resourceStateRetryListStmt:            q.resourceStateRetryListStmt,
+		rolloutAbortStmt:                      q.rolloutAbortStmt,
+		rolloutCompleteStmt:                   q.rolloutCompleteStmt,
+		rolloutGetStmt:                        q.rolloutGetStmt,
+		rolloutInsertStmt:                     q.rolloutInsertStmt,
+		rolloutListStmt:                       q.rolloutListStmt,
+		rolloutListActiveStmt:                 q.rolloutListActiveStmt,
+		rolloutListActiveOfPlacementStmt:      q.rolloutListActiveOfPlacementStmt,
+		rolloutNodeAdvanceStmt:                q.rolloutNodeAdvanceStmt,
+		rolloutNodeCountsStmt:                 q.rolloutNodeCountsStmt,
+		rolloutNodeInsertFromPlacementStmt:    q.rolloutNodeInsertFromPlacementStmt,
+		rolloutNodeListStmt:                   q.rolloutNodeListStmt,
+		rolloutNodeListAdvancedStmt:           q.rolloutNodeListAdvancedStmt,
+		rolloutNodeListFailedStmt:             q.rolloutNodeListFailedStmt,
+		rolloutNodeListFailedReasonsStmt:      q.rolloutNodeListFailedReasonsStmt,
+		rolloutNodeListPendingStmt:            q.rolloutNodeListPendingStmt,
+		rolloutNodeMarkDoneStmt:               q.rolloutNodeMarkDoneStmt,
+		rolloutNodeMarkFailedStmt:             q.rolloutNodeMarkFailedStmt,
+		rolloutNodeRevertStmt:                 q.rolloutNodeRevertStmt,
+		rolloutOfNodeStmt:                     q.rolloutOfNodeStmt,
+		rolloutPauseStmt:                      q.rolloutPauseStmt,
+		rolloutResumeStmt:                     q.rolloutResumeStmt,
+		rolloutSetCountsStmt:                  q.rolloutSetCountsStmt,
 		sendFindStmt:                          q.sendFindStmt,
 		sendGetStmt:                           q.sendGetStmt,
 		sendInsertStmt:                        q.sendInsertStmt,

@@ -161,6 +161,51 @@ type ResourceState struct {
 	Reason              string
 }
 
+type Rollout struct {
+	ID           int64
+	Module       string
+	Placement    string
+	FromRevision int64
+	ToRevision   int64
+	State        string
+	Policy       string
+	Nodes        int64
+	Done         int64
+	InFlight     int64
+	Failed       int64
+	Forgiven     int64
+	Reason       string
+	CreatedAt    string
+	UpdatedAt    string
+	EndedAt      sql.NullString
+}
+
+type RolloutLifecycle struct {
+	FromState string
+	ToState   string
+}
+
+type RolloutNode struct {
+	Rollout      int64
+	Node         string
+	FromRevision int64
+	Wave         int64
+	State        string
+	Generation   int64
+	Reason       string
+	StartedAt    sql.NullString
+	EndedAt      sql.NullString
+}
+
+type RolloutTransition struct {
+	ID        int64
+	Rollout   int64
+	FromState string
+	ToState   string
+	Reason    string
+	At        string
+}
+
 type Send struct {
 	ID         int64
 	Node       string
