@@ -98,6 +98,8 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.Store.WakeRollouts() // a report may finish or fail a rollout's node
+
 	setETag(w, resp.Generation)
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -22,15 +22,16 @@ func (s *Server) putPlacement(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Module   string `json:"module"`
-		Selector string `json:"selector"`
-		Taken    bool   `json:"taken"`
+		Module   string            `json:"module"`
+		Selector string            `json:"selector"`
+		Taken    bool              `json:"taken"`
+		Rollout  *hq.RolloutPolicy `json:"rollout"`
 	}
 	if err := decode(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	p, err := s.Store.PutPlacement(r.Context(), hq.Placement{Name: pname, Module: req.Module, Selector: req.Selector, Taken: req.Taken})
+	p, err := s.Store.PutPlacement(r.Context(), hq.Placement{Name: pname, Module: req.Module, Selector: req.Selector, Taken: req.Taken, Rollout: req.Rollout})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

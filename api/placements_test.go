@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -83,4 +84,48 @@ func TestLabelsAndPlacementsOverHTTP(t *testing.T) {
 	if len(v.Assignments) != 0 || v.Generation != 2 {
 		t.Fatalf("web-2 after the placement went %+v", v)
 	}
+}
+
+func TestRolloutPoliciesAndRolloutsOverHTTP(t *testing.T) {
+	f := setup(t)
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, `{"resources":[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"1"}]}`), 201)
+	f.want(f.do("POST", "/api/v1/nodes", admin, map[string]any{"name": "web-1", "labels": map[string]string{"role": "web"}}), 201)
+	var p hq.Placement
+	f.want(f.do("PUT", "/api/v1/placements/web", admin, `{"module":"app","selector":"role=web",
+		"rollout":{"canary":1,"max_unavailable":"10%","failure_budget":1,"progress_deadline":"2m","auto_revert":true}}`), 200).json(t, &p)
+	if p.Rollout == nil || p.Rollout.MaxUnavailable != (hq.Amount{N: 10, Percent: true}) || p.Rollout.Deadline().String() != "2m0s" {
+		t.Fatalf("placement %+v", p.Rollout)
+	}
+	for body, field := range map[string]string{
+		`{"module":"app","selector":"role=web","rollout":{"max_unavailable":"ten"}}`:    "max_unavailable",
+		`{"module":"app","selector":"role=web","rollout":{"max_unavailable":"200%"}}`:   "max_unavailable",
+		`{"module":"app","selector":"role=web","rollout":{"progress_deadline":"soon"}}`: "progress_deadline",
+		`{"module":"app","selector":"role=web","rollout":{"canary":-1}}`:                "canary",
+		`{"module":"app","selector":"role=web","rollout":{"surprise":1}}`:               "surprise",
+	} {
+		r := f.do("PUT", "/api/v1/placements/web", admin, body)
+		if r.status/100 != 4 || !strings.Contains(string(r.body), field) {
+			t.Errorf("%s: %d %s", body, r.status, r.body)
+		}
+	}
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, `{"resources":[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"2"}]}`), 201)
+	var list struct{ Rollouts []hq.Rollout }
+	f.want(f.do("GET", "/api/v1/rollouts", admin, nil), 200).json(t, &list)
+	if len(list.Rollouts) != 1 || list.Rollouts[0].Module != "app" || list.Rollouts[0].Placement != "web" {
+		t.Fatalf("rollouts %+v", list.Rollouts)
+	}
+	id := list.Rollouts[0].ID
+	var r hq.Rollout
+	f.want(f.do("GET", fmt.Sprintf("/api/v1/rollouts/%d", id), admin, nil), 200).json(t, &r)
+	if len(r.Progress) != 1 || r.Progress[0].Node != "web-1" {
+		t.Fatalf("rollout %+v", r)
+	}
+	f.want(f.do("POST", fmt.Sprintf("/api/v1/rollouts/%d/resume", id), admin, nil), 409)
+	f.want(f.do("POST", fmt.Sprintf("/api/v1/rollouts/%d/abort", id), admin, nil), 200).json(t, &r)
+	if r.State != hq.RolloutAborted {
+		t.Fatalf("after abort %+v", r)
+	}
+	f.want(f.do("POST", fmt.Sprintf("/api/v1/rollouts/%d/abort", id), admin, nil), 409)
+	f.want(f.do("GET", "/api/v1/rollouts/99", admin, nil), 404)
+	f.want(f.do("GET", "/api/v1/rollouts/x", admin, nil), 400)
 }

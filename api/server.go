@@ -54,6 +54,7 @@ func (s *Server) Routes(r chi.Router) {
 			s.moduleRoutes(r)
 			s.assignmentRoutes(r)
 			s.placementRoutes(r)
+			s.rolloutRoutes(r)
 			s.historyRoutes(r)
 			r.Get("/status", s.status)
 		})
