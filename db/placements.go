@@ -214,8 +214,11 @@ func placementMembership(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placem
 // operator's own assign, which then wins). It returns the new generations and whether work is left.
 func (s *Store) reconcilePlacement(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow, check bool) (map[string]int64, bool, error) {
 	m, err := placementMembership(ctx, q, p, nodes)
-	if err != nil || len(m.add)+len(m.remove) == 0 {
+	if err != nil {
 		return nil, false, err
+	}
+	if len(m.add)+len(m.remove) == 0 {
+		return s.retakePlaced(ctx, q, p)
 	}
 	rev, err := latestRevision(ctx, q, p.Module)
 	if err != nil {
@@ -541,4 +544,25 @@ func (s *Store) placeSome(ctx context.Context) (bool, error) {
 		s.ringAll(gens)
 	}
 	return found && err == nil, err
+}
+
+// retakePlaced gives the next chunk of a placement's assignments the placement's taken flag,
+// bumping their nodes' generations.
+func (s *Store) retakePlaced(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement) (map[string]int64, bool, error) {
+	differ, err := q.AssignmentListTakenDiffers(ctx, dbsqlc.AssignmentListTakenDiffersParams{Source: p.Name, Module: p.Module,
+		Taken: p.Taken, Max: moveChunkNodes + 1})
+	if err != nil || len(differ) == 0 {
+		return nil, false, err
+	}
+	more := len(differ) > moveChunkNodes
+	differ = differ[:min(len(differ), moveChunkNodes)]
+	list, err := jsonList(differ)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := q.AssignmentSetTakenOnNodes(ctx, dbsqlc.AssignmentSetTakenOnNodesParams{Taken: p.Taken, Module: p.Module, Source: p.Name, Nodes: list}); err != nil {
+		return nil, false, err
+	}
+	gens, err := bumpNodes(ctx, q, differ)
+	return gens, more, err
 }

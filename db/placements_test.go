@@ -190,3 +190,35 @@ func TestVarsAreStoredAndMoveNothing(t *testing.T) {
 	_, err = s.SetVars(ctx, "web-1", map[string]string{"-bad": "x"}, nil)
 	wantCode(t, err, hq.CodeInvalid)
 }
+
+// Changing a placement's taken flag changes it on every node it placed, each with its
+// generation; a node that leaves a placement mid-rollout leaves the rollout.
+func TestPlacementTakenAndLeavingMidRollout(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustModule(t, s, "app", file("app.conf", "1"))
+	mustLabelled(t, s, "web-1", map[string]string{"role": "web"})
+	mustLabelled(t, s, "web-2", map[string]string{"role": "web"})
+	p := hq.Placement{Name: "web", Module: "app", Selector: "role=web", Rollout: &hq.RolloutPolicy{Canary: 1}}
+	if _, err := s.PutPlacement(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Taken = true
+	if _, err := s.PutPlacement(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"web-1", "web-2"} {
+		if v, _ := s.GetNode(ctx, n); v.Generation != 2 || !v.Assignments[0].Taken {
+			t.Fatalf("%s after taken: generation %d, %+v", n, v.Generation, v.Assignments)
+		}
+	}
+	mustModule(t, s, "app", file("app.conf", "2"))
+	if _, err := s.SetLabels(ctx, "web-2", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	step(t, s)
+	rs, _ := s.ListRollouts(ctx, 1)
+	if r, _ := s.GetRollout(ctx, rs[0].ID); len(r.Progress) != 1 || r.Progress[0].Node != "web-1" {
+		t.Fatalf("progress %+v", r.Progress)
+	}
+}

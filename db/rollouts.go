@@ -69,6 +69,9 @@ func (s *Store) stepRollout(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rol
 	pol := rolloutPolicy(r.Policy)
 	now := s.now()
 	gens := map[string]int64{}
+	if _, err := q.RolloutNodeDeleteGone(ctx, dbsqlc.RolloutNodeDeleteGoneParams{Rollout: r.ID, Module: r.Module}); err != nil {
+		return nil, false, err
+	}
 	if _, err := q.RolloutNodeMarkDone(ctx, dbsqlc.RolloutNodeMarkDoneParams{Rollout: r.ID, Module: r.Module, Now: nullString(now)}); err != nil {
 		return nil, false, err
 	}

@@ -91,3 +91,12 @@ SELECT a.node, a.module, a.source FROM assignments a
 WHERE a.source <> 'operator'
   AND NOT EXISTS (SELECT 1 FROM placements p WHERE p.name = a.source AND p.module = a.module)
 ORDER BY a.source, a.module, a.node LIMIT @max;
+
+-- name: AssignmentListTakenDiffers :many
+-- A placement's assignments whose taken flag is not the placement's.
+SELECT node FROM assignments
+WHERE source = @source AND module = @module AND taken <> @taken ORDER BY node LIMIT @max;
+
+-- name: AssignmentSetTakenOnNodes :exec
+UPDATE assignments SET taken = @taken
+WHERE module = @module AND source = @source AND node IN (SELECT value FROM json_each(@nodes));

@@ -115,3 +115,10 @@ SELECT r.id, r.module, r.from_revision, r.to_revision, r.state, rn.state AS node
 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
 WHERE rn.node = @node AND r.state IN ('progressing', 'paused')
 ORDER BY r.id;
+
+-- name: RolloutNodeDeleteGone :execrows
+-- Nodes that left the placement (relabelled, unassigned or deleted) before they were done
+-- leave the rollout: there is nothing of the module left to roll out to them.
+DELETE FROM rollout_nodes
+WHERE rollout = @rollout AND state IN ('pending', 'in-flight')
+  AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.node = rollout_nodes.node AND a.module = @module);

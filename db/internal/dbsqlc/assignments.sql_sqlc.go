@@ -473,6 +473,47 @@ func (q *Queries) AssignmentListOrphaned(ctx context.Context, max int64) ([]Assi
 	return items, nil
 }
 
+const assignmentListTakenDiffers = `-- name: AssignmentListTakenDiffers :many
+SELECT node FROM assignments
+WHERE source = ?1 AND module = ?2 AND taken <> ?3 ORDER BY node LIMIT ?4
+`
+
+type AssignmentListTakenDiffersParams struct {
+	Source string
+	Module string
+	Taken  int64
+	Max    int64
+}
+
+// A placement's assignments whose taken flag is not the placement's.
+func (q *Queries) AssignmentListTakenDiffers(ctx context.Context, arg AssignmentListTakenDiffersParams) ([]string, error) {
+	rows, err := q.query(ctx, q.assignmentListTakenDiffersStmt, assignmentListTakenDiffers,
+		arg.Source,
+		arg.Module,
+		arg.Taken,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var node string
+		if err := rows.Scan(&node); err != nil {
+			return nil, err
+		}
+		items = append(items, node)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const assignmentOthersOfModule = `-- name: AssignmentOthersOfModule :many
 SELECT o.node, o.module, o.revision FROM assignments o
 WHERE o.node IN (SELECT a.node FROM assignments a WHERE a.module = ?1) AND o.module <> ?1
@@ -537,6 +578,28 @@ type AssignmentSetTakenParams struct {
 
 func (q *Queries) AssignmentSetTaken(ctx context.Context, arg AssignmentSetTakenParams) error {
 	_, err := q.exec(ctx, q.assignmentSetTakenStmt, assignmentSetTaken, arg.Taken, arg.Node, arg.Module)
+	return err
+}
+
+const assignmentSetTakenOnNodes = `-- name: AssignmentSetTakenOnNodes :exec
+UPDATE assignments SET taken = ?1
+WHERE module = ?2 AND source = ?3 AND node IN (SELECT value FROM json_each(?4))
+`
+
+type AssignmentSetTakenOnNodesParams struct {
+	Taken  int64
+	Module string
+	Source string
+	Nodes  interface{}
+}
+
+func (q *Queries) AssignmentSetTakenOnNodes(ctx context.Context, arg AssignmentSetTakenOnNodesParams) error {
+	_, err := q.exec(ctx, q.assignmentSetTakenOnNodesStmt, assignmentSetTakenOnNodes,
+		arg.Taken,
+		arg.Module,
+		arg.Source,
+		arg.Nodes,
+	)
 	return err
 }
 

@@ -289,6 +289,27 @@ func (q *Queries) RolloutNodeCounts(ctx context.Context, rollout int64) (Rollout
 	return i, err
 }
 
+const rolloutNodeDeleteGone = `-- name: RolloutNodeDeleteGone :execrows
+DELETE FROM rollout_nodes
+WHERE rollout = ?1 AND state IN ('pending', 'in-flight')
+  AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.node = rollout_nodes.node AND a.module = ?2)
+`
+
+type RolloutNodeDeleteGoneParams struct {
+	Rollout int64
+	Module  string
+}
+
+// Nodes that left the placement (relabelled, unassigned or deleted) before they were done
+// leave the rollout: there is nothing of the module left to roll out to them.
+func (q *Queries) RolloutNodeDeleteGone(ctx context.Context, arg RolloutNodeDeleteGoneParams) (int64, error) {
+	result, err := q.exec(ctx, q.rolloutNodeDeleteGoneStmt, rolloutNodeDeleteGone, arg.Rollout, arg.Module)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const rolloutNodeInsertFromPlacement = `-- name: RolloutNodeInsertFromPlacement :execrows
 INSERT INTO rollout_nodes (rollout, node, from_revision)
 SELECT ?1, a.node, a.revision FROM assignments a

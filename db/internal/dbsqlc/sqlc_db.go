@@ -69,6 +69,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentListOrphanedStmt, err = db.PrepareContext(ctx, assignmentListOrphaned); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListOrphaned: %w", err)
 	}
+	if q.assignmentListTakenDiffersStmt, err = db.PrepareContext(ctx, assignmentListTakenDiffers); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListTakenDiffers: %w", err)
+	}
 	if q.assignmentOthersOfModuleStmt, err = db.PrepareContext(ctx, assignmentOthersOfModule); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentOthersOfModule: %w", err)
 	}
@@ -77,6 +80,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assignmentSetTakenStmt, err = db.PrepareContext(ctx, assignmentSetTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTaken: %w", err)
+	}
+	if q.assignmentSetTakenOnNodesStmt, err = db.PrepareContext(ctx, assignmentSetTakenOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentSetTakenOnNodes: %w", err)
 	}
 	if q.driftCountsByNodesSinceStmt, err = db.PrepareContext(ctx, driftCountsByNodesSince); err != nil {
 		return nil, fmt.Errorf("error preparing query DriftCountsByNodesSince: %w", err)
@@ -309,6 +315,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rolloutNodeCountsStmt, err = db.PrepareContext(ctx, rolloutNodeCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutNodeCounts: %w", err)
 	}
+	if q.rolloutNodeDeleteGoneStmt, err = db.PrepareContext(ctx, rolloutNodeDeleteGone); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeDeleteGone: %w", err)
+	}
 	if q.rolloutNodeInsertFromPlacementStmt, err = db.PrepareContext(ctx, rolloutNodeInsertFromPlacement); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutNodeInsertFromPlacement: %w", err)
 	}
@@ -488,6 +497,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentListOrphanedStmt: %w", cerr)
 		}
 	}
+	if q.assignmentListTakenDiffersStmt != nil {
+		if cerr := q.assignmentListTakenDiffersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListTakenDiffersStmt: %w", cerr)
+		}
+	}
 	if q.assignmentOthersOfModuleStmt != nil {
 		if cerr := q.assignmentOthersOfModuleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentOthersOfModuleStmt: %w", cerr)
@@ -501,6 +515,11 @@ func (q *Queries) Close() error {
 	if q.assignmentSetTakenStmt != nil {
 		if cerr := q.assignmentSetTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentSetTakenStmt: %w", cerr)
+		}
+	}
+	if q.assignmentSetTakenOnNodesStmt != nil {
+		if cerr := q.assignmentSetTakenOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentSetTakenOnNodesStmt: %w", cerr)
 		}
 	}
 	if q.driftCountsByNodesSinceStmt != nil {
@@ -888,6 +907,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rolloutNodeCountsStmt: %w", cerr)
 		}
 	}
+	if q.rolloutNodeDeleteGoneStmt != nil {
+		if cerr := q.rolloutNodeDeleteGoneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeDeleteGoneStmt: %w", cerr)
+		}
+	}
 	if q.rolloutNodeInsertFromPlacementStmt != nil {
 		if cerr := q.rolloutNodeInsertFromPlacementStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutNodeInsertFromPlacementStmt: %w", cerr)
@@ -1107,9 +1131,11 @@ type Queries struct {
 	assignmentListBySourceStmt            *sql.Stmt
 	assignmentListOfModuleOnNodesStmt     *sql.Stmt
 	assignmentListOrphanedStmt            *sql.Stmt
+	assignmentListTakenDiffersStmt        *sql.Stmt
 	assignmentOthersOfModuleStmt          *sql.Stmt
 	assignmentPinNodesStmt                *sql.Stmt
 	assignmentSetTakenStmt                *sql.Stmt
+	assignmentSetTakenOnNodesStmt         *sql.Stmt
 	driftCountsByNodesSinceStmt           *sql.Stmt
 	driftInsertStmt                       *sql.Stmt
 	driftListByNodeStmt                   *sql.Stmt
@@ -1187,6 +1213,7 @@ type Queries struct {
 	rolloutListActiveOfPlacementStmt      *sql.Stmt
 	rolloutNodeAdvanceStmt                *sql.Stmt
 	rolloutNodeCountsStmt                 *sql.Stmt
+	rolloutNodeDeleteGoneStmt             *sql.Stmt
 	rolloutNodeInsertFromPlacementStmt    *sql.Stmt
 	rolloutNodeListStmt                   *sql.Stmt
 	rolloutNodeListAdvancedStmt           *sql.Stmt
@@ -1241,9 +1268,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assignmentListBySourceStmt:            q.assignmentListBySourceStmt,
 		assignmentListOfModuleOnNodesStmt:     q.assignmentListOfModuleOnNodesStmt,
 		assignmentListOrphanedStmt:            q.assignmentListOrphanedStmt,
+		assignmentListTakenDiffersStmt:        q.assignmentListTakenDiffersStmt,
 		assignmentOthersOfModuleStmt:          q.assignmentOthersOfModuleStmt,
 		assignmentPinNodesStmt:                q.assignmentPinNodesStmt,
 		assignmentSetTakenStmt:                q.assignmentSetTakenStmt,
+		assignmentSetTakenOnNodesStmt:         q.assignmentSetTakenOnNodesStmt,
 		driftCountsByNodesSinceStmt:           q.driftCountsByNodesSinceStmt,
 		driftInsertStmt:                       q.driftInsertStmt,
 		driftListByNodeStmt:                   q.driftListByNodeStmt,
@@ -1321,6 +1350,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutListActiveOfPlacementStmt:      q.rolloutListActiveOfPlacementStmt,
 		rolloutNodeAdvanceStmt:                q.rolloutNodeAdvanceStmt,
 		rolloutNodeCountsStmt:                 q.rolloutNodeCountsStmt,
+		rolloutNodeDeleteGoneStmt:             q.rolloutNodeDeleteGoneStmt,
 		rolloutNodeInsertFromPlacementStmt:    q.rolloutNodeInsertFromPlacementStmt,
 		rolloutNodeListStmt:                   q.rolloutNodeListStmt,
 		rolloutNodeListAdvancedStmt:           q.rolloutNodeListAdvancedStmt,
