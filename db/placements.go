@@ -510,8 +510,49 @@ func (s *Store) removeOrphans(ctx context.Context, q *dbsqlc.Queries) (map[strin
 	return gens, true, err
 }
 
+// placementWork reports, from a read snapshot, whether any placement has work: assignments
+// left by a placement that is gone, or a membership or taken flag to make true. The mover asks
+// it on every tick, so a fleet at rest costs the writer nothing.
+func (s *Store) placementWork(ctx context.Context) (bool, error) {
+	found := false
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+		orphans, err := q.AssignmentListOrphaned(ctx, 1)
+		if err != nil || len(orphans) > 0 {
+			found = len(orphans) > 0
+			return err
+		}
+		ps, err := q.PlacementList(ctx)
+		if err != nil || len(ps) == 0 {
+			return err
+		}
+		nodes, err := q.NodeLabelList(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			m, err := placementMembership(ctx, q, p, nodes)
+			if err != nil {
+				return err
+			}
+			differ, err := q.AssignmentListTakenDiffers(ctx, dbsqlc.AssignmentListTakenDiffersParams{Source: p.Name, Module: p.Module, Taken: p.Taken, Max: 1})
+			if err != nil {
+				return err
+			}
+			if len(m.add)+len(m.remove)+len(differ) > 0 {
+				found = true
+				return nil
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
 // placeSome does one chunk of placement work, the orphans first: it reports whether there was any.
 func (s *Store) placeSome(ctx context.Context) (bool, error) {
+	if work, err := s.placementWork(ctx); err != nil || !work {
+		return false, err
+	}
 	var gens map[string]int64
 	var found bool
 	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
