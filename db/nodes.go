@@ -58,7 +58,11 @@ func (s *Store) CreateLabelledNode(ctx context.Context, name string, labels map[
 		if err := q.NodeRegistrationInsert(ctx, dbsqlc.NodeRegistrationInsertParams{Node: name, RegisteredAt: now, FirstGeneration: n.Generation}); err != nil {
 			return err
 		}
+		// A name registered again starts with the labels it is registered with, and no vars.
 		if err := q.NodeSetLabels(ctx, dbsqlc.NodeSetLabelsParams{Name: name, Labels: text}); err != nil {
+			return err
+		}
+		if err := q.NodeSetVars(ctx, dbsqlc.NodeSetVarsParams{Name: name, Vars: "{}"}); err != nil {
 			return err
 		}
 		placed, err := s.placeOnNode(ctx, q, name, labels)

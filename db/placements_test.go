@@ -222,3 +222,26 @@ func TestPlacementTakenAndLeavingMidRollout(t *testing.T) {
 		t.Fatalf("progress %+v", r.Progress)
 	}
 }
+
+// A deleted name registered again starts with its new labels and no vars, and the placements
+// its new labels match.
+func TestRegisteredAgainStartsWithItsNewLabels(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustModule(t, s, "app", file("app.conf", "1"))
+	if _, err := s.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web"}); err != nil {
+		t.Fatal(err)
+	}
+	mustLabelled(t, s, "n1", map[string]string{"role": "web"})
+	if _, err := s.SetVars(ctx, "n1", map[string]string{"k": "v"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteNode(ctx, "n1", nil); err != nil {
+		t.Fatal(err)
+	}
+	mustLabelled(t, s, "n1", map[string]string{"role": "db"})
+	v, _ := s.GetNode(ctx, "n1")
+	if v.Labels["role"] != "db" || len(v.Vars) != 0 || len(v.Assignments) != 0 {
+		t.Fatalf("n1 registered again: %+v", v)
+	}
+}
