@@ -245,3 +245,26 @@ func TestRegisteredAgainStartsWithItsNewLabels(t *testing.T) {
 		t.Fatalf("n1 registered again: %+v", v)
 	}
 }
+
+// An operator may take a placed module on one node, and the take stays; unassigning a placed
+// module is refused, since the placement would put it back.
+func TestOperatorOnAPlacedModule(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustModule(t, s, "app", file("app.conf", "1"))
+	mustLabelled(t, s, "n1", map[string]string{"role": "web"})
+	if _, err := s.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Unassign(ctx, "n1", "app", nil)
+	wantCode(t, err, hq.CodeConflict)
+	if _, err := s.Take(ctx, "n1", "app", nil); err != nil {
+		t.Fatal(err)
+	}
+	if more, err := s.placeSome(ctx); err != nil || more {
+		t.Fatalf("placement work after a take: %v, %v", more, err)
+	}
+	if v, _ := s.GetNode(ctx, "n1"); !v.Assignments[0].Taken {
+		t.Fatalf("the take did not stay: %+v", v.Assignments)
+	}
+}

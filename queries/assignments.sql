@@ -93,9 +93,10 @@ WHERE a.source <> 'operator'
 ORDER BY a.source, a.module, a.node LIMIT @max;
 
 -- name: AssignmentListTakenDiffers :many
--- A placement's assignments whose taken flag is not the placement's.
+-- A placement's assignments not taken when the placement is: taking is per node too (an
+-- operator's take stays when the placement is untaken).
 SELECT node FROM assignments
-WHERE source = @source AND module = @module AND taken <> @taken ORDER BY node LIMIT @max;
+WHERE source = @source AND module = @module AND taken < @taken ORDER BY node LIMIT @max;
 
 -- name: AssignmentSetTakenOnNodes :exec
 UPDATE assignments SET taken = @taken

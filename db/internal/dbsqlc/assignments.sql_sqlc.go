@@ -475,7 +475,7 @@ func (q *Queries) AssignmentListOrphaned(ctx context.Context, max int64) ([]Assi
 
 const assignmentListTakenDiffers = `-- name: AssignmentListTakenDiffers :many
 SELECT node FROM assignments
-WHERE source = ?1 AND module = ?2 AND taken <> ?3 ORDER BY node LIMIT ?4
+WHERE source = ?1 AND module = ?2 AND taken < ?3 ORDER BY node LIMIT ?4
 `
 
 type AssignmentListTakenDiffersParams struct {
@@ -485,7 +485,8 @@ type AssignmentListTakenDiffersParams struct {
 	Max    int64
 }
 
-// A placement's assignments whose taken flag is not the placement's.
+// A placement's assignments not taken when the placement is: taking is per node too (an
+// operator's take stays when the placement is untaken).
 func (q *Queries) AssignmentListTakenDiffers(ctx context.Context, arg AssignmentListTakenDiffersParams) ([]string, error) {
 	rows, err := q.query(ctx, q.assignmentListTakenDiffersStmt, assignmentListTakenDiffers,
 		arg.Source,
