@@ -80,14 +80,18 @@ func (s *Store) stepRollout(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rol
 		Deadline: nullString(hq.FormatTime(s.Now().Add(-pol.Deadline())))}); err != nil {
 		return nil, false, err
 	}
+	chunk, err := s.rolloutChunk(ctx, q, r)
+	if err != nil {
+		return nil, false, err
+	}
 	more := false
 	if pol.AutoRevert {
-		failed, err := q.RolloutNodeListFailed(ctx, dbsqlc.RolloutNodeListFailedParams{Rollout: r.ID, Max: moveChunkNodes + 1})
+		failed, err := q.RolloutNodeListFailed(ctx, dbsqlc.RolloutNodeListFailedParams{Rollout: r.ID, Max: int64(chunk) + 1})
 		if err != nil {
 			return nil, false, err
 		}
-		more = len(failed) > moveChunkNodes
-		g, err := s.revertNodes(ctx, q, r, pins(failed[:min(len(failed), moveChunkNodes)]), "pinned back to its revision: auto_revert")
+		more = len(failed) > chunk
+		g, err := s.revertNodes(ctx, q, r, pins(failed[:min(len(failed), chunk)]), "pinned back to its revision: auto_revert")
 		if err != nil {
 			return nil, false, err
 		}
@@ -131,7 +135,7 @@ func (s *Store) stepRollout(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rol
 	if n <= 0 {
 		return gens, more, nil
 	}
-	next, err := q.RolloutNodeListPending(ctx, dbsqlc.RolloutNodeListPendingParams{Rollout: r.ID, Max: int64(min(n, moveChunkNodes))})
+	next, err := q.RolloutNodeListPending(ctx, dbsqlc.RolloutNodeListPendingParams{Rollout: r.ID, Max: int64(min(n, chunk))})
 	if err != nil {
 		return nil, false, err
 	}
@@ -139,7 +143,17 @@ func (s *Store) stepRollout(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rol
 	for node, gen := range g {
 		gens[node] = gen
 	}
-	return gens, more || n > moveChunkNodes, err
+	return gens, more || n > chunk, err
+}
+
+// rolloutChunk is how many of a rollout's nodes one transaction moves: like the mover's
+// chunks, about moveChunkRows resource rows on at most moveChunkNodes nodes.
+func (s *Store) rolloutChunk(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rollout) (int, error) {
+	rs, err := s.resources(ctx, q, r.Module, r.ToRevision)
+	if err != nil {
+		return 0, err
+	}
+	return min(moveChunkNodes, max(1, moveChunkRows/max(1, len(rs)))), nil
 }
 
 // nodePin is a node at the revision it had before the rollout.
@@ -381,12 +395,16 @@ func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) 
 			if err != nil {
 				return err
 			}
-			advanced, err := q.RolloutNodeListAdvanced(ctx, dbsqlc.RolloutNodeListAdvancedParams{Rollout: id, Max: moveChunkNodes + 1})
+			chunk, err := s.rolloutChunk(ctx, q, r)
 			if err != nil {
 				return err
 			}
-			more = len(advanced) > moveChunkNodes
-			gens, err = s.revertNodes(ctx, q, r, pins(advanced[:min(len(advanced), moveChunkNodes)]), "pinned back to its revision: rollout aborted")
+			advanced, err := q.RolloutNodeListAdvanced(ctx, dbsqlc.RolloutNodeListAdvancedParams{Rollout: id, Max: int64(chunk) + 1})
+			if err != nil {
+				return err
+			}
+			more = len(advanced) > chunk
+			gens, err = s.revertNodes(ctx, q, r, pins(advanced[:min(len(advanced), chunk)]), "pinned back to its revision: rollout aborted")
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
 )
 
 // report composes a node's declaration and reports every resource of it with outcome.
@@ -207,4 +208,61 @@ func TestRolloutSuperseded(t *testing.T) {
 	if r.Nodes != 0 && len(r.Progress) != 2 || r.Progress[0].FromRevision+r.Progress[1].FromRevision != 3 {
 		t.Fatalf("the new rollout starts from %+v", r.Progress)
 	}
+}
+
+// A wave wider than a chunk is moved a chunk per transaction, like the mover's.
+func TestRolloutWaveInChunks(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	const nodes, resources = 120, 50
+	rs := func(content string) []hq.Resource {
+		out := make([]hq.Resource, resources)
+		for i := range out {
+			out[i] = file(fmt.Sprintf("f%02d", i), content)
+		}
+		return out
+	}
+	mustModule(t, s, "app", rs("1")...)
+	for i := range nodes {
+		mustLabelled(t, s, fmt.Sprintf("n%03d", i), map[string]string{"role": "web"})
+	}
+	if _, err := s.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web",
+		Rollout: &hq.RolloutPolicy{MaxUnavailable: hq.Amount{N: 100, Percent: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	s.rolloutOnce.Do(func() {}) // no rollout loop: this test steps the rollout itself
+	mustModule(t, s, "app", rs("2")...)
+	r, err := s.inTxRollout(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.InFlight != moveChunkRows/resources {
+		t.Fatalf("one step moved %d node(s), want a chunk of %d", r.InFlight, moveChunkRows/resources)
+	}
+	step(t, s)
+	step(t, s)
+	rsList, _ := s.ListRollouts(ctx, 1)
+	if rsList[0].InFlight != nodes {
+		t.Fatalf("%d in flight, want all %d", rsList[0].InFlight, nodes)
+	}
+}
+
+// inTxRollout steps the newest rollout once, in one transaction, and returns it.
+func (s *Store) inTxRollout(ctx context.Context) (hq.Rollout, error) {
+	rs, err := s.ListRollouts(ctx, 1)
+	if err != nil {
+		return hq.Rollout{}, err
+	}
+	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		r, err := q.RolloutGet(ctx, rs[0].ID)
+		if err != nil {
+			return err
+		}
+		_, _, err = s.stepRollout(ctx, q, r)
+		return err
+	})
+	if err != nil {
+		return hq.Rollout{}, err
+	}
+	return s.GetRollout(ctx, rs[0].ID)
 }
