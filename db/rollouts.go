@@ -140,10 +140,22 @@ func (s *Store) stepRollout(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rol
 		return nil, false, err
 	}
 	g, err := s.advanceNodes(ctx, q, r, pins(next), c.LastWave+1)
+	if err != nil {
+		return nil, false, err
+	}
 	for node, gen := range g {
 		gens[node] = gen
 	}
-	return gens, more || n > chunk, err
+	return gens, more || n > chunk, setRolloutCounts(ctx, q, r.ID)
+}
+
+// setRolloutCounts keeps the rollout's counts, which its line reads, equal to its nodes'.
+func setRolloutCounts(ctx context.Context, q *dbsqlc.Queries, id int64) error {
+	c, err := q.RolloutNodeCounts(ctx, id)
+	if err != nil {
+		return err
+	}
+	return q.RolloutSetCounts(ctx, dbsqlc.RolloutSetCountsParams{ID: id, Nodes: c.Nodes, Done: c.Done, InFlight: c.InFlight, Failed: c.Failed})
 }
 
 // rolloutChunk is how many of a rollout's nodes one transaction moves: like the mover's
@@ -408,11 +420,7 @@ func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) 
 			if err != nil {
 				return err
 			}
-			c, err := q.RolloutNodeCounts(ctx, id)
-			if err != nil {
-				return err
-			}
-			return q.RolloutSetCounts(ctx, dbsqlc.RolloutSetCountsParams{ID: id, Nodes: c.Nodes, Done: c.Done, InFlight: c.InFlight, Failed: c.Failed})
+			return setRolloutCounts(ctx, q, id)
 		})
 		if err != nil {
 			return hq.Rollout{}, err

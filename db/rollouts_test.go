@@ -230,6 +230,11 @@ func TestRolloutWaveInChunks(t *testing.T) {
 		Rollout: &hq.RolloutPolicy{MaxUnavailable: hq.Amount{N: 100, Percent: true}}}); err != nil {
 		t.Fatal(err)
 	}
+	for p, _ := s.GetPlacement(ctx, "web"); p.Assigned < nodes; p, _ = s.GetPlacement(ctx, "web") {
+		if _, err := s.placeSome(ctx); err != nil { // the placement's other chunks
+			t.Fatal(err)
+		}
+	}
 	s.rolloutOnce.Do(func() {}) // no rollout loop: this test steps the rollout itself
 	mustModule(t, s, "app", rs("2")...)
 	r, err := s.inTxRollout(ctx)
