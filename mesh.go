@@ -5,7 +5,7 @@ import "fmt"
 // NewMeshStatus is an empty summary, every list present.
 func NewMeshStatus() MeshStatus {
 	return MeshStatus{Nodes: map[string]int{"total": 0}, Stuck: []MeshStuck{}, WaitingOnTake: []WaitingOnTake{},
-		RefusedSends: []RefusedSend{}, Drifting: []MeshDrift{}, Lines: []string{}}
+		RefusedSends: []RefusedSend{}, Drifting: []MeshDrift{}, Rollouts: []Rollout{}, Lines: []string{}}
 }
 
 // AddLines appends the mesh's lines for what it lists: stuck resources, what waits on a take,
@@ -22,5 +22,8 @@ func (st *MeshStatus) AddLines() {
 	}
 	for _, d := range st.Drifting {
 		st.Lines = append(st.Lines, d.Line())
+	}
+	for _, r := range st.Rollouts {
+		st.Lines = append(st.Lines, r.Line)
 	}
 }

@@ -4,20 +4,24 @@ import "time"
 
 // NodeView is everything the operator reads about one node.
 type NodeView struct {
-	Name              string           `json:"name"`
-	Status            Status           `json:"status"`
-	Lines             []string         `json:"lines"`
-	Generation        int64            `json:"generation"`
-	AppliedGeneration int64            `json:"applied_generation"`
-	LastReportAt      *time.Time       `json:"last_report_at"`
-	Counts            map[State]int    `json:"counts"`
-	LastReport        *ReportView      `json:"last_report"`
-	Assignments       []AssignmentView `json:"assignments"`
-	Holds             []Hold           `json:"holds"`
-	Stuck             []StuckView      `json:"stuck"`
-	RefusedSends      []RefusedSend    `json:"refused_sends"`
+	Name              string            `json:"name"`
+	Labels            map[string]string `json:"labels"`
+	Vars              map[string]string `json:"vars"`
+	Status            Status            `json:"status"`
+	Lines             []string          `json:"lines"`
+	Generation        int64             `json:"generation"`
+	AppliedGeneration int64             `json:"applied_generation"`
+	LastReportAt      *time.Time        `json:"last_report_at"`
+	Counts            map[State]int     `json:"counts"`
+	LastReport        *ReportView       `json:"last_report"`
+	Assignments       []AssignmentView  `json:"assignments"`
+	Holds             []Hold            `json:"holds"`
+	Stuck             []StuckView       `json:"stuck"`
+	RefusedSends      []RefusedSend     `json:"refused_sends"`
 	// Drifting lists the resources put back repeatedly within the last hour.
-	Drifting  []DriftCount   `json:"drifting"`
+	Drifting []DriftCount `json:"drifting"`
+	// Rollouts are the unfinished rollouts the node is in (GET /nodes/{node} only).
+	Rollouts  []NodeRollout  `json:"rollouts,omitempty"`
 	Resources []ResourceView `json:"resources,omitempty"`
 }
 
@@ -124,7 +128,9 @@ type MeshStatus struct {
 	RefusedSends  []RefusedSend   `json:"refused_sends"`
 	// Drifting lists the resources that drift most across the mesh in the last 24 hours.
 	Drifting []MeshDrift `json:"drifting"`
-	Lines    []string    `json:"lines"`
+	// Rollouts are the unfinished rollouts, each with its line.
+	Rollouts []Rollout `json:"rollouts"`
+	Lines    []string  `json:"lines"`
 }
 
 // MeshStuck is one stuck resource, listed once however many nodes it is stuck on.

@@ -117,6 +117,8 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	observe(true)
+	s.Store.WakeRollouts() // a report may finish or fail a rollout's node
+
 	setETag(w, resp.Generation)
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"slices"
 
@@ -15,24 +16,62 @@ func (s *Server) nodeRoutes(r chi.Router) {
 	r.Get("/nodes", s.listNodes)
 	r.Get("/nodes/{node}", s.getNode)
 	r.Delete("/nodes/{node}", s.deleteNode)
+	r.Put("/nodes/{node}/labels", s.setLabels)
+	r.Put("/nodes/{node}/vars", s.setVars)
 	r.Post("/nodes/{node}/resources/{module}/{resource}/retry", s.retry)
 }
 
 func (s *Server) createNode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Name string `json:"name"`
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
 	}
 	if err := decode(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	token, gen, err := s.Store.CreateNode(r.Context(), req.Name)
+	token, gen, err := s.Store.CreateLabelledNode(r.Context(), req.Name, req.Labels)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	setETag(w, gen)
 	writeJSON(w, http.StatusCreated, map[string]any{"name": req.Name, "token": token, "generation": gen})
+}
+
+// setLabels answers PUT /nodes/{node}/labels {"labels":{…}}: the node's labels, all replaced.
+func (s *Server) setLabels(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Labels map[string]string `json:"labels"`
+	}
+	s.setPairs(w, r, &req, func() map[string]string { return req.Labels }, s.Store.SetLabels)
+}
+
+// setVars answers PUT /nodes/{node}/vars {"vars":{…}}: the node's vars, all replaced.
+func (s *Server) setVars(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Vars map[string]string `json:"vars"`
+	}
+	s.setPairs(w, r, &req, func() map[string]string { return req.Vars }, s.Store.SetVars)
+}
+
+func (s *Server) setPairs(w http.ResponseWriter, r *http.Request, req any, pairs func() map[string]string,
+	set func(ctx context.Context, node string, m map[string]string, ifMatch *int64) (int64, error)) {
+	t, err := readTarget(r)
+	if err == nil {
+		err = decode(w, r, req)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	gen, err := set(r.Context(), t.node, pairs(), t.ifMatch)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	setETag(w, gen)
+	writeJSON(w, http.StatusOK, map[string]int64{"generation": gen})
 }
 
 // nodeList is one page of GET /nodes: the nodes, the cursor of the next page, and every node
@@ -44,8 +83,9 @@ type nodeList struct {
 	Total  int               `json:"total"`
 }
 
-// listNodes answers GET /nodes?status=S&limit=N&cursor=C, in name order. status may be any
-// node status, or "not-converged" for every node that needs a look.
+// listNodes answers GET /nodes?status=S&selector=SEL&limit=N&cursor=C, in name order. status
+// may be any node status, or "not-converged" for every node that needs a look; selector is a
+// label selector.
 func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
 	f, err := nodeFilter(r)
 	if err != nil {
@@ -71,6 +111,13 @@ func nodeFilter(r *http.Request) (db.NodeFilter, error) {
 		f.Status = st
 	default:
 		return f, hq.Errorf(hq.CodeBadRequest, "status must be one of %v or %s", hq.Statuses, notConverged)
+	}
+	if q.Has("selector") {
+		sel, err := hq.ParseSelector(q.Get("selector"))
+		if err != nil {
+			return f, err
+		}
+		f.Selector = &sel
 	}
 	limit, err := limitOr(r, defaultNodeLimit)
 	f.Limit = int(limit)

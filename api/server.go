@@ -66,6 +66,8 @@ func (s *Server) Routes(r chi.Router) {
 			s.nodeRoutes(r)
 			s.moduleRoutes(r)
 			s.assignmentRoutes(r)
+			s.placementRoutes(r)
+			s.rolloutRoutes(r)
 			s.historyRoutes(r)
 			r.Get("/status", s.status)
 		})

@@ -12,7 +12,7 @@ import (
 )
 
 // SourceOperator is the source of an assignment an operator made node by node.
-const SourceOperator = "operator"
+const SourceOperator = hq.SourceOperator
 
 // Assign puts a module on a node (or changes whether it is taken) and returns the node's
 // generation, bumped when the declaration changed. A nil taken keeps an existing assignment's
@@ -66,6 +66,11 @@ func (s *Store) Take(ctx context.Context, node, module string, ifMatch *int64) (
 // removes what it manages of them). It returns the node's new generation.
 func (s *Store) Unassign(ctx context.Context, node, module string, ifMatch *int64) (int64, error) {
 	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
+		// A placement's assignment follows the node's labels; unassigning it would last only
+		// until the placement put it back.
+		if a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module}); err == nil && a.Source != SourceOperator {
+			return false, hq.Errorf(hq.CodeConflict, "module %s is on node %s by placement %s: change the node's labels or the placement", module, node, a.Source)
+		}
 		n, err := q.AssignmentDelete(ctx, dbsqlc.AssignmentDeleteParams{Node: node, Module: module})
 		if err == nil && n == 0 {
 			err = hq.Errorf(hq.CodeNotFound, "module %s is not assigned to node %s", module, node)

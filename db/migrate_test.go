@@ -8,6 +8,7 @@ import (
 
 	"github.com/pressly/goose/v3"
 
+	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/migrations"
 )
 
@@ -71,5 +72,16 @@ func TestMigrateKeepsWhatAnEarlierSchemaWrote(t *testing.T) {
 	v, err := s.GetNode(ctx, "web-1")
 	if err != nil || v.Generation != 3 || v.AppliedGeneration != 3 {
 		t.Fatalf("web-1 after migrating: %+v, %v", v, err)
+	}
+	// Nodes from before labels have none, and a placement finds them by their new labels,
+	// keeping the operator's own assignment.
+	if len(v.Labels) != 0 || len(v.Vars) != 0 || v.Assignments[0].Source != SourceOperator {
+		t.Fatalf("web-1 after migrating: labels %v vars %v assignments %+v", v.Labels, v.Vars, v.Assignments)
+	}
+	if _, err := s.SetLabels(ctx, "web-2", map[string]string{"role": "web"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web"}); err != nil || p.Assigned != 1 {
+		t.Fatalf("placement after migrating: %+v, %v", p, err)
 	}
 }

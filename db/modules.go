@@ -44,6 +44,7 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 		return res, err
 	}
 	digest := hq.DigestOf(body)
+	rolled := false
 	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
 		if cur, err := latestRevision(ctx, q, name); err == nil && cur.Digest == digest {
 			res.Revision = cur.Revision
@@ -69,10 +70,18 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 		if err := newPathCheck(name, resources).checkModule(ctx, q); err != nil {
 			return err
 		}
+		// Placements with a rollout policy move their pins in waves; the rest move now.
+		if rolled, err = s.startRollouts(ctx, q, name, rev); err != nil {
+			return err
+		}
 		res.Generations, res.More, err = s.movePins(ctx, q, name, rev)
 		return err
 	})
 	if err == nil {
+		if rolled {
+			s.startRolloutLoop()
+			s.WakeRollouts()
+		}
 		s.ringAll(res.Generations)
 		if res.More {
 			s.wakeMover()

@@ -69,8 +69,9 @@ func (s *Store) pinNodes(ctx context.Context, q *dbsqlc.Queries, module string, 
 }
 
 // startMover starts, once, the goroutine that moves the pins a new revision has still to
-// reach, a chunk per transaction, until none is behind; it wakes on wakeMover and every
-// MoveEvery (for work left by a crash or by another controller).
+// reach, and makes placements' memberships true, a chunk per transaction, until nothing is
+// left; it wakes on wakeMover and every MoveEvery (for work left by a crash or by another
+// controller).
 func (s *Store) startMover() {
 	s.moverOnce.Do(func() {
 		select {
@@ -98,6 +99,10 @@ func (s *Store) moveLoop() {
 	for {
 		for {
 			more, err := s.moveSome(ctx)
+			if err == nil && !more {
+				// Placements follow the labels: what a placement's selector gained or lost.
+				more, err = s.placeSome(ctx)
+			}
 			if err != nil && ctx.Err() == nil {
 				s.Log.Error("moving pins to a new revision", "err", err)
 			}

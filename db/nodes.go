@@ -15,13 +15,27 @@ import (
 	"github.com/meshhq/hq"
 )
 
-// CreateNode registers a node and returns its token, which is stored only as a hash, and its
-// generation: 0 for a new name, above every generation the name had before when it was
-// deleted and registered again. It returns invalid for a bad name and conflict for a name
-// that is registered.
+// CreateNode registers a node without labels; see CreateLabelledNode.
 func (s *Store) CreateNode(ctx context.Context, name string) (token string, generation int64, err error) {
+	return s.CreateLabelledNode(ctx, name, nil)
+}
+
+// CreateLabelledNode registers a node with labels and returns its token, which is stored only
+// as a hash, and its generation: 0 for a new name with nothing placed on it, above every
+// generation the name had before when it was deleted and registered again. The node gains the
+// module of every placement its labels match, in the same transaction. It returns invalid for
+// a bad name or label, and conflict for a name that is registered or for a module or path it
+// would get twice.
+func (s *Store) CreateLabelledNode(ctx context.Context, name string, labels map[string]string) (token string, generation int64, err error) {
 	if !hq.ValidName(name) {
 		return "", 0, hq.NameError("node", name)
+	}
+	if err := hq.ValidateLabels(labels); err != nil {
+		return "", 0, err
+	}
+	text, err := encodePairs(labels)
+	if err != nil {
+		return "", 0, err
 	}
 	token = rand.Text()
 	now := s.now()
@@ -44,7 +58,22 @@ func (s *Store) CreateNode(ctx context.Context, name string) (token string, gene
 			return err
 		}
 		generation = n.Generation
-		return q.NodeRegistrationInsert(ctx, dbsqlc.NodeRegistrationInsertParams{Node: name, RegisteredAt: now, FirstGeneration: n.Generation})
+		if err := q.NodeRegistrationInsert(ctx, dbsqlc.NodeRegistrationInsertParams{Node: name, RegisteredAt: now, FirstGeneration: n.Generation}); err != nil {
+			return err
+		}
+		// A name registered again starts with the labels it is registered with, and no vars.
+		if err := q.NodeSetLabels(ctx, dbsqlc.NodeSetLabelsParams{Name: name, Labels: text}); err != nil {
+			return err
+		}
+		if err := q.NodeSetVars(ctx, dbsqlc.NodeSetVarsParams{Name: name, Vars: "{}"}); err != nil {
+			return err
+		}
+		placed, err := s.placeOnNode(ctx, q, name, labels)
+		if err != nil || !placed {
+			return err
+		}
+		generation, err = q.NodeBumpGeneration(ctx, name)
+		return err
 	})
 	return token, generation, err
 }

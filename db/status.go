@@ -60,7 +60,8 @@ func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 		for _, d := range top {
 			st.Drifting = append(st.Drifting, hq.MeshDrift{Module: d.Module, Resource: d.Resource, Nodes: int(d.Nodes), Drifts: int(d.Drifts)})
 		}
-		return nil
+		st.Rollouts, err = activeRollouts(ctx, q)
+		return err
 	})
 	if err != nil {
 		return hq.MeshStatus{}, err

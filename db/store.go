@@ -59,6 +59,12 @@ type Store struct {
 	moveBell  chan struct{}
 	// MoveEvery is how often the mover looks for work nobody told it of.
 	MoveEvery time.Duration
+	// The rollout loop moves rollouts on in waves; rolloutBell wakes it, and RolloutEvery is
+	// how often it looks without being told.
+	rolloutOnce    sync.Once
+	rolloutStarted atomic.Bool
+	rolloutBell    chan struct{}
+	RolloutEvery   time.Duration
 	// Log receives what the store's own goroutines have to say.
 	Log       *slog.Logger
 	closeOnce sync.Once
@@ -109,6 +115,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute, DriftThreshold: hq.DriftThreshold,
 		WatchEvery: time.Second, closed: make(chan struct{}), moveBell: make(chan struct{}, 1),
 		MoveEvery: 5 * time.Second, Log: slog.New(slog.DiscardHandler),
+		rolloutBell: make(chan struct{}, 1), RolloutEvery: time.Second,
 	}
 	s.backgroundCtx, s.cancelBackground = context.WithCancel(context.Background())
 	if s.wq, err = dbsqlc.Prepare(ctx, write); err == nil {
@@ -122,6 +129,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// when there are any, otherwise with the first upload that leaves some.
 	if behind, err := s.rq.ModuleListBehind(ctx); err == nil && len(behind) > 0 {
 		s.startMover()
+	} else if ps, err := s.rq.PlacementList(ctx); err == nil && len(ps) > 0 {
+		s.startMover()
+	}
+	if active, err := s.rq.RolloutListActive(ctx); err == nil && len(active) > 0 {
+		s.startRolloutLoop()
 	}
 	return s, nil
 }

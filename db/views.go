@@ -60,7 +60,7 @@ func statusRow(n dbsqlc.Node) dbsqlc.NodeStatusListRow {
 	return dbsqlc.NodeStatusListRow{Name: n.Name, Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
 		LastReportAt: n.LastReportAt, ResourcesApplied: n.ResourcesApplied, ResourcesPending: n.ResourcesPending,
 		ResourcesFailed: n.ResourcesFailed, ResourcesStuck: n.ResourcesStuck, ResourcesHeld: n.ResourcesHeld,
-		ResourcesGroupedPending: n.ResourcesGroupedPending}
+		ResourcesGroupedPending: n.ResourcesGroupedPending, Labels: n.Labels}
 }
 
 // nodeStatus is a node's status from its row alone.
@@ -80,7 +80,7 @@ func statusCounts(n dbsqlc.NodeStatusListRow) map[hq.State]int {
 // view turns the parts into the operator's view, with status and lines.
 func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 	v := hq.NodeView{
-		Name: p.node.Name, Generation: p.node.Generation, AppliedGeneration: p.node.AppliedGeneration,
+		Name: p.node.Name, Labels: decodePairs(p.node.Labels), Vars: decodePairs(p.node.Vars), Generation: p.node.Generation, AppliedGeneration: p.node.AppliedGeneration,
 		LastReportAt: nullTime(p.node.LastReportAt), Counts: nodeCounts(p.node),
 		Assignments: p.assignments, Holds: []hq.Hold{}, Stuck: []hq.StuckView{}, RefusedSends: []hq.RefusedSend{},
 		Drifting: append([]hq.DriftCount{}, p.drifting...),
@@ -213,6 +213,12 @@ func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 		for i, r := range all {
 			v.Resources[i] = resourceView(r)
 		}
+		if v.Rollouts, err = nodeRollouts(ctx, q, name); err != nil {
+			return err
+		}
+		for _, r := range v.Rollouts {
+			v.Lines = append(v.Lines, r.Line())
+		}
 		return nil
 	})
 	return v, err
@@ -225,6 +231,8 @@ type NodeFilter struct {
 	NotConverged bool
 	// Match, when set, keeps only the nodes it returns true for.
 	Match func(name string) bool
+	// Selector, when set, keeps only the nodes whose labels it matches.
+	Selector *hq.Selector
 	// After is the cursor: the name of the last node of the page before. Limit bounds the page
 	// (0 means every node).
 	After string
@@ -259,6 +267,7 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 			case f.Status != "" && st != f.Status,
 				f.NotConverged && st == hq.StatusConverged,
 				f.Match != nil && !f.Match(n.Name),
+				f.Selector != nil && !f.Selector.Matches(decodePairs(n.Labels)),
 				f.After != "" && n.Name <= f.After:
 				continue
 			}

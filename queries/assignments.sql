@@ -41,15 +41,21 @@ UPDATE assignments SET revision = @revision
 WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes));
 
 -- name: AssignmentListBehind :many
--- Pins of a module behind @revision, oldest revision first: the next nodes a new revision reaches.
-SELECT node, revision FROM assignments
-WHERE module = @module AND revision < @revision
-ORDER BY revision, node LIMIT @max;
+-- Pins of a module behind @revision, oldest revision first: the next nodes a new revision
+-- reaches. A pin a rollout to that revision governs is the rollout's to move.
+SELECT a.node, a.revision FROM assignments a
+WHERE a.module = @module AND a.revision < @revision
+  AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
+                  WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = @revision)
+ORDER BY a.revision, a.node LIMIT @max;
 
 -- name: ModuleListBehind :many
--- Modules with pins behind their newest revision: work a new revision has still to do.
+-- Modules with pins behind their newest revision that no rollout governs: work a new
+-- revision has still to do.
 SELECT m.name, m.revision FROM modules m
-WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision)
+WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision
+              AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
+                              WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = m.revision))
 ORDER BY m.name;
 
 -- name: AssignmentOthersOfModule :many
@@ -57,3 +63,41 @@ ORDER BY m.name;
 SELECT o.node, o.module, o.revision FROM assignments o
 WHERE o.node IN (SELECT a.node FROM assignments a WHERE a.module = @module) AND o.module <> @module
 ORDER BY o.node, o.module;
+
+-- name: AssignmentInsertOnNodes :exec
+-- A module on every node named (a JSON array), at one revision, from one source.
+INSERT INTO assignments (node, module, taken, assigned_at, revision, source)
+SELECT value, @module, @taken, @assigned_at, @revision, @source FROM json_each(@nodes);
+
+-- name: AssignmentDeleteOnNodes :exec
+-- A source's assignments of a module off the nodes named (a JSON array); their resources go
+-- with them.
+DELETE FROM assignments
+WHERE module = @module AND source = @source AND node IN (SELECT value FROM json_each(@nodes));
+
+-- name: AssignmentListBySource :many
+-- What a placement put where, at which revision.
+SELECT node, revision FROM assignments WHERE source = @source AND module = @module ORDER BY node;
+
+-- name: AssignmentListOfModuleOnNodes :many
+-- Who already assigned a module on the nodes named (a JSON array).
+SELECT node, source FROM assignments
+WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes))
+ORDER BY node;
+
+-- name: AssignmentListOrphaned :many
+-- Assignments whose placement is gone (or now places another module): the next to take off.
+SELECT a.node, a.module, a.source FROM assignments a
+WHERE a.source <> 'operator'
+  AND NOT EXISTS (SELECT 1 FROM placements p WHERE p.name = a.source AND p.module = a.module)
+ORDER BY a.source, a.module, a.node LIMIT @max;
+
+-- name: AssignmentListTakenDiffers :many
+-- A placement's assignments not taken when the placement is: taking is per node too (an
+-- operator's take stays when the placement is untaken).
+SELECT node FROM assignments
+WHERE source = @source AND module = @module AND taken < @taken ORDER BY node LIMIT @max;
+
+-- name: AssignmentSetTakenOnNodes :exec
+UPDATE assignments SET taken = @taken
+WHERE module = @module AND source = @source AND node IN (SELECT value FROM json_each(@nodes));

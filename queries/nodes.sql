@@ -55,11 +55,22 @@ WHERE name IN (SELECT value FROM json_each(@nodes))
 RETURNING name, generation;
 
 -- name: NodeStatusList :many
--- What every registered node's status is computed from, and nothing more: the status of a
--- fleet is read from this.
+-- What every registered node's status is computed from, and its labels for selectors, and
+-- nothing more: the status of a fleet is read from this.
 SELECT name, generation, applied_generation, last_report_at,
-       resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending
+       resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending,
+       labels
 FROM nodes WHERE deleted_at IS NULL ORDER BY name;
 
 -- name: NodeListByNames :many
 SELECT * FROM nodes WHERE name IN (SELECT value FROM json_each(@nodes)) AND deleted_at IS NULL ORDER BY name;
+
+-- name: NodeSetLabels :exec
+UPDATE nodes SET labels = @labels WHERE name = @name;
+
+-- name: NodeSetVars :exec
+UPDATE nodes SET vars = @vars WHERE name = @name;
+
+-- name: NodeLabelList :many
+-- Every registered node's labels, which selectors are matched against.
+SELECT name, labels FROM nodes WHERE deleted_at IS NULL ORDER BY name;

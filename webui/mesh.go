@@ -27,6 +27,8 @@ type meshPage struct {
 	Drifting []hq.MeshDrift
 	Mid      []nodeLines
 	Refused  []refusedRow
+	// Rollouts are the unfinished rollouts, each by its line.
+	Rollouts []hq.Rollout
 }
 
 type statusCount struct {
@@ -131,7 +133,7 @@ func buildMesh(nodes db.NodePage, st hq.MeshStatus, now time.Time) meshPage {
 			Nodes: s.Nodes, NeverApplied: s.NeverApplied, Blocks: s.Blocks,
 		})
 	}
-	p.Waiting, p.Drifting = st.WaitingOnTake, st.Drifting
+	p.Waiting, p.Drifting, p.Rollouts = st.WaitingOnTake, st.Drifting, st.Rollouts
 	for _, rs := range st.RefusedSends {
 		p.Refused = append(p.Refused, refusedRow{
 			Node: rs.Node, Generation: rs.Generation, AppliedGeneration: rs.AppliedGeneration,

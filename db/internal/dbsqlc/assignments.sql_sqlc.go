@@ -103,6 +103,24 @@ func (q *Queries) AssignmentDeleteByNode(ctx context.Context, node string) error
 	return err
 }
 
+const assignmentDeleteOnNodes = `-- name: AssignmentDeleteOnNodes :exec
+DELETE FROM assignments
+WHERE module = ?1 AND source = ?2 AND node IN (SELECT value FROM json_each(?3))
+`
+
+type AssignmentDeleteOnNodesParams struct {
+	Module string
+	Source string
+	Nodes  interface{}
+}
+
+// A source's assignments of a module off the nodes named (a JSON array); their resources go
+// with them.
+func (q *Queries) AssignmentDeleteOnNodes(ctx context.Context, arg AssignmentDeleteOnNodesParams) error {
+	_, err := q.exec(ctx, q.assignmentDeleteOnNodesStmt, assignmentDeleteOnNodes, arg.Module, arg.Source, arg.Nodes)
+	return err
+}
+
 const assignmentGet = `-- name: AssignmentGet :one
 SELECT node, module, taken, assigned_at, revision, source FROM assignments WHERE node = ?1 AND module = ?2
 `
@@ -152,10 +170,39 @@ func (q *Queries) AssignmentInsert(ctx context.Context, arg AssignmentInsertPara
 	return err
 }
 
+const assignmentInsertOnNodes = `-- name: AssignmentInsertOnNodes :exec
+INSERT INTO assignments (node, module, taken, assigned_at, revision, source)
+SELECT value, ?1, ?2, ?3, ?4, ?5 FROM json_each(?6)
+`
+
+type AssignmentInsertOnNodesParams struct {
+	Module     string
+	Taken      int64
+	AssignedAt string
+	Revision   int64
+	Source     string
+	Nodes      interface{}
+}
+
+// A module on every node named (a JSON array), at one revision, from one source.
+func (q *Queries) AssignmentInsertOnNodes(ctx context.Context, arg AssignmentInsertOnNodesParams) error {
+	_, err := q.exec(ctx, q.assignmentInsertOnNodesStmt, assignmentInsertOnNodes,
+		arg.Module,
+		arg.Taken,
+		arg.AssignedAt,
+		arg.Revision,
+		arg.Source,
+		arg.Nodes,
+	)
+	return err
+}
+
 const assignmentListBehind = `-- name: AssignmentListBehind :many
-SELECT node, revision FROM assignments
-WHERE module = ?1 AND revision < ?2
-ORDER BY revision, node LIMIT ?3
+SELECT a.node, a.revision FROM assignments a
+WHERE a.module = ?1 AND a.revision < ?2
+  AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
+                  WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = ?2)
+ORDER BY a.revision, a.node LIMIT ?3
 `
 
 type AssignmentListBehindParams struct {
@@ -169,7 +216,8 @@ type AssignmentListBehindRow struct {
 	Revision int64
 }
 
-// Pins of a module behind @revision, oldest revision first: the next nodes a new revision reaches.
+// Pins of a module behind @revision, oldest revision first: the next nodes a new revision
+// reaches. A pin a rollout to that revision governs is the rollout's to move.
 func (q *Queries) AssignmentListBehind(ctx context.Context, arg AssignmentListBehindParams) ([]AssignmentListBehindRow, error) {
 	rows, err := q.query(ctx, q.assignmentListBehindStmt, assignmentListBehind, arg.Module, arg.Revision, arg.Max)
 	if err != nil {
@@ -310,6 +358,163 @@ func (q *Queries) AssignmentListByNodes(ctx context.Context, nodes interface{}) 
 	return items, nil
 }
 
+const assignmentListBySource = `-- name: AssignmentListBySource :many
+SELECT node, revision FROM assignments WHERE source = ?1 AND module = ?2 ORDER BY node
+`
+
+type AssignmentListBySourceParams struct {
+	Source string
+	Module string
+}
+
+type AssignmentListBySourceRow struct {
+	Node     string
+	Revision int64
+}
+
+// What a placement put where, at which revision.
+func (q *Queries) AssignmentListBySource(ctx context.Context, arg AssignmentListBySourceParams) ([]AssignmentListBySourceRow, error) {
+	rows, err := q.query(ctx, q.assignmentListBySourceStmt, assignmentListBySource, arg.Source, arg.Module)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentListBySourceRow{}
+	for rows.Next() {
+		var i AssignmentListBySourceRow
+		if err := rows.Scan(&i.Node, &i.Revision); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const assignmentListOfModuleOnNodes = `-- name: AssignmentListOfModuleOnNodes :many
+SELECT node, source FROM assignments
+WHERE module = ?1 AND node IN (SELECT value FROM json_each(?2))
+ORDER BY node
+`
+
+type AssignmentListOfModuleOnNodesParams struct {
+	Module string
+	Nodes  interface{}
+}
+
+type AssignmentListOfModuleOnNodesRow struct {
+	Node   string
+	Source string
+}
+
+// Who already assigned a module on the nodes named (a JSON array).
+func (q *Queries) AssignmentListOfModuleOnNodes(ctx context.Context, arg AssignmentListOfModuleOnNodesParams) ([]AssignmentListOfModuleOnNodesRow, error) {
+	rows, err := q.query(ctx, q.assignmentListOfModuleOnNodesStmt, assignmentListOfModuleOnNodes, arg.Module, arg.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentListOfModuleOnNodesRow{}
+	for rows.Next() {
+		var i AssignmentListOfModuleOnNodesRow
+		if err := rows.Scan(&i.Node, &i.Source); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const assignmentListOrphaned = `-- name: AssignmentListOrphaned :many
+SELECT a.node, a.module, a.source FROM assignments a
+WHERE a.source <> 'operator'
+  AND NOT EXISTS (SELECT 1 FROM placements p WHERE p.name = a.source AND p.module = a.module)
+ORDER BY a.source, a.module, a.node LIMIT ?1
+`
+
+type AssignmentListOrphanedRow struct {
+	Node   string
+	Module string
+	Source string
+}
+
+// Assignments whose placement is gone (or now places another module): the next to take off.
+func (q *Queries) AssignmentListOrphaned(ctx context.Context, max int64) ([]AssignmentListOrphanedRow, error) {
+	rows, err := q.query(ctx, q.assignmentListOrphanedStmt, assignmentListOrphaned, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AssignmentListOrphanedRow{}
+	for rows.Next() {
+		var i AssignmentListOrphanedRow
+		if err := rows.Scan(&i.Node, &i.Module, &i.Source); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const assignmentListTakenDiffers = `-- name: AssignmentListTakenDiffers :many
+SELECT node FROM assignments
+WHERE source = ?1 AND module = ?2 AND taken < ?3 ORDER BY node LIMIT ?4
+`
+
+type AssignmentListTakenDiffersParams struct {
+	Source string
+	Module string
+	Taken  int64
+	Max    int64
+}
+
+// A placement's assignments not taken when the placement is: taking is per node too (an
+// operator's take stays when the placement is untaken).
+func (q *Queries) AssignmentListTakenDiffers(ctx context.Context, arg AssignmentListTakenDiffersParams) ([]string, error) {
+	rows, err := q.query(ctx, q.assignmentListTakenDiffersStmt, assignmentListTakenDiffers,
+		arg.Source,
+		arg.Module,
+		arg.Taken,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var node string
+		if err := rows.Scan(&node); err != nil {
+			return nil, err
+		}
+		items = append(items, node)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const assignmentOthersOfModule = `-- name: AssignmentOthersOfModule :many
 SELECT o.node, o.module, o.revision FROM assignments o
 WHERE o.node IN (SELECT a.node FROM assignments a WHERE a.module = ?1) AND o.module <> ?1
@@ -377,9 +582,33 @@ func (q *Queries) AssignmentSetTaken(ctx context.Context, arg AssignmentSetTaken
 	return err
 }
 
+const assignmentSetTakenOnNodes = `-- name: AssignmentSetTakenOnNodes :exec
+UPDATE assignments SET taken = ?1
+WHERE module = ?2 AND source = ?3 AND node IN (SELECT value FROM json_each(?4))
+`
+
+type AssignmentSetTakenOnNodesParams struct {
+	Taken  int64
+	Module string
+	Source string
+	Nodes  interface{}
+}
+
+func (q *Queries) AssignmentSetTakenOnNodes(ctx context.Context, arg AssignmentSetTakenOnNodesParams) error {
+	_, err := q.exec(ctx, q.assignmentSetTakenOnNodesStmt, assignmentSetTakenOnNodes,
+		arg.Taken,
+		arg.Module,
+		arg.Source,
+		arg.Nodes,
+	)
+	return err
+}
+
 const moduleListBehind = `-- name: ModuleListBehind :many
 SELECT m.name, m.revision FROM modules m
-WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision)
+WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision
+              AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
+                              WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = m.revision))
 ORDER BY m.name
 `
 
@@ -388,7 +617,8 @@ type ModuleListBehindRow struct {
 	Revision int64
 }
 
-// Modules with pins behind their newest revision: work a new revision has still to do.
+// Modules with pins behind their newest revision that no rollout governs: work a new
+// revision has still to do.
 func (q *Queries) ModuleListBehind(ctx context.Context) ([]ModuleListBehindRow, error) {
 	rows, err := q.query(ctx, q.moduleListBehindStmt, moduleListBehind)
 	if err != nil {

@@ -100,7 +100,7 @@ func (q *Queries) NodeGenerationList(ctx context.Context) ([]NodeGenerationListR
 }
 
 const nodeGet = `-- name: NodeGet :one
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE name = ?1 AND deleted_at IS NULL
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name = ?1 AND deleted_at IS NULL
 `
 
 // A registered node; a deleted one is not found.
@@ -124,12 +124,14 @@ func (q *Queries) NodeGet(ctx context.Context, name string) (Node, error) {
 		&i.ResourcesStuck,
 		&i.ResourcesHeld,
 		&i.ResourcesGroupedPending,
+		&i.Labels,
+		&i.Vars,
 	)
 	return i, err
 }
 
 const nodeGetAny = `-- name: NodeGetAny :one
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE name = ?1
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name = ?1
 `
 
 // A node registered now or deleted: its history is still there.
@@ -153,6 +155,8 @@ func (q *Queries) NodeGetAny(ctx context.Context, name string) (Node, error) {
 		&i.ResourcesStuck,
 		&i.ResourcesHeld,
 		&i.ResourcesGroupedPending,
+		&i.Labels,
+		&i.Vars,
 	)
 	return i, err
 }
@@ -172,8 +176,41 @@ func (q *Queries) NodeInsert(ctx context.Context, arg NodeInsertParams) error {
 	return err
 }
 
+const nodeLabelList = `-- name: NodeLabelList :many
+SELECT name, labels FROM nodes WHERE deleted_at IS NULL ORDER BY name
+`
+
+type NodeLabelListRow struct {
+	Name   string
+	Labels string
+}
+
+// Every registered node's labels, which selectors are matched against.
+func (q *Queries) NodeLabelList(ctx context.Context) ([]NodeLabelListRow, error) {
+	rows, err := q.query(ctx, q.nodeLabelListStmt, nodeLabelList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeLabelListRow{}
+	for rows.Next() {
+		var i NodeLabelListRow
+		if err := rows.Scan(&i.Name, &i.Labels); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nodeListByNames = `-- name: NodeListByNames :many
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending FROM nodes WHERE name IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL ORDER BY name
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL ORDER BY name
 `
 
 func (q *Queries) NodeListByNames(ctx context.Context, nodes interface{}) ([]Node, error) {
@@ -202,6 +239,8 @@ func (q *Queries) NodeListByNames(ctx context.Context, nodes interface{}) ([]Nod
 			&i.ResourcesStuck,
 			&i.ResourcesHeld,
 			&i.ResourcesGroupedPending,
+			&i.Labels,
+			&i.Vars,
 		); err != nil {
 			return nil, err
 		}
@@ -323,6 +362,20 @@ func (q *Queries) NodeSetApplied(ctx context.Context, arg NodeSetAppliedParams) 
 	return err
 }
 
+const nodeSetLabels = `-- name: NodeSetLabels :exec
+UPDATE nodes SET labels = ?1 WHERE name = ?2
+`
+
+type NodeSetLabelsParams struct {
+	Labels string
+	Name   string
+}
+
+func (q *Queries) NodeSetLabels(ctx context.Context, arg NodeSetLabelsParams) error {
+	_, err := q.exec(ctx, q.nodeSetLabelsStmt, nodeSetLabels, arg.Labels, arg.Name)
+	return err
+}
+
 const nodeSetReported = `-- name: NodeSetReported :exec
 UPDATE nodes SET last_report_at = ?1, last_report_id = ?2 WHERE name = ?3
 `
@@ -338,9 +391,24 @@ func (q *Queries) NodeSetReported(ctx context.Context, arg NodeSetReportedParams
 	return err
 }
 
+const nodeSetVars = `-- name: NodeSetVars :exec
+UPDATE nodes SET vars = ?1 WHERE name = ?2
+`
+
+type NodeSetVarsParams struct {
+	Vars string
+	Name string
+}
+
+func (q *Queries) NodeSetVars(ctx context.Context, arg NodeSetVarsParams) error {
+	_, err := q.exec(ctx, q.nodeSetVarsStmt, nodeSetVars, arg.Vars, arg.Name)
+	return err
+}
+
 const nodeStatusList = `-- name: NodeStatusList :many
 SELECT name, generation, applied_generation, last_report_at,
-       resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending
+       resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending,
+       labels
 FROM nodes WHERE deleted_at IS NULL ORDER BY name
 `
 
@@ -355,10 +423,11 @@ type NodeStatusListRow struct {
 	ResourcesStuck          int64
 	ResourcesHeld           int64
 	ResourcesGroupedPending int64
+	Labels                  string
 }
 
-// What every registered node's status is computed from, and nothing more: the status of a
-// fleet is read from this.
+// What every registered node's status is computed from, and its labels for selectors, and
+// nothing more: the status of a fleet is read from this.
 func (q *Queries) NodeStatusList(ctx context.Context) ([]NodeStatusListRow, error) {
 	rows, err := q.query(ctx, q.nodeStatusListStmt, nodeStatusList)
 	if err != nil {
@@ -379,6 +448,7 @@ func (q *Queries) NodeStatusList(ctx context.Context) ([]NodeStatusListRow, erro
 			&i.ResourcesStuck,
 			&i.ResourcesHeld,
 			&i.ResourcesGroupedPending,
+			&i.Labels,
 		); err != nil {
 			return nil, err
 		}

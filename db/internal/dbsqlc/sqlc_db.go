@@ -36,11 +36,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentDeleteByNodeStmt, err = db.PrepareContext(ctx, assignmentDeleteByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentDeleteByNode: %w", err)
 	}
+	if q.assignmentDeleteOnNodesStmt, err = db.PrepareContext(ctx, assignmentDeleteOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentDeleteOnNodes: %w", err)
+	}
 	if q.assignmentGetStmt, err = db.PrepareContext(ctx, assignmentGet); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentGet: %w", err)
 	}
 	if q.assignmentInsertStmt, err = db.PrepareContext(ctx, assignmentInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentInsert: %w", err)
+	}
+	if q.assignmentInsertOnNodesStmt, err = db.PrepareContext(ctx, assignmentInsertOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentInsertOnNodes: %w", err)
 	}
 	if q.assignmentListBehindStmt, err = db.PrepareContext(ctx, assignmentListBehind); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListBehind: %w", err)
@@ -54,6 +60,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentListByNodesStmt, err = db.PrepareContext(ctx, assignmentListByNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentListByNodes: %w", err)
 	}
+	if q.assignmentListBySourceStmt, err = db.PrepareContext(ctx, assignmentListBySource); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListBySource: %w", err)
+	}
+	if q.assignmentListOfModuleOnNodesStmt, err = db.PrepareContext(ctx, assignmentListOfModuleOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListOfModuleOnNodes: %w", err)
+	}
+	if q.assignmentListOrphanedStmt, err = db.PrepareContext(ctx, assignmentListOrphaned); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListOrphaned: %w", err)
+	}
+	if q.assignmentListTakenDiffersStmt, err = db.PrepareContext(ctx, assignmentListTakenDiffers); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentListTakenDiffers: %w", err)
+	}
 	if q.assignmentOthersOfModuleStmt, err = db.PrepareContext(ctx, assignmentOthersOfModule); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentOthersOfModule: %w", err)
 	}
@@ -62,6 +80,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assignmentSetTakenStmt, err = db.PrepareContext(ctx, assignmentSetTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTaken: %w", err)
+	}
+	if q.assignmentSetTakenOnNodesStmt, err = db.PrepareContext(ctx, assignmentSetTakenOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentSetTakenOnNodes: %w", err)
 	}
 	if q.driftCountsByNodesSinceStmt, err = db.PrepareContext(ctx, driftCountsByNodesSince); err != nil {
 		return nil, fmt.Errorf("error preparing query DriftCountsByNodesSince: %w", err)
@@ -120,6 +141,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeInsertStmt, err = db.PrepareContext(ctx, nodeInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeInsert: %w", err)
 	}
+	if q.nodeLabelListStmt, err = db.PrepareContext(ctx, nodeLabelList); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeLabelList: %w", err)
+	}
 	if q.nodeListByNamesStmt, err = db.PrepareContext(ctx, nodeListByNames); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeListByNames: %w", err)
 	}
@@ -141,11 +165,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeSetAppliedStmt, err = db.PrepareContext(ctx, nodeSetApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetApplied: %w", err)
 	}
+	if q.nodeSetLabelsStmt, err = db.PrepareContext(ctx, nodeSetLabels); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeSetLabels: %w", err)
+	}
 	if q.nodeSetReportedStmt, err = db.PrepareContext(ctx, nodeSetReported); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetReported: %w", err)
 	}
+	if q.nodeSetVarsStmt, err = db.PrepareContext(ctx, nodeSetVars); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeSetVars: %w", err)
+	}
 	if q.nodeStatusListStmt, err = db.PrepareContext(ctx, nodeStatusList); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeStatusList: %w", err)
+	}
+	if q.placementDeleteStmt, err = db.PrepareContext(ctx, placementDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query PlacementDelete: %w", err)
+	}
+	if q.placementGetStmt, err = db.PrepareContext(ctx, placementGet); err != nil {
+		return nil, fmt.Errorf("error preparing query PlacementGet: %w", err)
+	}
+	if q.placementListStmt, err = db.PrepareContext(ctx, placementList); err != nil {
+		return nil, fmt.Errorf("error preparing query PlacementList: %w", err)
+	}
+	if q.placementUpsertStmt, err = db.PrepareContext(ctx, placementUpsert); err != nil {
+		return nil, fmt.Errorf("error preparing query PlacementUpsert: %w", err)
 	}
 	if q.reportGetStmt, err = db.PrepareContext(ctx, reportGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportGet: %w", err)
@@ -252,6 +294,75 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateRetryListStmt, err = db.PrepareContext(ctx, resourceStateRetryList); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRetryList: %w", err)
 	}
+	if q.rolloutAbortStmt, err = db.PrepareContext(ctx, rolloutAbort); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutAbort: %w", err)
+	}
+	if q.rolloutCompleteStmt, err = db.PrepareContext(ctx, rolloutComplete); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutComplete: %w", err)
+	}
+	if q.rolloutGetStmt, err = db.PrepareContext(ctx, rolloutGet); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutGet: %w", err)
+	}
+	if q.rolloutInsertStmt, err = db.PrepareContext(ctx, rolloutInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutInsert: %w", err)
+	}
+	if q.rolloutListStmt, err = db.PrepareContext(ctx, rolloutList); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutList: %w", err)
+	}
+	if q.rolloutListActiveStmt, err = db.PrepareContext(ctx, rolloutListActive); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutListActive: %w", err)
+	}
+	if q.rolloutListActiveOfPlacementStmt, err = db.PrepareContext(ctx, rolloutListActiveOfPlacement); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutListActiveOfPlacement: %w", err)
+	}
+	if q.rolloutNodeAdvanceStmt, err = db.PrepareContext(ctx, rolloutNodeAdvance); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeAdvance: %w", err)
+	}
+	if q.rolloutNodeCountsStmt, err = db.PrepareContext(ctx, rolloutNodeCounts); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeCounts: %w", err)
+	}
+	if q.rolloutNodeDeleteGoneStmt, err = db.PrepareContext(ctx, rolloutNodeDeleteGone); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeDeleteGone: %w", err)
+	}
+	if q.rolloutNodeInsertFromPlacementStmt, err = db.PrepareContext(ctx, rolloutNodeInsertFromPlacement); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeInsertFromPlacement: %w", err)
+	}
+	if q.rolloutNodeListStmt, err = db.PrepareContext(ctx, rolloutNodeList); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeList: %w", err)
+	}
+	if q.rolloutNodeListAdvancedStmt, err = db.PrepareContext(ctx, rolloutNodeListAdvanced); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeListAdvanced: %w", err)
+	}
+	if q.rolloutNodeListFailedStmt, err = db.PrepareContext(ctx, rolloutNodeListFailed); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeListFailed: %w", err)
+	}
+	if q.rolloutNodeListFailedReasonsStmt, err = db.PrepareContext(ctx, rolloutNodeListFailedReasons); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeListFailedReasons: %w", err)
+	}
+	if q.rolloutNodeListPendingStmt, err = db.PrepareContext(ctx, rolloutNodeListPending); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeListPending: %w", err)
+	}
+	if q.rolloutNodeMarkDoneStmt, err = db.PrepareContext(ctx, rolloutNodeMarkDone); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeMarkDone: %w", err)
+	}
+	if q.rolloutNodeMarkFailedStmt, err = db.PrepareContext(ctx, rolloutNodeMarkFailed); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeMarkFailed: %w", err)
+	}
+	if q.rolloutNodeRevertStmt, err = db.PrepareContext(ctx, rolloutNodeRevert); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeRevert: %w", err)
+	}
+	if q.rolloutOfNodeStmt, err = db.PrepareContext(ctx, rolloutOfNode); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutOfNode: %w", err)
+	}
+	if q.rolloutPauseStmt, err = db.PrepareContext(ctx, rolloutPause); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutPause: %w", err)
+	}
+	if q.rolloutResumeStmt, err = db.PrepareContext(ctx, rolloutResume); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutResume: %w", err)
+	}
+	if q.rolloutSetCountsStmt, err = db.PrepareContext(ctx, rolloutSetCounts); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutSetCounts: %w", err)
+	}
 	if q.sendCountByOutcomeStmt, err = db.PrepareContext(ctx, sendCountByOutcome); err != nil {
 		return nil, fmt.Errorf("error preparing query SendCountByOutcome: %w", err)
 	}
@@ -340,6 +451,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentDeleteByNodeStmt: %w", cerr)
 		}
 	}
+	if q.assignmentDeleteOnNodesStmt != nil {
+		if cerr := q.assignmentDeleteOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentDeleteOnNodesStmt: %w", cerr)
+		}
+	}
 	if q.assignmentGetStmt != nil {
 		if cerr := q.assignmentGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentGetStmt: %w", cerr)
@@ -348,6 +464,11 @@ func (q *Queries) Close() error {
 	if q.assignmentInsertStmt != nil {
 		if cerr := q.assignmentInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentInsertStmt: %w", cerr)
+		}
+	}
+	if q.assignmentInsertOnNodesStmt != nil {
+		if cerr := q.assignmentInsertOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentInsertOnNodesStmt: %w", cerr)
 		}
 	}
 	if q.assignmentListBehindStmt != nil {
@@ -370,6 +491,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentListByNodesStmt: %w", cerr)
 		}
 	}
+	if q.assignmentListBySourceStmt != nil {
+		if cerr := q.assignmentListBySourceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListBySourceStmt: %w", cerr)
+		}
+	}
+	if q.assignmentListOfModuleOnNodesStmt != nil {
+		if cerr := q.assignmentListOfModuleOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListOfModuleOnNodesStmt: %w", cerr)
+		}
+	}
+	if q.assignmentListOrphanedStmt != nil {
+		if cerr := q.assignmentListOrphanedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListOrphanedStmt: %w", cerr)
+		}
+	}
+	if q.assignmentListTakenDiffersStmt != nil {
+		if cerr := q.assignmentListTakenDiffersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentListTakenDiffersStmt: %w", cerr)
+		}
+	}
 	if q.assignmentOthersOfModuleStmt != nil {
 		if cerr := q.assignmentOthersOfModuleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentOthersOfModuleStmt: %w", cerr)
@@ -383,6 +524,11 @@ func (q *Queries) Close() error {
 	if q.assignmentSetTakenStmt != nil {
 		if cerr := q.assignmentSetTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentSetTakenStmt: %w", cerr)
+		}
+	}
+	if q.assignmentSetTakenOnNodesStmt != nil {
+		if cerr := q.assignmentSetTakenOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentSetTakenOnNodesStmt: %w", cerr)
 		}
 	}
 	if q.driftCountsByNodesSinceStmt != nil {
@@ -480,6 +626,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeInsertStmt: %w", cerr)
 		}
 	}
+	if q.nodeLabelListStmt != nil {
+		if cerr := q.nodeLabelListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeLabelListStmt: %w", cerr)
+		}
+	}
 	if q.nodeListByNamesStmt != nil {
 		if cerr := q.nodeListByNamesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeListByNamesStmt: %w", cerr)
@@ -515,14 +666,44 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeSetAppliedStmt: %w", cerr)
 		}
 	}
+	if q.nodeSetLabelsStmt != nil {
+		if cerr := q.nodeSetLabelsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeSetLabelsStmt: %w", cerr)
+		}
+	}
 	if q.nodeSetReportedStmt != nil {
 		if cerr := q.nodeSetReportedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeSetReportedStmt: %w", cerr)
 		}
 	}
+	if q.nodeSetVarsStmt != nil {
+		if cerr := q.nodeSetVarsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeSetVarsStmt: %w", cerr)
+		}
+	}
 	if q.nodeStatusListStmt != nil {
 		if cerr := q.nodeStatusListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeStatusListStmt: %w", cerr)
+		}
+	}
+	if q.placementDeleteStmt != nil {
+		if cerr := q.placementDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing placementDeleteStmt: %w", cerr)
+		}
+	}
+	if q.placementGetStmt != nil {
+		if cerr := q.placementGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing placementGetStmt: %w", cerr)
+		}
+	}
+	if q.placementListStmt != nil {
+		if cerr := q.placementListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing placementListStmt: %w", cerr)
+		}
+	}
+	if q.placementUpsertStmt != nil {
+		if cerr := q.placementUpsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing placementUpsertStmt: %w", cerr)
 		}
 	}
 	if q.reportGetStmt != nil {
@@ -700,6 +881,121 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateRetryListStmt: %w", cerr)
 		}
 	}
+	if q.rolloutAbortStmt != nil {
+		if cerr := q.rolloutAbortStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutAbortStmt: %w", cerr)
+		}
+	}
+	if q.rolloutCompleteStmt != nil {
+		if cerr := q.rolloutCompleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutCompleteStmt: %w", cerr)
+		}
+	}
+	if q.rolloutGetStmt != nil {
+		if cerr := q.rolloutGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutGetStmt: %w", cerr)
+		}
+	}
+	if q.rolloutInsertStmt != nil {
+		if cerr := q.rolloutInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutInsertStmt: %w", cerr)
+		}
+	}
+	if q.rolloutListStmt != nil {
+		if cerr := q.rolloutListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutListStmt: %w", cerr)
+		}
+	}
+	if q.rolloutListActiveStmt != nil {
+		if cerr := q.rolloutListActiveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutListActiveStmt: %w", cerr)
+		}
+	}
+	if q.rolloutListActiveOfPlacementStmt != nil {
+		if cerr := q.rolloutListActiveOfPlacementStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutListActiveOfPlacementStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeAdvanceStmt != nil {
+		if cerr := q.rolloutNodeAdvanceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeAdvanceStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeCountsStmt != nil {
+		if cerr := q.rolloutNodeCountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeCountsStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeDeleteGoneStmt != nil {
+		if cerr := q.rolloutNodeDeleteGoneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeDeleteGoneStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeInsertFromPlacementStmt != nil {
+		if cerr := q.rolloutNodeInsertFromPlacementStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeInsertFromPlacementStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeListStmt != nil {
+		if cerr := q.rolloutNodeListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeListStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeListAdvancedStmt != nil {
+		if cerr := q.rolloutNodeListAdvancedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeListAdvancedStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeListFailedStmt != nil {
+		if cerr := q.rolloutNodeListFailedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeListFailedStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeListFailedReasonsStmt != nil {
+		if cerr := q.rolloutNodeListFailedReasonsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeListFailedReasonsStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeListPendingStmt != nil {
+		if cerr := q.rolloutNodeListPendingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeListPendingStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeMarkDoneStmt != nil {
+		if cerr := q.rolloutNodeMarkDoneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeMarkDoneStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeMarkFailedStmt != nil {
+		if cerr := q.rolloutNodeMarkFailedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeMarkFailedStmt: %w", cerr)
+		}
+	}
+	if q.rolloutNodeRevertStmt != nil {
+		if cerr := q.rolloutNodeRevertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeRevertStmt: %w", cerr)
+		}
+	}
+	if q.rolloutOfNodeStmt != nil {
+		if cerr := q.rolloutOfNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutOfNodeStmt: %w", cerr)
+		}
+	}
+	if q.rolloutPauseStmt != nil {
+		if cerr := q.rolloutPauseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutPauseStmt: %w", cerr)
+		}
+	}
+	if q.rolloutResumeStmt != nil {
+		if cerr := q.rolloutResumeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutResumeStmt: %w", cerr)
+		}
+	}
+	if q.rolloutSetCountsStmt != nil {
+		if cerr := q.rolloutSetCountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutSetCountsStmt: %w", cerr)
+		}
+	}
 	if q.sendCountByOutcomeStmt != nil {
 		if cerr := q.sendCountByOutcomeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sendCountByOutcomeStmt: %w", cerr)
@@ -848,15 +1144,22 @@ type Queries struct {
 	assignmentDeclarationStmt             *sql.Stmt
 	assignmentDeleteStmt                  *sql.Stmt
 	assignmentDeleteByNodeStmt            *sql.Stmt
+	assignmentDeleteOnNodesStmt           *sql.Stmt
 	assignmentGetStmt                     *sql.Stmt
 	assignmentInsertStmt                  *sql.Stmt
+	assignmentInsertOnNodesStmt           *sql.Stmt
 	assignmentListBehindStmt              *sql.Stmt
 	assignmentListByModuleStmt            *sql.Stmt
 	assignmentListByNodeStmt              *sql.Stmt
 	assignmentListByNodesStmt             *sql.Stmt
+	assignmentListBySourceStmt            *sql.Stmt
+	assignmentListOfModuleOnNodesStmt     *sql.Stmt
+	assignmentListOrphanedStmt            *sql.Stmt
+	assignmentListTakenDiffersStmt        *sql.Stmt
 	assignmentOthersOfModuleStmt          *sql.Stmt
 	assignmentPinNodesStmt                *sql.Stmt
 	assignmentSetTakenStmt                *sql.Stmt
+	assignmentSetTakenOnNodesStmt         *sql.Stmt
 	driftCountsByNodesSinceStmt           *sql.Stmt
 	driftInsertStmt                       *sql.Stmt
 	driftListByNodeStmt                   *sql.Stmt
@@ -876,6 +1179,7 @@ type Queries struct {
 	nodeGetStmt                           *sql.Stmt
 	nodeGetAnyStmt                        *sql.Stmt
 	nodeInsertStmt                        *sql.Stmt
+	nodeLabelListStmt                     *sql.Stmt
 	nodeListByNamesStmt                   *sql.Stmt
 	nodeMarkDeletedStmt                   *sql.Stmt
 	nodeRaiseGenerationStmt               *sql.Stmt
@@ -883,8 +1187,14 @@ type Queries struct {
 	nodeRegistrationEndStmt               *sql.Stmt
 	nodeRegistrationInsertStmt            *sql.Stmt
 	nodeSetAppliedStmt                    *sql.Stmt
+	nodeSetLabelsStmt                     *sql.Stmt
 	nodeSetReportedStmt                   *sql.Stmt
+	nodeSetVarsStmt                       *sql.Stmt
 	nodeStatusListStmt                    *sql.Stmt
+	placementDeleteStmt                   *sql.Stmt
+	placementGetStmt                      *sql.Stmt
+	placementListStmt                     *sql.Stmt
+	placementUpsertStmt                   *sql.Stmt
 	reportGetStmt                         *sql.Stmt
 	reportInsertStmt                      *sql.Stmt
 	reportListByNodeStmt                  *sql.Stmt
@@ -920,6 +1230,29 @@ type Queries struct {
 	resourceStateRemoveOnNodesStmt        *sql.Stmt
 	resourceStateRequestRetryStmt         *sql.Stmt
 	resourceStateRetryListStmt            *sql.Stmt
+	rolloutAbortStmt                      *sql.Stmt
+	rolloutCompleteStmt                   *sql.Stmt
+	rolloutGetStmt                        *sql.Stmt
+	rolloutInsertStmt                     *sql.Stmt
+	rolloutListStmt                       *sql.Stmt
+	rolloutListActiveStmt                 *sql.Stmt
+	rolloutListActiveOfPlacementStmt      *sql.Stmt
+	rolloutNodeAdvanceStmt                *sql.Stmt
+	rolloutNodeCountsStmt                 *sql.Stmt
+	rolloutNodeDeleteGoneStmt             *sql.Stmt
+	rolloutNodeInsertFromPlacementStmt    *sql.Stmt
+	rolloutNodeListStmt                   *sql.Stmt
+	rolloutNodeListAdvancedStmt           *sql.Stmt
+	rolloutNodeListFailedStmt             *sql.Stmt
+	rolloutNodeListFailedReasonsStmt      *sql.Stmt
+	rolloutNodeListPendingStmt            *sql.Stmt
+	rolloutNodeMarkDoneStmt               *sql.Stmt
+	rolloutNodeMarkFailedStmt             *sql.Stmt
+	rolloutNodeRevertStmt                 *sql.Stmt
+	rolloutOfNodeStmt                     *sql.Stmt
+	rolloutPauseStmt                      *sql.Stmt
+	rolloutResumeStmt                     *sql.Stmt
+	rolloutSetCountsStmt                  *sql.Stmt
 	sendCountByOutcomeStmt                *sql.Stmt
 	sendFindStmt                          *sql.Stmt
 	sendGetStmt                           *sql.Stmt
@@ -951,15 +1284,22 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assignmentDeclarationStmt:             q.assignmentDeclarationStmt,
 		assignmentDeleteStmt:                  q.assignmentDeleteStmt,
 		assignmentDeleteByNodeStmt:            q.assignmentDeleteByNodeStmt,
+		assignmentDeleteOnNodesStmt:           q.assignmentDeleteOnNodesStmt,
 		assignmentGetStmt:                     q.assignmentGetStmt,
 		assignmentInsertStmt:                  q.assignmentInsertStmt,
+		assignmentInsertOnNodesStmt:           q.assignmentInsertOnNodesStmt,
 		assignmentListBehindStmt:              q.assignmentListBehindStmt,
 		assignmentListByModuleStmt:            q.assignmentListByModuleStmt,
 		assignmentListByNodeStmt:              q.assignmentListByNodeStmt,
 		assignmentListByNodesStmt:             q.assignmentListByNodesStmt,
+		assignmentListBySourceStmt:            q.assignmentListBySourceStmt,
+		assignmentListOfModuleOnNodesStmt:     q.assignmentListOfModuleOnNodesStmt,
+		assignmentListOrphanedStmt:            q.assignmentListOrphanedStmt,
+		assignmentListTakenDiffersStmt:        q.assignmentListTakenDiffersStmt,
 		assignmentOthersOfModuleStmt:          q.assignmentOthersOfModuleStmt,
 		assignmentPinNodesStmt:                q.assignmentPinNodesStmt,
 		assignmentSetTakenStmt:                q.assignmentSetTakenStmt,
+		assignmentSetTakenOnNodesStmt:         q.assignmentSetTakenOnNodesStmt,
 		driftCountsByNodesSinceStmt:           q.driftCountsByNodesSinceStmt,
 		driftInsertStmt:                       q.driftInsertStmt,
 		driftListByNodeStmt:                   q.driftListByNodeStmt,
@@ -979,6 +1319,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeGetStmt:                           q.nodeGetStmt,
 		nodeGetAnyStmt:                        q.nodeGetAnyStmt,
 		nodeInsertStmt:                        q.nodeInsertStmt,
+		nodeLabelListStmt:                     q.nodeLabelListStmt,
 		nodeListByNamesStmt:                   q.nodeListByNamesStmt,
 		nodeMarkDeletedStmt:                   q.nodeMarkDeletedStmt,
 		nodeRaiseGenerationStmt:               q.nodeRaiseGenerationStmt,
@@ -986,8 +1327,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeRegistrationEndStmt:               q.nodeRegistrationEndStmt,
 		nodeRegistrationInsertStmt:            q.nodeRegistrationInsertStmt,
 		nodeSetAppliedStmt:                    q.nodeSetAppliedStmt,
+		nodeSetLabelsStmt:                     q.nodeSetLabelsStmt,
 		nodeSetReportedStmt:                   q.nodeSetReportedStmt,
+		nodeSetVarsStmt:                       q.nodeSetVarsStmt,
 		nodeStatusListStmt:                    q.nodeStatusListStmt,
+		placementDeleteStmt:                   q.placementDeleteStmt,
+		placementGetStmt:                      q.placementGetStmt,
+		placementListStmt:                     q.placementListStmt,
+		placementUpsertStmt:                   q.placementUpsertStmt,
 		reportGetStmt:                         q.reportGetStmt,
 		reportInsertStmt:                      q.reportInsertStmt,
 		reportListByNodeStmt:                  q.reportListByNodeStmt,
@@ -1023,6 +1370,29 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateRemoveOnNodesStmt:        q.resourceStateRemoveOnNodesStmt,
 		resourceStateRequestRetryStmt:         q.resourceStateRequestRetryStmt,
 		resourceStateRetryListStmt:            q.resourceStateRetryListStmt,
+		rolloutAbortStmt:                      q.rolloutAbortStmt,
+		rolloutCompleteStmt:                   q.rolloutCompleteStmt,
+		rolloutGetStmt:                        q.rolloutGetStmt,
+		rolloutInsertStmt:                     q.rolloutInsertStmt,
+		rolloutListStmt:                       q.rolloutListStmt,
+		rolloutListActiveStmt:                 q.rolloutListActiveStmt,
+		rolloutListActiveOfPlacementStmt:      q.rolloutListActiveOfPlacementStmt,
+		rolloutNodeAdvanceStmt:                q.rolloutNodeAdvanceStmt,
+		rolloutNodeCountsStmt:                 q.rolloutNodeCountsStmt,
+		rolloutNodeDeleteGoneStmt:             q.rolloutNodeDeleteGoneStmt,
+		rolloutNodeInsertFromPlacementStmt:    q.rolloutNodeInsertFromPlacementStmt,
+		rolloutNodeListStmt:                   q.rolloutNodeListStmt,
+		rolloutNodeListAdvancedStmt:           q.rolloutNodeListAdvancedStmt,
+		rolloutNodeListFailedStmt:             q.rolloutNodeListFailedStmt,
+		rolloutNodeListFailedReasonsStmt:      q.rolloutNodeListFailedReasonsStmt,
+		rolloutNodeListPendingStmt:            q.rolloutNodeListPendingStmt,
+		rolloutNodeMarkDoneStmt:               q.rolloutNodeMarkDoneStmt,
+		rolloutNodeMarkFailedStmt:             q.rolloutNodeMarkFailedStmt,
+		rolloutNodeRevertStmt:                 q.rolloutNodeRevertStmt,
+		rolloutOfNodeStmt:                     q.rolloutOfNodeStmt,
+		rolloutPauseStmt:                      q.rolloutPauseStmt,
+		rolloutResumeStmt:                     q.rolloutResumeStmt,
+		rolloutSetCountsStmt:                  q.rolloutSetCountsStmt,
 		sendCountByOutcomeStmt:                q.sendCountByOutcomeStmt,
 		sendFindStmt:                          q.sendFindStmt,
 		sendGetStmt:                           q.sendGetStmt,

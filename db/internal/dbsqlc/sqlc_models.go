@@ -82,6 +82,8 @@ type Node struct {
 	ResourcesStuck          int64
 	ResourcesHeld           int64
 	ResourcesGroupedPending int64
+	Labels                  string
+	Vars                    string
 }
 
 type NodeOverview struct {
@@ -105,6 +107,16 @@ type NodeRegistration struct {
 	DeletedAt       sql.NullString
 	FirstGeneration int64
 	LastGeneration  sql.NullInt64
+}
+
+type Placement struct {
+	Name      string
+	Module    string
+	Selector  string
+	Taken     int64
+	Rollout   string
+	CreatedAt string
+	UpdatedAt string
 }
 
 type Report struct {
@@ -147,6 +159,51 @@ type ResourceState struct {
 	RetryRequested      int64
 	ReportID            sql.NullInt64
 	Reason              string
+}
+
+type Rollout struct {
+	ID           int64
+	Module       string
+	Placement    string
+	FromRevision int64
+	ToRevision   int64
+	State        string
+	Policy       string
+	Nodes        int64
+	Done         int64
+	InFlight     int64
+	Failed       int64
+	Forgiven     int64
+	Reason       string
+	CreatedAt    string
+	UpdatedAt    string
+	EndedAt      sql.NullString
+}
+
+type RolloutLifecycle struct {
+	FromState string
+	ToState   string
+}
+
+type RolloutNode struct {
+	Rollout      int64
+	Node         string
+	FromRevision int64
+	Wave         int64
+	State        string
+	Generation   int64
+	Reason       string
+	StartedAt    sql.NullString
+	EndedAt      sql.NullString
+}
+
+type RolloutTransition struct {
+	ID        int64
+	Rollout   int64
+	FromState string
+	ToState   string
+	Reason    string
+	At        string
 }
 
 type Send struct {

@@ -1,0 +1,67 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/meshhq/hq"
+)
+
+func (s *Server) rolloutRoutes(r chi.Router) {
+	r.Get("/rollouts", s.listRollouts)
+	r.Get("/rollouts/{rollout}", s.getRollout)
+	r.Post("/rollouts/{rollout}/resume", s.resumeRollout)
+	r.Post("/rollouts/{rollout}/abort", s.abortRollout)
+}
+
+// rolloutID reads the rollout's id from the path.
+func rolloutID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "rollout"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, hq.Errorf(hq.CodeBadRequest, "a rollout is named by its id, a positive number, not %q", chi.URLParam(r, "rollout"))
+	}
+	return id, nil
+}
+
+func (s *Server) listRollouts(w http.ResponseWriter, r *http.Request) {
+	n, err := limit(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rs, err := s.Store.ListRollouts(r.Context(), int(n))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string][]hq.Rollout{"rollouts": rs})
+}
+
+func (s *Server) getRollout(w http.ResponseWriter, r *http.Request) {
+	s.rollout(w, r, s.Store.GetRollout)
+}
+
+func (s *Server) resumeRollout(w http.ResponseWriter, r *http.Request) {
+	s.rollout(w, r, s.Store.ResumeRollout)
+}
+
+func (s *Server) abortRollout(w http.ResponseWriter, r *http.Request) {
+	s.rollout(w, r, s.Store.AbortRollout)
+}
+
+func (s *Server) rollout(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, id int64) (hq.Rollout, error)) {
+	id, err := rolloutID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	v, err := do(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}

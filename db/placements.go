@@ -1,0 +1,609 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+)
+
+// decodePairs reads a node's labels or vars column; a row written by hand that is not a JSON
+// object reads as none.
+func decodePairs(s string) map[string]string {
+	m := map[string]string{}
+	if s != "" {
+		_ = json.Unmarshal([]byte(s), &m)
+	}
+	return m
+}
+
+func encodePairs(m map[string]string) (string, error) {
+	if m == nil {
+		m = map[string]string{}
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
+// SetLabels replaces a node's labels. The generation moves only when a placement's membership
+// changes with them: the node gains the module of every placement it now matches and loses
+// that of every placement it no longer matches, in this transaction, exactly as an operator's
+// assign or unassign would. A module the node would get twice, or a path it would declare
+// twice, refuses the change (conflict) and nothing changes.
+func (s *Store) SetLabels(ctx context.Context, node string, labels map[string]string, ifMatch *int64) (int64, error) {
+	if err := hq.ValidateLabels(labels); err != nil {
+		return 0, err
+	}
+	text, err := encodePairs(labels)
+	if err != nil {
+		return 0, err
+	}
+	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
+		if err := q.NodeSetLabels(ctx, dbsqlc.NodeSetLabelsParams{Name: node, Labels: text}); err != nil {
+			return false, err
+		}
+		return s.placeOnNode(ctx, q, node, labels)
+	})
+}
+
+// SetVars replaces a node's vars. They are stored only: nothing is declared from them yet, so
+// the generation stays.
+func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string, ifMatch *int64) (int64, error) {
+	if err := hq.ValidateVars(vars); err != nil {
+		return 0, err
+	}
+	text, err := encodePairs(vars)
+	if err != nil {
+		return 0, err
+	}
+	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
+		return false, q.NodeSetVars(ctx, dbsqlc.NodeSetVarsParams{Name: node, Vars: text})
+	})
+}
+
+// placeOnNode brings one node's placement assignments in line with its labels, in q's
+// transaction, and reports whether its declaration changed.
+func (s *Store) placeOnNode(ctx context.Context, q *dbsqlc.Queries, node string, labels map[string]string) (bool, error) {
+	placements, err := q.PlacementList(ctx)
+	if err != nil {
+		return false, err
+	}
+	changed := false
+	for _, p := range placements {
+		sel, err := hq.ParseSelector(p.Selector)
+		if err != nil {
+			return false, err
+		}
+		match := sel.Matches(labels)
+		a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: p.Module})
+		has := err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, err
+		}
+		switch {
+		case match && has && a.Source != p.Name:
+			return false, hq.Errorf(hq.CodeConflict, "placement %s would put module %s on node %s, which has it from %s", p.Name, p.Module, node, sourceName(a.Source))
+		case match && !has:
+			if err := s.addPlaced(ctx, q, p, []string{node}, true); err != nil {
+				return false, err
+			}
+			changed = true
+		case !match && has && a.Source == p.Name:
+			if err := s.removePlaced(ctx, q, p.Name, p.Module, []string{node}); err != nil {
+				return false, err
+			}
+			changed = true
+		}
+	}
+	return changed, nil
+}
+
+// sourceName says who made an assignment, for messages.
+func sourceName(source string) string {
+	if source == SourceOperator {
+		return "an operator's assignment"
+	}
+	return "placement " + source
+}
+
+// addPlaced assigns p's module to nodes at its newest revision and declares its resources
+// there, set-based; with check, each node's paths are checked first (the nodes of a
+// placement's first write were checked all at once). It does not bump generations.
+func (s *Store) addPlaced(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, nodes []string, check bool) error {
+	rev, err := latestRevision(ctx, q, p.Module)
+	if err != nil {
+		return notFound(err, "no module %s", p.Module)
+	}
+	resources, err := s.resources(ctx, q, p.Module, rev.Revision)
+	if err != nil {
+		return err
+	}
+	if check {
+		pc := newPathCheck(p.Module, resources)
+		for _, n := range nodes {
+			if err := pc.check(ctx, q, n); err != nil {
+				return err
+			}
+		}
+	}
+	list, err := jsonList(nodes)
+	if err != nil {
+		return err
+	}
+	if err := q.AssignmentInsertOnNodes(ctx, dbsqlc.AssignmentInsertOnNodesParams{Module: p.Module, Taken: p.Taken, AssignedAt: s.now(),
+		Revision: rev.Revision, Source: p.Name, Nodes: list}); err != nil {
+		return err
+	}
+	return redeclare(ctx, q, p.Module, diffResources(nil, resources), nodes, s.now(), fmt.Sprintf("placed %s revision %d by %s", p.Module, rev.Revision, p.Name))
+}
+
+// removePlaced takes a source's assignments of module off nodes; their resources leave the
+// declaration with them. It does not bump generations.
+func (s *Store) removePlaced(ctx context.Context, q *dbsqlc.Queries, source, module string, nodes []string) error {
+	list, err := jsonList(nodes)
+	if err != nil {
+		return err
+	}
+	return q.AssignmentDeleteOnNodes(ctx, dbsqlc.AssignmentDeleteOnNodesParams{Module: module, Source: source, Nodes: list})
+}
+
+// bumpNodes steps the generation of every node named, in one statement.
+func bumpNodes(ctx context.Context, q *dbsqlc.Queries, nodes []string) (map[string]int64, error) {
+	gens := map[string]int64{}
+	if len(nodes) == 0 {
+		return gens, nil
+	}
+	list, err := jsonList(nodes)
+	if err != nil {
+		return nil, err
+	}
+	bumped, err := q.NodeBumpGenerations(ctx, list)
+	for _, b := range bumped {
+		gens[b.Name] = b.Generation
+	}
+	return gens, err
+}
+
+// membership is how a placement's selector meets the registered nodes now.
+type membership struct {
+	matched []string // every node the selector matches, in name order
+	add     []string // matched, without this placement's assignment
+	remove  []string // with this placement's assignment, no longer matched
+}
+
+// placementMembership compares a placement's selector with every node's labels and with the
+// assignments it made: one read of each, however many nodes.
+func placementMembership(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow) (membership, error) {
+	var m membership
+	sel, err := hq.ParseSelector(p.Selector)
+	if err != nil {
+		return m, err
+	}
+	have, err := q.AssignmentListBySource(ctx, dbsqlc.AssignmentListBySourceParams{Source: p.Name, Module: p.Module})
+	if err != nil {
+		return m, err
+	}
+	placed := make(map[string]bool, len(have))
+	for _, a := range have {
+		placed[a.Node] = true
+	}
+	for _, n := range nodes {
+		if !sel.Matches(decodePairs(n.Labels)) {
+			continue
+		}
+		m.matched = append(m.matched, n.Name)
+		if !placed[n.Name] {
+			m.add = append(m.add, n.Name)
+		}
+		delete(placed, n.Name)
+	}
+	m.remove = slices.Sorted(maps.Keys(placed))
+	return m, nil
+}
+
+// reconcilePlacement makes the next chunk of a placement's membership true, in q's
+// transaction: it assigns the module to nodes that match and lack it, and takes it off nodes
+// that no longer match, bumping each one's generation. A node that has the module from
+// elsewhere is left alone (PutPlacement refuses that case; it can arise later only by an
+// operator's own assign, which then wins). It returns the new generations and whether work is left.
+func (s *Store) reconcilePlacement(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow, check bool) (map[string]int64, bool, error) {
+	m, err := placementMembership(ctx, q, p, nodes)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(m.add)+len(m.remove) == 0 {
+		return s.retakePlaced(ctx, q, p)
+	}
+	rev, err := latestRevision(ctx, q, p.Module)
+	if err != nil {
+		return nil, false, err
+	}
+	resources, err := s.resources(ctx, q, p.Module, rev.Revision)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(m.add) > 0 {
+		list, err := jsonList(m.add)
+		if err != nil {
+			return nil, false, err
+		}
+		taken, err := q.AssignmentListOfModuleOnNodes(ctx, dbsqlc.AssignmentListOfModuleOnNodesParams{Module: p.Module, Nodes: list})
+		if err != nil {
+			return nil, false, err
+		}
+		elsewhere := map[string]bool{}
+		for _, t := range taken {
+			elsewhere[t.Node] = true
+		}
+		m.add = slices.DeleteFunc(m.add, func(n string) bool { return elsewhere[n] })
+	}
+	limit := min(moveChunkNodes, max(1, moveChunkRows/max(1, len(resources))))
+	remove := m.remove[:min(limit, len(m.remove))]
+	add := m.add[:min(limit-len(remove), len(m.add))]
+	more := len(m.add)+len(m.remove) > len(add)+len(remove)
+	if err := s.removePlaced(ctx, q, p.Name, p.Module, remove); err != nil {
+		return nil, false, err
+	}
+	if len(add) > 0 {
+		if err := s.addPlaced(ctx, q, p, add, check); err != nil {
+			return nil, false, err
+		}
+	}
+	gens, err := bumpNodes(ctx, q, append(slices.Clone(remove), add...))
+	return gens, more, err
+}
+
+// PutPlacement creates or changes a placement and assigns its module to the first chunk of
+// the nodes its selector matches in this transaction; the mover does the rest, a chunk per
+// transaction. A node that has the module from an operator or another placement, another
+// placement of the module matching one of the same nodes, or a path the module would declare
+// twice on a node refuses the placement (conflict), and nothing changes.
+func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement, error) {
+	if !hq.ValidName(p.Name) {
+		return p, hq.NameError("placement", p.Name)
+	}
+	if p.Name == SourceOperator {
+		return p, hq.Errorf(hq.CodeInvalid, "a placement may not be named %q: that name is the source of operators' assignments", SourceOperator)
+	}
+	if !hq.ValidName(p.Module) {
+		return p, hq.NameError("module", p.Module)
+	}
+	sel, err := hq.ParseSelector(p.Selector)
+	if err != nil {
+		return p, err
+	}
+	policy := ""
+	if p.Rollout != nil {
+		if err := p.Rollout.Normalize(); err != nil {
+			return p, err
+		}
+		b, err := json.Marshal(p.Rollout)
+		if err != nil {
+			return p, err
+		}
+		policy = string(b)
+	}
+	var gens map[string]int64
+	var more bool
+	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		rev, err := latestRevision(ctx, q, p.Module)
+		if err != nil {
+			return notFound(err, "no module %s", p.Module)
+		}
+		if err := q.PlacementUpsert(ctx, dbsqlc.PlacementUpsertParams{Name: p.Name, Module: p.Module, Selector: sel.String(),
+			Taken: boolInt(p.Taken), Rollout: policy, Now: s.now()}); err != nil {
+			return err
+		}
+		row, err := q.PlacementGet(ctx, p.Name)
+		if err != nil {
+			return err
+		}
+		nodes, err := q.NodeLabelList(ctx)
+		if err != nil {
+			return err
+		}
+		m, err := placementMembership(ctx, q, row, nodes)
+		if err != nil {
+			return err
+		}
+		if err := s.placementConflicts(ctx, q, row, rev, m, nodes); err != nil {
+			return err
+		}
+		// What the module's old placement assignments leave (a placement moved to another
+		// module) goes with the orphans; this placement's own first chunk is written here.
+		gens, more, err = s.reconcilePlacement(ctx, q, row, nodes, false)
+		return err
+	})
+	if err != nil {
+		return p, err
+	}
+	s.ringAll(gens)
+	s.wakeMover() // the rest of the chunks, and any assignments the old module of p left
+	_ = more
+	return s.GetPlacement(ctx, p.Name)
+}
+
+// placementConflicts refuses a placement whose module some matched node has from elsewhere,
+// that another placement of the module also puts on a matched node, or whose paths meet
+// those of a matched node's other modules.
+func (s *Store) placementConflicts(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, rev dbsqlc.ModuleRevision, m membership, nodes []dbsqlc.NodeLabelListRow) error {
+	if len(m.matched) == 0 {
+		return nil
+	}
+	matched, err := jsonList(m.matched)
+	if err != nil {
+		return err
+	}
+	has, err := q.AssignmentListOfModuleOnNodes(ctx, dbsqlc.AssignmentListOfModuleOnNodesParams{Module: p.Module, Nodes: matched})
+	if err != nil {
+		return err
+	}
+	for _, a := range has {
+		if a.Source != p.Name {
+			return hq.Errorf(hq.CodeConflict, "placement %s would put module %s on node %s, which has it from %s", p.Name, p.Module, a.Node, sourceName(a.Source))
+		}
+	}
+	all, err := q.PlacementList(ctx)
+	if err != nil {
+		return err
+	}
+	inP := make(map[string]bool, len(m.matched))
+	for _, n := range m.matched {
+		inP[n] = true
+	}
+	for _, o := range all {
+		if o.Name == p.Name || o.Module != p.Module {
+			continue
+		}
+		sel, err := hq.ParseSelector(o.Selector)
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if inP[n.Name] && sel.Matches(decodePairs(n.Labels)) {
+				return hq.Errorf(hq.CodeConflict, "placements %s and %s would both put module %s on node %s", p.Name, o.Name, p.Module, n.Name)
+			}
+		}
+	}
+	if len(m.add) == 0 {
+		return nil
+	}
+	resources, err := decodeResources(rev.Resources)
+	if err != nil {
+		return err
+	}
+	pc := newPathCheck(p.Module, resources)
+	if len(pc.new) == 0 {
+		return nil
+	}
+	add, err := jsonList(m.add)
+	if err != nil {
+		return err
+	}
+	rows, err := q.AssignmentListByNodes(ctx, add)
+	if err != nil {
+		return err
+	}
+	others := map[string][]pin{}
+	for _, r := range rows {
+		if r.Module != p.Module {
+			others[r.Node] = append(others[r.Node], pin{r.Module, r.Revision})
+		}
+	}
+	// Each distinct set of other modules is checked once.
+	for _, n := range m.add {
+		if err := pc.against(ctx, q, n, others[n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetPlacement returns a placement with how many nodes it matches and has placed its module on.
+func (s *Store) GetPlacement(ctx context.Context, name string) (hq.Placement, error) {
+	var out hq.Placement
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+		p, err := q.PlacementGet(ctx, name)
+		if err != nil {
+			return notFound(err, "no placement %s", name)
+		}
+		nodes, err := q.NodeLabelList(ctx)
+		if err != nil {
+			return err
+		}
+		out, err = placementView(ctx, q, p, nodes)
+		return err
+	})
+	return out, err
+}
+
+// ListPlacements returns every placement, by name.
+func (s *Store) ListPlacements(ctx context.Context) ([]hq.Placement, error) {
+	out := []hq.Placement{}
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+		ps, err := q.PlacementList(ctx)
+		if err != nil || len(ps) == 0 {
+			return err
+		}
+		nodes, err := q.NodeLabelList(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			v, err := placementView(ctx, q, p, nodes)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func placementView(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow) (hq.Placement, error) {
+	m, err := placementMembership(ctx, q, p, nodes)
+	if err != nil {
+		return hq.Placement{}, err
+	}
+	have, err := q.AssignmentListBySource(ctx, dbsqlc.AssignmentListBySourceParams{Source: p.Name, Module: p.Module})
+	v := hq.Placement{Name: p.Name, Module: p.Module, Selector: p.Selector, Taken: p.Taken == 1,
+		Matched: len(m.matched), Assigned: len(have),
+		CreatedAt: hq.ParseTime(p.CreatedAt), UpdatedAt: hq.ParseTime(p.UpdatedAt)}
+	if p.Rollout != "" {
+		pol := rolloutPolicy(p.Rollout)
+		v.Rollout = &pol
+	}
+	return v, err
+}
+
+// DeletePlacement removes a placement; its module leaves its nodes as if an operator had
+// unassigned it, the first chunk in this transaction and the rest by the mover.
+func (s *Store) DeletePlacement(ctx context.Context, name string) error {
+	var gens map[string]int64
+	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		n, err := q.PlacementDelete(ctx, name)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return hq.Errorf(hq.CodeNotFound, "no placement %s", name)
+		}
+		gens, _, err = s.removeOrphans(ctx, q)
+		return err
+	})
+	if err == nil {
+		s.ringAll(gens)
+		s.wakeMover()
+	}
+	return err
+}
+
+// removeOrphans takes the next chunk of assignments whose placement is gone (or places
+// another module now) off their nodes, and reports whether there was any.
+func (s *Store) removeOrphans(ctx context.Context, q *dbsqlc.Queries) (map[string]int64, bool, error) {
+	rows, err := q.AssignmentListOrphaned(ctx, moveChunkNodes)
+	if err != nil || len(rows) == 0 {
+		return nil, false, err
+	}
+	var nodes []string
+	for i := 0; i < len(rows); {
+		j := i
+		var group []string
+		for ; j < len(rows) && rows[j].Source == rows[i].Source && rows[j].Module == rows[i].Module; j++ {
+			group = append(group, rows[j].Node)
+		}
+		if err := s.removePlaced(ctx, q, rows[i].Source, rows[i].Module, group); err != nil {
+			return nil, false, err
+		}
+		nodes = append(nodes, group...)
+		i = j
+	}
+	slices.Sort(nodes)
+	gens, err := bumpNodes(ctx, q, slices.Compact(nodes))
+	return gens, true, err
+}
+
+// placementWork reports, from a read snapshot, whether any placement has work: assignments
+// left by a placement that is gone, or a membership or taken flag to make true. The mover asks
+// it on every tick, so a fleet at rest costs the writer nothing.
+func (s *Store) placementWork(ctx context.Context) (bool, error) {
+	found := false
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+		orphans, err := q.AssignmentListOrphaned(ctx, 1)
+		if err != nil || len(orphans) > 0 {
+			found = len(orphans) > 0
+			return err
+		}
+		ps, err := q.PlacementList(ctx)
+		if err != nil || len(ps) == 0 {
+			return err
+		}
+		nodes, err := q.NodeLabelList(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			m, err := placementMembership(ctx, q, p, nodes)
+			if err != nil {
+				return err
+			}
+			differ, err := q.AssignmentListTakenDiffers(ctx, dbsqlc.AssignmentListTakenDiffersParams{Source: p.Name, Module: p.Module, Taken: p.Taken, Max: 1})
+			if err != nil {
+				return err
+			}
+			if len(m.add)+len(m.remove)+len(differ) > 0 {
+				found = true
+				return nil
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+// placeSome does one chunk of placement work, the orphans first: it reports whether there was any.
+func (s *Store) placeSome(ctx context.Context) (bool, error) {
+	if work, err := s.placementWork(ctx); err != nil || !work {
+		return false, err
+	}
+	var gens map[string]int64
+	var found bool
+	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		var err error
+		gens, found, err = s.removeOrphans(ctx, q)
+		if err != nil || found {
+			return err
+		}
+		ps, err := q.PlacementList(ctx)
+		if err != nil || len(ps) == 0 {
+			return err
+		}
+		nodes, err := q.NodeLabelList(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			g, more, err := s.reconcilePlacement(ctx, q, p, nodes, true)
+			if err != nil {
+				return fmt.Errorf("placement %s: %w", p.Name, err)
+			}
+			if len(g) > 0 || more {
+				gens, found = g, len(g) > 0
+				return nil
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		s.ringAll(gens)
+	}
+	return found && err == nil, err
+}
+
+// retakePlaced gives the next chunk of a placement's assignments the placement's taken flag,
+// bumping their nodes' generations.
+func (s *Store) retakePlaced(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement) (map[string]int64, bool, error) {
+	differ, err := q.AssignmentListTakenDiffers(ctx, dbsqlc.AssignmentListTakenDiffersParams{Source: p.Name, Module: p.Module,
+		Taken: p.Taken, Max: moveChunkNodes + 1})
+	if err != nil || len(differ) == 0 {
+		return nil, false, err
+	}
+	more := len(differ) > moveChunkNodes
+	differ = differ[:min(len(differ), moveChunkNodes)]
+	list, err := jsonList(differ)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := q.AssignmentSetTakenOnNodes(ctx, dbsqlc.AssignmentSetTakenOnNodesParams{Taken: p.Taken, Module: p.Module, Source: p.Name, Nodes: list}); err != nil {
+		return nil, false, err
+	}
+	gens, err := bumpNodes(ctx, q, differ)
+	return gens, more, err
+}

@@ -1,0 +1,506 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+)
+
+// lastAttempt is the consecutive failures at which a failing resource is on its last allowed
+// attempt: one more failure makes it stuck. A node with such a resource fails its rollout
+// then rather than one attempt later.
+func (s *Store) lastAttempt() int64 { return int64(max(1, s.StuckAttempts-1)) }
+
+// startRollouts begins a rollout of revision to for every placement of module with a rollout
+// policy, in q's transaction, before any pin moves: the mover leaves the pins a rollout
+// governs to the rollout loop. An unfinished rollout of the same placement ends aborted,
+// superseded, and its nodes keep the pins they have; the new one starts from them.
+func (s *Store) startRollouts(ctx context.Context, q *dbsqlc.Queries, module string, to int64) (bool, error) {
+	ps, err := q.PlacementList(ctx)
+	if err != nil {
+		return false, err
+	}
+	started := false
+	for _, p := range ps {
+		if p.Module != module || p.Rollout == "" {
+			continue
+		}
+		old, err := q.RolloutListActiveOfPlacement(ctx, dbsqlc.RolloutListActiveOfPlacementParams{Placement: p.Name, Module: module})
+		if err != nil {
+			return false, err
+		}
+		for _, id := range old {
+			if _, err := q.RolloutAbort(ctx, dbsqlc.RolloutAbortParams{ID: id, Reason: fmt.Sprintf("superseded by revision %d", to), Now: s.now()}); err != nil {
+				return false, err
+			}
+		}
+		id, err := q.RolloutInsert(ctx, dbsqlc.RolloutInsertParams{Module: module, Placement: p.Name, FromRevision: to - 1, ToRevision: to,
+			Policy: p.Rollout, Now: s.now()})
+		if err != nil {
+			return false, err
+		}
+		if _, err := q.RolloutNodeInsertFromPlacement(ctx, dbsqlc.RolloutNodeInsertFromPlacementParams{Rollout: id, Placement: p.Name,
+			Module: module, ToRevision: to}); err != nil {
+			return false, err
+		}
+		started = true
+	}
+	return started, nil
+}
+
+func rolloutPolicy(text string) hq.RolloutPolicy {
+	var p hq.RolloutPolicy
+	_ = json.Unmarshal([]byte(text), &p)
+	_ = p.Normalize()
+	return p
+}
+
+// stepRollout moves one rollout on, in q's transaction, from what the nodes reported: it
+// marks in-flight nodes done or failed (set-based, in two statements), pins failed nodes back
+// when the policy says so, then pauses, completes, or advances the next wave. It returns the
+// generations it moved and whether more is to do at once.
+func (s *Store) stepRollout(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rollout) (map[string]int64, bool, error) {
+	pol := rolloutPolicy(r.Policy)
+	now := s.now()
+	gens := map[string]int64{}
+	if _, err := q.RolloutNodeDeleteGone(ctx, dbsqlc.RolloutNodeDeleteGoneParams{Rollout: r.ID, Module: r.Module}); err != nil {
+		return nil, false, err
+	}
+	if _, err := q.RolloutNodeMarkDone(ctx, dbsqlc.RolloutNodeMarkDoneParams{Rollout: r.ID, Module: r.Module, Now: nullString(now)}); err != nil {
+		return nil, false, err
+	}
+	if _, err := q.RolloutNodeMarkFailed(ctx, dbsqlc.RolloutNodeMarkFailedParams{Rollout: r.ID, Module: r.Module, Now: nullString(now),
+		LastAttempt: s.lastAttempt(), LateReason: "not converged within " + pol.ProgressDeadline,
+		Deadline: nullString(hq.FormatTime(s.Now().Add(-pol.Deadline())))}); err != nil {
+		return nil, false, err
+	}
+	chunk, err := s.rolloutChunk(ctx, q, r)
+	if err != nil {
+		return nil, false, err
+	}
+	more := false
+	if pol.AutoRevert {
+		failed, err := q.RolloutNodeListFailed(ctx, dbsqlc.RolloutNodeListFailedParams{Rollout: r.ID, Max: int64(chunk) + 1})
+		if err != nil {
+			return nil, false, err
+		}
+		more = len(failed) > chunk
+		g, err := s.revertNodes(ctx, q, r, pins(failed[:min(len(failed), chunk)]), "pinned back to its revision: auto_revert")
+		if err != nil {
+			return nil, false, err
+		}
+		for n, gen := range g {
+			gens[n] = gen
+		}
+	}
+	c, err := q.RolloutNodeCounts(ctx, r.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := q.RolloutSetCounts(ctx, dbsqlc.RolloutSetCountsParams{ID: r.ID, Nodes: c.Nodes, Done: c.Done, InFlight: c.InFlight, Failed: c.Failed}); err != nil {
+		return nil, false, err
+	}
+	if hq.RolloutState(r.State) != hq.RolloutProgressing {
+		return gens, more, nil
+	}
+	if c.Failed-r.Forgiven > int64(pol.FailureBudget) {
+		reason, err := failureReason(ctx, q, r.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		_, err = q.RolloutPause(ctx, dbsqlc.RolloutPauseParams{ID: r.ID, Reason: reason, Now: now})
+		return gens, more, err
+	}
+	if c.Pending == 0 && c.InFlight == 0 {
+		reason := "every node done"
+		if c.Failed > 0 {
+			reason = fmt.Sprintf("every node done but %d failed within the budget", c.Failed)
+		}
+		_, err := q.RolloutComplete(ctx, dbsqlc.RolloutCompleteParams{ID: r.ID, Reason: reason, Now: now})
+		return gens, more, err
+	}
+	if c.Pending == 0 || pol.Canary > 0 && c.FirstWaveInFlight > 0 {
+		return gens, more, nil // the canaries first, alone
+	}
+	n := pol.MaxUnavailable.Of(int(c.Nodes)) - int(c.InFlight)
+	if c.LastWave == 0 && pol.Canary > 0 {
+		n = pol.Canary
+	}
+	if n <= 0 {
+		return gens, more, nil
+	}
+	next, err := q.RolloutNodeListPending(ctx, dbsqlc.RolloutNodeListPendingParams{Rollout: r.ID, Max: int64(min(n, chunk))})
+	if err != nil {
+		return nil, false, err
+	}
+	g, err := s.advanceNodes(ctx, q, r, pins(next), c.LastWave+1)
+	if err != nil {
+		return nil, false, err
+	}
+	for node, gen := range g {
+		gens[node] = gen
+	}
+	return gens, more || n > chunk, setRolloutCounts(ctx, q, r.ID)
+}
+
+// setRolloutCounts keeps the rollout's counts, which its line reads, equal to its nodes'.
+func setRolloutCounts(ctx context.Context, q *dbsqlc.Queries, id int64) error {
+	c, err := q.RolloutNodeCounts(ctx, id)
+	if err != nil {
+		return err
+	}
+	return q.RolloutSetCounts(ctx, dbsqlc.RolloutSetCountsParams{ID: id, Nodes: c.Nodes, Done: c.Done, InFlight: c.InFlight, Failed: c.Failed})
+}
+
+// rolloutChunk is how many of a rollout's nodes one transaction moves: like the mover's
+// chunks, about moveChunkRows resource rows on at most moveChunkNodes nodes.
+func (s *Store) rolloutChunk(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rollout) (int, error) {
+	rs, err := s.resources(ctx, q, r.Module, r.ToRevision)
+	if err != nil {
+		return 0, err
+	}
+	return min(moveChunkNodes, max(1, moveChunkRows/max(1, len(rs)))), nil
+}
+
+// nodePin is a node at the revision it had before the rollout.
+type nodePin struct {
+	node string
+	from int64
+}
+
+func pins[T interface {
+	dbsqlc.RolloutNodeListPendingRow | dbsqlc.RolloutNodeListFailedRow | dbsqlc.RolloutNodeListAdvancedRow
+}](rows []T) []nodePin {
+	out := make([]nodePin, len(rows))
+	for i, r := range rows {
+		switch r := any(r).(type) {
+		case dbsqlc.RolloutNodeListPendingRow:
+			out[i] = nodePin{r.Node, r.FromRevision}
+		case dbsqlc.RolloutNodeListFailedRow:
+			out[i] = nodePin{r.Node, r.FromRevision}
+		case dbsqlc.RolloutNodeListAdvancedRow:
+			out[i] = nodePin{r.Node, r.FromRevision}
+		}
+	}
+	return out
+}
+
+// byRevision groups nodes by the revision they had, so each group's difference is worked
+// out once.
+func byRevision(ps []nodePin) map[int64][]string {
+	out := map[int64][]string{}
+	for _, p := range ps {
+		out[p.from] = append(out[p.from], p.node)
+	}
+	return out
+}
+
+// advanceNodes pins nodes to the rollout's revision, a wave, and records them in flight at
+// the generation that declares it.
+func (s *Store) advanceNodes(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rollout, ps []nodePin, wave int64) (map[string]int64, error) {
+	gens := map[string]int64{}
+	toRes, err := s.resources(ctx, q, r.Module, r.ToRevision)
+	if err != nil {
+		return nil, err
+	}
+	for from, nodes := range byRevision(ps) {
+		fromRes, err := s.resources(ctx, q, r.Module, from)
+		if err != nil {
+			return nil, err
+		}
+		g, err := s.pinNodes(ctx, q, r.Module, diffResources(fromRes, toRes), r.ToRevision, nodes,
+			fmt.Sprintf("module %s revision %d, rollout %d wave %d", r.Module, r.ToRevision, r.ID, wave))
+		if err != nil {
+			return nil, err
+		}
+		list, err := jsonList(nodes)
+		if err != nil {
+			return nil, err
+		}
+		if err := q.RolloutNodeAdvance(ctx, dbsqlc.RolloutNodeAdvanceParams{Rollout: r.ID, Wave: wave, Now: nullString(s.now()), Nodes: list}); err != nil {
+			return nil, err
+		}
+		for n, gen := range g {
+			gens[n] = gen
+		}
+	}
+	return gens, nil
+}
+
+// revertNodes pins nodes back to the revision each had before the rollout and marks them
+// reverted.
+func (s *Store) revertNodes(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rollout, ps []nodePin, reason string) (map[string]int64, error) {
+	gens := map[string]int64{}
+	if len(ps) == 0 {
+		return gens, nil
+	}
+	toRes, err := s.resources(ctx, q, r.Module, r.ToRevision)
+	if err != nil {
+		return nil, err
+	}
+	for from, nodes := range byRevision(ps) {
+		fromRes, err := s.resources(ctx, q, r.Module, from)
+		if err != nil {
+			return nil, err
+		}
+		g, err := s.pinNodes(ctx, q, r.Module, diffResources(toRes, fromRes), from, nodes,
+			fmt.Sprintf("module %s back to revision %d, rollout %d", r.Module, from, r.ID))
+		if err != nil {
+			return nil, err
+		}
+		list, err := jsonList(nodes)
+		if err != nil {
+			return nil, err
+		}
+		if err := q.RolloutNodeRevert(ctx, dbsqlc.RolloutNodeRevertParams{Rollout: r.ID, Now: nullString(s.now()), Reason: reason, Nodes: list}); err != nil {
+			return nil, err
+		}
+		for n, gen := range g {
+			gens[n] = gen
+		}
+	}
+	return gens, nil
+}
+
+// failureReason says what failed where, grouped by what failed: "app/conf stuck on web-7,
+// web-9".
+func failureReason(ctx context.Context, q *dbsqlc.Queries, rollout int64) (string, error) {
+	rows, err := q.RolloutNodeListFailedReasons(ctx, rollout)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for i := 0; i < len(rows); {
+		why := strings.SplitN(rows[i].Reason, "; ", 2)[0]
+		var nodes []string
+		j := i
+		for ; j < len(rows) && strings.SplitN(rows[j].Reason, "; ", 2)[0] == why; j++ {
+			nodes = append(nodes, rows[j].Node)
+		}
+		parts = append(parts, why+" on "+strings.Join(nodes, ", "))
+		i = j
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
+
+// startRolloutLoop starts, once, the goroutine that moves rollouts on; it wakes on
+// WakeRollouts and every RolloutEvery.
+func (s *Store) startRolloutLoop() {
+	s.rolloutOnce.Do(func() {
+		select {
+		case <-s.closed:
+			return
+		default:
+		}
+		s.rolloutStarted.Store(true)
+		s.background.Go(s.rolloutLoop)
+	})
+}
+
+// WakeRollouts tells the rollout loop something changed (a report came in), when it runs.
+func (s *Store) WakeRollouts() {
+	if !s.rolloutStarted.Load() {
+		return
+	}
+	select {
+	case s.rolloutBell <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Store) rolloutLoop() {
+	ctx := s.backgroundCtx
+	tick := time.NewTicker(s.RolloutEvery)
+	defer tick.Stop()
+	for {
+		for {
+			more, err := s.stepRollouts(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.Log.Error("moving rollouts on", "err", err)
+			}
+			if err != nil || !more {
+				break
+			}
+		}
+		select {
+		case <-s.closed:
+			return
+		case <-s.rolloutBell:
+		case <-tick.C:
+		}
+	}
+}
+
+// stepRollouts steps every unfinished rollout, each in its own transaction.
+func (s *Store) stepRollouts(ctx context.Context) (bool, error) {
+	active, err := s.reader().RolloutListActive(ctx)
+	if err != nil {
+		return false, err
+	}
+	more := false
+	for _, a := range active {
+		var gens map[string]int64
+		var m bool
+		err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+			r, err := q.RolloutGet(ctx, a.ID) // as it is now, inside the writer
+			if err != nil {
+				return err
+			}
+			if st := hq.RolloutState(r.State); st != hq.RolloutProgressing && st != hq.RolloutPaused {
+				return nil
+			}
+			gens, m, err = s.stepRollout(ctx, q, r)
+			return err
+		})
+		if err != nil {
+			return false, fmt.Errorf("rollout %d: %w", a.ID, err)
+		}
+		s.ringAll(gens)
+		more = more || m
+	}
+	return more, nil
+}
+
+// ResumeRollout sets a paused rollout progressing again; the failures so far no longer count
+// against its budget. Anything but paused is a conflict.
+func (s *Store) ResumeRollout(ctx context.Context, id int64) (hq.Rollout, error) {
+	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		n, err := q.RolloutResume(ctx, dbsqlc.RolloutResumeParams{ID: id, Reason: "resumed by an operator", Now: s.now()})
+		if err != nil || n == 1 {
+			return err
+		}
+		return rolloutNotIn(ctx, q, id, "paused")
+	})
+	if err != nil {
+		return hq.Rollout{}, err
+	}
+	s.WakeRollouts()
+	return s.GetRollout(ctx, id)
+}
+
+// AbortRollout ends a rollout aborted and pins every node it advanced back to the revision it
+// had, a chunk per transaction. Anything but progressing or paused is a conflict.
+func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) {
+	first := true
+	for {
+		var gens map[string]int64
+		more := false
+		err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+			if first {
+				n, err := q.RolloutAbort(ctx, dbsqlc.RolloutAbortParams{ID: id, Reason: "aborted by an operator", Now: s.now()})
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					return rolloutNotIn(ctx, q, id, "progressing or paused")
+				}
+			}
+			r, err := q.RolloutGet(ctx, id)
+			if err != nil {
+				return err
+			}
+			chunk, err := s.rolloutChunk(ctx, q, r)
+			if err != nil {
+				return err
+			}
+			advanced, err := q.RolloutNodeListAdvanced(ctx, dbsqlc.RolloutNodeListAdvancedParams{Rollout: id, Max: int64(chunk) + 1})
+			if err != nil {
+				return err
+			}
+			more = len(advanced) > chunk
+			gens, err = s.revertNodes(ctx, q, r, pins(advanced[:min(len(advanced), chunk)]), "pinned back to its revision: rollout aborted")
+			if err != nil {
+				return err
+			}
+			return setRolloutCounts(ctx, q, id)
+		})
+		if err != nil {
+			return hq.Rollout{}, err
+		}
+		first = false
+		s.ringAll(gens)
+		if !more {
+			return s.GetRollout(ctx, id)
+		}
+	}
+}
+
+// rolloutNotIn explains why a guarded change of a rollout's state found no row.
+func rolloutNotIn(ctx context.Context, q *dbsqlc.Queries, id int64, want string) error {
+	r, err := q.RolloutGet(ctx, id)
+	if err != nil {
+		return notFound(err, "no rollout %d", id)
+	}
+	return hq.Errorf(hq.CodeConflict, "rollout %d is %s, not %s", id, r.State, want)
+}
+
+func rolloutView(r dbsqlc.Rollout) hq.Rollout {
+	v := hq.Rollout{ID: r.ID, Module: r.Module, Placement: r.Placement, FromRevision: r.FromRevision, ToRevision: r.ToRevision,
+		State: hq.RolloutState(r.State), Policy: rolloutPolicy(r.Policy), Nodes: int(r.Nodes), Done: int(r.Done),
+		InFlight: int(r.InFlight), Failed: int(r.Failed), Forgiven: int(r.Forgiven), Reason: r.Reason,
+		CreatedAt: hq.ParseTime(r.CreatedAt), UpdatedAt: hq.ParseTime(r.UpdatedAt), EndedAt: nullTime(r.EndedAt)}
+	v.Line = v.MakeLine()
+	return v
+}
+
+// GetRollout returns a rollout with every node's progress.
+func (s *Store) GetRollout(ctx context.Context, id int64) (hq.Rollout, error) {
+	var v hq.Rollout
+	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+		r, err := q.RolloutGet(ctx, id)
+		if err != nil {
+			return notFound(err, "no rollout %d", id)
+		}
+		v = rolloutView(r)
+		rows, err := q.RolloutNodeList(ctx, id)
+		if err != nil {
+			return err
+		}
+		v.Progress = make([]hq.RolloutNode, len(rows))
+		for i, n := range rows {
+			v.Progress[i] = hq.RolloutNode{Node: n.Node, Wave: int(n.Wave), State: n.State, FromRevision: n.FromRevision,
+				Generation: n.Generation, Reason: n.Reason, StartedAt: nullTime(n.StartedAt), EndedAt: nullTime(n.EndedAt)}
+		}
+		return nil
+	})
+	return v, err
+}
+
+// ListRollouts returns the newest rollouts first, without their nodes.
+func (s *Store) ListRollouts(ctx context.Context, limit int) ([]hq.Rollout, error) {
+	rows, err := s.reader().RolloutList(ctx, int64(limit))
+	out := make([]hq.Rollout, len(rows))
+	for i, r := range rows {
+		out[i] = rolloutView(r)
+	}
+	return out, err
+}
+
+// activeRollouts are the unfinished rollouts, for /status.
+func activeRollouts(ctx context.Context, q *dbsqlc.Queries) ([]hq.Rollout, error) {
+	rows, err := q.RolloutListActive(ctx)
+	out := make([]hq.Rollout, len(rows))
+	for i, r := range rows {
+		out[i] = rolloutView(r)
+	}
+	return out, err
+}
+
+// nodeRollouts are the unfinished rollouts a node is in.
+func nodeRollouts(ctx context.Context, q *dbsqlc.Queries, node string) ([]hq.NodeRollout, error) {
+	rows, err := q.RolloutOfNode(ctx, node)
+	var out []hq.NodeRollout
+	for _, r := range rows {
+		out = append(out, hq.NodeRollout{ID: r.ID, Module: r.Module, FromRevision: r.FromRevision, ToRevision: r.ToRevision,
+			State: hq.RolloutState(r.State), NodeState: r.NodeState, Wave: int(r.Wave), Reason: r.Reason})
+	}
+	return out, err
+}
