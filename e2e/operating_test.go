@@ -229,6 +229,17 @@ func TestCLIAgainstAController(t *testing.T) {
 	os.WriteFile(broken, []byte(`[{"name":"conf","kind":"file","path":"/etc/broken.conf","content":"x\n","validate":["/bin/false"]}]`), 0o644)
 	run("module", "push", "broken", broken)
 	run("assign", "edge-1", "broken")
+	// A plan of another content for the module: what would change, on which node, and nothing changes.
+	os.WriteFile(mod, []byte(`{"resources":[{"name":"ca","kind":"file","path":"/etc/proxy/ca.pem","content":"rotated\n"}]}`), 0o644)
+	if out, want := run("module", "plan", "route-proxy", mod), "route-proxy: would make revision 2: 1 changed (ca)\nwould move 1 node(s): edge-1 (generation 3 → 4)\n"; out != want {
+		t.Fatalf("module plan:\n%s\nwant\n%s", out, want)
+	}
+	v := must[hq.NodeView](t)(c.Node(context.Background(), "edge-1"))
+	for _, a := range v.Assignments {
+		if a.Module == "route-proxy" && (a.Revision != 1 || v.Generation != 3) {
+			t.Fatalf("after a plan edge-1 is at generation %d, route-proxy revision %d; want 3 and 1, as before", v.Generation, a.Revision)
+		}
+	}
 	waitFor(t, 20*time.Second, "broken/conf failed", func() bool {
 		return strings.Contains(run("node", "edge-1"), "\nbroken/conf failed: ")
 	})
