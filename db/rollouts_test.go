@@ -120,6 +120,17 @@ func TestRolloutInWaves(t *testing.T) {
 	if v, _ := s.GetNode(ctx, "web-2"); len(v.Rollouts) != 1 || v.Rollouts[0].NodeState != hq.RolloutNodePending {
 		t.Fatalf("web-2's rollouts %+v", v.Rollouts)
 	}
+	// A node registered into the placement now joins at the old revision and waits its turn.
+	mustLabelled(t, s, "web-5", map[string]string{"role": "web"})
+	if got := pinsOf(t, s, "app", "web-5"); got != "web-5@1" {
+		t.Fatalf("a node joining mid-rollout: %s", got)
+	}
+	if v, _ := s.GetNode(ctx, "web-5"); len(v.Rollouts) != 1 || v.Rollouts[0].NodeState != hq.RolloutNodePending {
+		t.Fatalf("web-5's rollouts %+v", v.Rollouts)
+	}
+	if _, err := s.DeleteNode(ctx, "web-5", nil); err != nil {
+		t.Fatal(err)
+	}
 	step(t, s) // paused: no new wave
 	if got := pinsOf(t, s, "app", nodes...); got != "web-1@1 web-2@1 web-3@1 web-4@1" {
 		t.Fatalf("a paused rollout moved pins: %s", got)
