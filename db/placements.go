@@ -120,7 +120,24 @@ func (s *Store) addPlaced(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Place
 	if err != nil {
 		return notFound(err, "no module %s", p.Module)
 	}
-	resources, err := s.resources(ctx, q, p.Module, rev.Revision)
+	// During a rollout a node joins at the revision the rollout moves from, and waits its turn
+	// in the rollout: a revision the rollout has not found good reaches no node by the side.
+	at := rev.Revision
+	active, err := q.RolloutListActiveOfPlacement(ctx, dbsqlc.RolloutListActiveOfPlacementParams{Placement: p.Name, Module: p.Module})
+	if err != nil {
+		return err
+	}
+	var rollout *dbsqlc.Rollout
+	if len(active) > 0 {
+		r, err := q.RolloutGet(ctx, active[len(active)-1])
+		if err != nil {
+			return err
+		}
+		if r.ToRevision == rev.Revision && r.FromRevision > 0 {
+			rollout, at = &r, r.FromRevision
+		}
+	}
+	resources, err := s.resources(ctx, q, p.Module, at)
 	if err != nil {
 		return err
 	}
@@ -137,10 +154,15 @@ func (s *Store) addPlaced(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Place
 		return err
 	}
 	if err := q.AssignmentInsertOnNodes(ctx, dbsqlc.AssignmentInsertOnNodesParams{Module: p.Module, Taken: p.Taken, AssignedAt: s.now(),
-		Revision: rev.Revision, Source: p.Name, Nodes: list}); err != nil {
+		Revision: at, Source: p.Name, Nodes: list}); err != nil {
 		return err
 	}
-	return redeclare(ctx, q, p.Module, diffResources(nil, resources), nodes, s.now(), fmt.Sprintf("placed %s revision %d by %s", p.Module, rev.Revision, p.Name))
+	if rollout != nil {
+		if err := q.RolloutNodeInsertOnNodes(ctx, dbsqlc.RolloutNodeInsertOnNodesParams{Rollout: rollout.ID, FromRevision: at, Nodes: list}); err != nil {
+			return err
+		}
+	}
+	return redeclare(ctx, q, p.Module, diffResources(nil, resources), nodes, s.now(), fmt.Sprintf("placed %s revision %d by %s", p.Module, at, p.Name))
 }
 
 // removePlaced takes a source's assignments of module off nodes; their resources leave the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
@@ -119,6 +120,17 @@ func TestRolloutInWaves(t *testing.T) {
 	}
 	if v, _ := s.GetNode(ctx, "web-2"); len(v.Rollouts) != 1 || v.Rollouts[0].NodeState != hq.RolloutNodePending {
 		t.Fatalf("web-2's rollouts %+v", v.Rollouts)
+	}
+	// A node registered into the placement now joins at the old revision and waits its turn.
+	mustLabelled(t, s, "web-5", map[string]string{"role": "web"})
+	if got := pinsOf(t, s, "app", "web-5"); got != "web-5@1" {
+		t.Fatalf("a node joining mid-rollout: %s", got)
+	}
+	if v, _ := s.GetNode(ctx, "web-5"); len(v.Rollouts) != 1 || v.Rollouts[0].NodeState != hq.RolloutNodePending {
+		t.Fatalf("web-5's rollouts %+v", v.Rollouts)
+	}
+	if _, err := s.DeleteNode(ctx, "web-5", nil); err != nil {
+		t.Fatal(err)
 	}
 	step(t, s) // paused: no new wave
 	if got := pinsOf(t, s, "app", nodes...); got != "web-1@1 web-2@1 web-3@1 web-4@1" {
@@ -270,4 +282,39 @@ func (s *Store) inTxRollout(ctx context.Context) (hq.Rollout, error) {
 		return hq.Rollout{}, err
 	}
 	return s.GetRollout(ctx, rs[0].ID)
+}
+
+// A node that has not converged within progress_deadline fails the rollout; a held resource
+// fails it at once.
+func TestRolloutDeadlineAndHeld(t *testing.T) {
+	s, c := setup(t)
+	ctx := context.Background()
+	mustModule(t, s, "app", file("conf", "1"))
+	for _, n := range []string{"web-1", "web-2", "web-3"} {
+		mustLabelled(t, s, n, map[string]string{"role": "web"})
+	}
+	if _, err := s.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web",
+		Rollout: &hq.RolloutPolicy{MaxUnavailable: hq.Amount{N: 2}, FailureBudget: 5, ProgressDeadline: "1m"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"web-1", "web-2", "web-3"} {
+		report(t, s, n, true)
+	}
+	s.rolloutOnce.Do(func() {}) // this test steps the rollout itself
+	mustModule(t, s, "app", file("conf", "2"))
+	step(t, s) // web-1 and web-2 in flight
+	d, _ := s.Compose(ctx, "web-2", "test")
+	ingest(t, s, "web-2", d, hq.Result{Module: "app", Resource: "conf", Outcome: hq.StateHeld, HoldReason: "exists, not taken"})
+	step(t, s)
+	c.advance(2 * time.Minute) // web-1 never reports
+	step(t, s)
+	r, _ := s.ListRollouts(ctx, 1)
+	got, _ := s.GetRollout(ctx, r[0].ID)
+	why := map[string]string{}
+	for _, p := range got.Progress {
+		why[p.Node] = p.State + ": " + p.Reason
+	}
+	if why["web-2"] != "failed: app/conf held" || why["web-1"] != "failed: not converged within 1m" || why["web-3"] != "failed: not converged within 1m" {
+		t.Fatalf("progress %v", why)
+	}
 }

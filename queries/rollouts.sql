@@ -122,3 +122,10 @@ ORDER BY r.id;
 DELETE FROM rollout_nodes
 WHERE rollout = @rollout AND state IN ('pending', 'in-flight')
   AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.node = rollout_nodes.node AND a.module = @module);
+
+-- name: RolloutNodeInsertOnNodes :exec
+-- Nodes that joined the placement during the rollout (a JSON array), pending at @from_revision.
+INSERT INTO rollout_nodes (rollout, node, from_revision)
+SELECT @rollout, value, @from_revision FROM json_each(@nodes) WHERE true
+ON CONFLICT (rollout, node) DO UPDATE SET state = 'pending', wave = 0, from_revision = excluded.from_revision,
+    generation = 0, reason = '', started_at = NULL, ended_at = NULL;

@@ -337,6 +337,25 @@ func (q *Queries) RolloutNodeInsertFromPlacement(ctx context.Context, arg Rollou
 	return result.RowsAffected()
 }
 
+const rolloutNodeInsertOnNodes = `-- name: RolloutNodeInsertOnNodes :exec
+INSERT INTO rollout_nodes (rollout, node, from_revision)
+SELECT ?1, value, ?2 FROM json_each(?3) WHERE true
+ON CONFLICT (rollout, node) DO UPDATE SET state = 'pending', wave = 0, from_revision = excluded.from_revision,
+    generation = 0, reason = '', started_at = NULL, ended_at = NULL
+`
+
+type RolloutNodeInsertOnNodesParams struct {
+	Rollout      int64
+	FromRevision int64
+	Nodes        interface{}
+}
+
+// Nodes that joined the placement during the rollout (a JSON array), pending at @from_revision.
+func (q *Queries) RolloutNodeInsertOnNodes(ctx context.Context, arg RolloutNodeInsertOnNodesParams) error {
+	_, err := q.exec(ctx, q.rolloutNodeInsertOnNodesStmt, rolloutNodeInsertOnNodes, arg.Rollout, arg.FromRevision, arg.Nodes)
+	return err
+}
+
 const rolloutNodeList = `-- name: RolloutNodeList :many
 SELECT rollout, node, from_revision, wave, state, generation, reason, started_at, ended_at FROM rollout_nodes WHERE rollout = ?1 ORDER BY wave = 0, wave, node
 `

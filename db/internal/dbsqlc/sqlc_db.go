@@ -327,6 +327,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rolloutNodeInsertFromPlacementStmt, err = db.PrepareContext(ctx, rolloutNodeInsertFromPlacement); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutNodeInsertFromPlacement: %w", err)
 	}
+	if q.rolloutNodeInsertOnNodesStmt, err = db.PrepareContext(ctx, rolloutNodeInsertOnNodes); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodeInsertOnNodes: %w", err)
+	}
 	if q.rolloutNodeListStmt, err = db.PrepareContext(ctx, rolloutNodeList); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutNodeList: %w", err)
 	}
@@ -936,6 +939,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rolloutNodeInsertFromPlacementStmt: %w", cerr)
 		}
 	}
+	if q.rolloutNodeInsertOnNodesStmt != nil {
+		if cerr := q.rolloutNodeInsertOnNodesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodeInsertOnNodesStmt: %w", cerr)
+		}
+	}
 	if q.rolloutNodeListStmt != nil {
 		if cerr := q.rolloutNodeListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutNodeListStmt: %w", cerr)
@@ -1241,6 +1249,7 @@ type Queries struct {
 	rolloutNodeCountsStmt                 *sql.Stmt
 	rolloutNodeDeleteGoneStmt             *sql.Stmt
 	rolloutNodeInsertFromPlacementStmt    *sql.Stmt
+	rolloutNodeInsertOnNodesStmt          *sql.Stmt
 	rolloutNodeListStmt                   *sql.Stmt
 	rolloutNodeListAdvancedStmt           *sql.Stmt
 	rolloutNodeListFailedStmt             *sql.Stmt
@@ -1381,6 +1390,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutNodeCountsStmt:                 q.rolloutNodeCountsStmt,
 		rolloutNodeDeleteGoneStmt:             q.rolloutNodeDeleteGoneStmt,
 		rolloutNodeInsertFromPlacementStmt:    q.rolloutNodeInsertFromPlacementStmt,
+		rolloutNodeInsertOnNodesStmt:          q.rolloutNodeInsertOnNodesStmt,
 		rolloutNodeListStmt:                   q.rolloutNodeListStmt,
 		rolloutNodeListAdvancedStmt:           q.rolloutNodeListAdvancedStmt,
 		rolloutNodeListFailedStmt:             q.rolloutNodeListFailedStmt,
