@@ -13,7 +13,7 @@ import (
 // held for long and reports land between chunks: a chunk writes about moveChunkRows resource
 // rows, on at most moveChunkNodes nodes.
 const (
-	moveChunkRows  = 4000
+	moveChunkRows  = 1000
 	moveChunkNodes = 500
 )
 

@@ -256,8 +256,9 @@ func TestRolloutWaveInChunks(t *testing.T) {
 	if r.InFlight != moveChunkRows/resources {
 		t.Fatalf("one step moved %d node(s), want a chunk of %d", r.InFlight, moveChunkRows/resources)
 	}
-	step(t, s)
-	step(t, s)
+	for range nodes / (moveChunkRows / resources) {
+		step(t, s)
+	}
 	rsList, _ := s.ListRollouts(ctx, 1)
 	if rsList[0].InFlight != nodes {
 		t.Fatalf("%d in flight, want all %d", rsList[0].InFlight, nodes)
