@@ -70,3 +70,27 @@ func TestReportsPastTheBoundAreShedUnread(t *testing.T) {
 		t.Fatal("the bound did not free when the report in flight ended")
 	}
 }
+
+// The bodies admitted at once are bounded in bytes too: a report that would pass the bound is
+// turned away while others are in, and admitted once they are done; one that does not say its
+// size counts as the largest a body may be.
+func TestAdmissionBoundsBytes(t *testing.T) {
+	a := newAdmission(10)
+	a.maxBytes.Store(100 << 10)
+	if !a.take(60 << 10) {
+		t.Fatal("the first report was turned away")
+	}
+	if a.take(60 << 10) {
+		t.Fatal("a report past the byte bound was admitted")
+	}
+	if a.take(-1) {
+		t.Fatal("a report of unknown size was admitted under a bound smaller than a body")
+	}
+	a.release(60 << 10)
+	if !a.take(60 << 10) {
+		t.Fatal("the bound did not free")
+	}
+	if got := a.bytes.Load(); got != 60<<10 {
+		t.Fatalf("%d bytes counted in flight, want %d", got, 60<<10)
+	}
+}

@@ -63,9 +63,9 @@ func encodeJSON(w http.ResponseWriter, status int, v any, indent string) {
 	}
 }
 
-// setRetryAfter asks the client to come back in RetryAfter to twice that many seconds (5 to
-// 10 by default), jittered so that a fleet turned away at once does not return at once.
+// setRetryAfter asks the client to come back in RetryAfter to twice that many seconds (2 to 4
+// by default), jittered so that a fleet turned away at once does not return at once.
 func (s *Server) setRetryAfter(w http.ResponseWriter) {
-	least := cmp.Or(s.RetryAfter, 5)
+	least := cmp.Or(s.RetryAfter, 2)
 	w.Header().Set("Retry-After", strconv.Itoa(least+rand.IntN(least+1)))
 }

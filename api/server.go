@@ -45,8 +45,9 @@ type ReportObserver interface {
 	ObserveReport(committed bool, took time.Duration)
 }
 
-// DefaultMaxReportsInFlight is enough to keep both cores decoding while the writer commits.
-const DefaultMaxReportsInFlight = 32
+// DefaultMaxReportsInFlight: enough that a busy machine's queue for a core or for the writer is
+// not mistaken for overload; MaxReportBytesInFlight bounds their memory.
+const DefaultMaxReportsInFlight = 256
 
 // Routes mounts the API under /api/v1 and /healthz on r.
 func (s *Server) Routes(r chi.Router) {
