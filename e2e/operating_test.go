@@ -249,3 +249,38 @@ func TestCLIAgainstAController(t *testing.T) {
 }
 
 func jsonOf(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// The fleet's verbs through the CLI: label nodes, place a module on a selector, read the
+// rollouts of its next revision.
+func TestCLIPlacesAndRollsOut(t *testing.T) {
+	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	c := newClient(t, ctl.url)
+	c.putModule("app", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "1\n"})
+	for _, n := range []string{"web-1", "web-2", "db-1"} {
+		c.register(n)
+	}
+	for _, args := range [][]string{{"label", "web-1", "role=web"}, {"label", "web-2", "role=web"}, {"label", "db-1", "role=db"}} {
+		if out, err := hqCLI(t, ctl.url, args...); err != nil {
+			t.Fatalf("hq %v: %v\n%s", args, err, out)
+		}
+	}
+	out, err := hqCLI(t, ctl.url, "place", "web", "app", "role=web", "--rollout", `{"canary":1,"max_unavailable":1}`)
+	if err != nil || !strings.Contains(out, "2 node(s) matched, 2 assigned") {
+		t.Fatalf("hq place: %v\n%s", err, out)
+	}
+	if v := c.node("db-1"); len(v.Assignments) != 0 {
+		t.Fatalf("db-1 got %+v", v.Assignments)
+	}
+	c.putModule("app", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "2\n"})
+	out, err = hqCLI(t, ctl.url, "rollout", "list")
+	if err != nil || !strings.Contains(out, "rollout app r1→r2: 0 of 2 node(s) done") {
+		t.Fatalf("hq rollout list: %v\n%s", err, out)
+	}
+	id := strings.Fields(out)[0]
+	if out, err = hqCLI(t, ctl.url, "rollout", "abort", id); err != nil || !strings.Contains(out, "aborted") {
+		t.Fatalf("hq rollout abort %s: %v\n%s", id, err, out)
+	}
+	if out, err = hqCLI(t, ctl.url, "rollout", "resume", id); err == nil {
+		t.Fatalf("resuming an aborted rollout succeeded:\n%s", out)
+	}
+}

@@ -25,18 +25,20 @@ type operator struct {
 
 // operators are the commands of the operator CLI, each a thin face of one API call.
 var operators = map[string]operator{
-	"status": {"", "the mesh at a glance: nodes by status and the lines that need a look", cmdStatus, nil},
-	"nodes":  {"[--status S] [--selector SEL]", "every node with its status, generation and last report line", cmdNodes, nodesFlags},
-	"node":   {"NAME", "one node: its status lines, last report, assignments, what is not applied", cmdNode, nil},
-	"module": {"push|plan NAME FILE", "push uploads FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME; plan says what that would do, and does nothing", cmdModule, nil},
-	"assign": {"NODE MODULE [--taken]", "assign a module to a node", cmdAssign, assignFlags},
-	"take":   {"NODE MODULE", "let an assigned module adopt what it finds on the node", cmdTake, nil},
-	"label":  {"NODE k=v…", "replace a node's labels", cmdLabel, nil},
-	"retry":  {"NODE MODULE/RESOURCE", "start a failed or stuck resource over, and drop the host's back-off for it", cmdRetry, nil},
+	"status":  {"", "the mesh at a glance: nodes by status and the lines that need a look", cmdStatus, nil},
+	"nodes":   {"[--status S] [--selector SEL]", "every node with its status, generation and last report line", cmdNodes, nodesFlags},
+	"node":    {"NAME", "one node: its status lines, last report, assignments, what is not applied", cmdNode, nil},
+	"module":  {"push|plan NAME FILE", "push uploads FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME; plan says what that would do, and does nothing", cmdModule, nil},
+	"assign":  {"NODE MODULE [--taken]", "assign a module to a node", cmdAssign, assignFlags},
+	"take":    {"NODE MODULE", "let an assigned module adopt what it finds on the node", cmdTake, nil},
+	"label":   {"NODE k=v…", "replace a node's labels", cmdLabel, nil},
+	"retry":   {"NODE MODULE/RESOURCE", "start a failed or stuck resource over, and drop the host's back-off for it", cmdRetry, nil},
+	"place":   {"NAME MODULE SELECTOR [--taken] [--rollout JSON] | NAME --delete", "put a module on every node a label selector matches, now and later", cmdPlace, placeFlags},
+	"rollout": {"list | show|resume|abort ID", "the rollouts of new revisions of placed modules, one with its nodes, or resume or abort one", cmdRollout, nil},
 }
 
 // operatorNames lists the commands in the order usage shows them.
-var operatorNames = []string{"status", "nodes", "node", "module", "assign", "take", "label", "retry"}
+var operatorNames = []string{"status", "nodes", "node", "module", "assign", "take", "label", "place", "rollout", "retry"}
 
 const cliEnvironment = `
 environment:
@@ -50,8 +52,8 @@ type cliRun struct {
 	c    *client.Client
 	json bool
 	// flag values the commands read
-	status, selector string
-	taken            bool
+	status, selector, rollout string
+	taken, remove             bool
 }
 
 // runOperator runs an operator command and returns the process's exit code: 0, 1 when the

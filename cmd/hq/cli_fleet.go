@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/meshhq/hq"
+)
+
+func placeFlags(fs *flag.FlagSet, o *cliRun) {
+	fs.BoolVar(&o.taken, "taken", false, "the module may adopt what it finds on the nodes")
+	fs.StringVar(&o.rollout, "rollout", "", `a rollout policy, JSON: '{"canary":1,"max_unavailable":"10%","failure_budget":0,"auto_revert":true}'`)
+	fs.BoolVar(&o.remove, "delete", false, "delete the placement instead: its module leaves the nodes it put it on")
+}
+
+// cmdPlace puts a module on every node a selector matches: hq place NAME MODULE SELECTOR.
+func cmdPlace(ctx context.Context, o *cliRun, args []string) error {
+	if o.remove {
+		if err := wantArgs(args, 1, "NAME"); err != nil {
+			return err
+		}
+		if err := o.c.DeletePlacement(ctx, args[0]); err != nil {
+			return err
+		}
+		return o.print(map[string]string{"deleted": args[0]}, func() []string {
+			return []string{"placement " + args[0] + " deleted"}
+		})
+	}
+	if err := wantArgs(args, 3, "NAME MODULE SELECTOR"); err != nil {
+		return err
+	}
+	p := hq.Placement{Name: args[0], Module: args[1], Selector: args[2], Taken: o.taken}
+	if o.rollout != "" {
+		p.Rollout = &hq.RolloutPolicy{}
+		if err := json.Unmarshal([]byte(o.rollout), p.Rollout); err != nil {
+			return usageError("--rollout is not a rollout policy: " + err.Error())
+		}
+	}
+	got, err := o.c.PutPlacement(ctx, p)
+	if err != nil {
+		return err
+	}
+	return o.print(got, func() []string {
+		return []string{fmt.Sprintf("placement %s: %s on %q, %d node(s) matched, %d assigned", got.Name, got.Module, got.Selector, got.Matched, got.Assigned)}
+	})
+}
+
+// cmdRollout lists rollouts, or shows, resumes or aborts one: hq rollout list|show|resume|abort [ID].
+func cmdRollout(ctx context.Context, o *cliRun, args []string) error {
+	if len(args) == 1 && args[0] == "list" {
+		rs, err := o.c.Rollouts(ctx)
+		if err != nil {
+			return err
+		}
+		return o.print(map[string][]hq.Rollout{"rollouts": rs}, func() []string {
+			lines := make([]string, len(rs))
+			for i, r := range rs {
+				lines[i] = fmt.Sprintf("%d  %s", r.ID, r.MakeLine())
+			}
+			return lines
+		})
+	}
+	if len(args) != 2 || (args[0] != "show" && args[0] != "resume" && args[0] != "abort") {
+		return usageError("want list, or show|resume|abort ID")
+	}
+	id, err := strconv.ParseInt(args[1], 10, 64)
+	if err != nil {
+		return usageError(fmt.Sprintf("a rollout is a number, not %q", args[1]))
+	}
+	verb := args[0]
+	if verb == "show" {
+		verb = ""
+	}
+	r, err := o.c.Rollout(ctx, id, verb)
+	if err != nil {
+		return err
+	}
+	return o.print(r, func() []string {
+		lines := []string{r.MakeLine()}
+		for _, n := range r.Progress {
+			line := fmt.Sprintf("  %s  wave %d  %s", n.Node, n.Wave, n.State)
+			if n.Reason != "" {
+				line += ": " + n.Reason
+			}
+			lines = append(lines, strings.TrimRight(line, " "))
+		}
+		return lines
+	})
+}
