@@ -53,6 +53,7 @@ func ValidateModule(resources []Resource) error {
 			names[r.Name] = i
 		}
 		validateKind(r, func(field, format string, args ...any) { add(i, field, format, args...) })
+		r.checkTemplates(func(field, format string, args ...any) { add(i, field, format, args...) })
 		if r.Path != "" && validPath(r.Path) {
 			claims = append(claims, PathClaim{Path: r.Path, Kind: r.Kind, New: true, ID: i})
 		}

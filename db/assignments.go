@@ -43,6 +43,13 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 		if err := newPathCheck(module, resources).check(ctx, q, node); err != nil {
 			return false, err
 		}
+		n, err := q.NodeGet(ctx, node)
+		if err != nil {
+			return false, err
+		}
+		if err := checkRender(module, resources, valuesOf(n)); err != nil {
+			return false, err
+		}
 		return true, redeclare(ctx, q, module, diffResources(nil, resources), []string{node}, s.now(), fmt.Sprintf("assigned %s revision %d", module, rev.Revision))
 	})
 }

@@ -67,10 +67,15 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 		if err != nil {
 			return err
 		}
+		values := valuesOf(n)
 		for _, r := range rows {
 			res, err := s.resources(ctx, q, r.Module, r.Revision)
 			if err != nil {
 				return err
+			}
+			// The declaration digested and signed is concrete: templates are filled in here.
+			if res, err = render(res, values); err != nil {
+				return hq.Errorf(hq.CodeConflict, "module %s cannot be declared on node %s: %v", r.Module, node, err)
 			}
 			d.Modules = append(d.Modules, hq.DeclaredModule{Name: r.Module, Revision: r.Revision, Taken: r.Taken == 1, Resources: res})
 		}

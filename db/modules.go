@@ -70,6 +70,13 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 		if err := newPathCheck(name, resources).checkModule(ctx, q); err != nil {
 			return err
 		}
+		nodes, err := assignedNodes(ctx, q, name)
+		if err != nil {
+			return err
+		}
+		if err := checkRenderOnNodes(ctx, q, name, resources, nodes); err != nil {
+			return err
+		}
 		// Placements with a rollout policy move their pins in waves; the rest move now.
 		if rolled, err = s.startRollouts(ctx, q, name, rev); err != nil {
 			return err

@@ -31,11 +31,12 @@ func encodePairs(m map[string]string) (string, error) {
 	return string(b), err
 }
 
-// SetLabels replaces a node's labels. The generation moves only when a placement's membership
-// changes with them: the node gains the module of every placement it now matches and loses
+// SetLabels replaces a node's labels. The generation moves when a placement's membership
+// changes with them, or when a module on the node fills its templates in from labels: the node gains the module of every placement it now matches and loses
 // that of every placement it no longer matches, in this transaction, exactly as an operator's
 // assign or unassign would. A module the node would get twice, or a path it would declare
-// twice, refuses the change (conflict) and nothing changes.
+// twice, or a label a template needs taken away, refuses the change (conflict) and nothing
+// changes.
 func (s *Store) SetLabels(ctx context.Context, node string, labels map[string]string, ifMatch *int64) (int64, error) {
 	if err := hq.ValidateLabels(labels); err != nil {
 		return 0, err
@@ -45,15 +46,27 @@ func (s *Store) SetLabels(ctx context.Context, node string, labels map[string]st
 		return 0, err
 	}
 	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
+		n, err := q.NodeGet(ctx, node)
+		if err != nil {
+			return false, err
+		}
+		v := valuesOf(n)
+		v.Labels = labels
+		uses, err := s.checkNodeValues(ctx, q, v)
+		if err != nil {
+			return false, err
+		}
 		if err := q.NodeSetLabels(ctx, dbsqlc.NodeSetLabelsParams{Name: node, Labels: text}); err != nil {
 			return false, err
 		}
-		return s.placeOnNode(ctx, q, node, labels)
+		placed, err := s.placeOnNode(ctx, q, node, labels)
+		return placed || uses, err
 	})
 }
 
-// SetVars replaces a node's vars. They are stored only: nothing is declared from them yet, so
-// the generation stays.
+// SetVars replaces a node's vars. When a module on the node uses them in its templates, its
+// declaration changes with them and its generation moves; vars a template needs are refused
+// (conflict) before they are taken away.
 func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string, ifMatch *int64) (int64, error) {
 	if err := hq.ValidateVars(vars); err != nil {
 		return 0, err
@@ -63,7 +76,17 @@ func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string
 		return 0, err
 	}
 	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
-		return false, q.NodeSetVars(ctx, dbsqlc.NodeSetVarsParams{Name: node, Vars: text})
+		n, err := q.NodeGet(ctx, node)
+		if err != nil {
+			return false, err
+		}
+		v := valuesOf(n)
+		v.Vars = vars
+		uses, err := s.checkNodeValues(ctx, q, v)
+		if err != nil {
+			return false, err
+		}
+		return uses, q.NodeSetVars(ctx, dbsqlc.NodeSetVarsParams{Name: node, Vars: text})
 	})
 }
 

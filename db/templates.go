@@ -1,0 +1,115 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+)
+
+// valuesOf are the values a node's templates are filled in from.
+func valuesOf(n dbsqlc.Node) hq.Values {
+	return hq.Values{Node: n.Name, Labels: decodePairs(n.Labels), Vars: decodePairs(n.Vars)}
+}
+
+// render fills in the templates of a revision's resources for one node. The revision's slice
+// is shared and stays as it is: only a templated resource is copied.
+func render(resources []hq.Resource, v hq.Values) ([]hq.Resource, error) {
+	var out []hq.Resource
+	for i, r := range resources {
+		if !r.Templated() {
+			continue
+		}
+		if out == nil {
+			out = append([]hq.Resource(nil), resources...)
+		}
+		rr, err := r.Render(v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = rr
+	}
+	if out == nil {
+		return resources, nil
+	}
+	return out, nil
+}
+
+func templated(resources []hq.Resource) bool {
+	for _, r := range resources {
+		if r.Templated() {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRender refuses (conflict) a module whose templates use a key the node lacks.
+func checkRender(module string, resources []hq.Resource, v hq.Values) error {
+	if _, err := render(resources, v); err != nil {
+		return hq.Errorf(hq.CodeConflict, "module %s cannot be declared on node %s: %v", module, v.Node, err)
+	}
+	return nil
+}
+
+// checkRenderOnNodes refuses (invalid) resources whose templates use a key some of nodes lack,
+// naming them: an upload is refused before any node is sent a declaration it cannot fill in.
+func checkRenderOnNodes(ctx context.Context, q *dbsqlc.Queries, module string, resources []hq.Resource, nodes []string) error {
+	if !templated(resources) || len(nodes) == 0 {
+		return nil
+	}
+	list, err := jsonList(nodes)
+	if err != nil {
+		return err
+	}
+	rows, err := q.NodeListByNames(ctx, list)
+	if err != nil {
+		return err
+	}
+	var lacking []string
+	var first error
+	for _, n := range rows {
+		if _, err := render(resources, valuesOf(n)); err != nil {
+			lacking = append(lacking, n.Name)
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	if len(lacking) == 0 {
+		return nil
+	}
+	names := strings.Join(lacking[:min(len(lacking), 10)], ", ")
+	if len(lacking) > 10 {
+		names += fmt.Sprintf(" and %d more", len(lacking)-10)
+	}
+	msg := fmt.Sprintf("%d node(s) with module %s cannot fill in its templates (%s): %v", len(lacking), module, names, first)
+	return &hq.Error{Code: hq.CodeInvalid, Message: msg, Details: []hq.FieldError{{Field: "resources", Message: msg}}}
+}
+
+// checkNodeValues refuses (conflict) labels or vars that a template of a module on the node
+// would need and no longer find, and reports whether the node has templates at all: then its
+// declaration may change with them, and its generation moves.
+func (s *Store) checkNodeValues(ctx context.Context, q *dbsqlc.Queries, v hq.Values) (bool, error) {
+	rows, err := q.AssignmentDeclaration(ctx, v.Node)
+	if err != nil {
+		return false, err
+	}
+	uses := false
+	for _, a := range rows {
+		rs, err := s.resources(ctx, q, a.Module, a.Revision)
+		if err != nil {
+			return false, err
+		}
+		if !templated(rs) {
+			continue
+		}
+		uses = true
+		if err := checkRender(a.Module, rs, v); err != nil {
+			return false, err
+		}
+	}
+	return uses, nil
+}

@@ -1,0 +1,58 @@
+package db
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/meshhq/hq"
+)
+
+// A module that fills in a node's labels declares each node's own content; a node without the
+// label cannot be assigned it, an upload that needs a label an assigned node lacks is refused
+// naming it, a label a template needs cannot be taken away, and changing one moves the
+// generation of the node whose declaration it changes.
+func TestTemplatesAreFilledInPerNode(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	motd := hq.Resource{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "{{.Node}} in {{.Labels.region}}\n"}
+	mustModule(t, s, "base", motd)
+	mustLabelled(t, s, "web-1", map[string]string{"region": "eu"})
+	mustLabelled(t, s, "web-2", map[string]string{"region": "us"})
+	mustLabelled(t, s, "web-3", nil)
+	mustAssign(t, s, "web-1", "base")
+	mustAssign(t, s, "web-2", "base")
+	d1, _ := s.Compose(ctx, "web-1", "test")
+	d2, _ := s.Compose(ctx, "web-2", "test")
+	if d1.Modules[0].Resources[0].Content != "web-1 in eu\n" || d2.Modules[0].Resources[0].Content != "web-2 in us\n" || d1.Digest == d2.Digest {
+		t.Fatalf("declared %q and %q", d1.Modules[0].Resources[0].Content, d2.Modules[0].Resources[0].Content)
+	}
+
+	before := rowCounts(t, s)
+	_, err := s.Assign(ctx, "web-3", "base", nil, nil)
+	wantCode(t, err, hq.CodeConflict)
+	if !strings.Contains(err.Error(), `"region"`) {
+		t.Fatalf("the refusal does not name the key: %v", err)
+	}
+	_, err = s.SetLabels(ctx, "web-1", map[string]string{"role": "web"}, nil)
+	wantCode(t, err, hq.CodeConflict)
+	mustModule(t, s, "other", file("x", "1"))
+	mustAssign(t, s, "web-3", "other")
+	before = rowCounts(t, s)
+	_, err = s.PutModule(ctx, "base", []hq.Resource{{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "{{.Vars.owner}}\n"}})
+	wantCode(t, err, hq.CodeInvalid)
+	if !strings.Contains(err.Error(), "web-1, web-2") {
+		t.Fatalf("the refused upload does not name the nodes: %v", err)
+	}
+	if after := rowCounts(t, s); !mapsEqual(before, after) {
+		t.Fatalf("a refused upload changed the database:\n%v\n%v", before, after)
+	}
+
+	g, err := s.SetLabels(ctx, "web-1", map[string]string{"region": "ap"}, nil)
+	if err != nil || g != d1.Generation+1 {
+		t.Fatalf("relabelling moved web-1 to generation %d (%v), want %d", g, err, d1.Generation+1)
+	}
+	if d, _ := s.Compose(ctx, "web-1", "test"); d.Modules[0].Resources[0].Content != "web-1 in ap\n" {
+		t.Fatalf("after relabelling web-1 declares %q", d.Modules[0].Resources[0].Content)
+	}
+}
