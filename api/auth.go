@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/http"
+	"slices"
 
 	"github.com/go-chi/chi/v5"
 
@@ -60,6 +61,10 @@ func (s *Server) nodeOrOperator(next http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		if ok && s.NodeCertificates && !certNames(r, node) {
+			s.writeError(w, r, hq.Errorf(hq.CodeForbidden, "node %s's calls need its client certificate (common name or DNS name %s) besides its token", node, node))
+			return
+		}
 		if ok {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey, caller{node: node})))
 			return
@@ -81,4 +86,14 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, token, forbidden
 	default:
 		s.writeError(w, r, hq.Errorf(hq.CodeUnauthorized, "token not recognised"))
 	}
+}
+
+// certNames reports whether the request's verified client certificate names node, by its
+// common name or one of its DNS names. The TLS listener verified it against HQ_CLIENT_CA.
+func certNames(r *http.Request, node string) bool {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+		return false
+	}
+	leaf := r.TLS.VerifiedChains[0][0]
+	return leaf.Subject.CommonName == node || slices.Contains(leaf.DNSNames, node)
 }

@@ -27,6 +27,9 @@ type Server struct {
 	Log *slog.Logger
 	// MaxWait bounds a declaration long-poll.
 	MaxWait time.Duration
+	// NodeCertificates: a node's calls must carry a verified client certificate that names
+	// the node, besides its token (HQ_CLIENT_CA).
+	NodeCertificates bool
 	// MaxReportsInFlight bounds the reports taken in at once; past it they are answered 503.
 	// RetryAfter is the least a turned-away client is told to wait (seconds; it is jittered up
 	// to twice that).

@@ -4,6 +4,7 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -35,6 +36,9 @@ type Config struct {
 	PruneEvery         time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
 	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"32" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
 	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
+	TLSCert  string `envconfig:"TLS_CERT" desc:"a PEM certificate (chain) to serve HTTPS with, and only HTTPS; reloaded when the file changes"`
+	TLSKey   string `envconfig:"TLS_KEY" desc:"its PEM private key"`
+	ClientCA string `envconfig:"CLIENT_CA" desc:"a PEM bundle: node calls must then carry a client certificate from it naming the node (common name or DNS SAN), besides the node's token"`
 	// MaxConns is sized for a fleet: every node holds one connection open for its long-poll.
 	MaxConns    int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
 	MetricsAddr string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
@@ -61,6 +65,10 @@ func (c Config) Check() error {
 		return errors.New("HQ_MAX_REPORTS_IN_FLIGHT must be at least 1")
 	case c.RetryAfter < 1:
 		return errors.New("HQ_RETRY_AFTER must be at least 1 (second)")
+	case (c.TLSCert == "") != (c.TLSKey == ""):
+		return errors.New("HQ_TLS_CERT and HQ_TLS_KEY go together")
+	case c.ClientCA != "" && c.TLSCert == "":
+		return errors.New("HQ_CLIENT_CA needs HQ_TLS_CERT and HQ_TLS_KEY: client certificates come with TLS")
 	case c.MaxConns < 1:
 		return errors.New("HQ_MAX_CONNS must be at least 1")
 	}
@@ -88,7 +96,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	if err != nil {
 		return err
 	}
-	srv := &api.Server{Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Key: key, Log: log, MaxWait: maxWait,
+	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Key: key, Log: log, MaxWait: maxWait,
 		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter}
 	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, log)
 	if err != nil {
@@ -108,6 +116,16 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	defer endRequests()
 	hs := httpServer(handler(srv, pages, log), srv.MaxWait, base)
 	ln = newLimitListener(ln, cfg.MaxConns)
+	if cfg.TLSCert != "" {
+		tc, err := tlsConfig(cfg.TLSCert, cfg.TLSKey, cfg.ClientCA)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		hs.TLSConfig = tc
+		// Only HTTPS: a plain request is answered 400 by the TLS listener, and reaches nothing.
+		ln = tls.NewListener(ln, tc)
+	}
 	log.Info("hq serving", "addr", ln.Addr().String(), "db", cfg.DB, "instance", srv.Instance)
 	if ready != nil {
 		ready(ln.Addr().String())

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +34,33 @@ type client struct {
 func newClient(base, node, token string) *client {
 	// No client-wide timeout: a long poll is meant to hang; every call sets its own deadline.
 	return &client{base: strings.TrimRight(base, "/"), node: node, token: token, http: &http.Client{}}
+}
+
+// transportFor is how hostd reaches its controller: over HTTPS it verifies the controller with
+// caFile (or the system's roots) and offers the node's certificate when it has one.
+func transportFor(caFile, certFile, keyFile string) (*http.Transport, error) {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("HOSTD_CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("HOSTD_CA %s holds no PEM certificate", caFile)
+		}
+		tc.RootCAs = pool
+	}
+	if certFile != "" || keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("HOSTD_CERT and HOSTD_KEY: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	t.TLSClientConfig = tc
+	return t, nil
 }
 
 func (c *client) nodeURL(suffix string) string {

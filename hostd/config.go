@@ -22,6 +22,9 @@ type Config struct {
 	// StopServicesOnExit is also set by hostd run --stop-services-on-exit.
 	StopServicesOnExit bool `envconfig:"STOP_SERVICES_ON_EXIT" desc:"1: stop every service when hostd exits (as hostd run --stop-services-on-exit does), for taking a node out of service; by default services keep running across a restart of hostd and are re-adopted"`
 
+	CA          string `envconfig:"CA" desc:"a PEM bundle the controller's HTTPS certificate must chain to; the system's roots when empty"`
+	Cert        string `envconfig:"CERT" desc:"a PEM client certificate naming this node, for a controller that asks for one (HQ_CLIENT_CA)"`
+	Key         string `envconfig:"KEY" desc:"its PEM private key"`
 	MetricsFile string `envconfig:"METRICS_FILE" desc:"write the figures of every reconcile here for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/hostd.prom), atomically"`
 
 	// FailpointGroupCommitPause is for tests only; see EngineConfig.

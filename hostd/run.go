@@ -37,6 +37,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	defer eng.Close()
 	c := newClient(cfg.Controller, cfg.Node, cfg.Token)
+	if c.http.Transport, err = transportFor(cfg.CA, cfg.Cert, cfg.Key); err != nil {
+		return err
+	}
 	key, err := pinKey(ctx, cfg, c, log)
 	if err != nil {
 		if ctx.Err() != nil {
