@@ -4,8 +4,8 @@ package controller
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,9 +36,9 @@ type Config struct {
 	PruneEvery         time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
 	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"32" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
 	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
-	TLSCert  string `envconfig:"TLS_CERT" desc:"a PEM certificate (chain) to serve HTTPS with, and only HTTPS; reloaded when the file changes"`
-	TLSKey   string `envconfig:"TLS_KEY" desc:"its PEM private key"`
-	ClientCA string `envconfig:"CLIENT_CA" desc:"a PEM bundle: node calls must then carry a client certificate from it naming the node (common name or DNS SAN), besides the node's token"`
+	TLSCert            string        `envconfig:"TLS_CERT" desc:"a PEM certificate (chain) to serve HTTPS with, and only HTTPS; reloaded when the file changes"`
+	TLSKey             string        `envconfig:"TLS_KEY" desc:"its PEM private key"`
+	ClientCA           string        `envconfig:"CLIENT_CA" desc:"a PEM bundle: node calls must then carry a client certificate from it naming the node (common name or DNS SAN), besides the node's token"`
 	// MaxConns is sized for a fleet: every node holds one connection open for its long-poll.
 	MaxConns    int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
 	MetricsAddr string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
