@@ -283,7 +283,7 @@ func TestDeclarationLongPollAndReport(t *testing.T) {
 	var d hq.Declaration
 	r.json(t, &d)
 	sig, _ := base64.StdEncoding.DecodeString(d.Signature)
-	if d.Generation != 1 || d.Digest != d.ComputeDigest() || !ed25519.Verify(f.key.Public().(ed25519.PublicKey), []byte(d.Digest), sig) {
+	if d.Generation != 1 || d.Digest != d.ComputeDigest() || !ed25519.Verify(f.key.Public().(ed25519.PublicKey), hq.SignedStatement(d.Node, d.Generation, d.Digest), sig) {
 		t.Fatalf("declaration %+v does not verify", d)
 	}
 	results := []hq.Result{}
@@ -419,7 +419,7 @@ func TestReportSignatureDecidesTheGenerationRaise(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("ab", 32)
 	rep := hq.Report{SendID: 99, Generation: 42, Digest: digest}
 	_, other, _ := ed25519.GenerateKey(rand.Reader)
-	for _, sig := range []string{"", "bm90IGEgc2lnbmF0dXJl", base64.StdEncoding.EncodeToString(ed25519.Sign(other, []byte(digest)))} {
+	for _, sig := range []string{"", "bm90IGEgc2lnbmF0dXJl", base64.StdEncoding.EncodeToString(ed25519.Sign(other, hq.SignedStatement("web-1", 42, digest)))} {
 		rep.Signature = sig
 		f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, rep), 422)
 	}
@@ -428,7 +428,14 @@ func TestReportSignatureDecidesTheGenerationRaise(t *testing.T) {
 	if v.Generation != 0 {
 		t.Fatalf("generation %d after refused reports", v.Generation)
 	}
-	rep.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(f.key, []byte(digest)))
+	rep.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(f.key, hq.SignedStatement("web-1", 42, digest)))
+	// The signature binds the node and the generation: the same one for another generation, or
+	// on another node's route, moves nothing.
+	wedge := rep
+	wedge.Generation = 9223372036854775806
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, wedge), 422)
+	tok2 := f.node("web-2")
+	f.want(f.do("POST", "/api/v1/nodes/web-2/reports", tok2, rep), 422)
 	var rr hq.ReportResponse
 	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, rep), 200).json(t, &rr)
 	if rr.Generation != 43 {

@@ -50,7 +50,7 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.Key != nil {
-		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(s.Key, []byte(d.Digest)))
+		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(s.Key, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
 	}
 	setETag(w, d.Generation)
 	// Unindented: a fleet's new revision is this answer once per node, and indenting it cost a
@@ -58,13 +58,17 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 	writeCompactJSON(w, http.StatusOK, d)
 }
 
-// signed reports whether the report's signature is this controller's over its digest.
-func (s *Server) signed(rep hq.Report) bool {
-	if s.Key == nil || rep.Signature == "" {
-		return false
+// signedFor returns whether a report's signature is this controller's over the node, the
+// generation and the digest the report names: then it answers a declaration this controller
+// made for this node at that generation.
+func (s *Server) signedFor(node string) func(hq.Report) bool {
+	return func(rep hq.Report) bool {
+		if s.Key == nil || rep.Signature == "" {
+			return false
+		}
+		sig, err := base64.StdEncoding.DecodeString(rep.Signature)
+		return err == nil && ed25519.Verify(s.Key.Public().(ed25519.PublicKey), hq.SignedStatement(node, rep.Generation, rep.Digest), sig)
 	}
-	sig, err := base64.StdEncoding.DecodeString(rep.Signature)
-	return err == nil && ed25519.Verify(s.Key.Public().(ed25519.PublicKey), []byte(rep.Digest), sig)
 }
 
 func pollParams(r *http.Request, maxWait time.Duration) (after int64, wait time.Duration, err error) {
@@ -111,7 +115,7 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	resp, err := s.Store.Ingest(r.Context(), t.node, rep, db.IngestOptions{IfMatch: t.ifMatch, Signed: s.signed})
+	resp, err := s.Store.Ingest(r.Context(), t.node, rep, db.IngestOptions{IfMatch: t.ifMatch, Signed: s.signedFor(t.node)})
 	if err != nil {
 		fail(err)
 		return

@@ -188,7 +188,9 @@ func reportInvalid(field, msg string) error {
 // Only a declaration the controller signed can do it, so no node can push its own generation
 // anywhere it likes.
 func raiseGeneration(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, a answer) (bool, error) {
-	if !a.signed || rep.Generation <= n.Generation || rep.Generation == math.MaxInt64 {
+	// The signature binds the generation, so this is only a bound on what a controller could
+	// ever have signed: far from the top, so a generation can always be bumped again.
+	if !a.signed || rep.Generation <= n.Generation || rep.Generation >= math.MaxInt64/2 {
 		return false, nil
 	}
 	rows, err := q.NodeRaiseGeneration(ctx, dbsqlc.NodeRaiseGenerationParams{Name: n.Name, Generation: rep.Generation + 1})
@@ -288,7 +290,10 @@ func (s *Store) advanceAll(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node
 			a.stuck[ref] = true
 		}
 	}
-	a.allPending = len(notFine) == 0 && len(a.changed) == 0 && len(a.applyingFound) == 0 &&
+	// Every row of the node is pending, and the report applied as many distinct declared
+	// resources as there are rows: so exactly those rows.
+	everyRowPending := n.ResourcesApplied+n.ResourcesFailed+n.ResourcesStuck+n.ResourcesHeld+n.ResourcesGroupedPending == 0
+	a.allPending = everyRowPending && len(notFine) == 0 && len(a.changed) == 0 && len(a.applyingFound) == 0 &&
 		len(a.applyingAttempted) == len(rep.Results) && int64(len(rep.Results)) == n.ResourcesPending
 	return a, nil
 }

@@ -316,3 +316,32 @@ func TestRefusalOfAnUnknownDeclaration(t *testing.T) {
 		t.Fatalf("refused %+v, lines %q", v.RefusedSends, v.Lines)
 	}
 }
+
+// A report that applies as many resources as there are pending rows, but not those rows,
+// moves exactly what it names: an unreported pending row stays pending, and an applied row
+// changed again counts its attempt.
+func TestApplyingAsManyAsArePendingMovesOnlyThoseNamed(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"), file("b", "1"), file("c", "1"), file("d", "1"))
+	mustAssign(t, s, "web-1", "app")
+	d, _ := s.Compose(ctx, "web-1", "test")
+	ingest(t, s, "web-1", d, applied("app", "c", "d")...)
+	// a and b pending, c and d applied; the host reports a and c changed.
+	results := []hq.Result{
+		{Module: "app", Resource: "a", Outcome: hq.StateApplied, Attempted: true, Changed: true},
+		{Module: "app", Resource: "c", Outcome: hq.StateApplied, Attempted: true, Changed: true},
+	}
+	ingest(t, s, "web-1", d, results...)
+	if r := resource(t, s, "web-1", "app", "b"); r.State != hq.StatePending {
+		t.Fatalf("b, never reported, is %s", r.State)
+	}
+	if r := resource(t, s, "web-1", "app", "a"); r.State != hq.StateApplied {
+		t.Fatalf("a is %s", r.State)
+	}
+	// c was found in place the first time (no attempt) and changed the second (one).
+	if r := resource(t, s, "web-1", "app", "c"); r.Attempts != 1 {
+		t.Fatalf("c counts %d attempts, want 1", r.Attempts)
+	}
+}

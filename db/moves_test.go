@@ -64,3 +64,31 @@ func TestNewRevisionReachesAFleetInChunks(t *testing.T) {
 		t.Fatalf("n199 composed %+v", d.Modules[0])
 	}
 }
+
+// An upload whose transaction does not commit leaves nothing behind, not even in the cache of
+// decoded revisions: the next upload takes the same revision number, and its nodes get its
+// resources, not the rolled-back ones.
+func TestARolledBackUploadLeavesNoCachedRevision(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	mustAssign(t, s, "web-1", "app")
+	if _, err := s.write.Exec(`CREATE TRIGGER fail_pin BEFORE UPDATE OF revision ON assignments WHEN NEW.revision = 2
+		BEGIN SELECT RAISE(ABORT, 'the disk went away'); END`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutModule(ctx, "app", []hq.Resource{file("a", "REJECTED"), file("bad", "x")}); err == nil {
+		t.Fatal("the upload succeeded through the trigger")
+	}
+	if _, err := s.write.Exec(`DROP TRIGGER fail_pin`); err != nil {
+		t.Fatal(err)
+	}
+	if res := mustModule(t, s, "app", file("a", "2")); res.Revision != 2 {
+		t.Fatalf("revision %d, want the rolled-back one's number, 2", res.Revision)
+	}
+	d, _ := s.Compose(ctx, "web-1", "test")
+	if rs := d.Modules[0].Resources; len(rs) != 1 || rs[0].Content != "2" {
+		t.Fatalf("web-1 is declared %+v", rs)
+	}
+}

@@ -10,9 +10,34 @@ import (
 
 // revisions keeps module revisions decoded. A revision never changes once written, and every
 // declaration of a fleet would otherwise decode the same JSON again, once per node and send.
+//
+// Only what a committed transaction wrote may stay: an entry added while a write transaction
+// is open is noted, and forgotten if that transaction does not commit, or a rolled-back
+// upload's resources would be served under the revision number the next upload takes.
 type revisions struct {
 	mu sync.Mutex
 	m  map[revisionKey][]hq.Resource
+	// writing is set while a write transaction is open; added are the entries since it began.
+	writing bool
+	added   []revisionKey
+}
+
+// begin notes that a write transaction opened; end that it committed or not.
+func (r *revisions) begin() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writing, r.added = true, r.added[:0]
+}
+
+func (r *revisions) end(committed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !committed {
+		for _, k := range r.added {
+			delete(r.m, k)
+		}
+	}
+	r.writing, r.added = false, r.added[:0]
 }
 
 type revisionKey struct {
@@ -47,6 +72,9 @@ func (s *Store) resources(ctx context.Context, q *dbsqlc.Queries, module string,
 		s.revisions.m = map[revisionKey][]hq.Resource{}
 	}
 	s.revisions.m[k] = rs
+	if s.revisions.writing {
+		s.revisions.added = append(s.revisions.added, k)
+	}
 	return rs, nil
 }
 

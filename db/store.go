@@ -185,7 +185,20 @@ func (s *Store) Close() error {
 // inTx runs fn in one write transaction, committed when fn returns nil. A write the disk has
 // no room for is an unavailable error, and the store says so until a write succeeds again.
 func (s *Store) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
-	err := s.tx(ctx, fn)
+	err := s.tx(ctx, func(q *dbsqlc.Queries) error {
+		// Inside the one writer's transaction: the cache may forget what it learns here.
+		s.revisions.begin()
+		err := fn(q)
+		if err != nil {
+			s.revisions.end(false)
+		}
+		return err
+	})
+	if err == nil {
+		s.revisions.end(true)
+	} else {
+		s.revisions.end(false)
+	}
 	if diskFull(err) {
 		s.trouble.CompareAndSwap(nil, &WriteTrouble{Since: s.Now(), Cause: "the database's disk is full"})
 		return hq.Errorf(hq.CodeUnavailable, "the database's disk is full: nothing was written; free space where %s lives and try again", s.path)

@@ -55,7 +55,7 @@ func TestVerify(t *testing.T) {
 	signed := func() *hq.Declaration {
 		d := &hq.Declaration{Node: "web-1", Generation: 3, Modules: []hq.DeclaredModule{mod("app", false, file("a", "/a", "x"))}}
 		d.Digest = d.ComputeDigest()
-		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(priv, []byte(d.Digest)))
+		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(priv, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
 		return d
 	}
 	if err := Verify(signed(), "web-1", pub); err != nil {

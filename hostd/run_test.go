@@ -163,7 +163,7 @@ func (f *fakeController) sign(gen int64, key ed25519.PrivateKey, mods ...hq.Decl
 	if key == nil {
 		key = f.priv
 	}
-	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, []byte(d.Digest)))
+	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
 	return d
 }
 

@@ -29,7 +29,7 @@ func Verify(d *hq.Declaration, node string, key ed25519.PublicKey) error {
 	if err != nil {
 		return fmt.Errorf("signature is not standard base64: %w", err)
 	}
-	if !ed25519.Verify(key, []byte(d.Digest), sig) {
+	if !ed25519.Verify(key, hq.SignedStatement(d.Node, d.Generation, d.Digest), sig) {
 		return errors.New("signature does not verify with the pinned controller key")
 	}
 	return nil
