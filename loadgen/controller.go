@@ -36,6 +36,9 @@ func StartController(bin, dir, addr, token string, env ...string) (*Controller, 
 	c.cmd = exec.Command(bin, "serve")
 	c.cmd.Env = append(append(os.Environ(), "HQ_ADDR="+addr, "HQ_DB="+c.DB, "HQ_ADMIN_TOKEN="+token), env...)
 	c.cmd.Stdout, c.cmd.Stderr = log, log
+	// A generator that dies (a signal, a closed pipe) takes its controller with it, rather than
+	// leaving it serving a temporary database.
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := c.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s serve: %w", bin, err)
 	}

@@ -116,8 +116,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	var results []loadgen.PhaseResult
 	if *output == "text" {
-		fmt.Fprintf(stdout, "hq-loadgen: %d node(s) × %d resource(s) against %s, steady %.0f reports/s for %s, overload %.0f/s for %s\n",
-			cfg.Nodes, cfg.Resources, cfg.URL, cfg.SteadyRate, cfg.SteadyFor, 3*cfg.SteadyRate, cfg.OverloadFor)
+		fmt.Fprintf(stdout, "hq-loadgen: %d node(s) × %d resource(s) against %s, phases %s; steady %.0f reports/s for %s, overload %.0f/s for %s\n",
+			cfg.Nodes, cfg.Resources, cfg.URL, strings.Join(cfg.Phases, ","), cfg.SteadyRate, cfg.SteadyFor, 3*cfg.SteadyRate, cfg.OverloadFor)
 	}
 	err := loadgen.NewFleet(cfg).Run(ctx, func(r loadgen.PhaseResult) {
 		results = append(results, r)
