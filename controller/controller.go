@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -221,11 +222,22 @@ func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
 			if ww.Status() == http.StatusNotModified {
 				return
 			}
-			log.LogAttrs(r.Context(), slog.LevelInfo, "http",
+			level := slog.LevelInfo
+			if routine(r, ww.Status()) {
+				level = slog.LevelDebug
+			}
+			log.LogAttrs(r.Context(), level, "http",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path),
 				slog.Int("status", ww.Status()), slog.Duration("took", time.Since(start)))
 		})
 	}
+}
+
+// routine says whether a request is one a fleet makes all the time: a report taken in, or one
+// turned away to come back later. Logged at debug, so the log of 10,000 nodes says what is news.
+func routine(r *http.Request, status int) bool {
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/reports") &&
+		(status == http.StatusOK || status == http.StatusServiceUnavailable)
 }
 
 // instanceName names this process in the sends it records: host, pid and a random suffix, so
