@@ -52,7 +52,7 @@ SELECT * FROM resource_states WHERE state NOT IN ('applied', 'pending') ORDER BY
 
 -- name: ResourceStateListNotFineByNodes :many
 -- The same for some nodes (a JSON array of names).
-SELECT * FROM resource_states
+SELECT * FROM resource_states INDEXED BY resource_states_not_fine_by_node
 WHERE node IN (SELECT value FROM json_each(@nodes)) AND state NOT IN ('applied', 'pending')
 ORDER BY node, module, position;
 
@@ -86,7 +86,9 @@ SELECT * FROM resource_states WHERE node = @node AND module = @module AND resour
 
 -- name: ResourceStateListNotFineByNode :many
 -- A node's failed, stuck, held and grouped-pending resources.
-SELECT * FROM resource_states WHERE node = @node AND state NOT IN ('applied', 'pending');
+-- INDEXED BY: without statistics SQLite would read every row of the node through the primary
+-- key (SQLite only; PostgreSQL's query planner needs no such hint).
+SELECT * FROM resource_states INDEXED BY resource_states_not_fine_by_node WHERE node = @node AND state NOT IN ('applied', 'pending');
 
 -- name: ResourceStateRefsByNode :many
 -- What a node's current declaration names: a report may speak of nothing else.

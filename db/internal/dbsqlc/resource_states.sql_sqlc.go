@@ -480,10 +480,12 @@ func (q *Queries) ResourceStateListNotFine(ctx context.Context) ([]ResourceState
 }
 
 const resourceStateListNotFineByNode = `-- name: ResourceStateListNotFineByNode :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE node = ?1 AND state NOT IN ('applied', 'pending')
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states INDEXED BY resource_states_not_fine_by_node WHERE node = ?1 AND state NOT IN ('applied', 'pending')
 `
 
 // A node's failed, stuck, held and grouped-pending resources.
+// INDEXED BY: without statistics SQLite would read every row of the node through the primary
+// key (SQLite only; PostgreSQL's query planner needs no such hint).
 func (q *Queries) ResourceStateListNotFineByNode(ctx context.Context, node string) ([]ResourceState, error) {
 	rows, err := q.query(ctx, q.resourceStateListNotFineByNodeStmt, resourceStateListNotFineByNode, node)
 	if err != nil {
@@ -528,7 +530,7 @@ func (q *Queries) ResourceStateListNotFineByNode(ctx context.Context, node strin
 }
 
 const resourceStateListNotFineByNodes = `-- name: ResourceStateListNotFineByNodes :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states INDEXED BY resource_states_not_fine_by_node
 WHERE node IN (SELECT value FROM json_each(?1)) AND state NOT IN ('applied', 'pending')
 ORDER BY node, module, position
 `
