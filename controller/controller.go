@@ -33,7 +33,7 @@ type Config struct {
 	StuckAfter         time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
 	SilentAfter        time.Duration `envconfig:"SILENT_AFTER" default:"3m" desc:"a node without a report for this long is silent"`
 	DriftThreshold     int           `envconfig:"DRIFT_THRESHOLD" default:"3" desc:"put-backs of one resource within an hour that give its node a drift line"`
-	Retain             time.Duration `envconfig:"RETAIN" default:"720h" desc:"history (transitions, reports, sends) older than this is pruned, keeping each node's newest 100 rows per table"`
+	Retain             time.Duration `envconfig:"RETAIN" default:"720h" desc:"history (transitions, reports, sends, drifts) older than this is pruned, keeping each node's newest 100 rows per table"`
 	PruneEvery         time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
 	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"32" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
 	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
@@ -175,9 +175,9 @@ func prune(ctx context.Context, store *db.Store, r db.Retention, every time.Dura
 			return
 		case err != nil:
 			log.Error("pruning history", "err", err)
-		case deleted["transitions"]+deleted["reports"]+deleted["sends"] > 0:
+		case deleted["transitions"]+deleted["reports"]+deleted["sends"]+deleted["drifts"] > 0:
 			log.Info("pruned history", "transitions", deleted["transitions"], "reports", deleted["reports"],
-				"sends", deleted["sends"], "took", time.Since(start).Round(time.Millisecond))
+				"sends", deleted["sends"], "drifts", deleted["drifts"], "took", time.Since(start).Round(time.Millisecond))
 		}
 	}
 }

@@ -112,14 +112,9 @@ func (s *Store) WaitGeneration(ctx context.Context, node string, after int64, wa
 // its own, so a change made by another process after that read is always one the watcher
 // sees move; then it watches until the store closes.
 func (s *Store) startWatch() {
-	select {
-	case <-s.closed:
-		return
-	default:
-	}
 	known := map[string]int64{}
 	s.look(known, false)
-	s.background.Go(func() { s.watch(known) })
+	s.goBackground(func() { s.watch(known) })
 }
 
 // watch reads every node's generation once a period and rings the bells of those another

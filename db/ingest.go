@@ -78,7 +78,8 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		if err != nil {
 			return err
 		}
-		if ans.known {
+		// Drift is kept for the declaration the node has now, whose resources are its rows.
+		if ans.known && rep.Generation == n.Generation {
 			if err := recordDrifts(ctx, q, node, resp.ReportID, rep.Results, at); err != nil {
 				return err
 			}
@@ -142,7 +143,9 @@ func answered(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Repo
 		if err != nil {
 			return a, err
 		}
-		a.sent = max(int(count), len(rep.Results)) // nothing moves; the bound is the body's
+		// A restored database may know fewer resources than the host applied before: the
+		// results are only counted in the report line, and the body's limit bounds them.
+		a.sent = max(int(count), len(rep.Results))
 		return a, nil
 	}
 	if len(rep.Results) > a.sent {

@@ -73,14 +73,7 @@ func (s *Store) pinNodes(ctx context.Context, q *dbsqlc.Queries, module string, 
 // left; it wakes on wakeMover and every MoveEvery (for work left by a crash or by another
 // controller).
 func (s *Store) startMover() {
-	s.moverOnce.Do(func() {
-		select {
-		case <-s.closed:
-			return
-		default:
-		}
-		s.background.Go(s.moveLoop)
-	})
+	s.moverOnce.Do(func() { s.goBackground(s.moveLoop) })
 }
 
 // wakeMover tells the mover there is work, starting it if need be.

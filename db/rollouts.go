@@ -295,13 +295,9 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 // WakeRollouts and every RolloutEvery.
 func (s *Store) startRolloutLoop() {
 	s.rolloutOnce.Do(func() {
-		select {
-		case <-s.closed:
-			return
-		default:
+		if s.goBackground(s.rolloutLoop) {
+			s.rolloutStarted.Store(true)
 		}
-		s.rolloutStarted.Store(true)
-		s.background.Go(s.rolloutLoop)
 	})
 }
 

@@ -51,6 +51,7 @@ type Store struct {
 	// background waits for the store's own goroutines; closed tells them to stop, and ends
 	// backgroundCtx, which their queries run in.
 	background       sync.WaitGroup
+	backgroundMu     sync.Mutex // orders starting a goroutine against Close
 	backgroundCtx    context.Context
 	cancelBackground context.CancelFunc
 	closed           chan struct{}
@@ -168,7 +169,9 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 // again returns the first call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.backgroundMu.Lock()
 		close(s.closed)
+		s.backgroundMu.Unlock()
 		s.cancelBackground()
 		s.background.Wait()
 		var errs []error
@@ -294,4 +297,18 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// goBackground runs fn as one of the store's own goroutines, unless the store is closing:
+// Close waits for every goroutine started before it, and none starts after.
+func (s *Store) goBackground(fn func()) bool {
+	s.backgroundMu.Lock()
+	defer s.backgroundMu.Unlock()
+	select {
+	case <-s.closed:
+		return false
+	default:
+	}
+	s.background.Go(fn)
+	return true
 }

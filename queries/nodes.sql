@@ -17,7 +17,7 @@ UPDATE nodes SET deleted_at = @deleted_at, token_hash = @void_token_hash WHERE n
 -- A deleted name registered again: a new token, and a generation above every one it had.
 UPDATE nodes
 SET deleted_at = NULL, token_hash = @token_hash, created_at = @created_at, generation = generation + 1,
-    last_report_at = NULL, last_report_id = NULL
+    last_report_at = NULL, last_report_id = NULL, applied_generation = 0, applied_digest = '', applied_at = NULL
 WHERE name = @name AND deleted_at IS NOT NULL;
 
 -- name: NodeRegistrationInsert :exec

@@ -292,7 +292,7 @@ func (q *Queries) NodeRaiseGeneration(ctx context.Context, arg NodeRaiseGenerati
 const nodeRegisterAgain = `-- name: NodeRegisterAgain :exec
 UPDATE nodes
 SET deleted_at = NULL, token_hash = ?1, created_at = ?2, generation = generation + 1,
-    last_report_at = NULL, last_report_id = NULL
+    last_report_at = NULL, last_report_id = NULL, applied_generation = 0, applied_digest = '', applied_at = NULL
 WHERE name = ?3 AND deleted_at IS NOT NULL
 `
 
