@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshhq/hq"
 )
@@ -98,4 +99,32 @@ func TestAgentApplyPackage(t *testing.T) {
 		t.Fatal("the package's file is still there")
 	}
 	a.want("removed already", 0, "applied 2 resource(s)")
+}
+
+// A package goes through the controller like any resource: uploaded, composed, signed,
+// applied by hostd run inside its root, and reported.
+func TestAgentPackageThroughTheController(t *testing.T) {
+	needDpkg(t)
+	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	c := newClient(t, ctl.url)
+	h := newHost(t, c, ctl.url, "web-1")
+	deb := buildDeb(t, h.root, "hq-e2e-tool", "2.0")
+	c.putModule("tools", hq.Resource{Name: "tool", Kind: hq.KindPackage, Package: "hq-e2e-tool", Version: "2.0", Source: deb})
+	c.assign("web-1", "tools", false)
+	waitFor(t, 20*time.Second, "web-1 converged with the package", func() bool {
+		v := c.node("web-1")
+		return v.Status == hq.StatusConverged && resourceOf(v, "tools", "tool").State == hq.StateApplied
+	})
+	if got := dpkgSays(t, h.root, "hq-e2e-tool"); got != "install ok installed 2.0" {
+		t.Fatalf("dpkg in the root says %q", got)
+	}
+
+	c.putModule("tools", hq.Resource{Name: "tool", Kind: hq.KindPackage, Package: "hq-e2e-tool", State: hq.PackageAbsent})
+	waitFor(t, 20*time.Second, "the package removed", func() bool {
+		return !strings.Contains(dpkgSays(t, h.root, "hq-e2e-tool"), "ok installed")
+	})
+	waitFor(t, 20*time.Second, "web-1 converged without the package", func() bool {
+		v := c.node("web-1")
+		return v.Status == hq.StatusConverged && resourceOf(v, "tools", "tool").State == hq.StateApplied
+	})
 }

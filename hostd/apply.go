@@ -1,16 +1,15 @@
 package hostd
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/meshhq/hq"
 )
@@ -138,14 +137,11 @@ func LoadApplyFile(name, module string, take bool) (*hq.Declaration, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Decoded as PUT /modules decodes a module: unknown fields, duplicate names and trailing
+	// data are refused.
 	var f applyFile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := jsonv2.Unmarshal(b, &f, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: more than one JSON value", name)
 	}
 	d := &f.Declaration
 	switch {

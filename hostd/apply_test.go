@@ -220,8 +220,8 @@ func TestLoadApplyFile(t *testing.T) {
 	for _, tc := range []struct{ name, body, module, want string }{
 		{"x.json", `{"resources":[],"modules":[]}`, "", "both"},
 		{"x.json", `{}`, "", "neither"},
-		{"x.json", `{"resources":[],"extra":1}`, "", "unknown field"},
-		{"x.json", `{"resources":[]} {}`, "", "more than one"},
+		{"x.json", `{"resources":[],"extra":1}`, "", `unknown object member name "extra"`},
+		{"x.json", `{"resources":[]} {}`, "", "after top-level value"},
 		{"x.json", `{"resources":[],"generation":3}`, "", "only resources"},
 		{"-x.json", `{"resources":[]}`, "", "--module"},
 		{"x.json", `{"resources":[]}`, "a/b", "invalid module name"},

@@ -127,6 +127,9 @@ func (packageStep) commit(ctx context.Context, o *op) error {
 		args = append(args, "install", target)
 	}
 	if _, err := e.pkgCommand(ctx, args); err != nil {
+		if r.State == hq.PackageAbsent {
+			e.keepSelected(ctx, r.Package)
+		}
 		return err
 	}
 	o.committed = true
@@ -196,8 +199,25 @@ func (e *Engine) removePackage(ctx context.Context, name string) error {
 		return err
 	}
 	e.pkgs.known = nil
-	_, err = e.pkgCommand(ctx, append(e.dpkg(), "--remove", name))
+	if _, err = e.pkgCommand(ctx, append(e.dpkg(), "--remove", name)); err != nil {
+		e.keepSelected(ctx, name)
+	}
 	return err
+}
+
+// keepSelected marks name to be installed again after a removal dpkg refused (another package
+// depends on it): dpkg leaves it installed but selected for removal, which a later apt-get
+// run would carry out. A failed removal leaves the machine as it was.
+func (e *Engine) keepSelected(ctx context.Context, name string) {
+	st, err := e.packageState(ctx, name)
+	if err != nil || !st.installed {
+		return
+	}
+	e.pkgs.known = nil
+	args := append(e.dpkg(), "--set-selections")
+	if _, _, err := e.runPkgInput(ctx, args, name+" install\n"); err != nil {
+		e.log.Warn("a refused removal left the package selected for removal", "package", name, "err", err)
+	}
 }
 
 // sameVersion compares two Debian versions as dpkg writes them; epoch 0 is the same as none.
@@ -352,6 +372,11 @@ func (e *Engine) pkgCommand(ctx context.Context, args []string) ([]byte, error) 
 // runPkg runs args in its own process group, bounded by the command timeout, without a
 // terminal to ask questions on.
 func (e *Engine) runPkg(ctx context.Context, args []string) (stdout, stderr []byte, err error) {
+	return e.runPkgInput(ctx, args, "")
+}
+
+// runPkgInput is runPkg with input on the command's standard input.
+func (e *Engine) runPkgInput(ctx context.Context, args []string, input string) (stdout, stderr []byte, err error) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.CommandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
@@ -360,6 +385,9 @@ func (e *Engine) runPkg(ctx context.Context, args []string) (stdout, stderr []by
 	var out bytes.Buffer
 	errOut := &tailBuffer{max: maxCaptured}
 	cmd.Stdout, cmd.Stderr = &out, errOut
+	if input != "" {
+		cmd.Stdin = strings.NewReader(input)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second

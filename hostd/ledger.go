@@ -1,7 +1,12 @@
 package hostd
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // ledgerFile is the ledger's name in the state dir.
@@ -57,8 +62,18 @@ func newLedger() *Ledger {
 
 func loadLedger(stateDir string) (*Ledger, error) {
 	l := newLedger()
-	if _, err := readJSON(filepath.Join(stateDir, ledgerFile), l); err != nil {
+	name := filepath.Join(stateDir, ledgerFile)
+	b, err := os.ReadFile(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
+	}
+	// Decoded with the v2 prototype, as the API decodes requests: the ledger is read at every
+	// start, and its decode was the largest part of a one-shot hostd apply that changes
+	// nothing. encoding/json writes it; what it writes, v2 reads the same.
+	if err == nil {
+		if err := jsonv2.Unmarshal(b, l); err != nil {
+			return nil, &os.PathError{Op: "decode", Path: name, Err: err}
+		}
 	}
 	if l.Resources == nil {
 		l.Resources = map[string]*Entry{}

@@ -27,11 +27,20 @@ func needDpkg(t *testing.T) {
 // into dir under the root, and returns its path as a declaration names it.
 func (b *bed) buildDeb(name, version string) string {
 	b.t.Helper()
+	return b.buildDebDepending(name, version, "")
+}
+
+// buildDebDepending is buildDeb for a package that depends on depends (when not empty).
+func (b *bed) buildDebDepending(name, version, depends string) string {
+	b.t.Helper()
 	src := b.t.TempDir()
 	if err := os.MkdirAll(filepath.Join(src, "DEBIAN"), 0o755); err != nil {
 		b.t.Fatal(err)
 	}
 	control := "Package: " + name + "\nVersion: " + version + "\nArchitecture: all\nMaintainer: hq tests <tests@example.com>\nDescription: a package built by a test\n"
+	if depends != "" {
+		control += "Depends: " + depends + "\n"
+	}
 	if err := os.WriteFile(filepath.Join(src, "DEBIAN/control"), []byte(control), 0o644); err != nil {
 		b.t.Fatal(err)
 	}
@@ -42,6 +51,9 @@ func (b *bed) buildDeb(name, version string) string {
 		b.t.Fatal(err)
 	}
 	p := "/srv/pkgs/" + name + "_" + version + "_all.deb"
+	if depends != "" {
+		p = "/srv/pkgs/" + name + "_" + version + "_all+deps.deb"
+	}
 	if err := os.MkdirAll(filepath.Dir(b.path(p)), 0o755); err != nil {
 		b.t.Fatal(err)
 	}
@@ -240,5 +252,34 @@ func TestPackageStateIsReadOncePerReconcile(t *testing.T) {
 	}
 	if n := b.eng.pkgQueries - before; n != 1 {
 		t.Fatalf("%d dpkg-query runs for a no-op reconcile of 3 packages, want 1", n)
+	}
+}
+
+func TestPackageTakenModuleChangesWhatItFinds(t *testing.T) {
+	needDpkg(t)
+	b := setup(t)
+	b.dpkgByHand("--install", b.path(b.buildDeb("hq-found", "3.0")))
+	v4 := b.buildDeb("hq-found", "4.0")
+	r := b.reconcile(b.decl(mod("app", true, pkg("found", "hq-found", "4.0", v4)))).want(t, "app/found", hq.StateApplied, true, true)
+	if r.Drift || b.dpkgStatus("hq-found") != "install ok installed 4.0" {
+		t.Fatalf("%+v, dpkg says %q", r, b.dpkgStatus("hq-found"))
+	}
+	if en := b.eng.ledger.Resources["app/found"]; en == nil || en.Found || en.Wrote != "replaced" || en.Package != "hq-found" {
+		t.Fatalf("ledger entry %+v", en)
+	}
+}
+
+func TestPackageRemovalRefusedByDpkgFails(t *testing.T) {
+	needDpkg(t)
+	b := setup(t)
+	lib := b.buildDeb("hq-lib", "1.0")
+	b.reconcile(b.decl(mod("app", false, pkg("lib", "hq-lib", "", lib)))).want(t, "app/lib", hq.StateApplied, true, true)
+	// Something else installs a package that needs it: removing it is dpkg's to refuse.
+	b.dpkgByHand("--install", b.path(b.buildDebDepending("hq-user", "1.0", "hq-lib")))
+	r := b.reconcile(b.decl(mod("app", false, hq.Resource{Name: "lib", Kind: hq.KindPackage, Package: "hq-lib", State: hq.PackageAbsent}))).
+		want(t, "app/lib", hq.StateFailed, true, false)
+	// dpkg leaves it installed but selected for removal; hostd selects it again.
+	if !strings.Contains(r.Error, "dependency problems") || b.dpkgStatus("hq-lib") != "install ok installed 1.0" {
+		t.Fatalf("error %q, dpkg says %q", r.Error, b.dpkgStatus("hq-lib"))
 	}
 }
