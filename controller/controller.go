@@ -187,15 +187,16 @@ const maxWait = 60 * time.Second
 
 // httpServer bounds what one client can hold: the time to send its request, the time to read
 // its answer (a long-poll's wait and then some), an idle keep-alive, and the size of its headers.
-// The idle timeout is shorter than hostd's default interval, so the connection a host reports
-// on is closed between reports rather than holding one of HQ_MAX_CONNS beside its long-poll.
+// The idle timeout is far shorter than hostd's interval, so the connection a host reports on is
+// closed between reports rather than held, with its buffers and goroutine, beside the
+// long-poll: a fleet of 10,000 would otherwise keep 10,000 idle connections too.
 func httpServer(h http.Handler, maxWait time.Duration, base context.Context) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		WriteTimeout:      maxWait + 30*time.Second,
-		IdleTimeout:       30 * time.Second,
+		IdleTimeout:       5 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
