@@ -113,6 +113,9 @@ func TestPlacementConflictsChangeNothing(t *testing.T) {
 	// Over an operator's assignment of the same module.
 	_, err := s.PutPlacement(ctx, hq.Placement{Name: "web-app", Module: "app", Selector: "role=web"})
 	wantCode(t, err, hq.CodeConflict)
+	if got := gens(); !slices.Equal(got, before) {
+		t.Fatalf("a refused placement moved generations %v to %v", before, got)
+	}
 	if _, err := s.GetPlacement(ctx, "web-app"); hq.ErrorCode(err) != hq.CodeNotFound {
 		t.Fatalf("the refused placement was stored: %v", err)
 	}

@@ -36,6 +36,9 @@ func TestTemplatesAreFilledInPerNode(t *testing.T) {
 	}
 	_, err = s.SetLabels(ctx, "web-1", map[string]string{"role": "web"}, nil)
 	wantCode(t, err, hq.CodeConflict)
+	if after := rowCounts(t, s); !mapsEqual(before, after) {
+		t.Fatalf("a refused assignment or relabelling changed the database:\n%v\n%v", before, after)
+	}
 	mustModule(t, s, "other", file("x", "1"))
 	mustAssign(t, s, "web-3", "other")
 	before = rowCounts(t, s)
