@@ -32,36 +32,22 @@ func encodePairs(m map[string]string) (string, error) {
 }
 
 // SetLabels replaces a node's labels. The generation moves when a placement's membership
-// changes with them, or when a module on the node fills its templates in from labels: the node gains the module of every placement it now matches and loses
-// that of every placement it no longer matches, in this transaction, exactly as an operator's
-// assign or unassign would. A module the node would get twice, or a path it would declare
-// twice, or a label a template needs taken away, refuses the change (conflict) and nothing
-// changes.
+// changes with them, or when a module on the node fills its templates in from labels: the node
+// gains the module of every placement it now matches and loses that of every placement it no
+// longer matches, in this transaction, exactly as an operator's assign or unassign would. A
+// module the node would get twice, or a path it would declare twice, or a label a template
+// needs taken away, refuses the change (conflict) and nothing changes.
 func (s *Store) SetLabels(ctx context.Context, node string, labels map[string]string, ifMatch *int64) (int64, error) {
 	if err := hq.ValidateLabels(labels); err != nil {
 		return 0, err
 	}
-	text, err := encodePairs(labels)
-	if err != nil {
-		return 0, err
-	}
-	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
-		n, err := q.NodeGet(ctx, node)
-		if err != nil {
-			return false, err
-		}
-		v := valuesOf(n)
-		v.Labels = labels
-		uses, err := s.checkNodeValues(ctx, q, v)
-		if err != nil {
-			return false, err
-		}
-		if err := q.NodeSetLabels(ctx, dbsqlc.NodeSetLabelsParams{Name: node, Labels: text}); err != nil {
-			return false, err
-		}
-		placed, err := s.placeOnNode(ctx, q, node, labels)
-		return placed || uses, err
-	})
+	return s.setValues(ctx, node, ifMatch, labels, func(v *hq.Values) { v.Labels = labels },
+		func(q *dbsqlc.Queries, text string) (bool, error) {
+			if err := q.NodeSetLabels(ctx, dbsqlc.NodeSetLabelsParams{Name: node, Labels: text}); err != nil {
+				return false, err
+			}
+			return s.placeOnNode(ctx, q, node, labels)
+		})
 }
 
 // SetVars replaces a node's vars. When a module on the node uses them in its templates, its
@@ -71,7 +57,19 @@ func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string
 	if err := hq.ValidateVars(vars); err != nil {
 		return 0, err
 	}
-	text, err := encodePairs(vars)
+	return s.setValues(ctx, node, ifMatch, vars, func(v *hq.Values) { v.Vars = vars },
+		func(q *dbsqlc.Queries, text string) (bool, error) {
+			return false, q.NodeSetVars(ctx, dbsqlc.NodeSetVarsParams{Name: node, Vars: text})
+		})
+}
+
+// setValues replaces one of a node's sets of values (pairs, encoded for write) after checking
+// that every template on the node can still be filled in with them (change puts them in
+// place). The generation moves when write says the declaration changed, or when templates on
+// the node use values at all.
+func (s *Store) setValues(ctx context.Context, node string, ifMatch *int64, pairs map[string]string,
+	change func(v *hq.Values), write func(q *dbsqlc.Queries, text string) (bool, error)) (int64, error) {
+	text, err := encodePairs(pairs)
 	if err != nil {
 		return 0, err
 	}
@@ -81,12 +79,13 @@ func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string
 			return false, err
 		}
 		v := valuesOf(n)
-		v.Vars = vars
+		change(&v)
 		uses, err := s.checkNodeValues(ctx, q, v)
 		if err != nil {
 			return false, err
 		}
-		return uses, q.NodeSetVars(ctx, dbsqlc.NodeSetVarsParams{Name: node, Vars: text})
+		changed, err := write(q, text)
+		return changed || uses, err
 	})
 }
 
