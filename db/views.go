@@ -181,9 +181,16 @@ func (s *Store) views(ctx context.Context, q *dbsqlc.Queries, nodes []dbsqlc.Nod
 	for _, d := range drifts {
 		parts[d.Node].drifting = append(parts[d.Node].drifting, hq.DriftCount{Module: d.Module, Resource: d.Resource, Count: int(d.Drifts)})
 	}
-	m, err := loadMesh(ctx, q)
-	if err != nil {
-		return nil, err
+	// The scope of a stuck resource needs the whole mesh's stuck rows and module counts: read
+	// only when one of these nodes has something stuck, not for every node page.
+	var m mesh
+	for _, r := range notFine {
+		if r.State == string(hq.StateStuck) {
+			if m, err = loadMesh(ctx, q); err != nil {
+				return nil, err
+			}
+			break
+		}
 	}
 	out := make([]hq.NodeView, len(nodes))
 	for i, n := range nodes {

@@ -1,28 +1,5 @@
--- name: ResourceStateInsert :exec
-INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
-VALUES (@node, @module, @resource, @kind, @spec_digest, @position, @group_name, @since, @reason);
-
 -- name: ResourceStateListByNode :many
 SELECT * FROM resource_states WHERE node = @node ORDER BY module, position;
-
--- name: ResourceStateListByAssignment :many
-SELECT * FROM resource_states WHERE node = @node AND module = @module ORDER BY position;
-
--- name: ResourceStateDelete :exec
-DELETE FROM resource_states WHERE node = @node AND module = @module AND resource = @resource;
-
--- name: ResourceStateRedeclare :exec
--- A changed spec starts over: pending, counters reset, never applied at this spec.
-UPDATE resource_states
-SET kind = @kind, spec_digest = @spec_digest, position = @position, group_name = @group_name,
-    state = 'pending', since = @since, attempts = 0, consecutive_failures = 0, failing_since = NULL,
-    never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason
-WHERE node = @node AND module = @module AND resource = @resource;
-
--- name: ResourceStateMove :exec
--- An unchanged spec whose place in its module changed.
-UPDATE resource_states SET position = @position, group_name = @group_name
-WHERE node = @node AND module = @module AND resource = @resource;
 
 -- name: ResourceStateRecord :exec
 UPDATE resource_states
@@ -44,11 +21,6 @@ SELECT module, resource FROM resource_states WHERE node = @node AND retry_reques
 
 -- name: ResourceStateClearRetry :exec
 UPDATE resource_states SET retry_requested = 0 WHERE node = @node AND retry_requested = 1;
-
--- name: ResourceStateListNotFine :many
--- Everything failed, stuck, held or grouped-pending, on every node: what status lines are
--- made of. (The WHERE term is the partial index's, which SQLite must see to use it.)
-SELECT * FROM resource_states WHERE state NOT IN ('applied', 'pending') ORDER BY node, module, position;
 
 -- name: ResourceStateListNotFineByNodes :many
 -- The same for some nodes (a JSON array of names).

@@ -33,11 +33,6 @@ SELECT s.* FROM sends s JOIN nodes n ON n.name = s.node
 WHERE s.outcome = 'refused' AND n.deleted_at IS NULL AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
 ORDER BY s.node, s.id DESC;
 
--- name: SendFind :one
--- The newest send of a given declaration to a node.
-SELECT * FROM sends WHERE node = @node AND generation = @generation AND digest = @digest
-ORDER BY id DESC LIMIT 1;
-
 -- name: SendInsertRefused :one
 -- A refused declaration with no unanswered send: replayed, forged or from a lost database.
 INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason)

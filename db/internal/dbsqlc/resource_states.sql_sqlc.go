@@ -212,21 +212,6 @@ func (q *Queries) ResourceStateDeclare(ctx context.Context, arg ResourceStateDec
 	return err
 }
 
-const resourceStateDelete = `-- name: ResourceStateDelete :exec
-DELETE FROM resource_states WHERE node = ?1 AND module = ?2 AND resource = ?3
-`
-
-type ResourceStateDeleteParams struct {
-	Node     string
-	Module   string
-	Resource string
-}
-
-func (q *Queries) ResourceStateDelete(ctx context.Context, arg ResourceStateDeleteParams) error {
-	_, err := q.exec(ctx, q.resourceStateDeleteStmt, resourceStateDelete, arg.Node, arg.Module, arg.Resource)
-	return err
-}
-
 const resourceStateGet = `-- name: ResourceStateGet :one
 SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE node = ?1 AND module = ?2 AND resource = ?3
 `
@@ -262,90 +247,6 @@ func (q *Queries) ResourceStateGet(ctx context.Context, arg ResourceStateGetPara
 		&i.Reason,
 	)
 	return i, err
-}
-
-const resourceStateInsert = `-- name: ResourceStateInsert :exec
-INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-`
-
-type ResourceStateInsertParams struct {
-	Node       string
-	Module     string
-	Resource   string
-	Kind       string
-	SpecDigest string
-	Position   int64
-	GroupName  string
-	Since      string
-	Reason     string
-}
-
-func (q *Queries) ResourceStateInsert(ctx context.Context, arg ResourceStateInsertParams) error {
-	_, err := q.exec(ctx, q.resourceStateInsertStmt, resourceStateInsert,
-		arg.Node,
-		arg.Module,
-		arg.Resource,
-		arg.Kind,
-		arg.SpecDigest,
-		arg.Position,
-		arg.GroupName,
-		arg.Since,
-		arg.Reason,
-	)
-	return err
-}
-
-const resourceStateListByAssignment = `-- name: ResourceStateListByAssignment :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE node = ?1 AND module = ?2 ORDER BY position
-`
-
-type ResourceStateListByAssignmentParams struct {
-	Node   string
-	Module string
-}
-
-func (q *Queries) ResourceStateListByAssignment(ctx context.Context, arg ResourceStateListByAssignmentParams) ([]ResourceState, error) {
-	rows, err := q.query(ctx, q.resourceStateListByAssignmentStmt, resourceStateListByAssignment, arg.Node, arg.Module)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceState{}
-	for rows.Next() {
-		var i ResourceState
-		if err := rows.Scan(
-			&i.Node,
-			&i.Module,
-			&i.Resource,
-			&i.Kind,
-			&i.SpecDigest,
-			&i.Position,
-			&i.GroupName,
-			&i.State,
-			&i.Since,
-			&i.Attempts,
-			&i.ConsecutiveFailures,
-			&i.FailingSince,
-			&i.NeverApplied,
-			&i.LastError,
-			&i.HoldReason,
-			&i.BlockedBy,
-			&i.RetryRequested,
-			&i.ReportID,
-			&i.Reason,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const resourceStateListByNode = `-- name: ResourceStateListByNode :many
@@ -417,55 +318,6 @@ func (q *Queries) ResourceStateListHeld(ctx context.Context) ([]ResourceStateLis
 	for rows.Next() {
 		var i ResourceStateListHeldRow
 		if err := rows.Scan(&i.Node, &i.Module, &i.Resource); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const resourceStateListNotFine = `-- name: ResourceStateListNotFine :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE state NOT IN ('applied', 'pending') ORDER BY node, module, position
-`
-
-// Everything failed, stuck, held or grouped-pending, on every node: what status lines are
-// made of. (The WHERE term is the partial index's, which SQLite must see to use it.)
-func (q *Queries) ResourceStateListNotFine(ctx context.Context) ([]ResourceState, error) {
-	rows, err := q.query(ctx, q.resourceStateListNotFineStmt, resourceStateListNotFine)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceState{}
-	for rows.Next() {
-		var i ResourceState
-		if err := rows.Scan(
-			&i.Node,
-			&i.Module,
-			&i.Resource,
-			&i.Kind,
-			&i.SpecDigest,
-			&i.Position,
-			&i.GroupName,
-			&i.State,
-			&i.Since,
-			&i.Attempts,
-			&i.ConsecutiveFailures,
-			&i.FailingSince,
-			&i.NeverApplied,
-			&i.LastError,
-			&i.HoldReason,
-			&i.BlockedBy,
-			&i.RetryRequested,
-			&i.ReportID,
-			&i.Reason,
-		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -653,31 +505,6 @@ func (q *Queries) ResourceStateListStuckByNode(ctx context.Context, node string)
 	return items, nil
 }
 
-const resourceStateMove = `-- name: ResourceStateMove :exec
-UPDATE resource_states SET position = ?1, group_name = ?2
-WHERE node = ?3 AND module = ?4 AND resource = ?5
-`
-
-type ResourceStateMoveParams struct {
-	Position  int64
-	GroupName string
-	Node      string
-	Module    string
-	Resource  string
-}
-
-// An unchanged spec whose place in its module changed.
-func (q *Queries) ResourceStateMove(ctx context.Context, arg ResourceStateMoveParams) error {
-	_, err := q.exec(ctx, q.resourceStateMoveStmt, resourceStateMove,
-		arg.Position,
-		arg.GroupName,
-		arg.Node,
-		arg.Module,
-		arg.Resource,
-	)
-	return err
-}
-
 const resourceStateMoveOnNodes = `-- name: ResourceStateMoveOnNodes :exec
 UPDATE resource_states SET position = ?1, group_name = ?2
 WHERE module = ?3 AND resource = ?4 AND node IN (SELECT value FROM json_each(?5))
@@ -743,42 +570,6 @@ func (q *Queries) ResourceStateRecord(ctx context.Context, arg ResourceStateReco
 		arg.BlockedBy,
 		arg.RetryRequested,
 		arg.ReportID,
-		arg.Reason,
-		arg.Node,
-		arg.Module,
-		arg.Resource,
-	)
-	return err
-}
-
-const resourceStateRedeclare = `-- name: ResourceStateRedeclare :exec
-UPDATE resource_states
-SET kind = ?1, spec_digest = ?2, position = ?3, group_name = ?4,
-    state = 'pending', since = ?5, attempts = 0, consecutive_failures = 0, failing_since = NULL,
-    never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = ?6
-WHERE node = ?7 AND module = ?8 AND resource = ?9
-`
-
-type ResourceStateRedeclareParams struct {
-	Kind       string
-	SpecDigest string
-	Position   int64
-	GroupName  string
-	Since      string
-	Reason     string
-	Node       string
-	Module     string
-	Resource   string
-}
-
-// A changed spec starts over: pending, counters reset, never applied at this spec.
-func (q *Queries) ResourceStateRedeclare(ctx context.Context, arg ResourceStateRedeclareParams) error {
-	_, err := q.exec(ctx, q.resourceStateRedeclareStmt, resourceStateRedeclare,
-		arg.Kind,
-		arg.SpecDigest,
-		arg.Position,
-		arg.GroupName,
-		arg.Since,
 		arg.Reason,
 		arg.Node,
 		arg.Module,

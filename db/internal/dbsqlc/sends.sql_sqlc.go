@@ -43,36 +43,6 @@ func (q *Queries) SendCountByOutcome(ctx context.Context) ([]SendCountByOutcomeR
 	return items, nil
 }
 
-const sendFind = `-- name: SendFind :one
-SELECT id, node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason FROM sends WHERE node = ?1 AND generation = ?2 AND digest = ?3
-ORDER BY id DESC LIMIT 1
-`
-
-type SendFindParams struct {
-	Node       string
-	Generation int64
-	Digest     string
-}
-
-// The newest send of a given declaration to a node.
-func (q *Queries) SendFind(ctx context.Context, arg SendFindParams) (Send, error) {
-	row := q.queryRow(ctx, q.sendFindStmt, sendFind, arg.Node, arg.Generation, arg.Digest)
-	var i Send
-	err := row.Scan(
-		&i.ID,
-		&i.Node,
-		&i.Generation,
-		&i.Digest,
-		&i.Resources,
-		&i.ComposedBy,
-		&i.SentAt,
-		&i.Outcome,
-		&i.OutcomeAt,
-		&i.Reason,
-	)
-	return i, err
-}
-
 const sendGet = `-- name: SendGet :one
 SELECT id, node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason FROM sends WHERE node = ?1 AND id = ?2
 `

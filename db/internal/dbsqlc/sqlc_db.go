@@ -234,26 +234,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateDeclareStmt, err = db.PrepareContext(ctx, resourceStateDeclare); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateDeclare: %w", err)
 	}
-	if q.resourceStateDeleteStmt, err = db.PrepareContext(ctx, resourceStateDelete); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateDelete: %w", err)
-	}
 	if q.resourceStateGetStmt, err = db.PrepareContext(ctx, resourceStateGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateGet: %w", err)
-	}
-	if q.resourceStateInsertStmt, err = db.PrepareContext(ctx, resourceStateInsert); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateInsert: %w", err)
-	}
-	if q.resourceStateListByAssignmentStmt, err = db.PrepareContext(ctx, resourceStateListByAssignment); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateListByAssignment: %w", err)
 	}
 	if q.resourceStateListByNodeStmt, err = db.PrepareContext(ctx, resourceStateListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListByNode: %w", err)
 	}
 	if q.resourceStateListHeldStmt, err = db.PrepareContext(ctx, resourceStateListHeld); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListHeld: %w", err)
-	}
-	if q.resourceStateListNotFineStmt, err = db.PrepareContext(ctx, resourceStateListNotFine); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateListNotFine: %w", err)
 	}
 	if q.resourceStateListNotFineByNodeStmt, err = db.PrepareContext(ctx, resourceStateListNotFineByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListNotFineByNode: %w", err)
@@ -267,17 +255,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateListStuckByNodeStmt, err = db.PrepareContext(ctx, resourceStateListStuckByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListStuckByNode: %w", err)
 	}
-	if q.resourceStateMoveStmt, err = db.PrepareContext(ctx, resourceStateMove); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateMove: %w", err)
-	}
 	if q.resourceStateMoveOnNodesStmt, err = db.PrepareContext(ctx, resourceStateMoveOnNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateMoveOnNodes: %w", err)
 	}
 	if q.resourceStateRecordStmt, err = db.PrepareContext(ctx, resourceStateRecord); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRecord: %w", err)
-	}
-	if q.resourceStateRedeclareStmt, err = db.PrepareContext(ctx, resourceStateRedeclare); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateRedeclare: %w", err)
 	}
 	if q.resourceStateRedeclareOnNodesStmt, err = db.PrepareContext(ctx, resourceStateRedeclareOnNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRedeclareOnNodes: %w", err)
@@ -368,9 +350,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.sendCountByOutcomeStmt, err = db.PrepareContext(ctx, sendCountByOutcome); err != nil {
 		return nil, fmt.Errorf("error preparing query SendCountByOutcome: %w", err)
-	}
-	if q.sendFindStmt, err = db.PrepareContext(ctx, sendFind); err != nil {
-		return nil, fmt.Errorf("error preparing query SendFind: %w", err)
 	}
 	if q.sendGetStmt, err = db.PrepareContext(ctx, sendGet); err != nil {
 		return nil, fmt.Errorf("error preparing query SendGet: %w", err)
@@ -784,24 +763,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateDeclareStmt: %w", cerr)
 		}
 	}
-	if q.resourceStateDeleteStmt != nil {
-		if cerr := q.resourceStateDeleteStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateDeleteStmt: %w", cerr)
-		}
-	}
 	if q.resourceStateGetStmt != nil {
 		if cerr := q.resourceStateGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateGetStmt: %w", cerr)
-		}
-	}
-	if q.resourceStateInsertStmt != nil {
-		if cerr := q.resourceStateInsertStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateInsertStmt: %w", cerr)
-		}
-	}
-	if q.resourceStateListByAssignmentStmt != nil {
-		if cerr := q.resourceStateListByAssignmentStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateListByAssignmentStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateListByNodeStmt != nil {
@@ -812,11 +776,6 @@ func (q *Queries) Close() error {
 	if q.resourceStateListHeldStmt != nil {
 		if cerr := q.resourceStateListHeldStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateListHeldStmt: %w", cerr)
-		}
-	}
-	if q.resourceStateListNotFineStmt != nil {
-		if cerr := q.resourceStateListNotFineStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateListNotFineStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateListNotFineByNodeStmt != nil {
@@ -839,11 +798,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateListStuckByNodeStmt: %w", cerr)
 		}
 	}
-	if q.resourceStateMoveStmt != nil {
-		if cerr := q.resourceStateMoveStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateMoveStmt: %w", cerr)
-		}
-	}
 	if q.resourceStateMoveOnNodesStmt != nil {
 		if cerr := q.resourceStateMoveOnNodesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateMoveOnNodesStmt: %w", cerr)
@@ -852,11 +806,6 @@ func (q *Queries) Close() error {
 	if q.resourceStateRecordStmt != nil {
 		if cerr := q.resourceStateRecordStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateRecordStmt: %w", cerr)
-		}
-	}
-	if q.resourceStateRedeclareStmt != nil {
-		if cerr := q.resourceStateRedeclareStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateRedeclareStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateRedeclareOnNodesStmt != nil {
@@ -1007,11 +956,6 @@ func (q *Queries) Close() error {
 	if q.sendCountByOutcomeStmt != nil {
 		if cerr := q.sendCountByOutcomeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sendCountByOutcomeStmt: %w", cerr)
-		}
-	}
-	if q.sendFindStmt != nil {
-		if cerr := q.sendFindStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing sendFindStmt: %w", cerr)
 		}
 	}
 	if q.sendGetStmt != nil {
@@ -1218,21 +1162,15 @@ type Queries struct {
 	resourceStateCountAttemptsStmt        *sql.Stmt
 	resourceStateCountByNodeStmt          *sql.Stmt
 	resourceStateDeclareStmt              *sql.Stmt
-	resourceStateDeleteStmt               *sql.Stmt
 	resourceStateGetStmt                  *sql.Stmt
-	resourceStateInsertStmt               *sql.Stmt
-	resourceStateListByAssignmentStmt     *sql.Stmt
 	resourceStateListByNodeStmt           *sql.Stmt
 	resourceStateListHeldStmt             *sql.Stmt
-	resourceStateListNotFineStmt          *sql.Stmt
 	resourceStateListNotFineByNodeStmt    *sql.Stmt
 	resourceStateListNotFineByNodesStmt   *sql.Stmt
 	resourceStateListStuckStmt            *sql.Stmt
 	resourceStateListStuckByNodeStmt      *sql.Stmt
-	resourceStateMoveStmt                 *sql.Stmt
 	resourceStateMoveOnNodesStmt          *sql.Stmt
 	resourceStateRecordStmt               *sql.Stmt
-	resourceStateRedeclareStmt            *sql.Stmt
 	resourceStateRedeclareOnNodesStmt     *sql.Stmt
 	resourceStateRefsByNodeStmt           *sql.Stmt
 	resourceStateRemoveOnNodesStmt        *sql.Stmt
@@ -1263,7 +1201,6 @@ type Queries struct {
 	rolloutResumeStmt                     *sql.Stmt
 	rolloutSetCountsStmt                  *sql.Stmt
 	sendCountByOutcomeStmt                *sql.Stmt
-	sendFindStmt                          *sql.Stmt
 	sendGetStmt                           *sql.Stmt
 	sendInsertStmt                        *sql.Stmt
 	sendInsertRefusedStmt                 *sql.Stmt
@@ -1359,21 +1296,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateCountAttemptsStmt:        q.resourceStateCountAttemptsStmt,
 		resourceStateCountByNodeStmt:          q.resourceStateCountByNodeStmt,
 		resourceStateDeclareStmt:              q.resourceStateDeclareStmt,
-		resourceStateDeleteStmt:               q.resourceStateDeleteStmt,
 		resourceStateGetStmt:                  q.resourceStateGetStmt,
-		resourceStateInsertStmt:               q.resourceStateInsertStmt,
-		resourceStateListByAssignmentStmt:     q.resourceStateListByAssignmentStmt,
 		resourceStateListByNodeStmt:           q.resourceStateListByNodeStmt,
 		resourceStateListHeldStmt:             q.resourceStateListHeldStmt,
-		resourceStateListNotFineStmt:          q.resourceStateListNotFineStmt,
 		resourceStateListNotFineByNodeStmt:    q.resourceStateListNotFineByNodeStmt,
 		resourceStateListNotFineByNodesStmt:   q.resourceStateListNotFineByNodesStmt,
 		resourceStateListStuckStmt:            q.resourceStateListStuckStmt,
 		resourceStateListStuckByNodeStmt:      q.resourceStateListStuckByNodeStmt,
-		resourceStateMoveStmt:                 q.resourceStateMoveStmt,
 		resourceStateMoveOnNodesStmt:          q.resourceStateMoveOnNodesStmt,
 		resourceStateRecordStmt:               q.resourceStateRecordStmt,
-		resourceStateRedeclareStmt:            q.resourceStateRedeclareStmt,
 		resourceStateRedeclareOnNodesStmt:     q.resourceStateRedeclareOnNodesStmt,
 		resourceStateRefsByNodeStmt:           q.resourceStateRefsByNodeStmt,
 		resourceStateRemoveOnNodesStmt:        q.resourceStateRemoveOnNodesStmt,
@@ -1404,7 +1335,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutResumeStmt:                     q.rolloutResumeStmt,
 		rolloutSetCountsStmt:                  q.rolloutSetCountsStmt,
 		sendCountByOutcomeStmt:                q.sendCountByOutcomeStmt,
-		sendFindStmt:                          q.sendFindStmt,
 		sendGetStmt:                           q.sendGetStmt,
 		sendInsertStmt:                        q.sendInsertStmt,
 		sendInsertRefusedStmt:                 q.sendInsertRefusedStmt,
