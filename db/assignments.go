@@ -18,7 +18,7 @@ const SourceOperator = hq.SourceOperator
 // generation, bumped when the declaration changed. A nil taken keeps an existing assignment's
 // flag and makes a new one untaken.
 func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(q dbsqlc.Querier) (bool, error) {
 		rev, err := latestRevision(ctx, q, module)
 		if err != nil {
 			return false, notFound(err, "no module %s", module)
@@ -57,7 +57,7 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 // Take marks an assigned module taken, so the node adopts what it finds, and returns the
 // node's generation.
 func (s *Store) Take(ctx context.Context, node, module string, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(q dbsqlc.Querier) (bool, error) {
 		a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module})
 		if err != nil {
 			return false, notFound(err, "module %s is not assigned to node %s", module, node)
@@ -72,7 +72,7 @@ func (s *Store) Take(ctx context.Context, node, module string, ifMatch *int64) (
 // Unassign takes a module off a node; its resources leave the declaration (and the host
 // removes what it manages of them). It returns the node's new generation.
 func (s *Store) Unassign(ctx context.Context, node, module string, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(q dbsqlc.Querier) (bool, error) {
 		// A placement's assignment follows the node's labels; unassigning it would last only
 		// until the placement put it back.
 		if a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module}); err == nil && a.Source != SourceOperator {
@@ -89,9 +89,9 @@ func (s *Store) Unassign(ctx context.Context, node, module string, ifMatch *int6
 // changeDeclaration runs change in one write transaction on a node checked against If-Match,
 // bumps the node's generation in that transaction when change says the declaration changed,
 // and wakes the node's long-polls. It returns the node's generation.
-func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int64, change func(q *dbsqlc.Queries) (bool, error)) (int64, error) {
+func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int64, change func(q dbsqlc.Querier) (bool, error)) (int64, error) {
 	var gen int64
-	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
 		n, err := lockNode(ctx, q, node, ifMatch)
 		if err != nil {
 			return err

@@ -21,7 +21,7 @@ func (s *Store) Compose(ctx context.Context, node, instance string) (hq.Declarat
 		}
 		d.ComposedBy, d.ComposedAt = instance, s.Now().UTC()
 		stale := false
-		err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		err = s.inTx(ctx, func(q dbsqlc.Querier) error {
 			n, err := q.NodeGet(ctx, node)
 			if err != nil {
 				return notFound(err, "no node %s", node)
@@ -57,7 +57,7 @@ func (s *Store) Declaration(ctx context.Context, node string) (hq.Declaration, e
 
 func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error) {
 	d := hq.Declaration{Node: node, Modules: []hq.DeclaredModule{}}
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		n, err := q.NodeGet(ctx, node)
 		if err != nil {
 			return notFound(err, "no node %s", node)
@@ -89,7 +89,7 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 // and returns the generation it last saw. Changes made through this store wake it at once;
 // changes made by another process on the same database are seen by the store's watcher.
 func (s *Store) WaitGeneration(ctx context.Context, node string, after int64, wait time.Duration) (int64, error) {
-	s.watchOnce.Do(s.startWatch)
+	s.watchOnce.Do(func() { s.eng.startWatch(s) })
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
@@ -108,17 +108,10 @@ func (s *Store) WaitGeneration(ctx context.Context, node string, after int64, wa
 	}
 }
 
-// startWatch takes the watcher's first look at every node's generation before any waiter reads
-// its own, so a change made by another process after that read is always one the watcher
-// sees move; then it watches until the store closes.
-func (s *Store) startWatch() {
-	known := map[string]int64{}
-	s.look(known, false)
-	s.goBackground(func() { s.watch(known) })
-}
-
 // watch reads every node's generation once a period and rings the bells of those another
-// process changed: one query for the whole mesh, however many hosts are waiting.
+// process changed: one query for the whole mesh, however many hosts are waiting. The first look
+// (look without ring) comes before any waiter reads its own generation, so a change made by
+// another process after that read is always one the watcher sees move.
 func (s *Store) watch(known map[string]int64) {
 	tick := time.NewTicker(s.WatchEvery)
 	defer tick.Stop()
@@ -175,5 +168,15 @@ func (b *bells) ring(nodes ...string) {
 			close(c)
 			delete(b.ch, n)
 		}
+	}
+}
+
+// ringAll wakes every waiter, for when changes may have been missed.
+func (b *bells) ringAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for n, c := range b.ch {
+		close(c)
+		delete(b.ch, n)
 	}
 }

@@ -67,11 +67,11 @@ func (d resourceDiff) rows() int {
 // redeclare writes the diff on every node named, a statement per kind of change (and one per
 // changed or moved resource), however many nodes there are. The triggers record every change
 // of state in transitions and keep the nodes' counts.
-func redeclare(ctx context.Context, q *dbsqlc.Queries, module string, d resourceDiff, nodes []string, since, reason string) error {
+func redeclare(ctx context.Context, q dbsqlc.Querier, module string, d resourceDiff, nodes []string, since, reason string) error {
 	if len(nodes) == 0 || d.rows() == 0 {
 		return nil
 	}
-	list, err := json.Marshal(nodes)
+	list, err := jsonList(nodes)
 	if err != nil {
 		return err
 	}
@@ -81,29 +81,29 @@ func redeclare(ctx context.Context, q *dbsqlc.Queries, module string, d resource
 			return err
 		}
 		if err := q.ResourceStateDeclare(ctx, dbsqlc.ResourceStateDeclareParams{Module: module, Since: since, Reason: reason,
-			Nodes: string(list), Rows: string(rows)}); err != nil {
+			Nodes: list, Rows: string(rows)}); err != nil {
 			return err
 		}
 	}
 	for _, r := range d.changed {
 		if err := q.ResourceStateRedeclareOnNodes(ctx, dbsqlc.ResourceStateRedeclareOnNodesParams{Kind: r.Kind, SpecDigest: r.Digest,
 			Position: r.Position, GroupName: r.Group, Since: since, Reason: reason + " changed it",
-			Module: module, Resource: r.Name, Nodes: string(list)}); err != nil {
+			Module: module, Resource: r.Name, Nodes: list}); err != nil {
 			return err
 		}
 	}
 	for _, r := range d.moved {
 		if err := q.ResourceStateMoveOnNodes(ctx, dbsqlc.ResourceStateMoveOnNodesParams{Position: r.Position, GroupName: r.Group,
-			Module: module, Resource: r.Name, Nodes: string(list)}); err != nil {
+			Module: module, Resource: r.Name, Nodes: list}); err != nil {
 			return err
 		}
 	}
 	if len(d.removed) > 0 {
-		names, err := json.Marshal(d.removed)
+		names, err := jsonList(d.removed)
 		if err != nil {
 			return err
 		}
-		if err := q.ResourceStateRemoveOnNodes(ctx, dbsqlc.ResourceStateRemoveOnNodesParams{Module: module, Nodes: string(list), Names: string(names)}); err != nil {
+		if err := q.ResourceStateRemoveOnNodes(ctx, dbsqlc.ResourceStateRemoveOnNodesParams{Module: module, Nodes: list, Names: names}); err != nil {
 			return err
 		}
 	}

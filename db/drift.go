@@ -10,7 +10,7 @@ import (
 
 // recordDrifts keeps every put-back the report names, with what differed, in the report's
 // transaction: drift leaves the resource applied, so no transition would ever say it happened.
-func recordDrifts(ctx context.Context, q *dbsqlc.Queries, node string, reportID int64, results []hq.Result, at string) error {
+func recordDrifts(ctx context.Context, q dbsqlc.Querier, node string, reportID int64, results []hq.Result, at string) error {
 	for _, r := range results {
 		if !r.Drift {
 			continue

@@ -11,7 +11,7 @@ import (
 
 // Sends lists a node's sends, newest first.
 func (s *Store) Sends(ctx context.Context, node string, limit int64) ([]hq.SendView, error) {
-	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Send, error) {
+	rows, err := listForNode(ctx, s, node, func(q dbsqlc.Querier) ([]dbsqlc.Send, error) {
 		return q.SendListByNode(ctx, dbsqlc.SendListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.SendView, len(rows))
@@ -23,7 +23,7 @@ func (s *Store) Sends(ctx context.Context, node string, limit int64) ([]hq.SendV
 
 // Reports lists a node's distinct reports, newest first.
 func (s *Store) Reports(ctx context.Context, node string, limit int64) ([]hq.ReportView, error) {
-	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Report, error) {
+	rows, err := listForNode(ctx, s, node, func(q dbsqlc.Querier) ([]dbsqlc.Report, error) {
 		return q.ReportListByNode(ctx, dbsqlc.ReportListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.ReportView, len(rows))
@@ -35,7 +35,7 @@ func (s *Store) Reports(ctx context.Context, node string, limit int64) ([]hq.Rep
 
 // Drifts lists what was changed on a node behind hostd's back and put back, newest first.
 func (s *Store) Drifts(ctx context.Context, node string, limit int64) ([]hq.DriftView, error) {
-	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Drift, error) {
+	rows, err := listForNode(ctx, s, node, func(q dbsqlc.Querier) ([]dbsqlc.Drift, error) {
 		return q.DriftListByNode(ctx, dbsqlc.DriftListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.DriftView, len(rows))
@@ -50,7 +50,7 @@ func (s *Store) Drifts(ctx context.Context, node string, limit int64) ([]hq.Drif
 
 // Transitions lists a node's changes of resource state, newest first.
 func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq.TransitionView, error) {
-	rows, err := listForNode(ctx, s, node, func(q *dbsqlc.Queries) ([]dbsqlc.Transition, error) {
+	rows, err := listForNode(ctx, s, node, func(q dbsqlc.Querier) ([]dbsqlc.Transition, error) {
 		return q.TransitionListByNode(ctx, dbsqlc.TransitionListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.TransitionView, len(rows))
@@ -65,9 +65,9 @@ func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq
 
 // listForNode runs list in a read snapshot after checking the node exists, or existed, so an
 // unknown node is not_found rather than an empty list while a deleted one keeps its history.
-func listForNode[T any](ctx context.Context, s *Store, node string, list func(*dbsqlc.Queries) ([]T, error)) ([]T, error) {
+func listForNode[T any](ctx context.Context, s *Store, node string, list func(dbsqlc.Querier) ([]T, error)) ([]T, error) {
 	var rows []T
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		if _, err := q.NodeGetAny(ctx, node); err != nil {
 			return notFound(err, "no node %s", node)
 		}
@@ -84,7 +84,7 @@ func listForNode[T any](ctx context.Context, s *Store, node string, list func(*d
 // stuck, or ifMatch does not hold) errors.
 func (s *Store) Retry(ctx context.Context, node, module, resource string, ifMatch *int64) (int64, error) {
 	var gen int64
-	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
 		nd, err := lockNode(ctx, q, node, ifMatch)
 		if err != nil {
 			return err

@@ -1,7 +1,6 @@
 package db
 
 import (
-	"encoding/json"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 	"math"
 
@@ -49,7 +48,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	now := s.Now()
 	at := hq.FormatTime(now)
 	raised := false
-	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
 		n, err := lockNode(ctx, q, node, opts.IfMatch)
 		if err != nil {
 			return err
@@ -115,7 +114,7 @@ func (a answer) applied() bool { return a.known || a.signed }
 // answered checks the declaration a report names against the sends this database recorded,
 // and bounds the results by it. same says the report repeats the node's last outcome, whose
 // results were checked then.
-func answered(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, signed func(hq.Report) bool, same bool) (answer, error) {
+func answered(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, signed func(hq.Report) bool, same bool) (answer, error) {
 	var a answer
 	if rep.SendID == 0 && rep.Digest == "" && rep.Generation == 0 {
 		// A host that has applied nothing yet: it can only say so, and what it refused.
@@ -158,7 +157,7 @@ func answered(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Repo
 }
 
 // checkDeclared refuses results for resources the node's declaration does not name.
-func checkDeclared(ctx context.Context, q *dbsqlc.Queries, node string, results []hq.Result) error {
+func checkDeclared(ctx context.Context, q dbsqlc.Querier, node string, results []hq.Result) error {
 	refs, err := q.ResourceStateRefsByNode(ctx, node)
 	if err != nil {
 		return err
@@ -190,7 +189,7 @@ func reportInvalid(field, msg string) error {
 //
 // Only a declaration the controller signed can do it, so no node can push its own generation
 // anywhere it likes.
-func raiseGeneration(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, a answer) (bool, error) {
+func raiseGeneration(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, a answer) (bool, error) {
 	// The signature binds the generation, so this is only a bound on what a controller could
 	// ever have signed: far from the top, so a generation can always be bumped again.
 	if !a.signed || rep.Generation <= n.Generation || rep.Generation >= math.MaxInt64/2 {
@@ -202,7 +201,7 @@ func raiseGeneration(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep 
 
 // record moves the resources a report describes and stores the report: a new row, or a
 // repeat of the last one when the outcome is the same (failures still count as attempts).
-func (s *Store) record(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, a answer, outcome string, prev dbsqlc.Report, same bool, now time.Time) (id int64, summary string, err error) {
+func (s *Store) record(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, a answer, outcome string, prev dbsqlc.Report, same bool, now time.Time) (id int64, summary string, err error) {
 	rows := advanced{node: n.Name, stuck: map[string]bool{}}
 	if a.known {
 		if rows, err = s.advanceAll(ctx, q, n, rep, now); err != nil {
@@ -245,7 +244,7 @@ func (a advanced) isStuck(ref string) bool { return a.stuck[ref] }
 // nothing. Rows that are not fine (failed, stuck, held, grouped-pending) are read, as is the
 // row of every result that is more than applied; plain "applied" results are left to
 // set-based statements, so the first apply of 500 resources is a few statements, not 500.
-func (s *Store) advanceAll(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, now time.Time) (advanced, error) {
+func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, now time.Time) (advanced, error) {
 	a := advanced{node: n.Name, stuck: map[string]bool{}}
 	if rep.Generation != n.Generation {
 		return a, nil
@@ -307,13 +306,13 @@ func plainApplied(r hq.Result) bool {
 	return r.Outcome == hq.StateApplied && !r.Drift && r.HoldReason == "" && r.BlockedBy == ""
 }
 
-func (a advanced) write(ctx context.Context, q *dbsqlc.Queries, reportID int64, now string) error {
+func (a advanced) write(ctx context.Context, q dbsqlc.Querier, reportID int64, now string) error {
 	report := sql.NullInt64{Int64: reportID, Valid: true}
 	// Attempts on rows already applied first, so a pending row the next statement applies
 	// counts its attempt once.
 	if len(a.attemptedAgain) > 0 && !a.allPending {
-		refs, _ := json.Marshal(a.attemptedAgain)
-		if err := q.ResourceStateCountAttempts(ctx, dbsqlc.ResourceStateCountAttemptsParams{ReportID: report, Node: a.node, Refs: string(refs)}); err != nil {
+		refs, _ := jsonList(a.attemptedAgain)
+		if err := q.ResourceStateCountAttempts(ctx, dbsqlc.ResourceStateCountAttemptsParams{ReportID: report, Node: a.node, Refs: refs}); err != nil {
 			return err
 		}
 	}
@@ -334,9 +333,9 @@ func (a advanced) write(ctx context.Context, q *dbsqlc.Queries, reportID int64, 
 		if len(set.refs) == 0 {
 			continue
 		}
-		refs, _ := json.Marshal(set.refs)
+		refs, _ := jsonList(set.refs)
 		if _, err := q.ResourceStateApplyPending(ctx, dbsqlc.ResourceStateApplyPendingParams{
-			Since: now, Attempt: set.attempt, ReportID: report, Node: a.node, Refs: string(refs)}); err != nil {
+			Since: now, Attempt: set.attempt, ReportID: report, Node: a.node, Refs: refs}); err != nil {
 			return err
 		}
 	}
@@ -369,7 +368,7 @@ func hasFailure(results []hq.Result) bool {
 	return false
 }
 
-func lastReport(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node) (dbsqlc.Report, bool, error) {
+func lastReport(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node) (dbsqlc.Report, bool, error) {
 	if !n.LastReportID.Valid {
 		return dbsqlc.Report{}, false, nil
 	}
@@ -382,7 +381,7 @@ func lastReport(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node) (dbsqlc.R
 
 // recordSends moves the sends this report answers: what it applied, what that supersedes, and
 // what it refused.
-func recordSends(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.Report, a answer, at string) error {
+func recordSends(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, a answer, at string) error {
 	when := sql.NullString{String: at, Valid: true}
 	if a.known {
 		// Every report, not only a new generation's: a host that lost its copy is sent the
@@ -406,7 +405,7 @@ func recordSends(ctx context.Context, q *dbsqlc.Queries, n dbsqlc.Node, rep hq.R
 	return recordRefusal(ctx, q, n.Name, *rep.Refused, at)
 }
 
-func recordRefusal(ctx context.Context, q *dbsqlc.Queries, node string, r hq.Refusal, at string) error {
+func recordRefusal(ctx context.Context, q dbsqlc.Querier, node string, r hq.Refusal, at string) error {
 	// The same declaration refused before: a report posted again after a lost answer, or the
 	// same replay again. The row that says so is there already.
 	if seen, err := q.SendRefusedExists(ctx, dbsqlc.SendRefusedExistsParams{Node: node, Generation: r.Generation, Digest: r.Digest}); err != nil || seen {
@@ -436,7 +435,7 @@ func recordRefusal(ctx context.Context, q *dbsqlc.Queries, node string, r hq.Ref
 }
 
 // nodeFlags lists the node's stuck resources and the retries to hand it, clearing those.
-func nodeFlags(ctx context.Context, q *dbsqlc.Queries, node string) (stuck, retry []string, err error) {
+func nodeFlags(ctx context.Context, q dbsqlc.Querier, node string) (stuck, retry []string, err error) {
 	rows, err := q.ResourceStateListStuckByNode(ctx, node)
 	if err != nil {
 		return nil, nil, err

@@ -43,7 +43,7 @@ func (s *Store) Figures(ctx context.Context) (Figures, error) {
 	for _, o := range SendOutcomes {
 		f.Sends[o] = 0
 	}
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		nodes, err := q.NodeStatusList(ctx)
 		if err != nil {
 			return err
@@ -73,10 +73,7 @@ func (s *Store) Figures(ctx context.Context) (Figures, error) {
 	if err != nil {
 		return Figures{}, err
 	}
-	if f.DatabaseBytes, err = fileSize(s.path); err != nil {
-		return Figures{}, err
-	}
-	if f.WALBytes, err = fileSize(s.path + "-wal"); err != nil {
+	if f.DatabaseBytes, f.WALBytes, err = s.eng.sizes(ctx, s.read); err != nil {
 		return Figures{}, err
 	}
 	return f, nil

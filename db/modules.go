@@ -45,7 +45,7 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 	}
 	digest := hq.DigestOf(body)
 	rolled := false
-	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err = s.inTx(ctx, func(q dbsqlc.Querier) error {
 		if cur, err := latestRevision(ctx, q, name); err == nil && cur.Digest == digest {
 			res.Revision = cur.Revision
 			return nil
@@ -103,7 +103,7 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 // GetModule returns a module at its newest revision, with the nodes it is assigned to.
 func (s *Store) GetModule(ctx context.Context, name string) (hq.ModuleView, error) {
 	var v hq.ModuleView
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		m, err := q.ModuleGet(ctx, name)
 		if err != nil {
 			return notFound(err, "no module %s", name)
@@ -125,7 +125,7 @@ func (s *Store) GetModule(ctx context.Context, name string) (hq.ModuleView, erro
 // ListModules returns every module without its resources.
 func (s *Store) ListModules(ctx context.Context) ([]hq.ModuleView, error) {
 	var out []hq.ModuleView
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		mods, err := q.ModuleList(ctx)
 		if err != nil {
 			return err
@@ -143,7 +143,7 @@ func (s *Store) ListModules(ctx context.Context) ([]hq.ModuleView, error) {
 	return out, err
 }
 
-func assignedNodes(ctx context.Context, q *dbsqlc.Queries, module string) ([]string, error) {
+func assignedNodes(ctx context.Context, q dbsqlc.Querier, module string) ([]string, error) {
 	rows, err := q.AssignmentListByModule(ctx, module)
 	nodes := make([]string, 0, len(rows))
 	for _, r := range rows {
@@ -152,7 +152,7 @@ func assignedNodes(ctx context.Context, q *dbsqlc.Queries, module string) ([]str
 	return nodes, err
 }
 
-func latestRevision(ctx context.Context, q *dbsqlc.Queries, module string) (dbsqlc.ModuleRevision, error) {
+func latestRevision(ctx context.Context, q dbsqlc.Querier, module string) (dbsqlc.ModuleRevision, error) {
 	m, err := q.ModuleGet(ctx, module)
 	if err != nil {
 		return dbsqlc.ModuleRevision{}, err
@@ -200,7 +200,7 @@ func (p *pathCheck) ref(module, name string) int {
 }
 
 // check refuses p's module on node when its paths overlap with those of the node's other modules.
-func (p *pathCheck) check(ctx context.Context, q *dbsqlc.Queries, node string) error {
+func (p *pathCheck) check(ctx context.Context, q dbsqlc.Querier, node string) error {
 	if len(p.new) == 0 {
 		return nil
 	}
@@ -219,7 +219,7 @@ func (p *pathCheck) check(ctx context.Context, q *dbsqlc.Queries, node string) e
 
 // checkModule is check for every node p's module is assigned to, from one query: each
 // distinct set of other modules is checked once.
-func (p *pathCheck) checkModule(ctx context.Context, q *dbsqlc.Queries) error {
+func (p *pathCheck) checkModule(ctx context.Context, q dbsqlc.Querier) error {
 	if len(p.new) == 0 {
 		return nil
 	}
@@ -247,7 +247,7 @@ type pin struct {
 }
 
 // against refuses p's module on node when its paths overlap with those of others there.
-func (p *pathCheck) against(ctx context.Context, q *dbsqlc.Queries, node string, others []pin) error {
+func (p *pathCheck) against(ctx context.Context, q dbsqlc.Querier, node string, others []pin) error {
 	var key strings.Builder
 	for _, o := range others {
 		fmt.Fprintf(&key, "%s@%d ", o.module, o.revision)
@@ -275,7 +275,7 @@ func (p *pathCheck) against(ctx context.Context, q *dbsqlc.Queries, node string,
 }
 
 // revision returns the claims of a stored module revision, decoding it only the first time.
-func (p *pathCheck) revision(ctx context.Context, q *dbsqlc.Queries, module string, revision int64) ([]hq.PathClaim, error) {
+func (p *pathCheck) revision(ctx context.Context, q dbsqlc.Querier, module string, revision int64) ([]hq.PathClaim, error) {
 	k := fmt.Sprintf("%s@%d", module, revision)
 	if cs, ok := p.revs[k]; ok {
 		return cs, nil

@@ -20,7 +20,7 @@ const (
 // movePins moves the next chunk of module's pins that are behind revision to, in q's
 // transaction: it re-declares what changed on those nodes and bumps their generations. It
 // returns the new generations and whether pins remain behind.
-func (s *Store) movePins(ctx context.Context, q *dbsqlc.Queries, module string, to int64) (map[string]int64, bool, error) {
+func (s *Store) movePins(ctx context.Context, q dbsqlc.Querier, module string, to int64) (map[string]int64, bool, error) {
 	behind, err := q.AssignmentListBehind(ctx, dbsqlc.AssignmentListBehindParams{Module: module, Revision: to, Max: moveChunkNodes + 1})
 	if err != nil || len(behind) == 0 {
 		return nil, false, err
@@ -49,7 +49,7 @@ func (s *Store) movePins(ctx context.Context, q *dbsqlc.Queries, module string, 
 
 // pinNodes pins nodes to revision to of module, writes the diff on them and bumps their
 // generations, in q's transaction.
-func (s *Store) pinNodes(ctx context.Context, q *dbsqlc.Queries, module string, d resourceDiff, to int64, nodes []string, reason string) (map[string]int64, error) {
+func (s *Store) pinNodes(ctx context.Context, q dbsqlc.Querier, module string, d resourceDiff, to int64, nodes []string, reason string) (map[string]int64, error) {
 	if err := redeclare(ctx, q, module, d, nodes, s.now(), reason); err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (s *Store) moveLoop() {
 func (s *Store) moveSome(ctx context.Context) (bool, error) {
 	var gens map[string]int64
 	var found bool
-	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
 		mods, err := q.ModuleListBehind(ctx)
 		if err != nil || len(mods) == 0 {
 			return err
@@ -139,8 +139,12 @@ func (s *Store) ringAll(gens map[string]int64) {
 	}
 }
 
-// jsonList is a list of names as the queries take it: a JSON array.
+// jsonList is a list of names as the queries take it: a JSON array, [] when there are none
+// (PostgreSQL refuses to read null as an empty list).
 func jsonList(names []string) (string, error) {
+	if len(names) == 0 {
+		return "[]", nil
+	}
 	b, err := json.Marshal(names)
 	return string(b), err
 }

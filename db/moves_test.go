@@ -74,14 +74,16 @@ func TestARolledBackUploadLeavesNoCachedRevision(t *testing.T) {
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
-	if _, err := s.write.Exec(`CREATE TRIGGER fail_pin BEFORE UPDATE OF revision ON assignments WHEN NEW.revision = 2
-		BEGIN SELECT RAISE(ABORT, 'the disk went away'); END`); err != nil {
+	if _, err := s.write.Exec(onEngine(`CREATE TRIGGER fail_pin BEFORE UPDATE OF revision ON assignments WHEN NEW.revision = 2
+		BEGIN SELECT RAISE(ABORT, 'the disk went away'); END`,
+		`CREATE FUNCTION fail_pin() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the disk went away'; END $$;
+		CREATE TRIGGER fail_pin BEFORE UPDATE OF revision ON assignments FOR EACH ROW WHEN (NEW.revision = 2) EXECUTE FUNCTION fail_pin()`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.PutModule(ctx, "app", []hq.Resource{file("a", "REJECTED"), file("bad", "x")}); err == nil {
 		t.Fatal("the upload succeeded through the trigger")
 	}
-	if _, err := s.write.Exec(`DROP TRIGGER fail_pin`); err != nil {
+	if _, err := s.write.Exec(onEngine(`DROP TRIGGER fail_pin`, `DROP TRIGGER fail_pin ON assignments`)); err != nil {
 		t.Fatal(err)
 	}
 	if res := mustModule(t, s, "app", file("a", "2")); res.Revision != 2 {

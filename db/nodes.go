@@ -39,7 +39,7 @@ func (s *Store) CreateLabelledNode(ctx context.Context, name string, labels map[
 	}
 	token = rand.Text()
 	now := s.now()
-	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err = s.inTx(ctx, func(q dbsqlc.Querier) error {
 		n, err := q.NodeGetAny(ctx, name)
 		switch {
 		case err == nil && !n.DeletedAt.Valid:
@@ -85,7 +85,7 @@ func (s *Store) CreateLabelledNode(ctx context.Context, name string, labels map[
 func (s *Store) DeleteNode(ctx context.Context, name string, ifMatch *int64) (int64, error) {
 	now := s.now()
 	var gen int64
-	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
 		n, err := lockNode(ctx, q, name, ifMatch)
 		if err != nil {
 			return err
@@ -138,7 +138,7 @@ func (s *Store) NodeGeneration(ctx context.Context, name string) (int64, error) 
 }
 
 // lockNode reads the node inside a write transaction and checks If-Match.
-func lockNode(ctx context.Context, q *dbsqlc.Queries, name string, ifMatch *int64) (dbsqlc.Node, error) {
+func lockNode(ctx context.Context, q dbsqlc.Querier, name string, ifMatch *int64) (dbsqlc.Node, error) {
 	n, err := q.NodeGet(ctx, name)
 	if err != nil {
 		return n, nodeNotFound(ctx, q, err, name)
@@ -162,7 +162,7 @@ func (s *Store) AnyNodeToken(ctx context.Context, token string) (bool, error) {
 
 // nodeNotFound turns sql.ErrNoRows for a node into not_found, saying so when the node was
 // deleted rather than never registered.
-func nodeNotFound(ctx context.Context, q *dbsqlc.Queries, err error, name string) error {
+func nodeNotFound(ctx context.Context, q dbsqlc.Querier, err error, name string) error {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}

@@ -42,7 +42,7 @@ func (s *Store) SetLabels(ctx context.Context, node string, labels map[string]st
 		return 0, err
 	}
 	return s.setValues(ctx, node, ifMatch, labels, func(v *hq.Values) { v.Labels = labels },
-		func(q *dbsqlc.Queries, text string) (bool, error) {
+		func(q dbsqlc.Querier, text string) (bool, error) {
 			if err := q.NodeSetLabels(ctx, dbsqlc.NodeSetLabelsParams{Name: node, Labels: text}); err != nil {
 				return false, err
 			}
@@ -58,7 +58,7 @@ func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string
 		return 0, err
 	}
 	return s.setValues(ctx, node, ifMatch, vars, func(v *hq.Values) { v.Vars = vars },
-		func(q *dbsqlc.Queries, text string) (bool, error) {
+		func(q dbsqlc.Querier, text string) (bool, error) {
 			return false, q.NodeSetVars(ctx, dbsqlc.NodeSetVarsParams{Name: node, Vars: text})
 		})
 }
@@ -68,12 +68,12 @@ func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string
 // place). The generation moves when write says the declaration changed, or when templates on
 // the node use values at all.
 func (s *Store) setValues(ctx context.Context, node string, ifMatch *int64, pairs map[string]string,
-	change func(v *hq.Values), write func(q *dbsqlc.Queries, text string) (bool, error)) (int64, error) {
+	change func(v *hq.Values), write func(q dbsqlc.Querier, text string) (bool, error)) (int64, error) {
 	text, err := encodePairs(pairs)
 	if err != nil {
 		return 0, err
 	}
-	return s.changeDeclaration(ctx, node, ifMatch, func(q *dbsqlc.Queries) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(q dbsqlc.Querier) (bool, error) {
 		n, err := q.NodeGet(ctx, node)
 		if err != nil {
 			return false, err
@@ -91,7 +91,7 @@ func (s *Store) setValues(ctx context.Context, node string, ifMatch *int64, pair
 
 // placeOnNode brings one node's placement assignments in line with its labels, in q's
 // transaction, and reports whether its declaration changed.
-func (s *Store) placeOnNode(ctx context.Context, q *dbsqlc.Queries, node string, labels map[string]string) (bool, error) {
+func (s *Store) placeOnNode(ctx context.Context, q dbsqlc.Querier, node string, labels map[string]string) (bool, error) {
 	placements, err := q.PlacementList(ctx)
 	if err != nil {
 		return false, err
@@ -137,7 +137,7 @@ func sourceName(source string) string {
 // addPlaced assigns p's module to nodes at its newest revision and declares its resources
 // there, set-based; with check, each node's paths are checked first (the nodes of a
 // placement's first write were checked all at once). It does not bump generations.
-func (s *Store) addPlaced(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, nodes []string, check bool) error {
+func (s *Store) addPlaced(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, nodes []string, check bool) error {
 	rev, err := latestRevision(ctx, q, p.Module)
 	if err != nil {
 		return notFound(err, "no module %s", p.Module)
@@ -189,7 +189,7 @@ func (s *Store) addPlaced(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Place
 
 // removePlaced takes a source's assignments of module off nodes; their resources leave the
 // declaration with them. It does not bump generations.
-func (s *Store) removePlaced(ctx context.Context, q *dbsqlc.Queries, source, module string, nodes []string) error {
+func (s *Store) removePlaced(ctx context.Context, q dbsqlc.Querier, source, module string, nodes []string) error {
 	list, err := jsonList(nodes)
 	if err != nil {
 		return err
@@ -198,7 +198,7 @@ func (s *Store) removePlaced(ctx context.Context, q *dbsqlc.Queries, source, mod
 }
 
 // bumpNodes steps the generation of every node named, in one statement.
-func bumpNodes(ctx context.Context, q *dbsqlc.Queries, nodes []string) (map[string]int64, error) {
+func bumpNodes(ctx context.Context, q dbsqlc.Querier, nodes []string) (map[string]int64, error) {
 	gens := map[string]int64{}
 	if len(nodes) == 0 {
 		return gens, nil
@@ -223,7 +223,7 @@ type membership struct {
 
 // placementMembership compares a placement's selector with every node's labels and with the
 // assignments it made: one read of each, however many nodes.
-func placementMembership(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow) (membership, error) {
+func placementMembership(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow) (membership, error) {
 	var m membership
 	sel, err := hq.ParseSelector(p.Selector)
 	if err != nil {
@@ -256,7 +256,7 @@ func placementMembership(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placem
 // that no longer match, bumping each one's generation. A node that has the module from
 // elsewhere is left alone (PutPlacement refuses that case; it can arise later only by an
 // operator's own assign, which then wins). It returns the new generations and whether work is left.
-func (s *Store) reconcilePlacement(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow, check bool) (map[string]int64, bool, error) {
+func (s *Store) reconcilePlacement(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow, check bool) (map[string]int64, bool, error) {
 	m, err := placementMembership(ctx, q, p, nodes)
 	if err != nil {
 		return nil, false, err
@@ -335,7 +335,7 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 	}
 	var gens map[string]int64
 	var more bool
-	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err = s.inTx(ctx, func(q dbsqlc.Querier) error {
 		rev, err := latestRevision(ctx, q, p.Module)
 		if err != nil {
 			return notFound(err, "no module %s", p.Module)
@@ -376,7 +376,7 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 // placementConflicts refuses a placement whose module some matched node has from elsewhere,
 // that another placement of the module also puts on a matched node, or whose paths meet
 // those of a matched node's other modules.
-func (s *Store) placementConflicts(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, rev dbsqlc.ModuleRevision, m membership, nodes []dbsqlc.NodeLabelListRow) error {
+func (s *Store) placementConflicts(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, rev dbsqlc.ModuleRevision, m membership, nodes []dbsqlc.NodeLabelListRow) error {
 	if len(m.matched) == 0 {
 		return nil
 	}
@@ -452,7 +452,7 @@ func (s *Store) placementConflicts(ctx context.Context, q *dbsqlc.Queries, p dbs
 // GetPlacement returns a placement with how many nodes it matches and has placed its module on.
 func (s *Store) GetPlacement(ctx context.Context, name string) (hq.Placement, error) {
 	var out hq.Placement
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		p, err := q.PlacementGet(ctx, name)
 		if err != nil {
 			return notFound(err, "no placement %s", name)
@@ -470,7 +470,7 @@ func (s *Store) GetPlacement(ctx context.Context, name string) (hq.Placement, er
 // ListPlacements returns every placement, by name.
 func (s *Store) ListPlacements(ctx context.Context) ([]hq.Placement, error) {
 	out := []hq.Placement{}
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		ps, err := q.PlacementList(ctx)
 		if err != nil || len(ps) == 0 {
 			return err
@@ -491,7 +491,7 @@ func (s *Store) ListPlacements(ctx context.Context) ([]hq.Placement, error) {
 	return out, err
 }
 
-func placementView(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow) (hq.Placement, error) {
+func placementView(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow) (hq.Placement, error) {
 	m, err := placementMembership(ctx, q, p, nodes)
 	if err != nil {
 		return hq.Placement{}, err
@@ -511,7 +511,7 @@ func placementView(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement, n
 // unassigned it, the first chunk in this transaction and the rest by the mover.
 func (s *Store) DeletePlacement(ctx context.Context, name string) error {
 	var gens map[string]int64
-	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
 		n, err := q.PlacementDelete(ctx, name)
 		if err != nil {
 			return err
@@ -531,7 +531,7 @@ func (s *Store) DeletePlacement(ctx context.Context, name string) error {
 
 // removeOrphans takes the next chunk of assignments whose placement is gone (or places
 // another module now) off their nodes, and reports whether there was any.
-func (s *Store) removeOrphans(ctx context.Context, q *dbsqlc.Queries) (map[string]int64, bool, error) {
+func (s *Store) removeOrphans(ctx context.Context, q dbsqlc.Querier) (map[string]int64, bool, error) {
 	rows, err := q.AssignmentListOrphaned(ctx, moveChunkNodes)
 	if err != nil || len(rows) == 0 {
 		return nil, false, err
@@ -559,7 +559,7 @@ func (s *Store) removeOrphans(ctx context.Context, q *dbsqlc.Queries) (map[strin
 // it on every tick, so a fleet at rest costs the writer nothing.
 func (s *Store) placementWork(ctx context.Context) (bool, error) {
 	found := false
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		orphans, err := q.AssignmentListOrphaned(ctx, 1)
 		if err != nil || len(orphans) > 0 {
 			found = len(orphans) > 0
@@ -599,7 +599,7 @@ func (s *Store) placeSome(ctx context.Context) (bool, error) {
 	}
 	var gens map[string]int64
 	var found bool
-	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
 		var err error
 		gens, found, err = s.removeOrphans(ctx, q)
 		if err != nil || found {
@@ -633,7 +633,7 @@ func (s *Store) placeSome(ctx context.Context) (bool, error) {
 
 // retakePlaced gives the next chunk of a placement's assignments the placement's taken flag,
 // bumping their nodes' generations.
-func (s *Store) retakePlaced(ctx context.Context, q *dbsqlc.Queries, p dbsqlc.Placement) (map[string]int64, bool, error) {
+func (s *Store) retakePlaced(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement) (map[string]int64, bool, error) {
 	differ, err := q.AssignmentListTakenDiffers(ctx, dbsqlc.AssignmentListTakenDiffersParams{Source: p.Name, Module: p.Module,
 		Taken: p.Taken, Max: moveChunkNodes + 1})
 	if err != nil || len(differ) == 0 {

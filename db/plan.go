@@ -52,7 +52,7 @@ func (s *Store) PlanModule(ctx context.Context, name string, resources []hq.Reso
 	var current []hq.Resource
 	var assigned []string
 	gens := map[string]int64{}
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		if rev, err := latestRevision(ctx, q, name); err == nil {
 			plan.Revision = rev.Revision
 			if current, err = decodeResources(rev.Resources); err != nil {

@@ -12,7 +12,8 @@ import (
 func everyTableCount(t *testing.T, s *Store) map[string]int64 {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := s.read.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table'")
+	rows, err := s.read.QueryContext(ctx, onEngine("SELECT name FROM sqlite_master WHERE type = 'table'",
+		"SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ const maxCachedRevisions = 1024
 
 // resources returns the resources of a module revision; the slice is shared and must not be
 // changed.
-func (s *Store) resources(ctx context.Context, q *dbsqlc.Queries, module string, revision int64) ([]hq.Resource, error) {
+func (s *Store) resources(ctx context.Context, q dbsqlc.Querier, module string, revision int64) ([]hq.Resource, error) {
 	k := revisionKey{module, revision}
 	s.revisions.mu.Lock()
 	rs, ok := s.revisions.m[k]

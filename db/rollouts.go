@@ -21,7 +21,7 @@ func (s *Store) lastAttempt() int64 { return int64(max(1, s.StuckAttempts-1)) }
 // policy, in q's transaction, before any pin moves: the mover leaves the pins a rollout
 // governs to the rollout loop. An unfinished rollout of the same placement ends aborted,
 // superseded, and its nodes keep the pins they have; the new one starts from them.
-func (s *Store) startRollouts(ctx context.Context, q *dbsqlc.Queries, module string, to int64) (bool, error) {
+func (s *Store) startRollouts(ctx context.Context, q dbsqlc.Querier, module string, to int64) (bool, error) {
 	ps, err := q.PlacementList(ctx)
 	if err != nil {
 		return false, err
@@ -65,7 +65,7 @@ func rolloutPolicy(text string) hq.RolloutPolicy {
 // marks in-flight nodes done or failed (set-based, in two statements), pins failed nodes back
 // when the policy says so, then pauses, completes, or advances the next wave. It returns the
 // generations it moved and whether more is to do at once.
-func (s *Store) stepRollout(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rollout) (map[string]int64, bool, error) {
+func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rollout) (map[string]int64, bool, error) {
 	pol := rolloutPolicy(r.Policy)
 	now := s.now()
 	gens := map[string]int64{}
@@ -150,7 +150,7 @@ func (s *Store) stepRollout(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rol
 }
 
 // setRolloutCounts keeps the rollout's counts, which its line reads, equal to its nodes'.
-func setRolloutCounts(ctx context.Context, q *dbsqlc.Queries, id int64) error {
+func setRolloutCounts(ctx context.Context, q dbsqlc.Querier, id int64) error {
 	c, err := q.RolloutNodeCounts(ctx, id)
 	if err != nil {
 		return err
@@ -160,7 +160,7 @@ func setRolloutCounts(ctx context.Context, q *dbsqlc.Queries, id int64) error {
 
 // rolloutChunk is how many of a rollout's nodes one transaction moves: like the mover's
 // chunks, about moveChunkRows resource rows on at most moveChunkNodes nodes.
-func (s *Store) rolloutChunk(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rollout) (int, error) {
+func (s *Store) rolloutChunk(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rollout) (int, error) {
 	rs, err := s.resources(ctx, q, r.Module, r.ToRevision)
 	if err != nil {
 		return 0, err
@@ -203,7 +203,7 @@ func byRevision(ps []nodePin) map[int64][]string {
 
 // advanceNodes pins nodes to the rollout's revision, a wave, and records them in flight at
 // the generation that declares it.
-func (s *Store) advanceNodes(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rollout, ps []nodePin, wave int64) (map[string]int64, error) {
+func (s *Store) advanceNodes(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rollout, ps []nodePin, wave int64) (map[string]int64, error) {
 	gens := map[string]int64{}
 	toRes, err := s.resources(ctx, q, r.Module, r.ToRevision)
 	if err != nil {
@@ -235,7 +235,7 @@ func (s *Store) advanceNodes(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Ro
 
 // revertNodes pins nodes back to the revision each had before the rollout and marks them
 // reverted.
-func (s *Store) revertNodes(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rollout, ps []nodePin, reason string) (map[string]int64, error) {
+func (s *Store) revertNodes(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rollout, ps []nodePin, reason string) (map[string]int64, error) {
 	gens := map[string]int64{}
 	if len(ps) == 0 {
 		return gens, nil
@@ -270,7 +270,7 @@ func (s *Store) revertNodes(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Rol
 
 // failureReason says what failed where, grouped by what failed: "app/conf stuck on web-7,
 // web-9".
-func failureReason(ctx context.Context, q *dbsqlc.Queries, rollout int64) (string, error) {
+func failureReason(ctx context.Context, q dbsqlc.Querier, rollout int64) (string, error) {
 	rows, err := q.RolloutNodeListFailedReasons(ctx, rollout)
 	if err != nil {
 		return "", err
@@ -345,7 +345,7 @@ func (s *Store) stepRollouts(ctx context.Context) (bool, error) {
 	for _, a := range active {
 		var gens map[string]int64
 		var m bool
-		err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		err := s.inTx(ctx, func(q dbsqlc.Querier) error {
 			r, err := q.RolloutGet(ctx, a.ID) // as it is now, inside the writer
 			if err != nil {
 				return err
@@ -368,7 +368,7 @@ func (s *Store) stepRollouts(ctx context.Context) (bool, error) {
 // ResumeRollout sets a paused rollout progressing again; the failures so far no longer count
 // against its budget. Anything but paused is a conflict.
 func (s *Store) ResumeRollout(ctx context.Context, id int64) (hq.Rollout, error) {
-	err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
 		n, err := q.RolloutResume(ctx, dbsqlc.RolloutResumeParams{ID: id, Reason: "resumed by an operator", Now: s.now()})
 		if err != nil || n == 1 {
 			return err
@@ -389,7 +389,7 @@ func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) 
 	for {
 		var gens map[string]int64
 		more := false
-		err := s.inTx(ctx, func(q *dbsqlc.Queries) error {
+		err := s.inTx(ctx, func(q dbsqlc.Querier) error {
 			if first {
 				n, err := q.RolloutAbort(ctx, dbsqlc.RolloutAbortParams{ID: id, Reason: "aborted by an operator", Now: s.now()})
 				if err != nil {
@@ -430,7 +430,7 @@ func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) 
 }
 
 // rolloutNotIn explains why a guarded change of a rollout's state found no row.
-func rolloutNotIn(ctx context.Context, q *dbsqlc.Queries, id int64, want string) error {
+func rolloutNotIn(ctx context.Context, q dbsqlc.Querier, id int64, want string) error {
 	r, err := q.RolloutGet(ctx, id)
 	if err != nil {
 		return notFound(err, "no rollout %d", id)
@@ -450,7 +450,7 @@ func rolloutView(r dbsqlc.Rollout) hq.Rollout {
 // GetRollout returns a rollout with every node's progress.
 func (s *Store) GetRollout(ctx context.Context, id int64) (hq.Rollout, error) {
 	var v hq.Rollout
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		r, err := q.RolloutGet(ctx, id)
 		if err != nil {
 			return notFound(err, "no rollout %d", id)
@@ -481,7 +481,7 @@ func (s *Store) ListRollouts(ctx context.Context, limit int) ([]hq.Rollout, erro
 }
 
 // activeRollouts are the unfinished rollouts, for /status.
-func activeRollouts(ctx context.Context, q *dbsqlc.Queries) ([]hq.Rollout, error) {
+func activeRollouts(ctx context.Context, q dbsqlc.Querier) ([]hq.Rollout, error) {
 	rows, err := q.RolloutListActive(ctx)
 	out := make([]hq.Rollout, len(rows))
 	for i, r := range rows {
@@ -491,7 +491,7 @@ func activeRollouts(ctx context.Context, q *dbsqlc.Queries) ([]hq.Rollout, error
 }
 
 // nodeRollouts are the unfinished rollouts a node is in.
-func nodeRollouts(ctx context.Context, q *dbsqlc.Queries, node string) ([]hq.NodeRollout, error) {
+func nodeRollouts(ctx context.Context, q dbsqlc.Querier, node string) ([]hq.NodeRollout, error) {
 	rows, err := q.RolloutOfNode(ctx, node)
 	var out []hq.NodeRollout
 	for _, r := range rows {

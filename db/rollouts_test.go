@@ -186,12 +186,12 @@ func TestRolloutInWaves(t *testing.T) {
 	wantCode(t, err, hq.CodeConflict)
 
 	// The lifecycle table decides, also for changes by hand.
-	if _, err := s.write.Exec(`UPDATE rollouts SET state = 'progressing' WHERE id = ?`, rs[0].ID); err == nil ||
+	if _, err := s.write.Exec(rebind(`UPDATE rollouts SET state = 'progressing' WHERE id = ?`), rs[0].ID); err == nil ||
 		!strings.Contains(err.Error(), "rollout_lifecycle") {
 		t.Fatalf("complete → progressing by hand: %v", err)
 	}
 	var transitions int
-	s.read.QueryRow(`SELECT COUNT(*) FROM rollout_transitions WHERE rollout = ?`, rs[0].ID).Scan(&transitions)
+	s.read.QueryRow(rebind(`SELECT COUNT(*) FROM rollout_transitions WHERE rollout = ?`), rs[0].ID).Scan(&transitions)
 	if transitions != 2 {
 		t.Fatalf("%d transitions of the good rollout, want 2 (started, complete)", transitions)
 	}
@@ -271,7 +271,7 @@ func (s *Store) inTxRollout(ctx context.Context) (hq.Rollout, error) {
 	if err != nil {
 		return hq.Rollout{}, err
 	}
-	err = s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	err = s.inTx(ctx, func(q dbsqlc.Querier) error {
 		r, err := q.RolloutGet(ctx, rs[0].ID)
 		if err != nil {
 			return err

@@ -13,7 +13,7 @@ import (
 // present; only its hash is stored. Sessions past their expiry are deleted in the same
 // transaction, so the table holds no more than the sessions still open.
 func (s *Store) CreateSession(ctx context.Context, secret string, expires time.Time) error {
-	return s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	return s.inTx(ctx, func(q dbsqlc.Querier) error {
 		now := s.now()
 		if _, err := q.WebSessionDeleteExpired(ctx, now); err != nil {
 			return err
@@ -33,7 +33,7 @@ func (s *Store) SessionValid(ctx context.Context, secret string) (bool, error) {
 // DeleteSession ends a session at once: its secret is refused from now on. Ending one that
 // does not exist is not an error, so signing out twice is harmless.
 func (s *Store) DeleteSession(ctx context.Context, secret string) error {
-	return s.inTx(ctx, func(q *dbsqlc.Queries) error {
+	return s.inTx(ctx, func(q dbsqlc.Querier) error {
 		return q.WebSessionDelete(ctx, hashToken(secret))
 	})
 }

@@ -14,7 +14,7 @@ import (
 // nodes and with what is not fine, not with every resource of the fleet.
 func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 	st := hq.NewMeshStatus()
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		nodes, err := q.NodeStatusList(ctx)
 		if err != nil {
 			return err
@@ -75,7 +75,7 @@ func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 
 // meshStuck lists each stuck resource once, with the nodes it is stuck on, its scope, and
 // what its failure blocks everywhere.
-func meshStuck(ctx context.Context, q *dbsqlc.Queries, st *hq.MeshStatus) error {
+func meshStuck(ctx context.Context, q dbsqlc.Querier, st *hq.MeshStatus) error {
 	m, err := loadMesh(ctx, q)
 	if err != nil {
 		return err

@@ -1,37 +1,30 @@
 package db
 
 import (
-	"github.com/meshhq/hq/db/internal/dbsqlc"
-
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"net/url"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/pressly/goose/v3"
-	"modernc.org/sqlite" // registers the "sqlite" driver
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/migrations"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
 )
 
-// Store is the controller's state: one SQLite database. Writes go through a single connection,
-// so they queue in Go rather than spin on SQLite's lock; reads use a pool of their own.
+// Store is the controller's state: one database, a SQLite file or PostgreSQL. Writes go through
+// a single connection, so they queue in Go rather than spin on the database's lock; reads use a
+// pool of their own.
 type Store struct {
+	// path is where the database is: a file, or a PostgreSQL URL without its password.
 	path  string
 	write *sql.DB
 	read  *sql.DB
-	// wq and rq hold every query prepared once on each pool: modernc's SQLite otherwise
-	// compiles each statement anew on every call.
-	wq, rq *dbsqlc.Queries
+	// wq and rq are the queries on each pool.
+	wq, rq dbsqlc.Querier
+	eng    engine
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 	// StuckAttempts and StuckAfter decide when failing becomes stuck.
@@ -75,56 +68,20 @@ type Store struct {
 	trouble atomic.Pointer[WriteTrouble]
 }
 
-// dsn sets the pragmas in the connection string so that every pooled connection gets them.
-func dsn(path string, writer bool) string {
-	q := url.Values{}
-	// synchronous FULL: a generation, once handed to a host, must survive a power cut, or a
-	// later change could reuse it and the host would refuse it as a rewrite.
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
-		q.Add("_pragma", p)
+// Open opens (creating if needed) and migrates the database hqDB names: a PostgreSQL URL
+// (postgres://…) or the path of a SQLite file.
+func Open(ctx context.Context, hqDB string) (*Store, error) {
+	var (
+		s   *Store
+		err error
+	)
+	if IsPostgres(hqDB) {
+		s, err = openPostgres(ctx, hqDB)
+	} else {
+		s, err = openSQLite(ctx, hqDB)
 	}
-	if writer {
-		// Writers take the lock at BEGIN, so a read-then-write transaction cannot be overtaken
-		// by another process between its read and its write.
-		q.Set("_txlock", "immediate")
-	}
-	return "file:" + path + "?" + q.Encode()
-}
-
-// Open opens (creating if needed) and migrates the database at path.
-func Open(ctx context.Context, path string) (*Store, error) {
-	if err := createPrivate(path); err != nil {
+	if err != nil {
 		return nil, err
-	}
-	write, err := sql.Open("sqlite", dsn(path, true))
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	write.SetMaxOpenConns(1)
-	if err := Migrate(ctx, write); err != nil {
-		write.Close()
-		return nil, err
-	}
-	read, err := sql.Open("sqlite", dsn(path, false))
-	if err != nil {
-		write.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	read.SetMaxOpenConns(4)
-	s := &Store{
-		path: path, write: write, read: read, Now: time.Now,
-		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute, DriftThreshold: hq.DriftThreshold,
-		WatchEvery: time.Second, closed: make(chan struct{}), moveBell: make(chan struct{}, 1),
-		MoveEvery: 5 * time.Second, Log: slog.New(slog.DiscardHandler),
-		rolloutBell: make(chan struct{}, 1), RolloutEvery: time.Second,
-	}
-	s.backgroundCtx, s.cancelBackground = context.WithCancel(context.Background())
-	if s.wq, err = dbsqlc.Prepare(ctx, write); err == nil {
-		s.rq, err = dbsqlc.Prepare(ctx, read)
-	}
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("prepare queries: %w", err)
 	}
 	// Pins a crash (or another controller) left behind are moved on: the mover starts at once
 	// when there are any, otherwise with the first upload that leaves some.
@@ -139,30 +96,18 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// createPrivate creates the database file with mode 0600 when it does not exist yet. SQLite
-// would create it 0644 and gives its WAL and shared-memory files the mode of the main file,
-// and module contents may be secrets. An existing file keeps the mode its operator gave it.
-func createPrivate(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
+// newStore is a store on an engine's two pools, with the defaults of every setting.
+func newStore(where string, eng engine, write, read *sql.DB) *Store {
+	s := &Store{
+		path: where, eng: eng, write: write, read: read, Now: time.Now,
+		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute, DriftThreshold: hq.DriftThreshold,
+		WatchEvery: time.Second, closed: make(chan struct{}), moveBell: make(chan struct{}, 1),
+		MoveEvery: 5 * time.Second, Log: slog.New(slog.DiscardHandler),
+		rolloutBell: make(chan struct{}, 1), RolloutEvery: time.Second,
 	}
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	return f.Close()
-}
-
-// Migrate applies every pending migration.
-func Migrate(ctx context.Context, db *sql.DB) error {
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS)
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
+	s.backgroundCtx, s.cancelBackground = context.WithCancel(context.Background())
+	s.wq, s.rq = eng.queries(write, nil), eng.queries(read, nil)
+	return s
 }
 
 // Close stops the store's background work, waits for it, and closes both pools. Calling it
@@ -175,11 +120,7 @@ func (s *Store) Close() error {
 		s.cancelBackground()
 		s.background.Wait()
 		var errs []error
-		for _, q := range []*dbsqlc.Queries{s.wq, s.rq} {
-			if q != nil {
-				errs = append(errs, q.Close())
-			}
-		}
+		errs = append(errs, s.eng.close())
 		s.closeErr = errors.Join(append(errs, s.read.Close(), s.write.Close())...)
 	})
 	return s.closeErr
@@ -187,8 +128,8 @@ func (s *Store) Close() error {
 
 // inTx runs fn in one write transaction, committed when fn returns nil. A write the disk has
 // no room for is an unavailable error, and the store says so until a write succeeds again.
-func (s *Store) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
-	err := s.tx(ctx, func(q *dbsqlc.Queries) error {
+func (s *Store) inTx(ctx context.Context, fn func(q dbsqlc.Querier) error) error {
+	err := s.tx(ctx, func(q dbsqlc.Querier) error {
 		// Inside the one writer's transaction: the cache may forget what it learns here.
 		s.revisions.begin()
 		err := fn(q)
@@ -202,7 +143,7 @@ func (s *Store) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) erro
 	} else {
 		s.revisions.end(false)
 	}
-	if diskFull(err) {
+	if err != nil && s.eng.diskFull(err) {
 		s.trouble.CompareAndSwap(nil, &WriteTrouble{Since: s.Now(), Cause: "the database's disk is full"})
 		return hq.Errorf(hq.CodeUnavailable, "the database's disk is full: nothing was written; free space where %s lives and try again", s.path)
 	}
@@ -212,19 +153,22 @@ func (s *Store) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) erro
 	return err
 }
 
-func (s *Store) tx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
+func (s *Store) tx(ctx context.Context, fn func(q dbsqlc.Querier) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
+	if err := s.eng.lockWrites(ctx, tx); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
 	dry := ctx.Value(dryRunKey{}) != nil
 	if dry {
 		// What the rolled-back transaction decoded may name revisions that will never exist;
 		// forgotten before the rollback lets another writer make them for real.
 		defer s.revisions.clear()
 	}
-	if err := fn(s.wq.WithTx(tx)); err != nil {
+	if err := fn(s.eng.queries(s.write, tx)); err != nil {
 		return err
 	}
 	if dry {
@@ -255,24 +199,18 @@ func (s *Store) Trouble() (WriteTrouble, bool) {
 	return WriteTrouble{}, false
 }
 
-// diskFull reports whether err is SQLite's "database or disk is full".
-func diskFull(err error) bool {
-	se, ok := errors.AsType[*sqlite.Error](err)
-	return ok && se.Code()&0xff == sqlite3.SQLITE_FULL
-}
-
 // inReadTx runs fn in one read transaction: a single snapshot of the database.
-func (s *Store) inReadTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
-	tx, err := s.read.BeginTx(ctx, nil)
+func (s *Store) inReadTx(ctx context.Context, fn func(q dbsqlc.Querier) error) error {
+	tx, err := s.read.BeginTx(ctx, s.eng.readOptions())
 	if err != nil {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer tx.Rollback()
-	return fn(s.rq.WithTx(tx))
+	return fn(s.eng.queries(s.read, tx))
 }
 
 // reader returns queries on the read pool, for single statements.
-func (s *Store) reader() *dbsqlc.Queries { return s.rq }
+func (s *Store) reader() dbsqlc.Querier { return s.rq }
 
 // notFound turns sql.ErrNoRows into a not_found *hq.Error naming what was missing.
 func notFound(err error, format string, args ...any) error {

@@ -2,12 +2,12 @@ package db
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // clock is a settable time for tests.
@@ -26,7 +26,7 @@ func (c *clock) advance(d time.Duration) {
 // setup opens a store on a fresh database built by the real migrations.
 func setup(t testing.TB) (*Store, *clock) {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "hq.db"))
+	s, err := Open(context.Background(), testdb.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func checkRender(module string, resources []hq.Resource, v hq.Values) error {
 
 // checkRenderOnNodes refuses (invalid) resources whose templates use a key some of nodes lack,
 // naming them: an upload is refused before any node is sent a declaration it cannot fill in.
-func checkRenderOnNodes(ctx context.Context, q *dbsqlc.Queries, module string, resources []hq.Resource, nodes []string) error {
+func checkRenderOnNodes(ctx context.Context, q dbsqlc.Querier, module string, resources []hq.Resource, nodes []string) error {
 	if !templated(resources) || len(nodes) == 0 {
 		return nil
 	}
@@ -92,7 +92,7 @@ func checkRenderOnNodes(ctx context.Context, q *dbsqlc.Queries, module string, r
 // checkNodeValues refuses (conflict) labels or vars that a template of a module on the node
 // would need and no longer find, and reports whether the node has templates at all: then its
 // declaration may change with them, and its generation moves.
-func (s *Store) checkNodeValues(ctx context.Context, q *dbsqlc.Queries, v hq.Values) (bool, error) {
+func (s *Store) checkNodeValues(ctx context.Context, q dbsqlc.Querier, v hq.Values) (bool, error) {
 	rows, err := q.AssignmentDeclaration(ctx, v.Node)
 	if err != nil {
 		return false, err

@@ -2,7 +2,6 @@ package db
 
 import (
 	"cmp"
-	"encoding/json"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 
 	"context"
@@ -18,7 +17,7 @@ type mesh struct {
 	assigned map[string]int      // module → nodes
 }
 
-func loadMesh(ctx context.Context, q *dbsqlc.Queries) (mesh, error) {
+func loadMesh(ctx context.Context, q dbsqlc.Querier) (mesh, error) {
 	m := mesh{stuckOn: map[string][]string{}, assigned: map[string]int{}}
 	stuck, err := q.ResourceStateListStuck(ctx)
 	if err != nil {
@@ -125,7 +124,7 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 
 // views builds the views of some nodes (without their resources) from one snapshot, with one
 // query per kind of detail for all of them rather than one per node.
-func (s *Store) views(ctx context.Context, q *dbsqlc.Queries, nodes []dbsqlc.Node) ([]hq.NodeView, error) {
+func (s *Store) views(ctx context.Context, q dbsqlc.Querier, nodes []dbsqlc.Node) ([]hq.NodeView, error) {
 	if len(nodes) == 0 {
 		return []hq.NodeView{}, nil
 	}
@@ -135,46 +134,46 @@ func (s *Store) views(ctx context.Context, q *dbsqlc.Queries, nodes []dbsqlc.Nod
 		parts[n.Name] = &nodeParts{node: n, blocks: map[string]int{}}
 		names[i] = n.Name
 	}
-	list, err := json.Marshal(names)
+	list, err := jsonList(names)
 	if err != nil {
 		return nil, err
 	}
-	notFine, err := q.ResourceStateListNotFineByNodes(ctx, string(list))
+	notFine, err := q.ResourceStateListNotFineByNodes(ctx, list)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range notFine {
 		parts[r.Node].notFine = append(parts[r.Node].notFine, r)
 	}
-	blocked, err := q.ResourceStateBlockedCountsByNodes(ctx, string(list))
+	blocked, err := q.ResourceStateBlockedCountsByNodes(ctx, list)
 	if err != nil {
 		return nil, err
 	}
 	for _, b := range blocked {
 		parts[b.Node].blocks[b.BlockedBy] = int(b.Blocks)
 	}
-	assigned, err := q.AssignmentListByNodes(ctx, string(list))
+	assigned, err := q.AssignmentListByNodes(ctx, list)
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range assigned {
 		parts[a.Node].assignments = append(parts[a.Node].assignments, hq.AssignmentView{Module: a.Module, Revision: a.Revision, Taken: a.Taken == 1, Source: a.Source})
 	}
-	latest, err := q.ReportListLatestByNodes(ctx, string(list))
+	latest, err := q.ReportListLatestByNodes(ctx, list)
 	if err != nil {
 		return nil, err
 	}
 	for i := range latest {
 		parts[latest[i].Node].last = &latest[i]
 	}
-	refused, err := q.SendListRefusedByNodes(ctx, string(list))
+	refused, err := q.SendListRefusedByNodes(ctx, list)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range refused {
 		parts[r.Node].refused = append(parts[r.Node].refused, r)
 	}
-	drifts, err := q.DriftCountsByNodesSince(ctx, dbsqlc.DriftCountsByNodesSinceParams{Nodes: string(list), Since: s.driftSince(), Threshold: int64(s.DriftThreshold)})
+	drifts, err := q.DriftCountsByNodesSince(ctx, dbsqlc.DriftCountsByNodesSinceParams{Nodes: list, Since: s.driftSince(), Threshold: int64(s.DriftThreshold)})
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +201,7 @@ func (s *Store) views(ctx context.Context, q *dbsqlc.Queries, nodes []dbsqlc.Nod
 // GetNode returns one node's whole view, resources included.
 func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 	var v hq.NodeView
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		n, err := q.NodeGet(ctx, name)
 		if err != nil {
 			return nodeNotFound(ctx, q, err, name)
@@ -260,7 +259,7 @@ type NodePage struct {
 // of every node is read from its row, and only the nodes on the page are looked at further.
 func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 	page := NodePage{Nodes: []hq.NodeView{}, Counts: map[hq.Status]int{}}
-	err := s.inReadTx(ctx, func(q *dbsqlc.Queries) error {
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 		nodes, err := q.NodeStatusList(ctx)
 		if err != nil {
 			return err

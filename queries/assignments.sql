@@ -21,7 +21,7 @@ SELECT module, taken, assigned_at, revision, source FROM assignments WHERE node 
 -- name: AssignmentListByNodes :many
 -- The assignments of some nodes (a JSON array of names), each at the revision it pins.
 SELECT node, module, taken, revision, source FROM assignments
-WHERE node IN (SELECT value FROM json_each(@nodes))
+WHERE node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)))
 ORDER BY node, module;
 
 -- name: AssignmentListByModule :many
@@ -38,7 +38,7 @@ SELECT module, COUNT(*) AS nodes FROM assignments GROUP BY module;
 
 -- name: AssignmentPinNodes :exec
 UPDATE assignments SET revision = @revision
-WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes));
+WHERE module = @module AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)));
 
 -- name: AssignmentListBehind :many
 -- Pins of a module behind @revision, oldest revision first: the next nodes a new revision
@@ -67,13 +67,13 @@ ORDER BY o.node, o.module;
 -- name: AssignmentInsertOnNodes :exec
 -- A module on every node named (a JSON array), at one revision, from one source.
 INSERT INTO assignments (node, module, taken, assigned_at, revision, source)
-SELECT value, @module, @taken, @assigned_at, @revision, @source FROM json_each(@nodes);
+SELECT value, @module, @taken, @assigned_at, @revision, @source FROM json_each(CAST(@nodes AS TEXT));
 
 -- name: AssignmentDeleteOnNodes :exec
 -- A source's assignments of a module off the nodes named (a JSON array); their resources go
 -- with them.
 DELETE FROM assignments
-WHERE module = @module AND source = @source AND node IN (SELECT value FROM json_each(@nodes));
+WHERE module = @module AND source = @source AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)));
 
 -- name: AssignmentListBySource :many
 -- What a placement put where, at which revision.
@@ -82,7 +82,7 @@ SELECT node, revision FROM assignments WHERE source = @source AND module = @modu
 -- name: AssignmentListOfModuleOnNodes :many
 -- Who already assigned a module on the nodes named (a JSON array).
 SELECT node, source FROM assignments
-WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes))
+WHERE module = @module AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)))
 ORDER BY node;
 
 -- name: AssignmentListOrphaned :many
@@ -100,4 +100,4 @@ WHERE source = @source AND module = @module AND taken < @taken ORDER BY node LIM
 
 -- name: AssignmentSetTakenOnNodes :exec
 UPDATE assignments SET taken = @taken
-WHERE module = @module AND source = @source AND node IN (SELECT value FROM json_each(@nodes));
+WHERE module = @module AND source = @source AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)));

@@ -9,7 +9,7 @@ SELECT * FROM drifts WHERE node = @node ORDER BY id DESC LIMIT @max;
 -- How often each resource of some nodes (a JSON array of names) drifted since @since, those
 -- at @threshold or more.
 SELECT node, module, resource, COUNT(*) AS drifts FROM drifts
-WHERE node IN (SELECT value FROM json_each(@nodes)) AND at >= @since
+WHERE node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT))) AND at >= @since
 GROUP BY node, module, resource HAVING COUNT(*) >= CAST(@threshold AS INTEGER)
 ORDER BY node, COUNT(*) DESC, module, resource;
 
@@ -22,9 +22,9 @@ ORDER BY COUNT(*) DESC, module, resource
 LIMIT @max;
 
 -- name: DriftPruneWindowEnd :one
--- The last row of the next window of at most @window rows after @after, oldest first, and its
+-- The last row of the next window of at most @batch rows after @after, oldest first, and its
 -- time: retention walks the table in windows so no pass holds the writer for long.
-SELECT id, at FROM (SELECT id, at FROM drifts WHERE id > @after ORDER BY id LIMIT @window)
+SELECT id, at FROM (SELECT id, at FROM drifts WHERE id > @after ORDER BY id LIMIT @batch)
 ORDER BY id DESC LIMIT 1;
 
 -- name: DriftPrune :execrows

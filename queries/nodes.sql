@@ -51,7 +51,7 @@ UPDATE nodes SET generation = @generation WHERE name = @name AND generation < @g
 -- name: NodeBumpGenerations :many
 -- One step of every node named (a JSON array), in one statement.
 UPDATE nodes SET generation = generation + 1
-WHERE name IN (SELECT value FROM json_each(@nodes))
+WHERE name IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)))
 RETURNING name, generation;
 
 -- name: NodeStatusList :many
@@ -63,7 +63,7 @@ SELECT name, generation, applied_generation, last_report_at,
 FROM nodes WHERE deleted_at IS NULL ORDER BY name;
 
 -- name: NodeListByNames :many
-SELECT * FROM nodes WHERE name IN (SELECT value FROM json_each(@nodes)) AND deleted_at IS NULL ORDER BY name;
+SELECT * FROM nodes WHERE name IN (SELECT value FROM json_each(CAST(@nodes AS TEXT))) AND deleted_at IS NULL ORDER BY name;
 
 -- name: NodeSetLabels :exec
 UPDATE nodes SET labels = @labels WHERE name = @name;

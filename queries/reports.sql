@@ -17,13 +17,13 @@ SELECT * FROM reports WHERE node = @node ORDER BY id DESC LIMIT @max;
 -- name: ReportListLatestByNodes :many
 -- The newest report row of some nodes (a JSON array of names).
 SELECT r.* FROM reports r JOIN nodes n ON n.last_report_id = r.id
-WHERE n.name IN (SELECT value FROM json_each(@nodes));
+WHERE n.name IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)));
 
 -- name: ReportPruneWindowEnd :one
--- The last row of the next window of at most @window rows after @after, oldest first, and its
+-- The last row of the next window of at most @batch rows after @after, oldest first, and its
 -- time: retention walks the table in windows so no pass holds the writer for long. It is the
 -- time the row was written (at), which grows with id; last_at, which repeats move, does not.
-SELECT id, at FROM (SELECT id, at FROM reports WHERE id > @after ORDER BY id LIMIT @window)
+SELECT id, at FROM (SELECT id, at FROM reports WHERE id > @after ORDER BY id LIMIT @batch)
 ORDER BY id DESC LIMIT 1;
 
 -- name: ReportPrune :execrows

@@ -25,7 +25,7 @@ UPDATE resource_states SET retry_requested = 0 WHERE node = @node AND retry_requ
 -- name: ResourceStateListNotFineByNodes :many
 -- The same for some nodes (a JSON array of names).
 SELECT * FROM resource_states INDEXED BY resource_states_not_fine_by_node
-WHERE node IN (SELECT value FROM json_each(@nodes)) AND state NOT IN ('applied', 'pending')
+WHERE node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT))) AND state NOT IN ('applied', 'pending')
 ORDER BY node, module, position;
 
 -- name: ResourceStateBlockedCounts :many
@@ -36,7 +36,7 @@ GROUP BY node, blocked_by;
 -- name: ResourceStateBlockedCountsByNodes :many
 -- How many resources each failing gate blocks, on some nodes.
 SELECT node, blocked_by, COUNT(*) AS blocks FROM resource_states
-WHERE node IN (SELECT value FROM json_each(@nodes)) AND blocked_by <> ''
+WHERE node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT))) AND blocked_by <> ''
 GROUP BY node, blocked_by;
 
 -- name: ResourceStateListStuck :many
@@ -78,13 +78,13 @@ SET state = 'applied', since = @since, attempts = attempts + @attempt, consecuti
     failing_since = NULL, never_applied = 0, last_error = '', hold_reason = '', blocked_by = '',
     report_id = @report_id, reason = 'applied'
 WHERE node = @node AND state = 'pending'
-  AND module || '/' || resource IN (SELECT value FROM json_each(@refs));
+  AND module || '/' || resource IN (SELECT value FROM json_each(CAST(@refs AS TEXT)));
 
 -- name: ResourceStateCountAttempts :exec
 -- Applied resources a report changed again (an attempt that succeeded): counted, nothing moves.
 UPDATE resource_states SET attempts = attempts + 1, report_id = @report_id
 WHERE node = @node AND state = 'applied'
-  AND module || '/' || resource IN (SELECT value FROM json_each(@refs));
+  AND module || '/' || resource IN (SELECT value FROM json_each(CAST(@refs AS TEXT)));
 
 -- name: ResourceStateDeclare :exec
 -- Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
@@ -93,7 +93,7 @@ INSERT INTO resource_states (node, module, resource, kind, spec_digest, position
 SELECT n.value, @module, json_extract(r.value, '$.name'), json_extract(r.value, '$.kind'),
        json_extract(r.value, '$.digest'), json_extract(r.value, '$.position'), json_extract(r.value, '$.group'),
        @since, @reason
-FROM json_each(@nodes) AS n, json_each(@rows) AS r;
+FROM json_each(CAST(@nodes AS TEXT)) AS n, json_each(CAST(@rows AS TEXT)) AS r;
 
 -- name: ResourceStateRedeclareOnNodes :exec
 -- A changed spec starts over on every node named: pending, counters reset, never applied at it.
@@ -101,18 +101,18 @@ UPDATE resource_states
 SET kind = @kind, spec_digest = @spec_digest, position = @position, group_name = @group_name,
     state = 'pending', since = @since, attempts = 0, consecutive_failures = 0, failing_since = NULL,
     never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason
-WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_each(@nodes));
+WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)));
 
 -- name: ResourceStateMoveOnNodes :exec
 -- An unchanged spec whose place in its module changed, on every node named.
 UPDATE resource_states SET position = @position, group_name = @group_name
-WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_each(@nodes));
+WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)));
 
 -- name: ResourceStateRemoveOnNodes :exec
 -- Resources (@names) no longer declared, on every node named; the trigger records them removed.
 DELETE FROM resource_states
-WHERE module = @module AND node IN (SELECT value FROM json_each(@nodes))
-  AND resource IN (SELECT value FROM json_each(@names));
+WHERE module = @module AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)))
+  AND resource IN (SELECT value FROM json_each(CAST(@names AS TEXT)));
 
 -- name: ResourceStateApplyAllPending :execrows
 -- ResourceStateApplyPending for a report that applied every pending resource of the node: no

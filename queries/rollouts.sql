@@ -97,13 +97,13 @@ WHERE rollout = @rollout AND state IN ('in-flight', 'done', 'failed') ORDER BY n
 -- The nodes named (a JSON array) declared the new revision, at their generation now.
 UPDATE rollout_nodes SET state = 'in-flight', wave = @wave, started_at = @now,
     generation = (SELECT n.generation FROM nodes n WHERE n.name = rollout_nodes.node)
-WHERE rollout = @rollout AND node IN (SELECT value FROM json_each(@nodes));
+WHERE rollout = @rollout AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)));
 
 -- name: RolloutNodeRevert :exec
 -- The nodes named (a JSON array) pinned back to the revision they had.
 UPDATE rollout_nodes SET state = 'reverted', ended_at = COALESCE(ended_at, @now),
     reason = CASE WHEN reason = '' OR reason = 'converged' THEN @reason ELSE reason || '; ' || @reason END
-WHERE rollout = @rollout AND node IN (SELECT value FROM json_each(@nodes));
+WHERE rollout = @rollout AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)));
 
 -- name: RolloutNodeListFailedReasons :many
 SELECT node, reason FROM rollout_nodes
@@ -126,6 +126,6 @@ WHERE rollout = @rollout AND state IN ('pending', 'in-flight')
 -- name: RolloutNodeInsertOnNodes :exec
 -- Nodes that joined the placement during the rollout (a JSON array), pending at @from_revision.
 INSERT INTO rollout_nodes (rollout, node, from_revision)
-SELECT @rollout, value, @from_revision FROM json_each(@nodes) WHERE true
+SELECT @rollout, value, @from_revision FROM json_each(CAST(@nodes AS TEXT)) WHERE true
 ON CONFLICT (rollout, node) DO UPDATE SET state = 'pending', wave = 0, from_revision = excluded.from_revision,
     generation = 0, reason = '', started_at = NULL, ended_at = NULL;

@@ -42,14 +42,14 @@ RETURNING id;
 -- name: SendListRefusedByNodes :many
 -- The same, for some nodes (a JSON array of names).
 SELECT s.* FROM sends s JOIN nodes n ON n.name = s.node
-WHERE s.node IN (SELECT value FROM json_each(@nodes)) AND s.outcome = 'refused'
+WHERE s.node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT))) AND s.outcome = 'refused'
   AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
 ORDER BY s.node, s.id DESC;
 
 -- name: SendPruneWindowEnd :one
--- The last row of the next window of at most @window rows after @after, oldest first, and its
+-- The last row of the next window of at most @batch rows after @after, oldest first, and its
 -- time: retention walks the table in windows so no pass holds the writer for long.
-SELECT id, sent_at AS at FROM (SELECT id, sent_at FROM sends WHERE id > @after ORDER BY id LIMIT @window)
+SELECT id, sent_at AS at FROM (SELECT id, sent_at FROM sends WHERE id > @after ORDER BY id LIMIT @batch)
 ORDER BY id DESC LIMIT 1;
 
 -- name: SendPrune :execrows

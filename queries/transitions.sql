@@ -2,9 +2,9 @@
 SELECT * FROM transitions WHERE node = @node ORDER BY id DESC LIMIT @max;
 
 -- name: TransitionPruneWindowEnd :one
--- The last row of the next window of at most @window rows after @after, oldest first, and its
+-- The last row of the next window of at most @batch rows after @after, oldest first, and its
 -- time: retention walks the table in windows so no pass holds the writer for long.
-SELECT id, at AS at FROM (SELECT id, at FROM transitions WHERE id > @after ORDER BY id LIMIT @window)
+SELECT id, at AS at FROM (SELECT id, at FROM transitions WHERE id > @after ORDER BY id LIMIT @batch)
 ORDER BY id DESC LIMIT 1;
 
 -- name: TransitionPrune :execrows

@@ -105,13 +105,13 @@ func (q *Queries) AssignmentDeleteByNode(ctx context.Context, node string) error
 
 const assignmentDeleteOnNodes = `-- name: AssignmentDeleteOnNodes :exec
 DELETE FROM assignments
-WHERE module = ?1 AND source = ?2 AND node IN (SELECT value FROM json_each(?3))
+WHERE module = ?1 AND source = ?2 AND node IN (SELECT value FROM json_each(CAST(?3 AS TEXT)))
 `
 
 type AssignmentDeleteOnNodesParams struct {
 	Module string
 	Source string
-	Nodes  interface{}
+	Nodes  string
 }
 
 // A source's assignments of a module off the nodes named (a JSON array); their resources go
@@ -172,7 +172,7 @@ func (q *Queries) AssignmentInsert(ctx context.Context, arg AssignmentInsertPara
 
 const assignmentInsertOnNodes = `-- name: AssignmentInsertOnNodes :exec
 INSERT INTO assignments (node, module, taken, assigned_at, revision, source)
-SELECT value, ?1, ?2, ?3, ?4, ?5 FROM json_each(?6)
+SELECT value, ?1, ?2, ?3, ?4, ?5 FROM json_each(CAST(?6 AS TEXT))
 `
 
 type AssignmentInsertOnNodesParams struct {
@@ -181,7 +181,7 @@ type AssignmentInsertOnNodesParams struct {
 	AssignedAt string
 	Revision   int64
 	Source     string
-	Nodes      interface{}
+	Nodes      string
 }
 
 // A module on every node named (a JSON array), at one revision, from one source.
@@ -316,7 +316,7 @@ func (q *Queries) AssignmentListByNode(ctx context.Context, node string) ([]Assi
 
 const assignmentListByNodes = `-- name: AssignmentListByNodes :many
 SELECT node, module, taken, revision, source FROM assignments
-WHERE node IN (SELECT value FROM json_each(?1))
+WHERE node IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
 ORDER BY node, module
 `
 
@@ -329,7 +329,7 @@ type AssignmentListByNodesRow struct {
 }
 
 // The assignments of some nodes (a JSON array of names), each at the revision it pins.
-func (q *Queries) AssignmentListByNodes(ctx context.Context, nodes interface{}) ([]AssignmentListByNodesRow, error) {
+func (q *Queries) AssignmentListByNodes(ctx context.Context, nodes string) ([]AssignmentListByNodesRow, error) {
 	rows, err := q.query(ctx, q.assignmentListByNodesStmt, assignmentListByNodes, nodes)
 	if err != nil {
 		return nil, err
@@ -398,13 +398,13 @@ func (q *Queries) AssignmentListBySource(ctx context.Context, arg AssignmentList
 
 const assignmentListOfModuleOnNodes = `-- name: AssignmentListOfModuleOnNodes :many
 SELECT node, source FROM assignments
-WHERE module = ?1 AND node IN (SELECT value FROM json_each(?2))
+WHERE module = ?1 AND node IN (SELECT value FROM json_each(CAST(?2 AS TEXT)))
 ORDER BY node
 `
 
 type AssignmentListOfModuleOnNodesParams struct {
 	Module string
-	Nodes  interface{}
+	Nodes  string
 }
 
 type AssignmentListOfModuleOnNodesRow struct {
@@ -553,13 +553,13 @@ func (q *Queries) AssignmentOthersOfModule(ctx context.Context, module string) (
 
 const assignmentPinNodes = `-- name: AssignmentPinNodes :exec
 UPDATE assignments SET revision = ?1
-WHERE module = ?2 AND node IN (SELECT value FROM json_each(?3))
+WHERE module = ?2 AND node IN (SELECT value FROM json_each(CAST(?3 AS TEXT)))
 `
 
 type AssignmentPinNodesParams struct {
 	Revision int64
 	Module   string
-	Nodes    interface{}
+	Nodes    string
 }
 
 func (q *Queries) AssignmentPinNodes(ctx context.Context, arg AssignmentPinNodesParams) error {
@@ -584,14 +584,14 @@ func (q *Queries) AssignmentSetTaken(ctx context.Context, arg AssignmentSetTaken
 
 const assignmentSetTakenOnNodes = `-- name: AssignmentSetTakenOnNodes :exec
 UPDATE assignments SET taken = ?1
-WHERE module = ?2 AND source = ?3 AND node IN (SELECT value FROM json_each(?4))
+WHERE module = ?2 AND source = ?3 AND node IN (SELECT value FROM json_each(CAST(?4 AS TEXT)))
 `
 
 type AssignmentSetTakenOnNodesParams struct {
 	Taken  int64
 	Module string
 	Source string
-	Nodes  interface{}
+	Nodes  string
 }
 
 func (q *Queries) AssignmentSetTakenOnNodes(ctx context.Context, arg AssignmentSetTakenOnNodesParams) error {

@@ -12,13 +12,13 @@ import (
 
 const driftCountsByNodesSince = `-- name: DriftCountsByNodesSince :many
 SELECT node, module, resource, COUNT(*) AS drifts FROM drifts
-WHERE node IN (SELECT value FROM json_each(?1)) AND at >= ?2
+WHERE node IN (SELECT value FROM json_each(CAST(?1 AS TEXT))) AND at >= ?2
 GROUP BY node, module, resource HAVING COUNT(*) >= CAST(?3 AS INTEGER)
 ORDER BY node, COUNT(*) DESC, module, resource
 `
 
 type DriftCountsByNodesSinceParams struct {
-	Nodes     interface{}
+	Nodes     string
 	Since     string
 	Threshold int64
 }
@@ -164,8 +164,8 @@ ORDER BY id DESC LIMIT 1
 `
 
 type DriftPruneWindowEndParams struct {
-	After  int64
-	Window int64
+	After int64
+	Batch int64
 }
 
 type DriftPruneWindowEndRow struct {
@@ -173,10 +173,10 @@ type DriftPruneWindowEndRow struct {
 	At string
 }
 
-// The last row of the next window of at most @window rows after @after, oldest first, and its
+// The last row of the next window of at most @batch rows after @after, oldest first, and its
 // time: retention walks the table in windows so no pass holds the writer for long.
 func (q *Queries) DriftPruneWindowEnd(ctx context.Context, arg DriftPruneWindowEndParams) (DriftPruneWindowEndRow, error) {
-	row := q.queryRow(ctx, q.driftPruneWindowEndStmt, driftPruneWindowEnd, arg.After, arg.Window)
+	row := q.queryRow(ctx, q.driftPruneWindowEndStmt, driftPruneWindowEnd, arg.After, arg.Batch)
 	var i DriftPruneWindowEndRow
 	err := row.Scan(&i.ID, &i.At)
 	return i, err

@@ -23,7 +23,7 @@ func (q *Queries) NodeBumpGeneration(ctx context.Context, name string) (int64, e
 
 const nodeBumpGenerations = `-- name: NodeBumpGenerations :many
 UPDATE nodes SET generation = generation + 1
-WHERE name IN (SELECT value FROM json_each(?1))
+WHERE name IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
 RETURNING name, generation
 `
 
@@ -33,7 +33,7 @@ type NodeBumpGenerationsRow struct {
 }
 
 // One step of every node named (a JSON array), in one statement.
-func (q *Queries) NodeBumpGenerations(ctx context.Context, nodes interface{}) ([]NodeBumpGenerationsRow, error) {
+func (q *Queries) NodeBumpGenerations(ctx context.Context, nodes string) ([]NodeBumpGenerationsRow, error) {
 	rows, err := q.query(ctx, q.nodeBumpGenerationsStmt, nodeBumpGenerations, nodes)
 	if err != nil {
 		return nil, err
@@ -210,10 +210,10 @@ func (q *Queries) NodeLabelList(ctx context.Context) ([]NodeLabelListRow, error)
 }
 
 const nodeListByNames = `-- name: NodeListByNames :many
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL ORDER BY name
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name IN (SELECT value FROM json_each(CAST(?1 AS TEXT))) AND deleted_at IS NULL ORDER BY name
 `
 
-func (q *Queries) NodeListByNames(ctx context.Context, nodes interface{}) ([]Node, error) {
+func (q *Queries) NodeListByNames(ctx context.Context, nodes string) ([]Node, error) {
 	rows, err := q.query(ctx, q.nodeListByNamesStmt, nodeListByNames, nodes)
 	if err != nil {
 		return nil, err

@@ -138,11 +138,11 @@ func (q *Queries) ReportListByNode(ctx context.Context, arg ReportListByNodePara
 
 const reportListLatestByNodes = `-- name: ReportListLatestByNodes :many
 SELECT r.id, r.node, r.generation, r.digest, r.summary, r.outcome_digest, r.applied, r.failed, r.stuck, r.held, r.grouped_pending, r.pending, r.started_at, r.finished_at, r.at, r.last_at, r.repeats FROM reports r JOIN nodes n ON n.last_report_id = r.id
-WHERE n.name IN (SELECT value FROM json_each(?1))
+WHERE n.name IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
 `
 
 // The newest report row of some nodes (a JSON array of names).
-func (q *Queries) ReportListLatestByNodes(ctx context.Context, nodes interface{}) ([]Report, error) {
+func (q *Queries) ReportListLatestByNodes(ctx context.Context, nodes string) ([]Report, error) {
 	rows, err := q.query(ctx, q.reportListLatestByNodesStmt, reportListLatestByNodes, nodes)
 	if err != nil {
 		return nil, err
@@ -221,8 +221,8 @@ ORDER BY id DESC LIMIT 1
 `
 
 type ReportPruneWindowEndParams struct {
-	After  int64
-	Window int64
+	After int64
+	Batch int64
 }
 
 type ReportPruneWindowEndRow struct {
@@ -230,11 +230,11 @@ type ReportPruneWindowEndRow struct {
 	At string
 }
 
-// The last row of the next window of at most @window rows after @after, oldest first, and its
+// The last row of the next window of at most @batch rows after @after, oldest first, and its
 // time: retention walks the table in windows so no pass holds the writer for long. It is the
 // time the row was written (at), which grows with id; last_at, which repeats move, does not.
 func (q *Queries) ReportPruneWindowEnd(ctx context.Context, arg ReportPruneWindowEndParams) (ReportPruneWindowEndRow, error) {
-	row := q.queryRow(ctx, q.reportPruneWindowEndStmt, reportPruneWindowEnd, arg.After, arg.Window)
+	row := q.queryRow(ctx, q.reportPruneWindowEndStmt, reportPruneWindowEnd, arg.After, arg.Batch)
 	var i ReportPruneWindowEndRow
 	err := row.Scan(&i.ID, &i.At)
 	return i, err

@@ -46,7 +46,7 @@ SET state = 'applied', since = ?1, attempts = attempts + ?2, consecutive_failure
     failing_since = NULL, never_applied = 0, last_error = '', hold_reason = '', blocked_by = '',
     report_id = ?3, reason = 'applied'
 WHERE node = ?4 AND state = 'pending'
-  AND module || '/' || resource IN (SELECT value FROM json_each(?5))
+  AND module || '/' || resource IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
 `
 
 type ResourceStateApplyPendingParams struct {
@@ -54,7 +54,7 @@ type ResourceStateApplyPendingParams struct {
 	Attempt  int64
 	ReportID sql.NullInt64
 	Node     string
-	Refs     interface{}
+	Refs     string
 }
 
 // The first apply of a fleet in one statement per node: pending resources a report found or
@@ -111,7 +111,7 @@ func (q *Queries) ResourceStateBlockedCounts(ctx context.Context) ([]ResourceSta
 
 const resourceStateBlockedCountsByNodes = `-- name: ResourceStateBlockedCountsByNodes :many
 SELECT node, blocked_by, COUNT(*) AS blocks FROM resource_states
-WHERE node IN (SELECT value FROM json_each(?1)) AND blocked_by <> ''
+WHERE node IN (SELECT value FROM json_each(CAST(?1 AS TEXT))) AND blocked_by <> ''
 GROUP BY node, blocked_by
 `
 
@@ -122,7 +122,7 @@ type ResourceStateBlockedCountsByNodesRow struct {
 }
 
 // How many resources each failing gate blocks, on some nodes.
-func (q *Queries) ResourceStateBlockedCountsByNodes(ctx context.Context, nodes interface{}) ([]ResourceStateBlockedCountsByNodesRow, error) {
+func (q *Queries) ResourceStateBlockedCountsByNodes(ctx context.Context, nodes string) ([]ResourceStateBlockedCountsByNodesRow, error) {
 	rows, err := q.query(ctx, q.resourceStateBlockedCountsByNodesStmt, resourceStateBlockedCountsByNodes, nodes)
 	if err != nil {
 		return nil, err
@@ -157,13 +157,13 @@ func (q *Queries) ResourceStateClearRetry(ctx context.Context, node string) erro
 const resourceStateCountAttempts = `-- name: ResourceStateCountAttempts :exec
 UPDATE resource_states SET attempts = attempts + 1, report_id = ?1
 WHERE node = ?2 AND state = 'applied'
-  AND module || '/' || resource IN (SELECT value FROM json_each(?3))
+  AND module || '/' || resource IN (SELECT value FROM json_each(CAST(?3 AS TEXT)))
 `
 
 type ResourceStateCountAttemptsParams struct {
 	ReportID sql.NullInt64
 	Node     string
-	Refs     interface{}
+	Refs     string
 }
 
 // Applied resources a report changed again (an attempt that succeeded): counted, nothing moves.
@@ -188,15 +188,15 @@ INSERT INTO resource_states (node, module, resource, kind, spec_digest, position
 SELECT n.value, ?1, json_extract(r.value, '$.name'), json_extract(r.value, '$.kind'),
        json_extract(r.value, '$.digest'), json_extract(r.value, '$.position'), json_extract(r.value, '$.group'),
        ?2, ?3
-FROM json_each(?4) AS n, json_each(?5) AS r
+FROM json_each(CAST(?4 AS TEXT)) AS n, json_each(CAST(?5 AS TEXT)) AS r
 `
 
 type ResourceStateDeclareParams struct {
 	Module string
 	Since  string
 	Reason string
-	Nodes  interface{}
-	Rows   interface{}
+	Nodes  string
+	Rows   string
 }
 
 // Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
@@ -383,12 +383,12 @@ func (q *Queries) ResourceStateListNotFineByNode(ctx context.Context, node strin
 
 const resourceStateListNotFineByNodes = `-- name: ResourceStateListNotFineByNodes :many
 SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states INDEXED BY resource_states_not_fine_by_node
-WHERE node IN (SELECT value FROM json_each(?1)) AND state NOT IN ('applied', 'pending')
+WHERE node IN (SELECT value FROM json_each(CAST(?1 AS TEXT))) AND state NOT IN ('applied', 'pending')
 ORDER BY node, module, position
 `
 
 // The same for some nodes (a JSON array of names).
-func (q *Queries) ResourceStateListNotFineByNodes(ctx context.Context, nodes interface{}) ([]ResourceState, error) {
+func (q *Queries) ResourceStateListNotFineByNodes(ctx context.Context, nodes string) ([]ResourceState, error) {
 	rows, err := q.query(ctx, q.resourceStateListNotFineByNodesStmt, resourceStateListNotFineByNodes, nodes)
 	if err != nil {
 		return nil, err
@@ -507,7 +507,7 @@ func (q *Queries) ResourceStateListStuckByNode(ctx context.Context, node string)
 
 const resourceStateMoveOnNodes = `-- name: ResourceStateMoveOnNodes :exec
 UPDATE resource_states SET position = ?1, group_name = ?2
-WHERE module = ?3 AND resource = ?4 AND node IN (SELECT value FROM json_each(?5))
+WHERE module = ?3 AND resource = ?4 AND node IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
 `
 
 type ResourceStateMoveOnNodesParams struct {
@@ -515,7 +515,7 @@ type ResourceStateMoveOnNodesParams struct {
 	GroupName string
 	Module    string
 	Resource  string
-	Nodes     interface{}
+	Nodes     string
 }
 
 // An unchanged spec whose place in its module changed, on every node named.
@@ -583,7 +583,7 @@ UPDATE resource_states
 SET kind = ?1, spec_digest = ?2, position = ?3, group_name = ?4,
     state = 'pending', since = ?5, attempts = 0, consecutive_failures = 0, failing_since = NULL,
     never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = ?6
-WHERE module = ?7 AND resource = ?8 AND node IN (SELECT value FROM json_each(?9))
+WHERE module = ?7 AND resource = ?8 AND node IN (SELECT value FROM json_each(CAST(?9 AS TEXT)))
 `
 
 type ResourceStateRedeclareOnNodesParams struct {
@@ -595,7 +595,7 @@ type ResourceStateRedeclareOnNodesParams struct {
 	Reason     string
 	Module     string
 	Resource   string
-	Nodes      interface{}
+	Nodes      string
 }
 
 // A changed spec starts over on every node named: pending, counters reset, never applied at it.
@@ -649,14 +649,14 @@ func (q *Queries) ResourceStateRefsByNode(ctx context.Context, node string) ([]R
 
 const resourceStateRemoveOnNodes = `-- name: ResourceStateRemoveOnNodes :exec
 DELETE FROM resource_states
-WHERE module = ?1 AND node IN (SELECT value FROM json_each(?2))
-  AND resource IN (SELECT value FROM json_each(?3))
+WHERE module = ?1 AND node IN (SELECT value FROM json_each(CAST(?2 AS TEXT)))
+  AND resource IN (SELECT value FROM json_each(CAST(?3 AS TEXT)))
 `
 
 type ResourceStateRemoveOnNodesParams struct {
 	Module string
-	Nodes  interface{}
-	Names  interface{}
+	Nodes  string
+	Names  string
 }
 
 // Resources (@names) no longer declared, on every node named; the trigger records them removed.

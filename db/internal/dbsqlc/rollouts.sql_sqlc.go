@@ -232,14 +232,14 @@ func (q *Queries) RolloutListActiveOfPlacement(ctx context.Context, arg RolloutL
 const rolloutNodeAdvance = `-- name: RolloutNodeAdvance :exec
 UPDATE rollout_nodes SET state = 'in-flight', wave = ?1, started_at = ?2,
     generation = (SELECT n.generation FROM nodes n WHERE n.name = rollout_nodes.node)
-WHERE rollout = ?3 AND node IN (SELECT value FROM json_each(?4))
+WHERE rollout = ?3 AND node IN (SELECT value FROM json_each(CAST(?4 AS TEXT)))
 `
 
 type RolloutNodeAdvanceParams struct {
 	Wave    int64
 	Now     sql.NullString
 	Rollout int64
-	Nodes   interface{}
+	Nodes   string
 }
 
 // The nodes named (a JSON array) declared the new revision, at their generation now.
@@ -339,7 +339,7 @@ func (q *Queries) RolloutNodeInsertFromPlacement(ctx context.Context, arg Rollou
 
 const rolloutNodeInsertOnNodes = `-- name: RolloutNodeInsertOnNodes :exec
 INSERT INTO rollout_nodes (rollout, node, from_revision)
-SELECT ?1, value, ?2 FROM json_each(?3) WHERE true
+SELECT ?1, value, ?2 FROM json_each(CAST(?3 AS TEXT)) WHERE true
 ON CONFLICT (rollout, node) DO UPDATE SET state = 'pending', wave = 0, from_revision = excluded.from_revision,
     generation = 0, reason = '', started_at = NULL, ended_at = NULL
 `
@@ -347,7 +347,7 @@ ON CONFLICT (rollout, node) DO UPDATE SET state = 'pending', wave = 0, from_revi
 type RolloutNodeInsertOnNodesParams struct {
 	Rollout      int64
 	FromRevision int64
-	Nodes        interface{}
+	Nodes        string
 }
 
 // Nodes that joined the placement during the rollout (a JSON array), pending at @from_revision.
@@ -607,14 +607,14 @@ func (q *Queries) RolloutNodeMarkFailed(ctx context.Context, arg RolloutNodeMark
 const rolloutNodeRevert = `-- name: RolloutNodeRevert :exec
 UPDATE rollout_nodes SET state = 'reverted', ended_at = COALESCE(ended_at, ?1),
     reason = CASE WHEN reason = '' OR reason = 'converged' THEN ?2 ELSE reason || '; ' || ?2 END
-WHERE rollout = ?3 AND node IN (SELECT value FROM json_each(?4))
+WHERE rollout = ?3 AND node IN (SELECT value FROM json_each(CAST(?4 AS TEXT)))
 `
 
 type RolloutNodeRevertParams struct {
 	Now     sql.NullString
 	Reason  string
 	Rollout int64
-	Nodes   interface{}
+	Nodes   string
 }
 
 // The nodes named (a JSON array) pinned back to the revision they had.

@@ -219,13 +219,13 @@ func (q *Queries) SendListRefused(ctx context.Context) ([]Send, error) {
 
 const sendListRefusedByNodes = `-- name: SendListRefusedByNodes :many
 SELECT s.id, s.node, s.generation, s.digest, s.resources, s.composed_by, s.sent_at, s.outcome, s.outcome_at, s.reason FROM sends s JOIN nodes n ON n.name = s.node
-WHERE s.node IN (SELECT value FROM json_each(?1)) AND s.outcome = 'refused'
+WHERE s.node IN (SELECT value FROM json_each(CAST(?1 AS TEXT))) AND s.outcome = 'refused'
   AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
 ORDER BY s.node, s.id DESC
 `
 
 // The same, for some nodes (a JSON array of names).
-func (q *Queries) SendListRefusedByNodes(ctx context.Context, nodes interface{}) ([]Send, error) {
+func (q *Queries) SendListRefusedByNodes(ctx context.Context, nodes string) ([]Send, error) {
 	rows, err := q.query(ctx, q.sendListRefusedByNodesStmt, sendListRefusedByNodes, nodes)
 	if err != nil {
 		return nil, err
@@ -364,8 +364,8 @@ ORDER BY id DESC LIMIT 1
 `
 
 type SendPruneWindowEndParams struct {
-	After  int64
-	Window int64
+	After int64
+	Batch int64
 }
 
 type SendPruneWindowEndRow struct {
@@ -373,10 +373,10 @@ type SendPruneWindowEndRow struct {
 	At string
 }
 
-// The last row of the next window of at most @window rows after @after, oldest first, and its
+// The last row of the next window of at most @batch rows after @after, oldest first, and its
 // time: retention walks the table in windows so no pass holds the writer for long.
 func (q *Queries) SendPruneWindowEnd(ctx context.Context, arg SendPruneWindowEndParams) (SendPruneWindowEndRow, error) {
-	row := q.queryRow(ctx, q.sendPruneWindowEndStmt, sendPruneWindowEnd, arg.After, arg.Window)
+	row := q.queryRow(ctx, q.sendPruneWindowEndStmt, sendPruneWindowEnd, arg.After, arg.Batch)
 	var i SendPruneWindowEndRow
 	err := row.Scan(&i.ID, &i.At)
 	return i, err

@@ -89,8 +89,8 @@ ORDER BY id DESC LIMIT 1
 `
 
 type TransitionPruneWindowEndParams struct {
-	After  int64
-	Window int64
+	After int64
+	Batch int64
 }
 
 type TransitionPruneWindowEndRow struct {
@@ -98,10 +98,10 @@ type TransitionPruneWindowEndRow struct {
 	At string
 }
 
-// The last row of the next window of at most @window rows after @after, oldest first, and its
+// The last row of the next window of at most @batch rows after @after, oldest first, and its
 // time: retention walks the table in windows so no pass holds the writer for long.
 func (q *Queries) TransitionPruneWindowEnd(ctx context.Context, arg TransitionPruneWindowEndParams) (TransitionPruneWindowEndRow, error) {
-	row := q.queryRow(ctx, q.transitionPruneWindowEndStmt, transitionPruneWindowEnd, arg.After, arg.Window)
+	row := q.queryRow(ctx, q.transitionPruneWindowEndStmt, transitionPruneWindowEnd, arg.After, arg.Batch)
 	var i TransitionPruneWindowEndRow
 	err := row.Scan(&i.ID, &i.At)
 	return i, err

@@ -1,0 +1,172 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/internal/pgsqlc"
+	pgmigrations "github.com/meshhq/hq/migrations/postgres"
+)
+
+// postgresEngine runs the store on PostgreSQL, which several controllers on different machines
+// may share.
+type postgresEngine struct {
+	config *pgx.ConnConfig
+}
+
+// writeLock is the key of the advisory lock every write transaction takes first (the bytes of
+// "hq write"): writes from every controller take turns, as they do in one SQLite file, so a
+// transaction that reads and then writes (If-Match, fencing, "a send is recorded only while its
+// generation is current") sees every write committed before it, at READ COMMITTED, and none
+// can come between its read and its write. Reads take no lock.
+const writeLock = 0x6871207772697465
+
+// generationsChannel is what the nodes_generation_notify trigger notifies with a node's name.
+const generationsChannel = "hq_generations"
+
+func openPostgres(ctx context.Context, hqDB string) (*Store, error) {
+	config, err := pgx.ParseConfig(hqDB)
+	if err != nil {
+		return nil, fmt.Errorf("HQ_DB: %w", err)
+	}
+	where := redacted(hqDB)
+	write := stdlib.OpenDB(*config)
+	// One connection writes for this process, so its writers queue in Go; the advisory lock
+	// orders them against the other controllers'.
+	write.SetMaxOpenConns(1)
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open %s: %w", where, err)
+	}
+	if err := migratePostgres(ctx, write); err != nil {
+		write.Close()
+		return nil, err
+	}
+	read := stdlib.OpenDB(*config)
+	read.SetMaxOpenConns(8)
+	return newStore(where, &postgresEngine{config: config}, write, read), nil
+}
+
+// migratePostgres applies every pending migration, holding goose's session lock so that
+// controllers starting together migrate once.
+func migratePostgres(ctx context.Context, db *sql.DB) error {
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, pgmigrations.FS, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// redacted is the URL as messages may show it: without its password.
+func redacted(hqDB string) string {
+	u, err := url.Parse(hqDB)
+	if err != nil {
+		return "the PostgreSQL database"
+	}
+	return u.Redacted()
+}
+
+func (e *postgresEngine) queries(pool *sql.DB, tx *sql.Tx) dbsqlc.Querier {
+	if tx != nil {
+		return pgsqlc.Adapt(pgsqlc.New(tx))
+	}
+	return pgsqlc.Adapt(pgsqlc.New(pool))
+}
+
+func (e *postgresEngine) lockWrites(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(writeLock))
+	return err
+}
+
+// readOptions: REPEATABLE READ is one snapshot for the whole transaction, as SQLite's read
+// transactions are.
+func (e *postgresEngine) readOptions() *sql.TxOptions {
+	return &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+}
+
+func (e *postgresEngine) diskFull(err error) bool {
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pe.Code == "53100" // disk_full
+}
+
+// sizes: the write-ahead log is the server's, shared by every database on it, so none of it
+// is counted as this one's.
+func (e *postgresEngine) sizes(ctx context.Context, read *sql.DB) (database, wal int64, err error) {
+	err = read.QueryRowContext(ctx, "SELECT pg_database_size(current_database())").Scan(&database)
+	return database, 0, err
+}
+
+// startWatch listens for the generations every controller's commits move: PostgreSQL tells
+// each listener at commit, so no controller scans the nodes.
+func (e *postgresEngine) startWatch(s *Store) {
+	conn, err := e.listen(s.backgroundCtx)
+	if err != nil {
+		s.Log.Warn("cannot listen for other controllers' changes; retrying", "err", err)
+	}
+	s.goBackground(func() { e.watch(s, conn) })
+}
+
+func (e *postgresEngine) listen(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, e.config)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+generationsChannel); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
+}
+
+// watch rings the bell of every node notified until the store closes. A lost connection may
+// have lost notifications with it: once listening again, every waiter is woken to look.
+func (e *postgresEngine) watch(s *Store, conn *pgx.Conn) {
+	ctx := s.backgroundCtx
+	for ctx.Err() == nil {
+		if conn == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			var err error
+			if conn, err = e.listen(ctx); err != nil {
+				continue
+			}
+			s.bells.ringAll()
+		}
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			conn.Close(context.Background())
+			conn = nil
+			if ctx.Err() == nil {
+				s.Log.Warn("lost the listening connection; listening again", "err", err)
+			}
+			continue
+		}
+		s.bells.ring(n.Payload)
+	}
+	if conn != nil {
+		conn.Close(context.Background())
+	}
+}
+
+func (e *postgresEngine) close() error { return nil }

@@ -1,0 +1,76 @@
+-- name: NodeInsert :exec
+INSERT INTO nodes (name, token_hash, created_at) VALUES (@name, @token_hash, @created_at);
+
+-- name: NodeGet :one
+-- A registered node; a deleted one is not found.
+SELECT * FROM nodes WHERE name = @name AND deleted_at IS NULL;
+
+-- name: NodeGetAny :one
+-- A node registered now or deleted: its history is still there.
+SELECT * FROM nodes WHERE name = @name;
+
+-- name: NodeMarkDeleted :exec
+-- The token is replaced by one nobody holds, so the old token stops working.
+UPDATE nodes SET deleted_at = @deleted_at, token_hash = @void_token_hash WHERE name = @name AND deleted_at IS NULL;
+
+-- name: NodeRegisterAgain :exec
+-- A deleted name registered again: a new token, and a generation above every one it had.
+UPDATE nodes
+SET deleted_at = NULL, token_hash = @token_hash, created_at = @created_at, generation = generation + 1,
+    last_report_at = NULL, last_report_id = NULL, applied_generation = 0, applied_digest = '', applied_at = NULL
+WHERE name = @name AND deleted_at IS NOT NULL;
+
+-- name: NodeRegistrationInsert :exec
+INSERT INTO node_registrations (node, registered_at, first_generation) VALUES (@node, @registered_at, @first_generation);
+
+-- name: NodeRegistrationEnd :exec
+UPDATE node_registrations SET deleted_at = @deleted_at, last_generation = @last_generation
+WHERE node = @node AND deleted_at IS NULL;
+
+-- name: NodeBumpGeneration :one
+UPDATE nodes SET generation = generation + 1 WHERE name = @name RETURNING generation;
+
+-- name: NodeGenerationList :many
+SELECT name, generation FROM nodes WHERE deleted_at IS NULL;
+
+-- name: NodeSetReported :exec
+UPDATE nodes SET last_report_at = @last_report_at, last_report_id = @last_report_id WHERE name = @name;
+
+-- name: NodeSetApplied :exec
+UPDATE nodes
+SET applied_generation = @applied_generation, applied_digest = @applied_digest, applied_at = @applied_at
+WHERE name = @name;
+
+-- name: NodeExistsByTokenHash :one
+SELECT EXISTS (SELECT 1 FROM nodes WHERE token_hash = @token_hash) AS found;
+
+-- name: NodeRaiseGeneration :execrows
+-- Never lowers: a generation once handed out stays used.
+UPDATE nodes SET generation = @generation WHERE name = @name AND generation < @generation;
+
+-- name: NodeBumpGenerations :many
+-- One step of every node named (a JSON array), in one statement.
+UPDATE nodes SET generation = generation + 1
+WHERE name IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json))
+RETURNING name, generation;
+
+-- name: NodeStatusList :many
+-- What every registered node's status is computed from, and its labels for selectors, and
+-- nothing more: the status of a fleet is read from this.
+SELECT name, generation, applied_generation, last_report_at,
+       resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending,
+       labels
+FROM nodes WHERE deleted_at IS NULL ORDER BY name;
+
+-- name: NodeListByNames :many
+SELECT * FROM nodes WHERE name IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json)) AND deleted_at IS NULL ORDER BY name;
+
+-- name: NodeSetLabels :exec
+UPDATE nodes SET labels = @labels WHERE name = @name;
+
+-- name: NodeSetVars :exec
+UPDATE nodes SET vars = @vars WHERE name = @name;
+
+-- name: NodeLabelList :many
+-- Every registered node's labels, which selectors are matched against.
+SELECT name, labels FROM nodes WHERE deleted_at IS NULL ORDER BY name;

@@ -1,0 +1,122 @@
+-- name: ResourceStateListByNode :many
+SELECT * FROM resource_states WHERE node = @node ORDER BY module, position;
+
+-- name: ResourceStateRecord :exec
+UPDATE resource_states
+SET state = @state, since = @since, attempts = @attempts, consecutive_failures = @consecutive_failures,
+    failing_since = @failing_since, never_applied = @never_applied, last_error = @last_error,
+    hold_reason = @hold_reason, blocked_by = @blocked_by, retry_requested = @retry_requested,
+    report_id = @report_id, reason = @reason
+WHERE node = @node AND module = @module AND resource = @resource;
+
+-- name: ResourceStateRequestRetry :execrows
+-- Guarded by the states it leaves: zero rows means the resource is not failed or stuck (now).
+UPDATE resource_states
+SET retry_requested = 1, consecutive_failures = 0, failing_since = NULL,
+    state = 'pending', since = @since, reason = 'retry requested by operator'
+WHERE node = @node AND module = @module AND resource = @resource AND state IN ('failed', 'stuck');
+
+-- name: ResourceStateRetryList :many
+SELECT module, resource FROM resource_states WHERE node = @node AND retry_requested = 1;
+
+-- name: ResourceStateClearRetry :exec
+UPDATE resource_states SET retry_requested = 0 WHERE node = @node AND retry_requested = 1;
+
+-- name: ResourceStateListNotFineByNodes :many
+-- The same for some nodes (a JSON array of names).
+SELECT * FROM resource_states
+WHERE node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json)) AND state NOT IN ('applied', 'pending')
+ORDER BY node, module, position;
+
+-- name: ResourceStateBlockedCounts :many
+-- How many resources each failing gate blocks, on every node.
+SELECT node, blocked_by, COUNT(*) AS blocks FROM resource_states WHERE blocked_by <> ''
+GROUP BY node, blocked_by;
+
+-- name: ResourceStateBlockedCountsByNodes :many
+-- How many resources each failing gate blocks, on some nodes.
+SELECT node, blocked_by, COUNT(*) AS blocks FROM resource_states
+WHERE node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json)) AND blocked_by <> ''
+GROUP BY node, blocked_by;
+
+-- name: ResourceStateListStuck :many
+-- Every stuck resource on every node, for the scope of each (mesh-wide or node-local).
+SELECT node, module, resource, never_applied FROM resource_states
+WHERE state = 'stuck' AND state NOT IN ('applied', 'pending') ORDER BY module, resource, node;
+
+-- name: ResourceStateListHeld :many
+-- Every held resource on every node: what waits on a take.
+SELECT node, module, resource FROM resource_states
+WHERE state = 'held' AND state NOT IN ('applied', 'pending') ORDER BY node, module, resource;
+
+-- name: ResourceStateListStuckByNode :many
+SELECT module, resource FROM resource_states
+WHERE node = @node AND state = 'stuck' AND state NOT IN ('applied', 'pending') ORDER BY module, resource;
+
+-- name: ResourceStateGet :one
+SELECT * FROM resource_states WHERE node = @node AND module = @module AND resource = @resource;
+
+-- name: ResourceStateListNotFineByNode :many
+-- A node's failed, stuck, held and grouped-pending resources.
+SELECT * FROM resource_states WHERE node = @node AND state NOT IN ('applied', 'pending');
+
+-- name: ResourceStateRefsByNode :many
+-- What a node's current declaration names: a report may speak of nothing else.
+SELECT module, resource FROM resource_states WHERE node = @node;
+
+-- name: ResourceStateCountByNode :one
+SELECT COUNT(*) FROM resource_states WHERE node = @node;
+
+-- name: ResourceStateApplyPending :execrows
+-- The first apply of a fleet in one statement per node: pending resources a report found or
+-- made as declared (@refs, a JSON array of "module/name") become applied. It moves exactly what
+-- advance would for a plain "applied" result; the triggers write the transitions and counts.
+UPDATE resource_states
+SET state = 'applied', since = @since, attempts = attempts + @attempt, consecutive_failures = 0,
+    failing_since = NULL, never_applied = 0, last_error = '', hold_reason = '', blocked_by = '',
+    report_id = @report_id, reason = 'applied'
+WHERE node = @node AND state = 'pending'
+  AND module || '/' || resource IN (SELECT value FROM json_array_elements_text(CAST(@refs AS text)::json));
+
+-- name: ResourceStateCountAttempts :exec
+-- Applied resources a report changed again (an attempt that succeeded): counted, nothing moves.
+UPDATE resource_states SET attempts = attempts + 1, report_id = @report_id
+WHERE node = @node AND state = 'applied'
+  AND module || '/' || resource IN (SELECT value FROM json_array_elements_text(CAST(@refs AS text)::json));
+
+-- name: ResourceStateDeclare :exec
+-- Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
+-- (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
+INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
+SELECT n.value, @module, r.value->>'name', r.value->>'kind',
+       r.value->>'digest', (r.value->>'position')::bigint, r.value->>'group',
+       @since, @reason
+FROM json_array_elements_text(CAST(@nodes AS text)::json) AS n(value), json_array_elements(CAST(@rows AS text)::json) AS r(value);
+
+-- name: ResourceStateRedeclareOnNodes :exec
+-- A changed spec starts over on every node named: pending, counters reset, never applied at it.
+UPDATE resource_states
+SET kind = @kind, spec_digest = @spec_digest, position = @position, group_name = @group_name,
+    state = 'pending', since = @since, attempts = 0, consecutive_failures = 0, failing_since = NULL,
+    never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason
+WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json));
+
+-- name: ResourceStateMoveOnNodes :exec
+-- An unchanged spec whose place in its module changed, on every node named.
+UPDATE resource_states SET position = @position, group_name = @group_name
+WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json));
+
+-- name: ResourceStateRemoveOnNodes :exec
+-- Resources (@names) no longer declared, on every node named; the trigger records them removed.
+DELETE FROM resource_states
+WHERE module = @module AND node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json))
+  AND resource IN (SELECT value FROM json_array_elements_text(CAST(@names AS text)::json));
+
+-- name: ResourceStateApplyAllPending :execrows
+-- ResourceStateApplyPending for a report that applied every pending resource of the node: no
+-- list to match against.
+UPDATE resource_states
+SET state = 'applied', since = @since, attempts = attempts + @attempt, consecutive_failures = 0,
+    failing_since = NULL, never_applied = 0, last_error = '', hold_reason = '', blocked_by = '',
+    report_id = @report_id, reason = 'applied'
+WHERE node = @node AND state = 'pending';

@@ -1,0 +1,131 @@
+-- name: RolloutInsert :one
+INSERT INTO rollouts (module, placement, from_revision, to_revision, policy, reason, created_at, updated_at)
+VALUES (@module, @placement, @from_revision, @to_revision, @policy, @reason, @now, @now)
+RETURNING id;
+
+-- name: RolloutGet :one
+SELECT * FROM rollouts WHERE id = @id;
+
+-- name: RolloutList :many
+-- The newest rollouts first.
+SELECT * FROM rollouts ORDER BY id DESC LIMIT @max::bigint;
+
+-- name: RolloutListActive :many
+SELECT * FROM rollouts WHERE state IN ('progressing', 'paused') ORDER BY id;
+
+-- name: RolloutListActiveOfPlacement :many
+SELECT id FROM rollouts
+WHERE placement = @placement AND module = @module AND state IN ('progressing', 'paused') ORDER BY id;
+
+-- name: RolloutPause :execrows
+UPDATE rollouts SET state = 'paused', reason = @reason, updated_at = @now
+WHERE id = @id AND state = 'progressing';
+
+-- name: RolloutResume :execrows
+-- The failures so far are set aside: the budget counts those after the resume.
+UPDATE rollouts SET state = 'progressing', reason = @reason, updated_at = @now, forgiven = failed
+WHERE id = @id AND state = 'paused';
+
+-- name: RolloutComplete :execrows
+UPDATE rollouts SET state = 'complete', reason = @reason, updated_at = @now, ended_at = @now
+WHERE id = @id AND state = 'progressing';
+
+-- name: RolloutAbort :execrows
+UPDATE rollouts SET state = 'aborted', reason = @reason, updated_at = @now, ended_at = @now
+WHERE id = @id AND state IN ('progressing', 'paused');
+
+-- name: RolloutSetCounts :exec
+UPDATE rollouts SET nodes = @nodes, done = @done, in_flight = @in_flight, failed = @failed
+WHERE id = @id;
+
+-- name: RolloutNodeInsertFromPlacement :execrows
+-- Every node of a placement whose pin is behind the rollout's revision, at the pin it has.
+INSERT INTO rollout_nodes (rollout, node, from_revision)
+SELECT @rollout, a.node, a.revision FROM assignments a
+WHERE a.source = @placement AND a.module = @module AND a.revision < @to_revision;
+
+-- name: RolloutNodeList :many
+SELECT * FROM rollout_nodes WHERE rollout = @rollout ORDER BY wave = 0, wave, node;
+
+-- name: RolloutNodeCounts :one
+SELECT COUNT(*) AS nodes,
+    COUNT(*) FILTER (WHERE state = 'pending') AS pending,
+    COUNT(*) FILTER (WHERE state = 'in-flight') AS in_flight,
+    COUNT(*) FILTER (WHERE state = 'done') AS done,
+    COUNT(*) FILTER (WHERE state IN ('failed', 'reverted')) AS failed,
+    COUNT(*) FILTER (WHERE state = 'in-flight' AND wave = 1) AS first_wave_in_flight,
+    CAST(COALESCE(MAX(wave), 0) AS BIGINT) AS last_wave
+FROM rollout_nodes WHERE rollout = @rollout;
+
+-- name: RolloutNodeMarkDone :execrows
+-- In-flight nodes that applied the generation declaring the new revision with every resource
+-- of the module applied.
+UPDATE rollout_nodes SET state = 'done', ended_at = @now, reason = 'converged'
+WHERE rollout = @rollout AND state = 'in-flight'
+  AND EXISTS (SELECT 1 FROM nodes n WHERE n.name = rollout_nodes.node AND n.applied_generation >= rollout_nodes.generation)
+  AND NOT EXISTS (SELECT 1 FROM resource_states r
+                  WHERE r.node = rollout_nodes.node AND r.module = @module AND r.state <> 'applied');
+
+-- name: RolloutNodeMarkFailed :execrows
+-- In-flight nodes with a resource of the module stuck, held, or failed on its last allowed
+-- attempt (@last_attempt consecutive failures), or not converged since @deadline.
+UPDATE rollout_nodes SET state = 'failed', ended_at = @now,
+    reason = COALESCE((SELECT r.module || '/' || r.resource || ' ' || r.state FROM resource_states r
+                       WHERE r.node = rollout_nodes.node AND r.state NOT IN ('applied', 'pending') AND r.module = @module
+                         AND (r.state IN ('stuck', 'held') OR (r.state = 'failed' AND r.consecutive_failures >= @last_attempt))
+                       ORDER BY r.resource LIMIT 1), @late_reason)
+WHERE rollout = @rollout AND state = 'in-flight'
+  AND (started_at < @deadline
+       OR EXISTS (SELECT 1 FROM resource_states r
+                  WHERE r.node = rollout_nodes.node AND r.state NOT IN ('applied', 'pending') AND r.module = @module
+                    AND (r.state IN ('stuck', 'held') OR (r.state = 'failed' AND r.consecutive_failures >= @last_attempt))));
+
+-- name: RolloutNodeListPending :many
+SELECT node, from_revision FROM rollout_nodes
+WHERE rollout = @rollout AND state = 'pending' ORDER BY node LIMIT @max::bigint;
+
+-- name: RolloutNodeListFailed :many
+SELECT node, from_revision FROM rollout_nodes
+WHERE rollout = @rollout AND state = 'failed' ORDER BY node LIMIT @max::bigint;
+
+-- name: RolloutNodeListAdvanced :many
+-- The nodes an abort pins back: every one declared the new revision.
+SELECT node, from_revision FROM rollout_nodes
+WHERE rollout = @rollout AND state IN ('in-flight', 'done', 'failed') ORDER BY node LIMIT @max::bigint;
+
+-- name: RolloutNodeAdvance :exec
+-- The nodes named (a JSON array) declared the new revision, at their generation now.
+UPDATE rollout_nodes SET state = 'in-flight', wave = @wave, started_at = @now,
+    generation = (SELECT n.generation FROM nodes n WHERE n.name = rollout_nodes.node)
+WHERE rollout = @rollout AND node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json));
+
+-- name: RolloutNodeRevert :exec
+-- The nodes named (a JSON array) pinned back to the revision they had.
+UPDATE rollout_nodes SET state = 'reverted', ended_at = COALESCE(ended_at, @now),
+    reason = CASE WHEN reason = '' OR reason = 'converged' THEN @reason ELSE reason || '; ' || @reason END
+WHERE rollout = @rollout AND node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json));
+
+-- name: RolloutNodeListFailedReasons :many
+SELECT node, reason FROM rollout_nodes
+WHERE rollout = @rollout AND state IN ('failed', 'reverted') ORDER BY reason, node;
+
+-- name: RolloutOfNode :many
+-- The unfinished rollouts a node is in, with its progress in each.
+SELECT r.id, r.module, r.from_revision, r.to_revision, r.state, rn.state AS node_state, rn.wave, rn.reason
+FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
+WHERE rn.node = @node AND r.state IN ('progressing', 'paused')
+ORDER BY r.id;
+
+-- name: RolloutNodeDeleteGone :execrows
+-- Nodes that left the placement (relabelled, unassigned or deleted) before they were done
+-- leave the rollout: there is nothing of the module left to roll out to them.
+DELETE FROM rollout_nodes
+WHERE rollout = @rollout AND state IN ('pending', 'in-flight')
+  AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.node = rollout_nodes.node AND a.module = @module);
+
+-- name: RolloutNodeInsertOnNodes :exec
+-- Nodes that joined the placement during the rollout (a JSON array), pending at @from_revision.
+INSERT INTO rollout_nodes (rollout, node, from_revision)
+SELECT @rollout, value, @from_revision FROM json_array_elements_text(CAST(@nodes AS text)::json) WHERE true
+ON CONFLICT (rollout, node) DO UPDATE SET state = 'pending', wave = 0, from_revision = excluded.from_revision,
+    generation = 0, reason = '', started_at = NULL, ended_at = NULL;
