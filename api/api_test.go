@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 const admin = "operator-secret"
@@ -35,7 +35,7 @@ type fixture struct {
 
 func setup(t testing.TB) *fixture {
 	t.Helper()
-	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "hq.db"))
+	store, err := db.Open(context.Background(), testdb.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}

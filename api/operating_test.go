@@ -6,11 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 func TestPutModuleDryRunWritesNothing(t *testing.T) {
@@ -37,7 +37,7 @@ func (o *countingObserver) ObserveReport(committed bool, _ time.Duration) {
 }
 
 func TestMetricsRouteAndReportObserver(t *testing.T) {
-	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "hq.db"))
+	store, err := db.Open(context.Background(), testdb.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}

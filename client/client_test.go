@@ -6,18 +6,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/api"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 func setup(t *testing.T) *Client {
 	t.Helper()
-	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "hq.db"))
+	store, err := db.Open(context.Background(), testdb.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}

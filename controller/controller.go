@@ -127,7 +127,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		// Only HTTPS: a plain request is answered 400 by the TLS listener, and reaches nothing.
 		ln = tls.NewListener(ln, tc)
 	}
-	log.Info("hq serving", "addr", ln.Addr().String(), "db", cfg.DB, "instance", srv.Instance)
+	log.Info("hq serving", "addr", ln.Addr().String(), "db", store.Where(), "instance", srv.Instance)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

@@ -96,6 +96,9 @@ func Open(ctx context.Context, hqDB string) (*Store, error) {
 	return s, nil
 }
 
+// Where says where the database is, as logs may show it: a file, or a URL without its password.
+func (s *Store) Where() string { return s.path }
+
 // newStore is a store on an engine's two pools, with the defaults of every setting.
 func newStore(where string, eng engine, write, read *sql.DB) *Store {
 	s := &Store{

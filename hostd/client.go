@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -25,15 +26,46 @@ const maxBody = 64 << 20
 
 // client speaks the controller's node API.
 type client struct {
-	base  string
+	// bases are the controllers, any of which serves the node (they share one database); calls
+	// go to bases[at] until it fails to answer at all.
+	bases []string
+	mu    sync.Mutex
+	at    int
 	node  string
 	token string
 	http  *http.Client
 }
 
-func newClient(base, node, token string) *client {
+func newClient(bases []string, node, token string) *client {
+	c := &client{node: node, token: token, http: &http.Client{}}
+	for _, b := range bases {
+		c.bases = append(c.bases, strings.TrimRight(b, "/"))
+	}
 	// No client-wide timeout: a long poll is meant to hang; every call sets its own deadline.
-	return &client{base: strings.TrimRight(base, "/"), node: node, token: token, http: &http.Client{}}
+	return c
+}
+
+// base is the controller the calls go to now.
+func (c *client) base() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bases[c.at]
+}
+
+// moveOn turns to the next controller when req's found nobody (refused, reset, timed out),
+// unless another call already moved on, and says which it tries next. A host that shuts down
+// stays where it is.
+func (c *client) moveOn(req *http.Request, err error) error {
+	if req.Context().Err() != nil && !errors.Is(req.Context().Err(), context.DeadlineExceeded) {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.bases) == 1 || !strings.HasPrefix(req.URL.String(), c.bases[c.at]+"/") {
+		return err
+	}
+	c.at = (c.at + 1) % len(c.bases)
+	return fmt.Errorf("%w; trying %s next", err, c.bases[c.at])
 }
 
 // transportFor is how hostd reaches its controller: over HTTPS it verifies the controller with
@@ -64,7 +96,7 @@ func transportFor(caFile, certFile, keyFile string) (*http.Transport, error) {
 }
 
 func (c *client) nodeURL(suffix string) string {
-	return c.base + "/api/v1/nodes/" + url.PathEscape(c.node) + suffix
+	return c.base() + "/api/v1/nodes/" + url.PathEscape(c.node) + suffix
 }
 
 // declaration long-polls for a declaration newer than after; nil, nil means none came in wait.
@@ -124,13 +156,13 @@ func (c *client) report(ctx context.Context, r *hq.Report) (*hq.ReportResponse, 
 func (c *client) controllerKey(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/api/v1/controller-key", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base()+"/api/v1/controller-key", nil)
 	if err != nil {
 		return "", err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return "", err
+		return "", c.moveOn(req, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -153,7 +185,7 @@ func (c *client) do(req *http.Request) (*http.Response, error) {
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, c.moveOn(req, err)
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotModified {
 		defer resp.Body.Close()

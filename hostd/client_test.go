@@ -22,7 +22,7 @@ func errorServer(t *testing.T, status int, body string) *client {
 		fmt.Fprint(w, body)
 	}))
 	t.Cleanup(srv.Close)
-	return newClient(srv.URL, "web-1", "tok")
+	return newClient([]string{srv.URL}, "web-1", "tok")
 }
 
 func TestControllerErrorKeepsCodeAndDetails(t *testing.T) {
@@ -89,4 +89,33 @@ func TestReporterLogsARefusedReportsFields(t *testing.T) {
 	waitFor(t, 5*time.Second, "the refusal in the log", func() bool {
 		return strings.Contains(logs.String(), "results[0].resource: app/gone is not declared")
 	})
+}
+
+// With several controllers, a call that finds nobody at one moves the next call to the next,
+// and a controller's answer, even an error, does not.
+func TestClientMovesOnWhenAControllerIsGone(t *testing.T) {
+	answered := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"key":"k"}`)
+	}))
+	t.Cleanup(answered.Close)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	c := newClient([]string{gone.URL, answered.URL}, "web-1", "tok")
+	_, err := c.controllerKey(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "trying "+answered.URL+" next") {
+		t.Fatalf("first call: %v, want a refusal naming the next controller", err)
+	}
+	if k, err := c.controllerKey(t.Context()); err != nil || k != "k" {
+		t.Fatalf("second call: %q %v, want the other controller's key", k, err)
+	}
+	if c.base() != answered.URL {
+		t.Fatalf("calls go to %s, want %s", c.base(), answered.URL)
+	}
+	refusing := errorServer(t, http.StatusServiceUnavailable, `{"error":{"code":"unavailable"}}`)
+	refusing.bases = append(refusing.bases, answered.URL)
+	refusing.controllerKey(t.Context())
+	if refusing.at != 0 {
+		t.Fatal("a controller that answered 503 was left for another")
+	}
 }

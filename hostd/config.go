@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
 // Config is hostd's configuration, read from HOSTD_* variables by the main.
 type Config struct {
-	Controller    string        `envconfig:"CONTROLLER" desc:"required: base URL of the controller, e.g. http://127.0.0.1:8080"`
+	Controller    string        `envconfig:"CONTROLLER" desc:"required: base URL of the controller, e.g. https://hq.example:8080; several, comma-separated, are controllers on one database, tried in turn when one does not answer"`
 	Node          string        `envconfig:"NODE" desc:"required: this node's registered name"`
 	Token         string        `envconfig:"TOKEN" desc:"required: this node's token"`
 	Root          string        `envconfig:"ROOT" default:"/" desc:"directory every declared path lives under"`
@@ -31,6 +32,17 @@ type Config struct {
 	FailpointGroupCommitPause time.Duration `envconfig:"FAILPOINT_GROUP_COMMIT_PAUSE" desc:"for tests only: sleep this long after a group's first commit, logging \"failpoint: paused between group commits\", so a test can kill hostd mid-group"`
 }
 
+// Controllers are the URLs HOSTD_CONTROLLER lists, in order.
+func (c Config) Controllers() []string {
+	var bases []string
+	for b := range strings.SplitSeq(c.Controller, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			bases = append(bases, b)
+		}
+	}
+	return bases
+}
+
 // Check reports the first thing in c that would stop hostd from running.
 func (c Config) Check() error {
 	switch {
@@ -49,9 +61,11 @@ func (c Config) Check() error {
 	case c.Wait <= 0:
 		return errors.New("HOSTD_WAIT must be positive")
 	}
-	u, err := url.Parse(c.Controller)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("HOSTD_CONTROLLER must be an http:// or https:// URL, not %q", c.Controller)
+	for _, base := range c.Controllers() {
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("HOSTD_CONTROLLER must be http:// or https:// URLs, comma-separated, not %q", base)
+		}
 	}
 	if c.ControllerKey == "" && !c.LearnKey {
 		return errNoKeyConfigured

@@ -36,7 +36,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer eng.Close()
-	c := newClient(cfg.Controller, cfg.Node, cfg.Token)
+	c := newClient(cfg.Controllers(), cfg.Node, cfg.Token)
 	if c.http.Transport, err = transportFor(cfg.CA, cfg.Cert, cfg.Key); err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +13,12 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 func TestMetricsPage(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "hq.db"))
+	store, err := db.Open(ctx, testdb.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 const token = "operator-secret"
@@ -44,7 +44,7 @@ type bundle struct {
 
 func setup(tb testing.TB) *bundle {
 	tb.Helper()
-	s, err := db.Open(context.Background(), filepath.Join(tb.TempDir(), "hq.db"))
+	s, err := db.Open(context.Background(), testdb.New(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}

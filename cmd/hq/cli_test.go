@@ -16,6 +16,7 @@ import (
 	"github.com/meshhq/hq/api"
 	"github.com/meshhq/hq/client"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // cliEnv runs operator commands against an API on a fresh database.
@@ -26,7 +27,7 @@ type cliEnv struct {
 
 func newCLIEnv(t *testing.T) *cliEnv {
 	t.Helper()
-	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "hq.db"))
+	store, err := db.Open(context.Background(), testdb.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}
