@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // A new revision on more nodes than one chunk holds: the upload moves the first chunk in its
@@ -74,7 +75,7 @@ func TestARolledBackUploadLeavesNoCachedRevision(t *testing.T) {
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
-	if _, err := s.write.Exec(onEngine(`CREATE TRIGGER fail_pin BEFORE UPDATE OF revision ON assignments WHEN NEW.revision = 2
+	if _, err := s.write.Exec(testdb.Pick(`CREATE TRIGGER fail_pin BEFORE UPDATE OF revision ON assignments WHEN NEW.revision = 2
 		BEGIN SELECT RAISE(ABORT, 'the disk went away'); END`,
 		`CREATE FUNCTION fail_pin() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the disk went away'; END $$;
 		CREATE TRIGGER fail_pin BEFORE UPDATE OF revision ON assignments FOR EACH ROW WHEN (NEW.revision = 2) EXECUTE FUNCTION fail_pin()`)); err != nil {
@@ -83,7 +84,7 @@ func TestARolledBackUploadLeavesNoCachedRevision(t *testing.T) {
 	if _, err := s.PutModule(ctx, "app", []hq.Resource{file("a", "REJECTED"), file("bad", "x")}); err == nil {
 		t.Fatal("the upload succeeded through the trigger")
 	}
-	if _, err := s.write.Exec(onEngine(`DROP TRIGGER fail_pin`, `DROP TRIGGER fail_pin ON assignments`)); err != nil {
+	if _, err := s.write.Exec(testdb.Pick(`DROP TRIGGER fail_pin`, `DROP TRIGGER fail_pin ON assignments`)); err != nil {
 		t.Fatal(err)
 	}
 	if res := mustModule(t, s, "app", file("a", "2")); res.Revision != 2 {

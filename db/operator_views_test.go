@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // The views operators read in sqlite3 answer from the same rows the API does.
@@ -61,7 +62,7 @@ func TestDriftQuestionsInSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, q, ok := strings.Cut(string(doc), onEngine("-- who", "-- on PostgreSQL: who")+" changed /etc/sudoers by hand, on which machines, this week\n")
+	_, q, ok := strings.Cut(string(doc), testdb.Pick("-- who", "-- on PostgreSQL: who")+" changed /etc/sudoers by hand, on which machines, this week\n")
 	q, _, _ = strings.Cut(q, ";")
 	if !ok || q == "" {
 		t.Fatal("docs/database.md has no sudoers question")

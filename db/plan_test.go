@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // everyTableCount counts the rows of every table of the database, whatever the migrations made.
 func everyTableCount(t *testing.T, s *Store) map[string]int64 {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := s.read.QueryContext(ctx, onEngine("SELECT name FROM sqlite_master WHERE type = 'table'",
+	rows, err := s.read.QueryContext(ctx, testdb.Pick("SELECT name FROM sqlite_master WHERE type = 'table'",
 		"SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"))
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"github.com/meshhq/hq/internal/testdb"
 	"testing"
 	"time"
 )
@@ -38,7 +39,7 @@ func TestPruneKeepsTheNewestRowsPerNode(t *testing.T) {
 	clock.advance(48 * time.Hour)
 	count := func(table, node string) int64 {
 		var n int64
-		if err := s.read.QueryRow(rebind("SELECT COUNT(*) FROM "+table+" WHERE node = ?"), node).Scan(&n); err != nil {
+		if err := s.read.QueryRow(testdb.Rebind("SELECT COUNT(*) FROM "+table+" WHERE node = ?"), node).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // report composes a node's declaration and reports every resource of it with outcome.
@@ -186,12 +187,12 @@ func TestRolloutInWaves(t *testing.T) {
 	wantCode(t, err, hq.CodeConflict)
 
 	// The lifecycle table decides, also for changes by hand.
-	if _, err := s.write.Exec(rebind(`UPDATE rollouts SET state = 'progressing' WHERE id = ?`), rs[0].ID); err == nil ||
+	if _, err := s.write.Exec(testdb.Rebind(`UPDATE rollouts SET state = 'progressing' WHERE id = ?`), rs[0].ID); err == nil ||
 		!strings.Contains(err.Error(), "rollout_lifecycle") {
 		t.Fatalf("complete → progressing by hand: %v", err)
 	}
 	var transitions int
-	s.read.QueryRow(rebind(`SELECT COUNT(*) FROM rollout_transitions WHERE rollout = ?`), rs[0].ID).Scan(&transitions)
+	s.read.QueryRow(testdb.Rebind(`SELECT COUNT(*) FROM rollout_transitions WHERE rollout = ?`), rs[0].ID).Scan(&transitions)
 	if transitions != 2 {
 		t.Fatalf("%d transitions of the good rollout, want 2 (started, complete)", transitions)
 	}

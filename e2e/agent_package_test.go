@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // needDpkg skips a test without dpkg, except in CI, which must have it (.ci/run installs it).
@@ -105,7 +106,7 @@ func TestAgentApplyPackage(t *testing.T) {
 // applied by hostd run inside its root, and reported.
 func TestAgentPackageThroughTheController(t *testing.T) {
 	needDpkg(t)
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	h := newHost(t, c, ctl.url, "web-1")
 	deb := buildDeb(t, h.root, "hq-e2e-tool", "2.0")

@@ -23,6 +23,7 @@ import (
 // are ahead of the restored database, so they are fenced and the controller raises their
 // generations past theirs (as in seed 204), and then they converge on what the backup holds.
 func TestBackupRestoreDrill(t *testing.T) {
+	sqliteOnly(t, "hq backup copies a SQLite file; PostgreSQL is backed up with its own tools")
 	ctx := context.Background()
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "hq.db")

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -19,6 +18,7 @@ import (
 	_ "modernc.org/sqlite" // the campaigns read the controller's database themselves
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 	"github.com/meshhq/hq/loadgen"
 )
 
@@ -117,38 +117,36 @@ type dbCheck struct {
 	counted int
 }
 
-// checkDatabase opens the database read-only, as an operator's sqlite3 would, and checks its
-// integrity and that every acknowledged report is there: each acknowledged id has its row with
+// checkDatabase opens the database as an operator would, checks a SQLite file's integrity, and that every acknowledged report is there: each acknowledged id has its row with
 // the summary the host was answered, and a node's rows with their repeats account for at least
 // as many reports as were acknowledged to it.
 func checkDatabase(t *testing.T, path string, hosts []*reportingHost) dbCheck {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var ck dbCheck
-	rows, err := db.Query("PRAGMA integrity_check")
-	if err != nil {
-		t.Fatalf("integrity_check: %v", err)
-	}
-	var lines []string
-	for rows.Next() {
-		var s string
-		rows.Scan(&s)
-		lines = append(lines, s)
-	}
-	rows.Close()
-	if ck.integrity = strings.Join(lines, "; "); ck.integrity != "ok" {
-		t.Fatalf("PRAGMA integrity_check: %s", ck.integrity)
+	db := openRaw(t, path)
+	ck := dbCheck{integrity: "ok"}
+	// PostgreSQL checks its own pages; a SQLite file is checked as an operator would.
+	if testdb.Driver(path) == "sqlite" {
+		rows, err := db.Query("PRAGMA integrity_check")
+		if err != nil {
+			t.Fatalf("integrity_check: %v", err)
+		}
+		var lines []string
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			lines = append(lines, s)
+		}
+		rows.Close()
+		if ck.integrity = strings.Join(lines, "; "); ck.integrity != "ok" {
+			t.Fatalf("PRAGMA integrity_check: %s", ck.integrity)
+		}
 	}
 	type nodeRows struct {
 		summaries map[int64]string
 		counted   int
 	}
 	byNode := map[string]*nodeRows{}
-	rows, err = db.Query("SELECT node, id, summary, repeats FROM reports")
+	rows, err := db.Query("SELECT node, id, summary, repeats FROM reports")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +195,7 @@ func checkDatabase(t *testing.T, path string, hosts []*reportingHost) dbCheck {
 func TestCampaignControllerKilledUnderReports(t *testing.T) {
 	rounds := campaignRounds(t)
 	began := time.Now()
-	path := filepath.Join(t.TempDir(), "hq.db")
+	path := testdb.New(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	env := []string{"HQ_STUCK_ATTEMPTS=1000"}
 	ctl := startControllerAt(t, path, addr, env...)
@@ -264,7 +262,7 @@ var pairRE = regexp.MustCompile(`^A(\d+)\|B(\d+)$`)
 func TestCampaignHostdKilledMidGroup(t *testing.T) {
 	rounds := campaignRounds(t)
 	began := time.Now()
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	token := c.register("n1")
 	dir := t.TempDir()

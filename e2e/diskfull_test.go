@@ -126,6 +126,7 @@ func (r *reporter) post(failing bool, n int) {
 // A full disk refuses writes with 503, Retry-After and the cause, says so on /healthz and in
 // /status, loses nothing it acknowledged, and recovers by itself once space returns.
 func TestFullDiskIsA503AndRecovers(t *testing.T) {
+	sqliteOnly(t, "the full disk is the SQLite file's; PostgreSQL's disk is the server's")
 	disk := smallDisk(t, "3m")
 	ctl := startController(t, filepath.Join(disk, "hq.db"))
 	c := newClient(t, ctl.url)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // drifts reads a node's drift history, newest first.
@@ -44,7 +45,7 @@ func driftOf(t *testing.T, c *client, node, ref string, after int) hq.DriftView 
 // stopped — are put back, named in the report line, kept with what differed, and shown; a
 // file that keeps being changed gives its node, and the mesh, a drift line.
 func TestDriftIsSeenCountedAndKept(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	h := newHost(t, c, ctl.url, "web-1")
 	c.putModule("app", appModule("A1")...)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // proxy stands between hosts and controllers: it forwards every request, round-robin over
@@ -97,7 +98,7 @@ func fileModule(name string) hq.Resource {
 // Seed 204: a declaration captured at generation G and replayed after G+1 applied is refused,
 // recorded and visible; so is a tampered one. Nothing on disk changes for either.
 func TestStaleAndTamperedDeclarationsAreRefused(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	px, pxURL := newProxy(t, ctl.url)
 	h := newHost(t, c, pxURL, "n1", "HOSTD_WAIT=1s")
@@ -154,7 +155,7 @@ var appliedRE = regexp.MustCompile(`msg="new declaration" generation=(\d+)`)
 // Two controllers on one database take writes at once, and hosts long-poll through both: no
 // host ever applies a generation older than one it applied, and the end state is the last change.
 func TestTwoControllersNeverSendAnOlderGeneration(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "hq.db")
+	db := testdb.New(t)
 	a := startController(t, db)
 	b := startController(t, db)
 	clients := []*client{newClient(t, a.url), newClient(t, b.url)}

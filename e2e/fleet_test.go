@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	_ "modernc.org/sqlite" // the database as sqlite3 sees it, without the controller
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // registerLabelled registers a node with labels and returns its token.
@@ -51,7 +51,7 @@ func hasModule(v hq.NodeView, module string) bool {
 // relabelled out of it loses the module (and its file leaves the machine), a node registered
 // into it gains the module.
 func TestPlacementFollowsLabelsOnRealHosts(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"), "HQ_STUCK_ATTEMPTS=3")
+	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=3")
 	c := newClient(t, ctl.url)
 	c.putModule("app", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "v1\n"})
 	hosts := map[string]*host{}
@@ -152,7 +152,7 @@ func lastSent(c *client, node string) int64 {
 // A bad revision stops at its canary and is undone there; resume goes on, abort pins back
 // what advanced; a good revision goes wave by wave, never more than max_unavailable in flight.
 func TestRolloutOnRealHosts(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "hq.db")
+	db := testdb.New(t)
 	ctl := startController(t, db, "HQ_STUCK_ATTEMPTS=2")
 	c := newClient(t, ctl.url)
 	conf := func(content string, validate ...string) hq.Resource {
@@ -293,17 +293,14 @@ func TestRolloutOnRealHosts(t *testing.T) {
 	}
 
 	// The lifecycle trigger refuses complete → progressing from sqlite3 too.
-	raw, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	_, err = raw.Exec(`UPDATE rollouts SET state = 'progressing' WHERE id = ?`, good.ID)
+	raw := openRaw(t, db)
+	_, err := raw.Exec(testdb.Rebind(`UPDATE rollouts SET state = 'progressing' WHERE id = ?`), good.ID)
 	if err == nil || !strings.Contains(err.Error(), "rollout_lifecycle") {
 		t.Fatalf("complete → progressing by hand: %v", err)
 	}
 	var failedWhy string
-	raw.QueryRow(`SELECT group_concat(node || ': ' || reason, '; ') FROM rollout_nodes WHERE rollout = ? AND state IN ('failed', 'reverted')`, bad.ID).Scan(&failedWhy)
+	raw.QueryRow(testdb.Rebind(testdb.Pick(`SELECT group_concat(node || ': ' || reason, '; ')`, `SELECT string_agg(node || ': ' || reason, '; ')`)+
+		` FROM rollout_nodes WHERE rollout = ? AND state IN ('failed', 'reverted')`), bad.ID).Scan(&failedWhy)
 	if !strings.Contains(failedWhy, "web-1: app/conf failed") {
 		t.Fatalf("which nodes failed rollout %d and why: %q", bad.ID, failedWhy)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // Seed 066: two files a program reads as a pair, and the program, apply together or not at
@@ -140,7 +141,7 @@ func noGroupLeftovers(t *testing.T, h *host) {
 }
 
 func TestGroupFailingMemberKeepsTheOldPair(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"), "HQ_STUCK_ATTEMPTS=1000")
+	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=1000")
 	c := newClient(t, ctl.url)
 	h := newHost(t, c, ctl.url, "n1")
 	c.putModule("app", groupModule("A1", "B1", "")...)
@@ -176,7 +177,7 @@ func TestGroupFailingMemberKeepsTheOldPair(t *testing.T) {
 }
 
 func TestGroupUnhealthyServiceRollsBack(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"), "HQ_STUCK_ATTEMPTS=1000")
+	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=1000")
 	c := newClient(t, ctl.url)
 	// A long interval: nothing retries the group while the test looks at the rolled back state.
 	h := newHost(t, c, ctl.url, "n1", "HOSTD_INTERVAL=60s")
@@ -209,7 +210,7 @@ func TestGroupUnhealthyServiceRollsBack(t *testing.T) {
 }
 
 func TestGroupKilledBetweenCommitsRollsBackAtStart(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	token := c.register("n1")
 	dir := t.TempDir()
@@ -250,7 +251,7 @@ func TestGroupKilledBetweenCommitsRollsBackAtStart(t *testing.T) {
 }
 
 func TestGroupFailureLeavesIndependentResourcesApplied(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"), "HQ_STUCK_ATTEMPTS=1000")
+	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=1000")
 	c := newClient(t, ctl.url)
 	h := newHost(t, c, ctl.url, "n1")
 	c.putModule("app", append(groupModule("A1", "bad", ""),

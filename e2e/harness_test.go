@@ -1,5 +1,6 @@
 // Package e2e runs the real hq and hostd binaries as processes, on temporary roots and
-// loopback ports, against a real SQLite file.
+// loopback ports, against a real database: a SQLite file, or with HQ_TEST_POSTGRES set a
+// PostgreSQL server (see internal/testdb).
 package e2e
 
 import (
@@ -148,7 +149,7 @@ func startController(t testing.TB, db string, env ...string) *controller {
 
 func startControllerAt(t testing.TB, db, addr string, env ...string) *controller {
 	t.Helper()
-	env = append([]string{"HQ_ADDR=" + addr, "HQ_DB=" + db, "HQ_ADMIN_TOKEN=" + adminToken}, env...)
+	env = append(append([]string{"HQ_ADDR=" + addr, "HQ_ADMIN_TOKEN=" + adminToken}, dbEnv(t, db)...), env...)
 	p := start(t, "hq", env, "hq", "serve")
 	var url string
 	waitFor(t, 20*time.Second, "controller to listen", func() bool {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 func routeProxy() []hq.Resource {
@@ -24,7 +25,7 @@ func routeProxy() []hq.Resource {
 // Seed 125: state found on the machine for an untaken module is held, not overwritten, and
 // every surface says so until the module is taken.
 func TestHoldsWaitOnTake(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	edge, fresh := newHost(t, c, ctl.url, "edge-1"), newHost(t, c, ctl.url, "edge-2")
 	found := map[string]string{"ca.pem": "left by an earlier attempt: ca\n", "cert.pem": "left: cert\n", "key.pem": "left: key\n"}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"github.com/meshhq/hq/internal/testdb"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,10 +31,10 @@ func controllerKey(t testing.TB, url string) string {
 
 // hq key prints the key the controller signs with, the one it publishes.
 func TestHqKeyPrintsTheSigningKey(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "hq.db")
+	path := testdb.New(t)
 	ctl := startController(t, path)
 	cmd := exec.Command(filepath.Join(bin, "hq"), "key")
-	cmd.Env = append(os.Environ(), "HQ_DB="+path)
+	cmd.Env = append(os.Environ(), dbEnv(t, path)...)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)

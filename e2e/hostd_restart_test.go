@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // restartModule declares three services, each a pair server: "one" with a health check on a
@@ -114,7 +115,7 @@ func (u *uptime) end(t *testing.T, maxGap time.Duration) {
 // with SIGKILL, starting it again each time: the services it supervises answer throughout,
 // and are the same processes at the end as at the start.
 func TestServicesSurviveHostdRestarts(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	token := c.register("n1")
 	dir := t.TempDir()

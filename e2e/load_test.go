@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // BenchmarkReportsOverLoopback posts 500-resource reports in which nothing changed to a real
@@ -19,7 +19,7 @@ import (
 //
 //	go test ./e2e -run '^$' -bench ReportsOverLoopback -benchtime 5s
 func BenchmarkReportsOverLoopback(b *testing.B) {
-	ctl := startController(b, filepath.Join(b.TempDir(), "hq.db"))
+	ctl := startController(b, testdb.New(b))
 	c := newClient(b, ctl.url)
 	rs := make([]hq.Resource, 500)
 	for i := range rs {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/meshhq/hq"
 	hqclient "github.com/meshhq/hq/client"
+	"github.com/meshhq/hq/internal/testdb"
 	"github.com/meshhq/hq/metrics"
 )
 
@@ -58,7 +59,7 @@ func scrape(t *testing.T, page string) map[string]float64 {
 // nodes stuck on one resource, and compares every figure with what /status and the nodes say.
 func TestMetricsAgreeWithStatus(t *testing.T) {
 	ctx := context.Background()
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"), "HQ_STUCK_ATTEMPTS=2")
+	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=2")
 	c := hqclient.New(ctl.url, adminToken)
 	prom := filepath.Join(t.TempDir(), "hostd.prom")
 	fast := "HOSTD_INTERVAL=300ms"
@@ -145,7 +146,7 @@ func TestMetricsAgreeWithStatus(t *testing.T) {
 // TestMetricsOnTheirOwnListener: with HQ_METRICS_ADDR, /metrics is served there without auth.
 func TestMetricsOnTheirOwnListener(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"), "HQ_METRICS_ADDR="+addr)
+	ctl := startController(t, testdb.New(t), "HQ_METRICS_ADDR="+addr)
 	c := hqclient.New(ctl.url, adminToken)
 	must[hqclient.Registration](t)(c.Register(context.Background(), "web-1"))
 	page := must[string](t)((&hqclient.Client{Base: "http://" + addr}).Metrics(context.Background()))
@@ -167,7 +168,7 @@ func hqCLI(t *testing.T, url string, args ...string) (string, error) {
 // a module pushed from a file, assigned, held on a host that has the file already, taken,
 // applied; status and node say it in the page's words.
 func TestCLIAgainstAController(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := hqclient.New(ctl.url, adminToken)
 	h := opsHost(t, c, "edge-1", "HOSTD_INTERVAL=300ms")
 	os.MkdirAll(filepath.Join(h.root, "etc/proxy"), 0o755)
@@ -253,7 +254,7 @@ func jsonOf(s string, v any) error { return json.Unmarshal([]byte(s), v) }
 // The fleet's verbs through the CLI: label nodes, place a module on a selector, read the
 // rollouts of its next revision.
 func TestCLIPlacesAndRollsOut(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	c.putModule("app", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "1\n"})
 	for _, n := range []string{"web-1", "web-2", "db-1"} {

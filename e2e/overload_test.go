@@ -3,20 +3,20 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // A controller past its bound of reports in flight sheds them with 503 and Retry-After before
 // reading them; hostd waits as it is told and its next report lands; nothing acknowledged is
 // lost.
 func TestOverloadShedsReportsAndHostdComesBack(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"), "HQ_MAX_REPORTS_IN_FLIGHT=1", "HQ_RETRY_AFTER=1")
+	ctl := startController(t, testdb.New(t), "HQ_MAX_REPORTS_IN_FLIGHT=1", "HQ_RETRY_AFTER=1")
 	c := newClient(t, ctl.url)
 	rs := make([]hq.Resource, 100)
 	for i := range rs {

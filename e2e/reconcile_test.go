@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // appModule declares one resource of every kind; the service reads a.conf and b.conf at start
@@ -47,7 +48,7 @@ func serving(h *host) string {
 }
 
 func TestReconcileEveryKindOnTwoNodes(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	hosts := []*host{newHost(t, c, ctl.url, "n1"), newHost(t, c, ctl.url, "n2")}
 	c.putModule("app", appModule("A1")...)
@@ -136,7 +137,7 @@ func checkApplied(t *testing.T, h *host, a string) {
 
 // A node with nothing assigned reports all the same, and reads converged, not new.
 func TestIdleNodeConverges(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	newHost(t, c, ctl.url, "idle")
 	waitFor(t, 20*time.Second, "the idle node converged", func() bool {

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // Seed 065: a resource that can never apply raises its hand — failed, then stuck, never
 // applied or regressed, node-local or mesh-wide — and a failing gate says what it blocks.
 func TestStuckResourcesRaiseTheirHand(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"), "HQ_STUCK_ATTEMPTS=3")
+	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=3")
 	c := newClient(t, ctl.url)
 	fast := "HOSTD_INTERVAL=300ms"
 	n1, n2, n3 := newHost(t, c, ctl.url, "n1", fast), newHost(t, c, ctl.url, "n2", fast), newHost(t, c, ctl.url, "n3", fast)

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // One module fills in each node's region: three real hosts in two regions each get their own
 // file, their declarations' digests differ, and a node without the label cannot be assigned
 // the module (409, nothing changes).
 func TestValuesPerNode(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	c.putModule("site", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/site.conf",
 		Content: "node {{.Node}} serves {{.Labels.region}}\n"})

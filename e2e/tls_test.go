@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // testCA is a certificate authority made for one test, nothing downloaded.
@@ -86,8 +87,8 @@ func (ca *testCA) https() *http.Client {
 func TestTransportOverTLSWithNodeCertificates(t *testing.T) {
 	ca, other := newTestCA(t, "hq test CA"), newTestCA(t, "somebody else's CA")
 	cert, key := ca.issue(t, "hq", false)
-	p := start(t, "hq", []string{"HQ_ADDR=127.0.0.1:0", "HQ_DB=" + filepath.Join(t.TempDir(), "hq.db"), "HQ_ADMIN_TOKEN=" + adminToken,
-		"HQ_TLS_CERT=" + cert, "HQ_TLS_KEY=" + key, "HQ_CLIENT_CA=" + ca.file}, "hq", "serve")
+	p := start(t, "hq", append(dbEnv(t, testdb.New(t)), "HQ_ADDR=127.0.0.1:0", "HQ_ADMIN_TOKEN="+adminToken,
+		"HQ_TLS_CERT="+cert, "HQ_TLS_KEY="+key, "HQ_CLIENT_CA="+ca.file), "hq", "serve")
 	var addr string
 	waitFor(t, 20*time.Second, "controller to listen", func() bool {
 		if m := addrRE.FindStringSubmatch(p.out.String()); m != nil {

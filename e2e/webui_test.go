@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -31,7 +32,7 @@ func TestStatusPagesInABrowser(t *testing.T) {
 		}
 		t.Skipf("chromium is not installed at %s (apt-get install -y chromium)", chromiumPath)
 	}
-	dbPath := filepath.Join(t.TempDir(), "hq.db")
+	dbPath := testdb.New(t)
 	const silentAfter = "HQ_SILENT_AFTER=4s"
 	ctl := startController(t, dbPath, "HQ_STUCK_ATTEMPTS=2", silentAfter)
 	// A second controller on the same database that never calls a failure stuck: the hosts
@@ -227,7 +228,7 @@ func getWithCookie(t *testing.T, url string, c *http.Cookie) int {
 // The pages sit beside the API on the controller's one port and take the operator token as
 // curl sends it; the API and /healthz answer as before.
 func TestStatusPagesBesideTheAPI(t *testing.T) {
-	ctl := startController(t, filepath.Join(t.TempDir(), "hq.db"))
+	ctl := startController(t, testdb.New(t))
 	newClient(t, ctl.url).register("web-1")
 	get := func(path string, auth func(*http.Request)) (int, string, http.Header) {
 		req, _ := http.NewRequest("GET", ctl.url+path, nil)

@@ -10,9 +10,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx", which Driver names
 )
 
 // Env names the PostgreSQL server the tests run against; unset, they run on SQLite.
@@ -56,4 +59,38 @@ func exec(t testing.TB, server, stmt string) {
 	if _, err := conn.Exec(ctx, stmt); err != nil {
 		t.Fatalf("%s: %v", stmt, err)
 	}
+}
+
+// Rebind writes a test's ? placeholders as PostgreSQL's $1, $2, … when the run is for it.
+func Rebind(q string) string {
+	if !Postgres() {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Pick is the statement for the engine the run is for, where the two dialects differ.
+func Pick(sqlite, postgres string) string {
+	if Postgres() {
+		return postgres
+	}
+	return sqlite
+}
+
+// Driver is the database/sql driver that opens hqDB: "pgx" for a PostgreSQL URL, else "sqlite".
+func Driver(hqDB string) string {
+	if strings.HasPrefix(hqDB, "postgres://") || strings.HasPrefix(hqDB, "postgresql://") {
+		return "pgx"
+	}
+	return "sqlite"
 }
