@@ -1,8 +1,12 @@
 package hq
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"strconv"
 )
 
@@ -20,4 +24,94 @@ func KeyFingerprint(key []byte) string {
 // itself that it signed this generation for this node, not only this digest.
 func SignedStatement(node string, generation int64, digest string) []byte {
 	return []byte("hq declaration\n" + node + "\n" + strconv.FormatInt(generation, 10) + "\n" + digest)
+}
+
+// VouchStatement is what a signing key signs, when it is rotated, to vouch for the key that
+// replaces it. Its first line differs from SignedStatement's, so no signature over a
+// declaration can ever be taken for a vouch, nor the other way round.
+func VouchStatement(next ed25519.PublicKey) []byte {
+	return []byte("hq key\n" + base64.StdEncoding.EncodeToString(next))
+}
+
+// KeyVouch is one link of a key chain: By (base64 public key) vouches for Key (base64 public
+// key) as its successor, with Signature (base64) over VouchStatement(Key). Naming the signer
+// in the link lets a host find where in a chain the key it holds begins, and check that every
+// link is signed by the key the link before it vouched for.
+type KeyVouch struct {
+	By        string `json:"by"`
+	Key       string `json:"key"`
+	Signature string `json:"signature"`
+}
+
+// Vouch signs next as by's successor.
+func Vouch(by ed25519.PrivateKey, next ed25519.PublicKey) KeyVouch {
+	return KeyVouch{
+		By:        base64.StdEncoding.EncodeToString(by.Public().(ed25519.PublicKey)),
+		Key:       base64.StdEncoding.EncodeToString(next),
+		Signature: base64.StdEncoding.EncodeToString(ed25519.Sign(by, VouchStatement(next))),
+	}
+}
+
+// MaxKeyChain bounds the links a host follows: a controller sends only the vouches still in
+// grace, a handful at most, so a longer chain is nothing a controller made.
+const MaxKeyChain = 32
+
+// ErrKeyNotVouched is the error when no link of a chain is signed by the key held.
+var ErrKeyNotVouched = errors.New("no vouch in the key chain is signed by the key held")
+
+// FollowKeyChain returns the key that chain leads to from held. The chain must hold
+// together as a whole, each link signed by the key the link before it vouched for (a
+// controller sends it so), and one link must be signed by held: the key of the chain's last
+// link is then the one to follow to. Links before held's are rotations a host followed
+// already. A chain that does not hold together, or that held signs no link of, leads nowhere.
+func FollowKeyChain(held ed25519.PublicKey, chain []KeyVouch) (ed25519.PublicKey, error) {
+	if len(chain) > MaxKeyChain {
+		return nil, fmt.Errorf("the key chain has %d links, more than %d", len(chain), MaxKeyChain)
+	}
+	var prev, next ed25519.PublicKey
+	found := false
+	for i, v := range chain {
+		by, key, err := checkLink(prev, v)
+		if err != nil {
+			return nil, fmt.Errorf("key chain link %d: %w", i, err)
+		}
+		found = found || bytes.Equal(by, held)
+		prev, next = key, key
+	}
+	if !found {
+		return nil, ErrKeyNotVouched
+	}
+	return next, nil
+}
+
+// checkLink returns v's signer and the key it vouches for, if v is signed by its signer and,
+// past the first link, that signer is prev, the key the link before vouched for.
+func checkLink(prev ed25519.PublicKey, v KeyVouch) (by, key ed25519.PublicKey, err error) {
+	if by, err = ParsePublicKey(v.By); err != nil {
+		return nil, nil, fmt.Errorf("its signer: %w", err)
+	}
+	if prev != nil && !bytes.Equal(by, prev) {
+		return nil, nil, fmt.Errorf("signed by %s, not by %s the link before vouches for (links out of order)", KeyFingerprint(by), KeyFingerprint(prev))
+	}
+	if key, err = ParsePublicKey(v.Key); err != nil {
+		return nil, nil, fmt.Errorf("its key: %w", err)
+	}
+	sig, err := base64.StdEncoding.DecodeString(v.Signature)
+	if err != nil || !ed25519.Verify(by, VouchStatement(key), sig) {
+		return nil, nil, fmt.Errorf("the vouch for %s does not verify with %s", KeyFingerprint(key), KeyFingerprint(by))
+	}
+	return by, key, nil
+}
+
+// ParsePublicKey decodes a base64 (standard) ed25519 public key, as GET
+// /api/v1/controller-key serves it and HOSTD_CONTROLLER_KEY takes it.
+func ParsePublicKey(s string) (ed25519.PublicKey, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("key is not standard base64: %w", err)
+	}
+	if len(b) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("key is %d bytes, not %d", len(b), ed25519.PublicKeySize)
+	}
+	return ed25519.PublicKey(b), nil
 }

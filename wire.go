@@ -14,11 +14,22 @@ type Declaration struct {
 	Modules    []DeclaredModule `json:"modules"`
 	// Digest covers Node, Generation and Modules; see ComputeDigest.
 	Digest string `json:"digest"`
-	// Signature is the controller's ed25519 signature over Digest, base64; empty when unsigned.
-	Signature  string    `json:"signature,omitempty"`
-	SendID     int64     `json:"send_id"`
-	ComposedBy string    `json:"composed_by"`
-	ComposedAt time.Time `json:"composed_at"`
+	// Signature is the controller's ed25519 signature over SignedStatement(Node, Generation,
+	// Digest), base64; empty when unsigned.
+	Signature string `json:"signature,omitempty"`
+	// Key is the public key (base64) the declaration is signed with, and KeyChain the vouches
+	// that lead to it from the keys the controller rotated away from and still honours, oldest
+	// first. Both stay out of the digest, as delivery details do: the digest is what is
+	// declared, the fence compares it at one generation, and the controller records it when it
+	// composes, before it signs. Were the key in it, a rotation would give generation G a second
+	// digest and every host would refuse its re-send. Nothing in them needs the digest's cover
+	// either: a host trusts Key only when it holds it or KeyChain leads to it from the key it
+	// holds, each link signed by the key before it.
+	Key        string     `json:"key,omitempty"`
+	KeyChain   []KeyVouch `json:"key_chain,omitempty"`
+	SendID     int64      `json:"send_id"`
+	ComposedBy string     `json:"composed_by"`
+	ComposedAt time.Time  `json:"composed_at"`
 	// Retry names resources (module/name) whose back-off the host should drop.
 	Retry []string `json:"retry,omitempty"`
 }
@@ -105,6 +116,11 @@ type ReportResponse struct {
 	Generation int64 `json:"generation"`
 	// Retry names resources (module/name) whose back-off the host should drop.
 	Retry []string `json:"retry,omitempty"`
+	// Key and KeyChain are the controller's signing key now and the vouches leading to it, as
+	// on a declaration: a host that holds an older key follows a rotation within one report,
+	// without waiting for a new generation that may not come before the vouch retires.
+	Key      string     `json:"key,omitempty"`
+	KeyChain []KeyVouch `json:"key_chain,omitempty"`
 }
 
 // BearerToken returns the token of an Authorization header value that uses the Bearer scheme,

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +32,8 @@ type fixture struct {
 	handler http.Handler
 	store   *db.Store
 	key     ed25519.PrivateKey
+	// keys is what the server signs with; a test rotates by storing others.
+	keys atomic.Pointer[Keys]
 }
 
 func setup(t testing.TB) *fixture {
@@ -40,12 +43,14 @@ func setup(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	s := &Server{Store: store, AdminToken: admin, Instance: "test-instance", Key: key,
+	f := &fixture{t: t, store: store, key: key}
+	f.keys.Store(NewKeys(key, nil, nil))
+	s := &Server{Store: store, AdminToken: admin, Instance: "test-instance", Keys: f.keys.Load,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: 5 * time.Second}
-	h := s.Handler()
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { srv.Close(); store.Close() })
-	return &fixture{t: t, srv: srv, handler: h, store: store, key: key}
+	f.handler = s.Handler()
+	f.srv = httptest.NewServer(f.handler)
+	t.Cleanup(func() { f.srv.Close(); store.Close() })
+	return f
 }
 
 type response struct {

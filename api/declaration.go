@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/ed25519"
-	"encoding/base64"
 	"net/http"
 	"strconv"
 	"time"
@@ -49,8 +47,8 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if s.Key != nil {
-		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(s.Key, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
+	if k := s.keys(); k != nil {
+		k.sign(&d)
 	}
 	setETag(w, d.Generation)
 	// Unindented: a fleet's new revision is this answer once per node, and indenting it cost a
@@ -60,14 +58,12 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 
 // signedFor returns whether a report's signature is this controller's over the node, the
 // generation and the digest the report names: then it answers a declaration this controller
-// made for this node at that generation.
+// made for this node at that generation. The key signing now and those still in grace are
+// the controller's; a retired key is not, whoever holds it now.
 func (s *Server) signedFor(node string) func(hq.Report) bool {
 	return func(rep hq.Report) bool {
-		if s.Key == nil || rep.Signature == "" {
-			return false
-		}
-		sig, err := base64.StdEncoding.DecodeString(rep.Signature)
-		return err == nil && ed25519.Verify(s.Key.Public().(ed25519.PublicKey), hq.SignedStatement(node, rep.Generation, rep.Digest), sig)
+		k := s.keys()
+		return k != nil && rep.Signature != "" && k.signed(hq.SignedStatement(node, rep.Generation, rep.Digest), rep.Signature)
 	}
 }
 
@@ -122,16 +118,19 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 	}
 	observe(true)
 	s.Store.WakeRollouts() // a report may finish or fail a rollout's node
+	if k := s.keys(); k != nil {
+		resp.Key, resp.KeyChain = k.Public, k.Chain
+	}
 
 	setETag(w, resp.Generation)
 	writeJSON(w, http.StatusOK, resp)
 }
 
 func (s *Server) controllerKey(w http.ResponseWriter, r *http.Request) {
-	if s.Key == nil {
+	k := s.keys()
+	if k == nil {
 		s.writeError(w, r, hq.Errorf(hq.CodeNotFound, "this controller does not sign declarations"))
 		return
 	}
-	pub := s.Key.Public().(ed25519.PublicKey)
-	writeJSON(w, http.StatusOK, map[string]string{"key": base64.StdEncoding.EncodeToString(pub)})
+	writeJSON(w, http.StatusOK, map[string]string{"key": k.Public})
 }

@@ -22,9 +22,13 @@ type Server struct {
 	AdminToken string
 	// Instance names this process in every send it records.
 	Instance string
-	// Key signs every declaration; nil sends them unsigned.
+	// Key signs every declaration when Keys is nil: a key that never rotates, for tests and
+	// embedding. With neither, declarations are sent unsigned.
 	Key ed25519.PrivateKey
-	Log *slog.Logger
+	// Keys, when set, is asked for the keys on every declaration and report, so a key rotated
+	// on disk signs at once; the controller answers it from the key file it watches.
+	Keys func() *Keys
+	Log  *slog.Logger
 	// MaxWait bounds a declaration long-poll.
 	MaxWait time.Duration
 	// NodeCertificates: a node's calls must carry a verified client certificate that names
@@ -82,6 +86,10 @@ func (s *Server) Routes(r chi.Router) {
 // allowed) speak the API's error shape, whatever else is mounted beside it.
 func (s *Server) Mount(r chi.Router) {
 	s.reports = newAdmission(cmp.Or(s.MaxReportsInFlight, DefaultMaxReportsInFlight))
+	if s.Keys == nil && s.Key != nil {
+		fixed := NewKeys(s.Key, nil, nil)
+		s.Keys = func() *Keys { return fixed }
+	}
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, hq.Errorf(hq.CodeNotFound, "no such path: %s", r.URL.Path))
 	})

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -26,8 +27,14 @@ import (
 
 // Config is the controller's configuration, read from the environment.
 type Config struct {
-	Addr               string        `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
-	DB                 string        `envconfig:"DB" default:"./hq.db" desc:"the database file; its signing key is kept beside it as FILE.key"`
+	Addr    string `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
+	DB      string `envconfig:"DB" default:"./hq.db" desc:"the database file; its signing key is kept beside it as FILE.key unless HQ_KEY_FILE says otherwise"`
+	KeyFile string `envconfig:"KEY_FILE" desc:"the signing key file (mode 0600; hq key rotate replaces it); by default HQ_DB.key, beside the database file, and required when HQ_DB is not a file"`
+	// KeyGrace is a week by default: long enough for a host that was powered off over a long
+	// weekend or a holiday, or a laptop away on a trip, to follow a rotation when it comes
+	// back (a running host follows within one report); short enough that a key rotated away
+	// because it may have leaked stops being honoured within days, not months.
+	KeyGrace           time.Duration `envconfig:"KEY_GRACE" default:"168h" desc:"how long after hq key rotate the key it replaced is still vouched for to hosts that hold it and honoured on their reports; a host down longer must be given the new HOSTD_CONTROLLER_KEY"`
 	AdminToken         string        `envconfig:"ADMIN_TOKEN" desc:"required: the operator's bearer token"`
 	StuckAttempts      int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
 	StuckAfter         time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
@@ -72,13 +79,43 @@ func (c Config) Check() error {
 		return errors.New("HQ_CLIENT_CA needs HQ_TLS_CERT and HQ_TLS_KEY: client certificates come with TLS")
 	case c.MaxConns < 1:
 		return errors.New("HQ_MAX_CONNS must be at least 1")
+	case c.KeyGrace <= 0:
+		return errors.New("HQ_KEY_GRACE must be positive")
 	}
-	return nil
+	_, err := c.SigningKeyFile()
+	return err
 }
 
-// KeyPath is where the signing key of the database at dbPath lives: beside it, so every
-// controller sharing the database shares the key.
+// SigningKeyFile is where the controller's signing key lives: HQ_KEY_FILE, or beside the
+// database file. A database that is not a file (a URL) has no beside, so it needs
+// HQ_KEY_FILE; every controller on one database must be given the same file.
+func (c Config) SigningKeyFile() (string, error) {
+	switch {
+	case c.KeyFile != "":
+		return c.KeyFile, nil
+	case !isFilePath(c.DB):
+		return "", fmt.Errorf("HQ_KEY_FILE is required: HQ_DB (%s) is not a file the signing key could be kept beside", redactURL(c.DB))
+	}
+	return KeyPath(c.DB), nil
+}
+
+// KeyPath is where the signing key of the database file at dbPath lives by default: beside
+// it, so every controller sharing the database shares the key.
 func KeyPath(dbPath string) string { return dbPath + ".key" }
+
+// isFilePath tells a database file from a URL (postgres://…, or postgres:… without slashes).
+func isFilePath(db string) bool {
+	scheme, _, ok := strings.Cut(db, ":")
+	return !strings.Contains(db, "://") && !(ok && (scheme == "postgres" || scheme == "postgresql"))
+}
+
+// redactURL leaves a database URL's password out of an error message.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return s
+}
 
 // Run serves the controller until ctx ends, then shuts down gracefully. It listens before it
 // serves, so a bad address fails at once; ready, if set, is called with the bound address.
@@ -93,11 +130,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	defer store.Close()
 	store.StuckAttempts, store.StuckAfter, store.SilentAfter = cfg.StuckAttempts, cfg.StuckAfter, cfg.SilentAfter
 	store.DriftThreshold, store.Log = cfg.DriftThreshold, log
-	key, err := LoadOrCreateKey(KeyPath(cfg.DB))
+	keyFile, _ := cfg.SigningKeyFile() // checked above
+	keys, err := newKeyWatcher(keyFile, cfg.KeyGrace, log)
 	if err != nil {
 		return err
 	}
-	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Key: key, Log: log, MaxWait: maxWait,
+	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Keys: keys.current, Log: log, MaxWait: maxWait,
 		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter}
 	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, log)
 	if err != nil {
@@ -138,6 +176,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	bg, stopBackground := context.WithCancel(ctx)
 	defer stopBackground() // before the wait above
 	background.Go(func() { prune(bg, store, retention, cfg.PruneEvery, log) })
+	background.Go(func() { keys.run(bg, time.Second) })
 	if serveMetrics != nil {
 		background.Go(func() { serveMetrics(bg) })
 	}

@@ -10,17 +10,22 @@ import (
 	"github.com/meshhq/hq/db"
 )
 
-// backup copies the database at HQ_DB to FILE while it serves, and the signing key beside it
-// to FILE.key, so restoring is copying both back (docs/operating.md).
+// backup copies the database at HQ_DB to FILE while it serves, and the signing key file
+// (HQ_KEY_FILE, by default beside the database) to FILE.key, so restoring is copying both back
+// (docs/operating.md).
 func backup(ctx context.Context, cfg controller.Config, args []string) error {
 	if len(args) != 1 || isHelp(args[0]) {
 		return errors.New("usage: hq backup FILE (with HQ_DB naming the live database)")
 	}
 	dst := args[0]
+	keyFile, err := cfg.SigningKeyFile()
+	if err != nil {
+		return err
+	}
 	if err := db.Backup(ctx, cfg.DB, dst); err != nil {
 		return err
 	}
-	key, err := os.ReadFile(controller.KeyPath(cfg.DB))
+	key, err := os.ReadFile(keyFile)
 	if err != nil {
 		return fmt.Errorf("the database is backed up to %s, but not its signing key: %w", dst, err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
@@ -38,6 +37,7 @@ func demo(ctx context.Context, cfg controller.Config) error {
 	}
 	defer logFile.Close()
 	cfg.DB = filepath.Join(dir, "hq.db")
+	cfg.KeyFile = "" // the demo's own key, beside its own database, never the operator's
 	if cfg.AdminToken == "" {
 		cfg.AdminToken = rand.Text()
 	}
@@ -104,11 +104,11 @@ type demoHost struct {
 // waited for by running; the controller's key is handed to them, as an operator would
 // provision it.
 func startHosts(ctx context.Context, running *sync.WaitGroup, bin, base, keyPath string, hosts []demoHost) error {
-	key, err := controller.LoadOrCreateKey(keyPath)
+	key, err := controller.LoadOrCreateKeys(keyPath)
 	if err != nil {
 		return err
 	}
-	pub := base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey))
+	pub := base64.StdEncoding.EncodeToString(key.Public())
 	for _, h := range hosts {
 		logFile, err := os.Create(filepath.Join(h.dir, "hostd.log"))
 		if err != nil {

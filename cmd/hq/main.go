@@ -4,14 +4,15 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/kelseyhightower/envconfig"
 
@@ -27,7 +28,12 @@ commands:
   migrate   apply database migrations and exit
   demo      run a controller and three hosts on temporary roots, for a first look
   key       print the controller's public signing key (and its fingerprint), to provision
-            hosts with as HOSTD_CONTROLLER_KEY; it is made beside HQ_DB if there is none yet
+            hosts with as HOSTD_CONTROLLER_KEY; it is made (HQ_KEY_FILE, by default beside
+            HQ_DB) if there is none yet
+  key rotate
+            replace the signing key with a new one the old one vouches for: controllers
+            serving sign with it within seconds, and hosts that hold the old key follow it;
+            the old key is honoured for HQ_KEY_GRACE (docs/security.md)
   backup    FILE: copy the database at HQ_DB to FILE, consistently, while hq serves
             (and its signing key to FILE.key); see docs/operating.md for the restore
 
@@ -71,7 +77,7 @@ func main() {
 	case "demo":
 		err = demo(ctx, cfg)
 	case "key":
-		err = printKey(cfg)
+		err = keyCommand(cfg, os.Args[2:])
 	case "backup":
 		err = backup(ctx, cfg, os.Args[2:])
 	default:
@@ -108,14 +114,47 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// printKey prints the public half of the signing key kept beside the database.
-func printKey(cfg controller.Config) error {
-	key, err := controller.LoadOrCreateKey(controller.KeyPath(cfg.DB))
+// keyCommand is hq key (print the key, made if there is none) and hq key rotate.
+func keyCommand(cfg controller.Config, args []string) error {
+	path, err := cfg.SigningKeyFile()
 	if err != nil {
 		return err
 	}
-	pub := key.Public().(ed25519.PublicKey)
-	fmt.Println(base64.StdEncoding.EncodeToString(pub))
-	fmt.Fprintln(os.Stderr, "fingerprint", hq.KeyFingerprint(pub))
+	switch {
+	case len(args) == 0:
+		k, err := controller.LoadOrCreateKeys(path)
+		if err != nil {
+			return err
+		}
+		printKey(k)
+		return nil
+	case len(args) == 1 && args[0] == "rotate":
+		return rotateKey(cfg, path)
+	}
+	return fmt.Errorf("usage: hq key [rotate], not hq key %s", strings.Join(args, " "))
+}
+
+// rotateKey replaces the signing key at path and says what happens next.
+func rotateKey(cfg controller.Config, path string) error {
+	if cfg.KeyGrace <= 0 {
+		return errors.New("HQ_KEY_GRACE must be positive")
+	}
+	k, err := controller.RotateKeys(path, time.Now(), cfg.KeyGrace)
+	if err != nil {
+		return err
+	}
+	printKey(k)
+	last := k.Rotations[len(k.Rotations)-1].Vouch
+	by, _ := hq.ParsePublicKey(last.By)
+	fmt.Fprintf(os.Stderr, "rotated %s: the new key signs once the controllers serving read the file (within seconds; "+
+		"copy it to any controller on another machine), vouched for by %s, which is honoured until %s (HQ_KEY_GRACE %s)\n",
+		path, hq.KeyFingerprint(by), time.Now().Add(cfg.KeyGrace).UTC().Format(time.RFC3339), cfg.KeyGrace)
 	return nil
+}
+
+// printKey prints the public half of the signing key, and its fingerprint apart, so the key
+// alone can be captured for HOSTD_CONTROLLER_KEY.
+func printKey(k *controller.SigningKeys) {
+	fmt.Println(base64.StdEncoding.EncodeToString(k.Public()))
+	fmt.Fprintln(os.Stderr, "fingerprint", hq.KeyFingerprint(k.Public()))
 }
