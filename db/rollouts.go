@@ -49,6 +49,10 @@ func (s *Store) startRollouts(ctx context.Context, q dbsqlc.Querier, module stri
 			Module: module, ToRevision: to}); err != nil {
 			return false, err
 		}
+		// Counted at once, so the rollout's line is true before the loop's first step.
+		if err := setRolloutCounts(ctx, q, id); err != nil {
+			return false, err
+		}
 		started = true
 	}
 	return started, nil
