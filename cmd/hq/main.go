@@ -1,5 +1,5 @@
-// Command hq is the controller: it serves the API and the status pages over one SQLite
-// database, migrates it, or runs a demo mesh.
+// Command hq is the controller: it serves the API and the status pages over one database
+// (a SQLite file or PostgreSQL), migrates it, or runs a demo mesh.
 package main
 
 import (
