@@ -59,29 +59,40 @@ const MaxKeyChain = 32
 // ErrKeyNotVouched is the error when no link of a chain is signed by the key held.
 var ErrKeyNotVouched = errors.New("no vouch in the key chain is signed by the key held")
 
-// FollowKeyChain returns the key that chain leads to from held. The chain must hold
-// together as a whole, each link signed by the key the link before it vouched for (a
-// controller sends it so), and one link must be signed by held: the key of the chain's last
-// link is then the one to follow to. Links before held's are rotations a host followed
-// already. A chain that does not hold together, or that held signs no link of, leads nowhere.
+// FollowKeyChain returns the key that chain leads to from held; see KeysFollowed.
 func FollowKeyChain(held ed25519.PublicKey, chain []KeyVouch) (ed25519.PublicKey, error) {
+	keys, err := KeysFollowed(held, chain)
+	if err != nil {
+		return nil, err
+	}
+	return keys[len(keys)-1], nil
+}
+
+// KeysFollowed returns the keys chain leads through from held, in order, the last the one it
+// leads to. The chain must hold together as a whole, each link signed by the key the link
+// before it vouched for (a controller sends it so), and one link must be signed by held; links
+// before held's are rotations a host followed already. A chain that does not hold together, or
+// that held signs no link of, leads nowhere.
+func KeysFollowed(held ed25519.PublicKey, chain []KeyVouch) ([]ed25519.PublicKey, error) {
 	if len(chain) > MaxKeyChain {
 		return nil, fmt.Errorf("the key chain has %d links, more than %d", len(chain), MaxKeyChain)
 	}
-	var prev, next ed25519.PublicKey
-	found := false
+	var prev ed25519.PublicKey
+	var followed []ed25519.PublicKey
 	for i, v := range chain {
 		by, key, err := checkLink(prev, v)
 		if err != nil {
 			return nil, fmt.Errorf("key chain link %d: %w", i, err)
 		}
-		found = found || bytes.Equal(by, held)
-		prev, next = key, key
+		if followed != nil || by.Equal(held) {
+			followed = append(followed, key)
+		}
+		prev = key
 	}
-	if !found {
+	if followed == nil {
 		return nil, ErrKeyNotVouched
 	}
-	return next, nil
+	return followed, nil
 }
 
 // checkLink returns v's signer and the key it vouches for, if v is signed by its signer and,

@@ -31,6 +31,9 @@ func TestFollowKeyChain(t *testing.T) {
 			t.Errorf("%s: %v, %v; want K3", name, got, err)
 		}
 	}
+	if keys, err := KeysFollowed(pubOf(k1), chain); err != nil || len(keys) != 2 || !keys[0].Equal(pubOf(k2)) || !keys[1].Equal(pubOf(k3)) {
+		t.Errorf("the keys followed from K1: %d, %v; want K2 and K3", len(keys), err)
+	}
 
 	forged := Vouch(stranger, pubOf(k3))
 	forged.By = chain[1].By // claims to be K2's vouch, signed by another key

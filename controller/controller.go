@@ -27,14 +27,8 @@ import (
 
 // Config is the controller's configuration, read from the environment.
 type Config struct {
-	Addr    string `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
-	DB      string `envconfig:"DB" default:"./hq.db" desc:"the database file; its signing key is kept beside it as FILE.key unless HQ_KEY_FILE says otherwise"`
-	KeyFile string `envconfig:"KEY_FILE" desc:"the signing key file (mode 0600; hq key rotate replaces it); by default HQ_DB.key, beside the database file, and required when HQ_DB is not a file"`
-	// KeyGrace is a week by default: long enough for a host that was powered off over a long
-	// weekend or a holiday, or a laptop away on a trip, to follow a rotation when it comes
-	// back (a running host follows within one report); short enough that a key rotated away
-	// because it may have leaked stops being honoured within days, not months.
-	KeyGrace           time.Duration `envconfig:"KEY_GRACE" default:"168h" desc:"how long after hq key rotate the key it replaced is still vouched for to hosts that hold it and honoured on their reports; a host down longer must be given the new HOSTD_CONTROLLER_KEY"`
+	Addr               string        `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
+	DB                 string        `envconfig:"DB" default:"./hq.db" desc:"the database file; its signing key is kept beside it as FILE.key"`
 	AdminToken         string        `envconfig:"ADMIN_TOKEN" desc:"required: the operator's bearer token"`
 	StuckAttempts      int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
 	StuckAfter         time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
@@ -50,6 +44,13 @@ type Config struct {
 	// MaxConns is sized for a fleet: every node holds one connection open for its long-poll.
 	MaxConns    int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
 	MetricsAddr string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
+	// KeyFile's default is computed in one place, SigningKeyFile.
+	KeyFile string `envconfig:"KEY_FILE" desc:"the signing key file (mode 0600; hq key rotate replaces it); by default HQ_DB.key, beside the database file, and required when HQ_DB is not a file"`
+	// KeyGrace is a week by default: long enough for a host that was powered off over a long
+	// weekend or a holiday, or a laptop away on a trip, to follow a rotation when it comes
+	// back (a running host follows within one report); short enough that a key rotated away
+	// because it may have leaked stops being honoured within days, not months.
+	KeyGrace time.Duration `envconfig:"KEY_GRACE" default:"168h" desc:"how long after hq key rotate the key it replaced is still vouched for to hosts that hold it and honoured on their reports; a host down longer must be given the new HOSTD_CONTROLLER_KEY"`
 }
 
 // Check reports the first thing in c that would stop the controller from running.

@@ -18,7 +18,7 @@ type Config struct {
 	StateDir      string        `envconfig:"STATE_DIR" default:"/var/lib/hostd" desc:"where the ledger, the last declaration and service logs are kept"`
 	Interval      time.Duration `envconfig:"INTERVAL" default:"60s" desc:"time between reconciles"`
 	Wait          time.Duration `envconfig:"WAIT" default:"30s" desc:"how long one long-poll for a new declaration waits"`
-	ControllerKey string        `envconfig:"CONTROLLER_KEY" desc:"base64 ed25519 public key every declaration must be signed with (GET /api/v1/controller-key on the controller serves it); required unless HOSTD_LEARN_KEY=1"`
+	ControllerKey string        `envconfig:"CONTROLLER_KEY" desc:"base64 ed25519 public key every declaration must be signed with (GET /api/v1/controller-key on the controller serves it), or vouched for from through hq key rotate; a key adopted that way is kept in the state dir and held after a restart, unless this names a key outside its chain; required unless HOSTD_LEARN_KEY=1"`
 	LearnKey      bool          `envconfig:"LEARN_KEY" desc:"1: without HOSTD_CONTROLLER_KEY, learn the key from the controller on first contact, log its fingerprint and keep it in the state dir; a declaration signed with another key is refused from then on"`
 	// StopServicesOnExit is also set by hostd run --stop-services-on-exit.
 	StopServicesOnExit bool `envconfig:"STOP_SERVICES_ON_EXIT" desc:"1: stop every service when hostd exits (as hostd run --stop-services-on-exit does), for taking a node out of service; by default services keep running across a restart of hostd and are re-adopted"`

@@ -58,8 +58,8 @@ func TestVerify(t *testing.T) {
 		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(priv, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
 		return d
 	}
-	if err := Verify(signed(), "web-1", pub); err != nil {
-		t.Fatalf("a good signed declaration: %v", err)
+	if adopt, err := Verify(signed(), "web-1", pub); err != nil || adopt != nil {
+		t.Fatalf("a good signed declaration: %v, adopt %d keys", err, len(adopt))
 	}
 	for name, c := range map[string]struct {
 		change func(*hq.Declaration)
@@ -82,7 +82,7 @@ func TestVerify(t *testing.T) {
 	} {
 		d := signed()
 		c.change(d)
-		if err := Verify(d, "web-1", c.key); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := Verify(d, "web-1", c.key); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", name, err, c.want)
 		}
 	}
@@ -131,4 +131,62 @@ func TestFenceIsSavedBeforeANewDeclarationApplies(t *testing.T) {
 	if err := b.eng.Admit(d2); err == nil {
 		t.Fatal("an older declaration was admitted after a restart")
 	}
+}
+
+// A declaration signed by a key other than the one held verifies only when its chain leads to
+// that key from the one held; the refusal names the key offered and the key held.
+func TestVerifyFollowsTheKeyChain(t *testing.T) {
+	k1, k2, k3, stranger := newTestKey(t), newTestKey(t), newTestKey(t), newTestKey(t)
+	pub := func(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.PublicKey) }
+	v12, v23 := hq.Vouch(k1, pub(k2)), hq.Vouch(k2, pub(k3))
+	signedBy := func(k ed25519.PrivateKey, chain ...hq.KeyVouch) *hq.Declaration {
+		d := &hq.Declaration{Node: "web-1", Generation: 3, Modules: []hq.DeclaredModule{mod("app", false, file("a", "/a", "x"))}}
+		d.Digest = d.ComputeDigest()
+		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(k, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
+		d.Key, d.KeyChain = base64.StdEncoding.EncodeToString(pub(k)), chain
+		return d
+	}
+	adopt, err := Verify(signedBy(k3, v12, v23), "web-1", pub(k1))
+	if err != nil || len(adopt) != 2 || !adopt[0].Equal(pub(k2)) || !adopt[1].Equal(pub(k3)) {
+		t.Fatalf("K1 to K3 through K2: %v, adopt %d keys", err, len(adopt))
+	}
+	if adopt, err := Verify(signedBy(k3, v12, v23), "web-1", pub(k3)); err != nil || adopt != nil {
+		t.Fatalf("signed by the key held, with a chain: %v, adopt %d keys", err, len(adopt))
+	}
+	fp := keyFingerprint
+	for name, c := range map[string]struct {
+		d    *hq.Declaration
+		held ed25519.PrivateKey
+		want []string
+	}{
+		"unvouched key":   {signedBy(stranger), k1, []string{"signed by key " + fp(pub(stranger)), "key held (" + fp(pub(k1)) + ") does not vouch"}},
+		"not from held":   {signedBy(k3, v23), k1, []string{fp(pub(k3)), fp(pub(k1)), "does not vouch"}},
+		"wrong order":     {signedBy(k3, v23, v12), k1, []string{"out of order"}},
+		"chain elsewhere": {signedBy(stranger, v12, v23), k1, []string{"leads to " + fp(pub(k3))}},
+		"names another key": {func() *hq.Declaration {
+			d := signedBy(stranger, v12)
+			d.Key = v12.Key // says K2, is signed by another
+			return d
+		}(), k1, []string{"does not verify with the key it names"}},
+		"forged vouch": {signedBy(k2, hq.KeyVouch{By: v12.By, Key: v12.Key, Signature: hq.Vouch(stranger, pub(k2)).Signature}), k1, []string{"does not verify"}},
+	} {
+		if adopt, err := Verify(c.d, "web-1", pub(c.held)); err == nil || adopt != nil {
+			t.Errorf("%s: verified, adopt %d keys", name, len(adopt))
+		} else {
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: %v, want it to say %q", name, err, w)
+				}
+			}
+		}
+	}
+}
+
+func newTestKey(t *testing.T) ed25519.PrivateKey {
+	t.Helper()
+	_, k, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -2,7 +2,6 @@ package hostd
 
 import (
 	"context"
-	"crypto/ed25519"
 	"log/slog"
 	"time"
 
@@ -16,13 +15,14 @@ type incoming struct {
 }
 
 // poller long-polls the controller for declarations newer than the highest generation it has
-// seen, verifying each with the pinned key before handing it on.
+// seen, verifying each with the key held (adopting a key the one held vouches for) before
+// handing it on.
 type poller struct {
 	c     *client
 	node  string
 	wait  time.Duration
 	log   *slog.Logger
-	key   ed25519.PublicKey
+	trust *trust
 	after int64
 	out   chan<- incoming
 }
@@ -46,7 +46,7 @@ func (p *poller) run(ctx context.Context) {
 			retry.reset()
 			continue
 		}
-		verr := Verify(d, p.node, p.key)
+		verr := p.trust.verify(d, p.node)
 		select {
 		case p.out <- incoming{d: d, err: verr}:
 		case <-ctx.Done():

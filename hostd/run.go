@@ -2,7 +2,6 @@ package hostd
 
 import (
 	"context"
-	"crypto/ed25519"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -40,7 +39,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if c.http.Transport, err = transportFor(cfg.CA, cfg.Cert, cfg.Key); err != nil {
 		return err
 	}
-	key, err := pinKey(ctx, cfg, c, log)
+	keys, err := loadTrust(ctx, cfg, c, log)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while learning the key
@@ -48,13 +47,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return fmt.Errorf("controller key: %w", err)
 	}
 	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}, logged: map[*hq.Report]string{},
-		metrics: newTextfile(cfg.MetricsFile)}
-	a.current = a.loadDeclaration(key)
+		metrics: newTextfile(cfg.MetricsFile), trust: keys}
+	a.current = a.loadDeclaration()
 
 	decls := make(chan incoming)
 	sent := make(chan delivered)
 	applied, _ := eng.Applied()
-	p := &poller{c: c, node: cfg.Node, wait: cfg.Wait, log: log, key: key, after: applied, out: decls}
+	p := &poller{c: c, node: cfg.Node, wait: cfg.Wait, log: log, trust: keys, after: applied, out: decls}
 	switch {
 	case a.current != nil:
 		p.after = max(p.after, a.current.Generation)
@@ -78,7 +77,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer func() { stop(); wg.Wait() }()
 
 	log.Info("hostd running", "node", cfg.Node, "controller", cfg.Controller, "root", cfg.Root,
-		"generation", applied, "key", keyFingerprint(key))
+		"generation", applied, "key", keyFingerprint(keys.held()))
 	first := cfg.Interval
 	if a.current != nil {
 		first = 0
@@ -121,16 +120,18 @@ type daemon struct {
 	logged map[*hq.Report]string
 	// metrics writes HOSTD_METRICS_FILE after every reconcile; nil writes nothing.
 	metrics *textfile
+	// trust is the controller key held, shared with the poller.
+	trust *trust
 }
 
 // loadDeclaration returns the declaration kept from the last run if it still verifies and is
 // what the ledger says was applied, so hostd keeps reconciling without the controller. It is
 // kept whole, send id and signature too, so a report after a restart still names its send.
-func (a *daemon) loadDeclaration(key ed25519.PublicKey) *hq.Declaration {
+func (a *daemon) loadDeclaration() *hq.Declaration {
 	var d hq.Declaration
 	ok, err := readJSON(filepath.Join(a.cfg.StateDir, declarationFile), &d)
 	if err == nil && ok {
-		err = Verify(&d, a.cfg.Node, key)
+		err = a.trust.verifyKept(&d, a.cfg.Node)
 	}
 	if err == nil && ok {
 		err = a.eng.Admit(&d)
@@ -201,6 +202,9 @@ func (a *daemon) delivered(d delivered) {
 		a.log.Info(d.resp.Summary, "generation", d.report.Generation, "line", "the controller's")
 	}
 	delete(a.logged, d.report)
+	if d.resp.Key != "" {
+		a.trust.offer(d.resp.Key, d.resp.KeyChain)
+	}
 	stuck := make(map[string]bool, len(d.resp.Stuck))
 	for _, ref := range d.resp.Stuck {
 		stuck[ref] = true

@@ -43,6 +43,10 @@ type fakeController struct {
 	// the body; tries records when each call came.
 	busy  map[string][]int
 	tries map[string][]time.Time
+	// chain is what the controller's own declarations carry to its key; announce makes its
+	// report answers carry the key and the chain too, as hq's do.
+	chain    []hq.KeyVouch
+	announce bool
 }
 
 // shed answers call with the next status busy holds for it, and reports whether it did.
@@ -125,9 +129,12 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 		f.mu.Lock()
 		f.posted = append(f.posted, rep)
 		n := len(f.posted)
-		stuck := f.stuck
+		resp := hq.ReportResponse{ReportID: int64(n), Stuck: f.stuck}
+		if f.announce {
+			resp.Key, resp.KeyChain = base64.StdEncoding.EncodeToString(f.pub), f.chain
+		}
 		f.mu.Unlock()
-		json.NewEncoder(w).Encode(hq.ReportResponse{ReportID: int64(n), Stuck: stuck})
+		json.NewEncoder(w).Encode(resp)
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -161,7 +168,11 @@ func (f *fakeController) sign(gen int64, key ed25519.PrivateKey, mods ...hq.Decl
 		ComposedAt: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
 	d.Digest = d.ComputeDigest()
 	if key == nil {
-		key = f.priv
+		// The controller's own, naming its key and the chain to it; a forger's names nothing.
+		f.mu.Lock()
+		key, d.KeyChain = f.priv, f.chain
+		f.mu.Unlock()
+		d.Key = base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey))
 	}
 	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
 	return d

@@ -169,7 +169,9 @@ func usage(w io.Writer, cfg *hostd.Config) {
 hostd reconciles this machine to the declaration the controller composes for this node,
 and reports the outcome of every resource after every reconcile. It applies only what the
 controller signed: give it the controller's key in HOSTD_CONTROLLER_KEY, or set
-HOSTD_LEARN_KEY=1 to learn the key on first contact and keep it.
+HOSTD_LEARN_KEY=1 to learn the key on first contact and keep it. When the controller's key
+is rotated (hq key rotate), hostd follows to the new key if the key it holds vouches for it,
+keeps it in the state dir and holds it from then on; see docs/security.md.
 
 The services it supervises keep running when hostd stops or crashes, and the next start
 re-adopts those whose spec is unchanged. --stop-services-on-exit (or

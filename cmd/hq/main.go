@@ -144,11 +144,11 @@ func rotateKey(cfg controller.Config, path string) error {
 		return err
 	}
 	printKey(k)
-	last := k.Rotations[len(k.Rotations)-1].Vouch
-	by, _ := hq.ParsePublicKey(last.By)
+	last := k.Rotations[len(k.Rotations)-1]
+	by, _ := hq.ParsePublicKey(last.Vouch.By)
 	fmt.Fprintf(os.Stderr, "rotated %s: the new key signs once the controllers serving read the file (within seconds; "+
 		"copy it to any controller on another machine), vouched for by %s, which is honoured until %s (HQ_KEY_GRACE %s)\n",
-		path, hq.KeyFingerprint(by), time.Now().Add(cfg.KeyGrace).UTC().Format(time.RFC3339), cfg.KeyGrace)
+		path, hq.KeyFingerprint(by), last.At.Add(cfg.KeyGrace).UTC().Format(time.RFC3339), cfg.KeyGrace)
 	return nil
 }
 
