@@ -46,8 +46,8 @@ func (r *retrier) wait(ctx context.Context, asked time.Duration) bool {
 }
 
 // backOff logs a call that failed with err (as msg; when the controller is overloaded, once for
-// the episode through busy; when TLS failed, not here) and waits before the next attempt: as long as the
-// controller asked, or the next back-off. It reports false when ctx ends first.
+// the episode through busy; when TLS failed, not here) and waits before the next attempt: as
+// long as the controller asked, or the next back-off. It reports false when ctx ends first.
 func (r *retrier) backOff(ctx context.Context, log *slog.Logger, busy *overload, msg string, err error) bool {
 	asked, overloaded := overloadedFor(err)
 	switch {
