@@ -14,6 +14,16 @@ type Tally struct {
 	Drift []string
 	// Sent is how many resources the declaration named; Accounted how many of them have a result.
 	Sent, Accounted int
+	// Transport is the refusal of TLS the report carries, said last.
+	Transport *TransportRefusal
+}
+
+// TallyReport counts a report's results as TallyResults does, with the refusal of TLS it
+// carries: the line host and controller both write for it.
+func TallyReport(rep *Report, sent int, stuck func(ref string) bool) Tally {
+	t := TallyResults(rep.Results, sent, stuck)
+	t.Transport = rep.Transport
+	return t
 }
 
 // TallyResults counts results against a declaration of sent resources. A failed result whose
@@ -55,7 +65,8 @@ func TallyResults(results []Result, sent int, stuck func(ref string) bool) Tally
 //
 //	applied 330 resource(s) (2 drift put back: app/conf, app/unit), 16 held for untaken modules (route-proxy: 13, mailu: 3), 2 failed
 //
-// Every part but the first appears only when it is not zero.
+// Every part but the first appears only when it is not zero. A report that carries a refusal of
+// TLS ends with it: "; transport refused from 2026-11-30T03:12:00Z to …: tls: …".
 func (t Tally) Line() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "applied %d resource(s)", t.Applied)
@@ -75,6 +86,9 @@ func (t Tally) Line() string {
 	}
 	if t.Accounted < t.Sent {
 		fmt.Fprintf(&b, "; %d of %d sent resource(s) unaccounted for", t.Sent-t.Accounted, t.Sent)
+	}
+	if tr := t.Transport; tr != nil {
+		fmt.Fprintf(&b, "; transport refused from %s to %s: %s", FormatTime(tr.From), FormatTime(tr.To), tr.Reason)
 	}
 	return b.String()
 }

@@ -1,6 +1,9 @@
 package hq
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func results(spec ...any) []Result {
 	var out []Result
@@ -58,5 +61,21 @@ func TestReportLineDrift(t *testing.T) {
 	want = "applied 4 resource(s) (4 drift put back: app/conf, app/unit, app/x, …), 1 held for untaken modules (mailu: 1)"
 	if got := TallyResults(rs, 5, nil).Line(); got != want {
 		t.Fatalf("\n got %q\nwant %q", got, want)
+	}
+}
+
+// A refusal of TLS a report carries comes last, after what is unaccounted for.
+func TestReportLineEndsWithATransportRefusal(t *testing.T) {
+	from := time.Date(2026, 11, 30, 3, 12, 0, 0, time.UTC)
+	rep := &Report{Results: results("a", "x", StateApplied),
+		Transport: &TransportRefusal{From: from, To: from.Add(time.Minute), Reason: "the controller refused the TLS handshake: remote error: tls: expired certificate"}}
+	want := "applied 1 resource(s); 1 of 2 sent resource(s) unaccounted for; transport refused from 2026-11-30T03:12:00.000Z to 2026-11-30T03:13:00.000Z: " +
+		"the controller refused the TLS handshake: remote error: tls: expired certificate"
+	if got := TallyReport(rep, 2, nil).Line(); got != want {
+		t.Fatalf("\n got %q\nwant %q", got, want)
+	}
+	rep.Transport = nil
+	if got := TallyReport(rep, 1, nil).Line(); got != "applied 1 resource(s)" {
+		t.Fatalf("without one: %q", got)
 	}
 }

@@ -32,4 +32,7 @@ func (r *Report) BoundText() {
 		f.Reason = TruncateText(f.Reason)
 		f.ComposedBy = TruncateText(f.ComposedBy)
 	}
+	if f := r.Transport; f != nil {
+		f.Reason = TruncateText(f.Reason)
+	}
 }

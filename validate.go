@@ -303,6 +303,9 @@ func ValidateReport(rep Report) error {
 	if rep.Generation < 0 {
 		errs = append(errs, FieldError{Field: "generation", Message: "must not be negative"})
 	}
+	if tr := rep.Transport; tr != nil && (tr.From.IsZero() || tr.To.Before(tr.From) || tr.Reason == "") {
+		errs = append(errs, FieldError{Field: "transport", Message: "needs from, a to not before it, and a reason"})
+	}
 	seen := make(map[string]bool, len(rep.Results))
 	for i, r := range rep.Results {
 		f := func(field, msg string) {

@@ -77,7 +77,19 @@ type Report struct {
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	Refused    *Refusal  `json:"refused"`
-	Results    []Result  `json:"results"`
+	// Transport, when set, says the host could not talk to the controller for a while
+	// because TLS failed; only the first report it could send after carries it.
+	Transport *TransportRefusal `json:"transport,omitempty"`
+	Results   []Result          `json:"results"`
+}
+
+// TransportRefusal is a time the host could not talk to the controller because TLS failed (a
+// certificate expired, or from a CA it does not trust, or refused by the other side): from
+// the first failure to the call that went through again, by the host's clock, and why.
+type TransportRefusal struct {
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	Reason string    `json:"reason"`
 }
 
 // Refusal says which declaration the host would not apply, and why.

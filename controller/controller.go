@@ -155,6 +155,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	base, endRequests := context.WithCancel(context.Background())
 	defer endRequests()
 	hs := httpServer(handler(srv, pages, log), srv.MaxWait, base)
+	// The server's own lines say why a connection was refused before it became a request (a
+	// client certificate expired or from another CA, plain HTTP on the HTTPS port): they
+	// belong in the controller's log, not on stderr beside it.
+	hs.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	ln = newLimitListener(ln, cfg.MaxConns)
 	if cfg.TLSCert != "" {
 		tc, err := tlsConfig(cfg.TLSCert, cfg.TLSKey, cfg.ClientCA)

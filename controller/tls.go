@@ -2,12 +2,12 @@ package controller
 
 import (
 	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/meshhq/hq/certs"
 )
 
 // certReloader serves the certificate in certFile and keyFile and loads it again when either
@@ -76,13 +76,9 @@ func tlsConfig(certFile, keyFile, clientCA string) (*tls.Config, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.get}
 	if clientCA != "" {
-		pem, err := os.ReadFile(clientCA)
+		pool, err := certs.ReadPool(clientCA)
 		if err != nil {
 			return nil, fmt.Errorf("HQ_CLIENT_CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, errors.New("HQ_CLIENT_CA holds no PEM certificate")
 		}
 		cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
 	}

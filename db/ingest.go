@@ -208,7 +208,7 @@ func (s *Store) record(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep
 			return 0, "", err
 		}
 	}
-	tally := hq.TallyResults(rep.Results, max(a.sent, len(rep.Results)), rows.isStuck)
+	tally := hq.TallyReport(&rep, max(a.sent, len(rep.Results)), rows.isStuck)
 	summary = tally.Line()
 	// A repeat whose line changed (a failure that became stuck) is news: it gets a row.
 	if same && prev.Summary == summary {
@@ -500,6 +500,13 @@ func outcomeDigest(rep hq.Report) string {
 		str(f.Reason)
 	} else {
 		flag(false)
+	}
+	// Only a report that carries one: the digests of every other report stay what they were.
+	if tr := rep.Transport; tr != nil {
+		str("transport")
+		str(hq.FormatTime(tr.From))
+		str(hq.FormatTime(tr.To))
+		str(tr.Reason)
 	}
 	for _, r := range rep.Results {
 		str(r.Module)

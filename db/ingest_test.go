@@ -345,3 +345,36 @@ func TestApplyingAsManyAsArePendingMovesOnlyThoseNamed(t *testing.T) {
 		t.Fatalf("c counts %d attempts, want 1", r.Attempts)
 	}
 }
+
+// A report that carries a refusal of TLS is news: its line says when and why, and the next
+// report, identical otherwise, gets a row of its own rather than repeating that one.
+func TestTransportRefusalIsInTheLineOfItsReportAlone(t *testing.T) {
+	s, c := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"))
+	mustAssign(t, s, "web-1", "app")
+	d, _ := s.Compose(ctx, "web-1", "test")
+	first := ingest(t, s, "web-1", d, applied("app", "a")...)
+	from := time.Date(2026, 11, 30, 3, 12, 0, 0, time.UTC)
+	rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: applied("app", "a"),
+		Transport: &hq.TransportRefusal{From: from, To: from.Add(90 * time.Second), Reason: "tls: failed to verify the controller's certificate: x509: certificate signed by unknown authority"}}
+	c.advance(time.Minute)
+	carried, err := s.Ingest(ctx, "web-1", rep, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "applied 1 resource(s); transport refused from 2026-11-30T03:12:00.000Z to 2026-11-30T03:13:30.000Z: " +
+		"tls: failed to verify the controller's certificate: x509: certificate signed by unknown authority"
+	if carried.ReportID == first.ReportID || carried.Summary != want {
+		t.Fatalf("report %d %q, want a new row with %q", carried.ReportID, carried.Summary, want)
+	}
+	c.advance(time.Minute)
+	after := ingest(t, s, "web-1", d, applied("app", "a")...)
+	if after.ReportID == carried.ReportID || after.Summary != "applied 1 resource(s)" {
+		t.Fatalf("the next report: %d %q, want a row of its own without the refusal", after.ReportID, after.Summary)
+	}
+	rep.Transport.To = from.Add(-time.Second)
+	_, err = s.Ingest(ctx, "web-1", rep, IngestOptions{})
+	wantCode(t, err, hq.CodeInvalid)
+}

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +27,7 @@ func TestBackupRestoreDrill(t *testing.T) {
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "hq.db")
 	ctl := startController(t, dbPath)
-	addr := strings.TrimPrefix(ctl.url, "http://")
+	addr := ctl.addr
 	c := hqclient.New(ctl.url, adminToken)
 	nodes := []string{"web-1", "web-2", "web-3"}
 	hosts := map[string]*host{}

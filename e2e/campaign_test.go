@@ -203,7 +203,9 @@ func TestCampaignControllerKilledUnderReports(t *testing.T) {
 	c.putModule("app", campaignModule()...)
 
 	const nodes = 24
-	client := &http.Client{Transport: loadgen.NewTransport(2 * nodes)}
+	tr := loadgen.NewTransport(2 * nodes)
+	tr.TLSClientConfig = suiteTLS()
+	client := &http.Client{Transport: tr}
 	defer client.CloseIdleConnections()
 	hosts := make([]*reportingHost, nodes)
 	for i := range hosts {

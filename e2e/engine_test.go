@@ -17,10 +17,19 @@ var keyFiles sync.Map
 func dbEnv(t testing.TB, db string) []string {
 	env := []string{"HQ_DB=" + db}
 	if testdb.Driver(db) == "pgx" {
-		key, _ := keyFiles.LoadOrStore(db, filepath.Join(t.TempDir(), "hq.key"))
-		env = append(env, "HQ_KEY_FILE="+key.(string))
+		env = append(env, "HQ_KEY_FILE="+keyFileOf(t, db))
 	}
 	return env
+}
+
+// keyFileOf is where the controllers of db keep their signing key: beside a SQLite file, or a
+// file the harness names for a PostgreSQL database.
+func keyFileOf(t testing.TB, db string) string {
+	if testdb.Driver(db) == "sqlite" {
+		return db + ".key"
+	}
+	key, _ := keyFiles.LoadOrStore(db, filepath.Join(t.TempDir(), "hq.key"))
+	return key.(string)
 }
 
 // openRaw opens a test's database as an operator would, with the engine's own driver, to

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -33,9 +34,17 @@ type proxy struct {
 	tamper  func([]byte) []byte
 }
 
+// newProxy serves over HTTPS with the suite's certificate, as the controllers behind it do,
+// so hosts reach it as they reach a controller.
 func newProxy(t *testing.T, targets ...string) (*proxy, string) {
 	p := &proxy{targets: targets, seen: map[int64][]byte{}}
-	srv := httptest.NewServer(p)
+	cert, err := tls.LoadX509KeyPair(suite.cert, suite.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(p)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return p, srv.URL
 }

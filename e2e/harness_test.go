@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -28,6 +29,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = dir
+	if err := setUpSuiteTLS(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "making the suite's CA:", err)
+		os.Exit(1)
+	}
 	for _, pkg := range []string{"./cmd/hq", "./cmd/hostd", "./e2e/testdata/pairserver"} {
 		cmd := exec.Command("go", "build", "-o", dir+"/", pkg)
 		cmd.Dir = ".."
@@ -139,27 +144,57 @@ var addrRE = regexp.MustCompile(`"hq serving" addr=(\S+)`)
 // controller is a running hq serve.
 type controller struct {
 	*proc
-	url string
-	db  string
+	// url is https://addr, or http://addr for a plain one.
+	url, addr string
+	db        string
 }
 
+// startController starts hq serve on a free port, over HTTPS only with the suite's
+// certificate. env may override that, e.g. with an HQ_TLS_CERT of the test's own.
 func startController(t testing.TB, db string, env ...string) *controller {
 	return startControllerAt(t, db, "127.0.0.1:0", env...)
 }
 
 func startControllerAt(t testing.TB, db, addr string, env ...string) *controller {
 	t.Helper()
+	return launchController(t, db, addr, append([]string{"HQ_TLS_CERT=" + suite.cert, "HQ_TLS_KEY=" + suite.key}, env...))
+}
+
+// startPlainController starts hq serve speaking plain HTTP: only for a test of plain HTTP
+// itself, or one whose figures were measured over it.
+func startPlainController(t testing.TB, db string, env ...string) *controller {
+	t.Helper()
+	return launchController(t, db, "127.0.0.1:0", env)
+}
+
+func launchController(t testing.TB, db, addr string, env []string) *controller {
+	t.Helper()
 	env = append(append([]string{"HQ_ADDR=" + addr, "HQ_ADMIN_TOKEN=" + adminToken}, dbEnv(t, db)...), env...)
 	p := start(t, "hq", env, "hq", "serve")
-	var url string
+	var bound string
 	waitFor(t, 20*time.Second, "controller to listen", func() bool {
 		if m := addrRE.FindStringSubmatch(p.out.String()); m != nil {
-			url = "http://" + m[1]
+			bound = m[1]
 			return true
 		}
 		return false
 	})
-	return &controller{proc: p, url: url, db: db}
+	scheme := "http://"
+	if envValue(env, "HQ_TLS_CERT") != "" {
+		scheme = "https://"
+	}
+	return &controller{proc: p, url: scheme + bound, addr: bound, db: db}
+}
+
+// envValue is what a process started with env sees for key: its last setting wins.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 // host is a running hostd with its own root and state directory.
@@ -168,11 +203,20 @@ type host struct {
 	node, root, state string
 }
 
+// startHost starts hostd for node against the controller at ctl. Over HTTPS it trusts the
+// suite's CA (HOSTD_CA), and it is given the key the controller publishes unless env names
+// one; env may override either.
 func startHost(t testing.TB, ctl string, node, token, root, state string, env ...string) *host {
 	t.Helper()
-	env = append([]string{"HOSTD_CONTROLLER=" + ctl, "HOSTD_NODE=" + node, "HOSTD_TOKEN=" + token,
-		"HOSTD_CONTROLLER_KEY=" + controllerKey(t, ctl), "HOSTD_ROOT=" + root, "HOSTD_STATE_DIR=" + state, "HOSTD_INTERVAL=1s", "HOSTD_WAIT=5s", "HOSTD_STOP_SERVICES_ON_EXIT=1"}, env...)
-	return &host{proc: start(t, "hostd "+node, env, "hostd", "run"), node: node, root: root, state: state}
+	base := []string{"HOSTD_CONTROLLER=" + ctl, "HOSTD_NODE=" + node, "HOSTD_TOKEN=" + token,
+		"HOSTD_ROOT=" + root, "HOSTD_STATE_DIR=" + state, "HOSTD_INTERVAL=1s", "HOSTD_WAIT=5s", "HOSTD_STOP_SERVICES_ON_EXIT=1"}
+	if strings.HasPrefix(ctl, "https://") {
+		base = append(base, "HOSTD_CA="+suite.ca.file)
+	}
+	if envValue(env, "HOSTD_CONTROLLER_KEY") == "" {
+		base = append(base, "HOSTD_CONTROLLER_KEY="+controllerKey(t, ctl))
+	}
+	return &host{proc: start(t, "hostd "+node, append(base, env...), "hostd", "run"), node: node, root: root, state: state}
 }
 
 // newHost registers a node and starts its hostd on fresh directories.

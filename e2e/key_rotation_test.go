@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 // hqKey runs hq key with args on the key file of the database at db, as an operator would on
@@ -21,7 +22,7 @@ import (
 func hqKey(t *testing.T, db string, args ...string) (stdout, stderr string) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "hq"), append([]string{"key"}, args...)...)
-	cmd.Env = append(os.Environ(), "HQ_DB="+db)
+	cmd.Env = append(os.Environ(), dbEnv(t, db)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -51,7 +52,7 @@ func fingerprint(t *testing.T, key string) string {
 // and every host refuses what it signs, applies nothing, and says so in its report, naming
 // the key offered and the key held.
 func TestKeyRotationUnderRunningHosts(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "hq.db")
+	db := testdb.New(t)
 	ctl := startController(t, db)
 	c := newClient(t, ctl.url)
 	first := controllerKey(t, ctl.url)
@@ -86,7 +87,7 @@ func TestKeyRotationUnderRunningHosts(t *testing.T) {
 	if rotated == first || !strings.Contains(stderr, "fingerprint "+fingerprint(t, rotated)) || !strings.Contains(stderr, fingerprint(t, first)) {
 		t.Fatalf("hq key rotate printed %q and %q (the key before was %s)", rotated, stderr, first)
 	}
-	if fi, err := os.Stat(db + ".key"); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(keyFileOf(t, db)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the rotated key file: %v, %v", fi, err)
 	}
 	waitFor(t, 5*time.Second, "the controller to serve the rotated key", func() bool { return controllerKey(t, ctl.url) == rotated })
@@ -126,7 +127,7 @@ func TestKeyRotationUnderRunningHosts(t *testing.T) {
 	strangerKey := base64.StdEncoding.EncodeToString(stranger.Public().(ed25519.PublicKey))
 	tmp := db + ".key.new"
 	os.WriteFile(tmp, pem.EncodeToMemory(&pem.Block{Type: "HQ ED25519 PRIVATE KEY", Bytes: stranger.Seed()}), 0o600)
-	if err := os.Rename(tmp, db+".key"); err != nil {
+	if err := os.Rename(tmp, keyFileOf(t, db)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the controller to serve the unvouched key", func() bool { return controllerKey(t, ctl.url) == strangerKey })

@@ -159,7 +159,7 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 func hqCLI(t *testing.T, url string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "hq"), args...)
-	cmd.Env = append(os.Environ(), "HQ_URL="+url, "HQ_ADMIN_TOKEN="+adminToken)
+	cmd.Env = append(os.Environ(), "HQ_URL="+url, "HQ_ADMIN_TOKEN="+adminToken, "HQ_CA="+suite.ca.file)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -81,7 +81,7 @@ func TestReconcileEveryKindOnTwoNodes(t *testing.T) {
 	}
 
 	// The controller restarts; the hosts carry on and their reports land with the new one.
-	addr := strings.TrimPrefix(ctl.url, "http://")
+	addr := ctl.addr
 	ctl.stop()
 	before := *c.nodeAfterRestart(t, ctl, addr, hosts[0].node)
 	waitFor(t, 10*time.Second, "a report after the restart", func() bool {

@@ -1,152 +1,82 @@
 package e2e
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
+	"bufio"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/certs"
+	hqclient "github.com/meshhq/hq/client"
 	"github.com/meshhq/hq/internal/testdb"
 )
 
-// testCA is a certificate authority made for one test, nothing downloaded.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	dir  string
-	// file is the CA's certificate, PEM, as HOSTD_CA and HQ_CLIENT_CA take it.
-	file string
-}
-
-func newTestCA(t *testing.T, name string) *testCA {
+// tlsHost registers node, assigns it motd, and starts its hostd with env.
+func tlsHost(t *testing.T, c *client, ctl *controller, node string, env ...string) *host {
 	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	ca := &testCA{cert: cert, key: key, dir: t.TempDir()}
-	ca.file = filepath.Join(ca.dir, "ca.pem")
-	os.WriteFile(ca.file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	return ca
+	h := newHost(t, c, ctl.url, node, env...)
+	c.assign(node, "motd", false)
+	return h
 }
 
-// issue makes a certificate for name (a server on 127.0.0.1, or a node's client) and returns
-// the paths of its certificate and key.
-func (ca *testCA) issue(t *testing.T, name string, client bool) (certFile, keyFile string) {
+// certEnv is a node's client certificate as hostd takes it.
+func certEnv(certFile, keyFile string) []string {
+	return []string{"HOSTD_CERT=" + certFile, "HOSTD_KEY=" + keyFile}
+}
+
+func motd(c *client) {
+	c.putModule("motd", hq.Resource{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "over TLS\n"})
+}
+
+// unheard checks that the controller never heard from node: never reported, nothing sent.
+func unheard(t *testing.T, c *client, h *host) {
 	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	if client {
-		tmpl.ExtKeyUsage, tmpl.DNSNames = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, []string{name}
-	} else {
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	if v := c.node(h.node); v.Status != hq.StatusNew {
+		t.Errorf("%s is %s: it should never have been heard", h.node, v.Status)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
+	if s := c.sends(h.node); len(s) != 0 {
+		t.Errorf("%s was sent %d declaration(s)", h.node, len(s))
 	}
-	kb, _ := x509.MarshalECPrivateKey(key)
-	certFile, keyFile = filepath.Join(ca.dir, name+".pem"), filepath.Join(ca.dir, name+".key")
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
-	return certFile, keyFile
+	if _, err := os.Stat(filepath.Join(h.root, "etc/motd")); err == nil {
+		t.Errorf("%s applied a declaration", h.node)
+	}
 }
 
-// https is a client that trusts ca, for the operator's calls.
-func (ca *testCA) https() *http.Client {
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+// count is how many lines of out match re.
+func count(out string, re *regexp.Regexp) int {
+	n := 0
+	for sc := bufio.NewScanner(strings.NewReader(out)); sc.Scan(); {
+		if re.MatchString(sc.Text()) {
+			n++
+		}
+	}
+	return n
 }
 
-// The controller over HTTPS only, with node certificates: hosts verify it with HOSTD_CA and
-// converge; a certificate for another node gets 403; a host with the wrong CA refuses to talk
-// and says why; a plain HTTP request reaches nothing.
+// hostdRefused is hostd's line when TLS fails; hostd logs it once per cause.
+var hostdRefused = regexp.MustCompile(`msg="cannot talk to the controller: TLS failed`)
+
+// The controller over HTTPS only, with node certificates: a host with its own certificate
+// converges; one with another node's certificate is answered 403; one that trusts another CA,
+// and one whose certificate has expired, cannot talk at all and say why, once; none of those
+// three changes anything. A plain HTTP request is answered 400 and reaches nothing.
 func TestTransportOverTLSWithNodeCertificates(t *testing.T) {
-	ca, other := newTestCA(t, "hq test CA"), newTestCA(t, "somebody else's CA")
-	cert, key := ca.issue(t, "hq", false)
-	p := start(t, "hq", append(dbEnv(t, testdb.New(t)), "HQ_ADDR=127.0.0.1:0", "HQ_ADMIN_TOKEN="+adminToken,
-		"HQ_TLS_CERT="+cert, "HQ_TLS_KEY="+key, "HQ_CLIENT_CA="+ca.file), "hq", "serve")
-	var addr string
-	waitFor(t, 20*time.Second, "controller to listen", func() bool {
-		if m := addrRE.FindStringSubmatch(p.out.String()); m != nil {
-			addr = m[1]
-			return true
-		}
-		return false
-	})
-	url := "https://" + addr
-	op := ca.https()
-	call := func(method, path string, body any) (int, []byte) {
-		var rd io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rd = strings.NewReader(string(b))
-		}
-		req, _ := http.NewRequest(method, url+"/api/v1"+path, rd)
-		req.Header.Set("Authorization", "Bearer "+adminToken)
-		resp, err := op.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, b
-	}
-	if code, b := call("PUT", "/modules/motd", map[string]any{"resources": []hq.Resource{{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "over TLS\n"}}}); code != 201 {
-		t.Fatalf("upload over TLS: %d %s", code, b)
-	}
-	keyResp, err := op.Get(url + "/api/v1/controller-key")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var k struct{ Key string }
-	json.NewDecoder(keyResp.Body).Decode(&k)
-	keyResp.Body.Close()
-
-	hostFor := func(node, certName string, caFile string) *host {
-		var reg struct{ Token string }
-		if code, b := call("POST", "/nodes", map[string]string{"name": node}); code != 201 {
-			t.Fatalf("register %s: %d %s", node, code, b)
-		} else {
-			json.Unmarshal(b, &reg)
-		}
-		call("PUT", "/nodes/"+node+"/assignments/motd", map[string]bool{"taken": false})
-		c, kf := ca.issue(t, certName, true)
-		dir := t.TempDir()
-		root := filepath.Join(dir, "root")
-		os.MkdirAll(root, 0o755)
-		env := []string{"HOSTD_CONTROLLER=" + url, "HOSTD_NODE=" + node, "HOSTD_TOKEN=" + reg.Token, "HOSTD_ROOT=" + root,
-			"HOSTD_STATE_DIR=" + filepath.Join(dir, "state"), "HOSTD_INTERVAL=1s", "HOSTD_WAIT=5s",
-			"HOSTD_CONTROLLER_KEY=" + k.Key, "HOSTD_CA=" + caFile, "HOSTD_CERT=" + c, "HOSTD_KEY=" + kf,
-			"HOSTD_STOP_SERVICES_ON_EXIT=1"}
-		return &host{proc: start(t, "hostd "+node, env, "hostd", "run"), node: node, root: root, state: filepath.Join(dir, "state")}
-	}
-	good := hostFor("web-1", "web-1", ca.file)
-	borrowed := hostFor("web-2", "web-1", ca.file)
-	distrustful := hostFor("web-3", "web-3", other.file)
+	ctl := startController(t, testdb.New(t), "HQ_CLIENT_CA="+suite.ca.file)
+	c := newClient(t, ctl.url)
+	motd(c)
+	other := newTestCA(t, "somebody else's CA")
+	own := certEnv(suite.ca.issue(t, nodeSpec("web-1")))
+	good := tlsHost(t, c, ctl, "web-1", own...)
+	borrowed := tlsHost(t, c, ctl, "web-2", own...)
+	distrustful := tlsHost(t, c, ctl, "web-3", append(certEnv(suite.ca.issue(t, nodeSpec("web-3"))), "HOSTD_CA="+other.file)...)
+	lapsed := tlsHost(t, c, ctl, "web-4", certEnv(suite.ca.issue(t, expired(nodeSpec("web-4"))))...)
 
 	waitFor(t, 20*time.Second, "web-1 to converge over TLS", func() bool {
 		return readFile(filepath.Join(good.root, "etc/motd")) == "over TLS\n"
@@ -154,26 +84,191 @@ func TestTransportOverTLSWithNodeCertificates(t *testing.T) {
 	waitFor(t, 20*time.Second, "web-2 to be refused for another node's certificate", func() bool {
 		return strings.Contains(borrowed.out.String(), "403") && strings.Contains(borrowed.out.String(), "client certificate")
 	})
-	waitFor(t, 20*time.Second, "web-3 to refuse a controller its CA does not vouch for", func() bool {
-		return strings.Contains(distrustful.out.String(), "certificate signed by unknown authority")
+	// Each of web-3 and web-4 tries at least three times, and says why once.
+	distrusted := regexp.MustCompile(`TLS handshake error .*remote error: tls: `)
+	expiredCert := regexp.MustCompile(`TLS handshake error .*x509: certificate has expired`)
+	waitFor(t, 20*time.Second, "web-3 and web-4 to try three times", func() bool {
+		return count(ctl.out.String(), distrusted) >= 3 && count(ctl.out.String(), expiredCert) >= 3
 	})
-	for _, n := range []string{"web-2", "web-3"} {
-		var v hq.NodeView
-		_, b := call("GET", "/nodes/"+n, nil)
-		json.Unmarshal(b, &v)
-		if v.Status != hq.StatusNew {
-			t.Errorf("%s is %s: it should never have been heard", n, v.Status)
+	for h, cause := range map[*host]string{
+		distrustful: `cause="tls: failed to verify the controller's certificate: x509: certificate signed by unknown authority" controller=` + ctl.url + " ca=" + other.file,
+		lapsed:      `cause="the controller refused the TLS handshake: remote error: tls: expired certificate" controller=` + ctl.url + " ca=" + suite.ca.file,
+	} {
+		if n := count(h.out.String(), hostdRefused); n != 1 || !strings.Contains(h.out.String(), cause) {
+			t.Errorf("%s said it cannot talk %d time(s), want once with %s:\n%s", h.node, n, cause, h.out)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(borrowed.root, "etc/motd")); err == nil {
-		t.Error("web-2 applied a declaration fetched with another node's certificate")
+	for _, h := range []*host{borrowed, distrustful, lapsed} {
+		unheard(t, c, h)
 	}
-	resp, err := http.Get("http://" + addr + "/healthz")
-	if err == nil {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			t.Fatalf("plain HTTP reached the controller: %s", b)
+
+	resp, err := http.Get("http://" + ctl.addr + "/api/v1/nodes/web-1/declaration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || string(b) != "Client sent an HTTP request to an HTTPS server.\n" {
+		t.Fatalf("plain HTTP to the HTTPS-only controller: %d %q", resp.StatusCode, b)
+	}
+	waitFor(t, 5*time.Second, "the controller to log the plain request", func() bool {
+		return strings.Contains(ctl.out.String(), "client sent an HTTP request to an HTTPS server")
+	})
+	if strings.Contains(ctl.out.String(), "path=/api/v1/nodes/web-1/declaration status=400") {
+		t.Fatal("the plain request reached the API")
+	}
+}
+
+// servingUntil waits until the controller at addr serves a certificate that ends at notAfter.
+func servingUntil(t *testing.T, addr string, notAfter time.Time) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "the controller to serve the certificate ending "+notAfter.String(), func() bool {
+		// Only to read what is served: no request goes over this connection.
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			return false
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].NotAfter.Equal(notAfter.Truncate(time.Second))
+	})
+}
+
+// A controller whose certificate expired: its host refuses to talk, says why once, and keeps
+// what it has; nothing reaches the controller. The certificate renewed in place (no restart),
+// the host converges, and its first report says from when to when TLS was refused and why,
+// in the same words on the host and in the controller's history.
+func TestRenewedCertificateEndsATransportRefusal(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "hq.pem"), filepath.Join(dir, "hq.key")
+	replace := func(spec func() (string, string)) {
+		cf, kf := spec()
+		copyFile(t, kf, keyFile)
+		copyFile(t, cf, certFile)
+	}
+	replace(func() (string, string) { return suite.ca.issue(t, serverSpec()) })
+	ctl := startController(t, testdb.New(t), "HQ_TLS_CERT="+certFile, "HQ_TLS_KEY="+keyFile)
+	c := newClient(t, ctl.url)
+	motd(c)
+	token := c.register("web-1")
+	c.assign("web-1", "motd", false)
+	key := controllerKey(t, ctl.url)
+
+	lapsed := expired(serverSpec())
+	replace(func() (string, string) { return suite.ca.issue(t, lapsed) })
+	servingUntil(t, ctl.addr, lapsed.NotAfter)
+	root := filepath.Join(dir, "root")
+	os.MkdirAll(root, 0o755)
+	h := startHost(t, ctl.url, "web-1", token, root, filepath.Join(dir, "state"), "HOSTD_CONTROLLER_KEY="+key)
+	cause := `cause="tls: failed to verify the controller's certificate: x509: certificate has expired or is not yet valid: it is valid from ` +
+		hq.FormatTime(lapsed.NotBefore.Truncate(time.Second)) + " to " + hq.FormatTime(lapsed.NotAfter.Truncate(time.Second)) + `" controller=` + ctl.url + " ca=" + suite.ca.file
+	waitFor(t, 20*time.Second, "hostd to say why it cannot talk", func() bool { return strings.Contains(h.out.String(), cause) })
+	refusedByHost := regexp.MustCompile(`TLS handshake error .*remote error: tls: bad certificate`)
+	waitFor(t, 20*time.Second, "hostd to try three times", func() bool { return count(ctl.out.String(), refusedByHost) >= 3 })
+	if n := count(h.out.String(), hostdRefused); n != 1 {
+		t.Fatalf("hostd said it cannot talk %d times, want once:\n%s", n, h.out)
+	}
+
+	renewed := time.Now()
+	replace(func() (string, string) { return suite.ca.issue(t, serverSpec()) })
+	waitFor(t, 20*time.Second, "web-1 to converge after the renewal", func() bool {
+		return readFile(filepath.Join(root, "etc/motd")) == "over TLS\n"
+	})
+	var carried hq.ReportView
+	waitFor(t, 20*time.Second, "the report that says TLS was refused", func() bool {
+		reps := c.reports("web-1")
+		if len(reps) == 0 {
+			return false
+		}
+		carried = reps[len(reps)-1] // the first the controller ever had from web-1
+		return strings.Contains(carried.Summary, "; transport refused from ")
+	})
+	want := regexp.MustCompile(`^applied 1 resource\(s\); transport refused from (\S+) to (\S+): tls: failed to verify the controller's certificate: x509: certificate has expired or is not yet valid: it is valid from \S+ to \S+$`)
+	m := want.FindStringSubmatch(carried.Summary)
+	if m == nil {
+		t.Fatalf("the first report says %q", carried.Summary)
+	}
+	from, to := hq.ParseTime(m[1]), hq.ParseTime(m[2])
+	if from.After(renewed) || to.Before(renewed.Add(-time.Second)) || to.After(carried.At) {
+		t.Fatalf("refused from %s to %s; renewed at %s, reported at %s", from, to, renewed, carried.At)
+	}
+	if !strings.Contains(h.out.String(), `msg="`+carried.Summary+`"`) {
+		t.Fatalf("hostd's report line is not the controller's %q:\n%s", carried.Summary, h.out)
+	}
+	for _, s := range c.sends("web-1") {
+		if s.SentAt.Before(renewed) {
+			t.Fatalf("a declaration was sent at %s, before the renewal at %s", s.SentAt, renewed)
+		}
+	}
+	waitFor(t, 20*time.Second, "a report after it, without the refusal", func() bool {
+		reps := c.reports("web-1")
+		return len(reps) > 1 && reps[0].Summary == "applied 1 resource(s)"
+	})
+}
+
+// The suite's controllers serve HTTPS unless a test asks for plain HTTP, which then works as
+// before: hostd, given no CA, converges over it.
+func TestPlainHTTPControllerWhenATestAsksForIt(t *testing.T) {
+	dir := t.TempDir()
+	if ctl := startController(t, filepath.Join(dir, "tls.db")); !strings.HasPrefix(ctl.url, "https://") {
+		t.Fatalf("the default controller is at %s", ctl.url)
+	}
+	ctl := startPlainController(t, filepath.Join(dir, "plain.db"))
+	if !strings.HasPrefix(ctl.url, "http://") {
+		t.Fatalf("the plain controller is at %s", ctl.url)
+	}
+	c := newClient(t, ctl.url)
+	motd(c)
+	h := tlsHost(t, c, ctl, "web-1")
+	waitFor(t, 20*time.Second, "web-1 to converge over plain HTTP", func() bool {
+		return readFile(filepath.Join(h.root, "etc/motd")) == "over TLS\n"
+	})
+	if strings.Contains(h.out.String(), "HOSTD_CA") {
+		t.Fatalf("hostd was given a CA for plain HTTP:\n%s", h.out)
+	}
+}
+
+var demoRE = regexp.MustCompile(`hq demo: a controller at (https://\S+) .* under (\S+),`)
+
+// hq demo serves HTTPS only, with a CA of its own that its hosts trust and that it tells the
+// operator to curl with; its hosts converge over it, and plain HTTP is refused.
+func TestDemoServesHTTPS(t *testing.T) {
+	p := start(t, "hq demo", []string{"HQ_ADDR=127.0.0.1:0", "HQ_ADMIN_TOKEN=" + adminToken, "TMPDIR=" + t.TempDir()}, "hq", "demo")
+	var url, dir string
+	waitFor(t, 60*time.Second, "the demo's instructions", func() bool {
+		m := demoRE.FindStringSubmatch(p.out.String())
+		if m != nil {
+			url, dir = m[1], m[2]
+		}
+		return m != nil
+	})
+	caFile := filepath.Join(dir, "ca.pem")
+	if !strings.Contains(p.out.String(), "curl -s --cacert "+caFile+` -H "Authorization: Bearer $HQ_ADMIN_TOKEN" `+url+"/api/v1/status") {
+		t.Fatalf("the demo does not say how to curl it:\n%s", p.out)
+	}
+	roots, err := certs.ReadPool(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := hqclient.New(url, adminToken)
+	c.HTTP = hqclient.Trusting(roots)
+	waitFor(t, 60*time.Second, "web-1 to converge over HTTPS", func() bool {
+		v, err := c.Node(t.Context(), "web-1")
+		return err == nil && v.Status == hq.StatusConverged
+	})
+	if _, err := hqclient.New(url, adminToken).Status(t.Context()); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		t.Fatalf("a client that does not trust the demo's CA: %v", err)
+	}
+	resp, err := http.Get("http://" + strings.TrimPrefix(url, "https://") + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("plain HTTP to the demo: %d", resp.StatusCode)
+	}
+	for _, n := range []string{"web-1", "edge-1", "app-1"} {
+		if log := readFile(filepath.Join(dir, n, "hostd.log")); hostdRefused.MatchString(log) {
+			t.Fatalf("%s could not talk to the demo's controller:\n%s", n, log)
 		}
 	}
 }

@@ -310,6 +310,8 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.Flag("disable-sync", true),
 		chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true),
+		// The controller's certificate is the suite's: Chromium accepts that one key, no other.
+		chromedp.Flag("ignore-certificate-errors-spki-list", suite.spki),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1400, 1000),
 	)

@@ -5,20 +5,19 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/certs"
 )
 
 // maxBody bounds what hostd reads from the controller.
@@ -34,6 +33,8 @@ type client struct {
 	node  string
 	token string
 	http  *http.Client
+	// tls, when set, is told the outcome of every call.
+	tls *tlsWatch
 }
 
 func newClient(bases []string, node, token string) *client {
@@ -74,13 +75,9 @@ func transportFor(caFile, certFile, keyFile string) (*http.Transport, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pool, err := certs.ReadPool(caFile)
 		if err != nil {
 			return nil, fmt.Errorf("HOSTD_CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("HOSTD_CA %s holds no PEM certificate", caFile)
 		}
 		tc.RootCAs = pool
 	}
@@ -160,7 +157,7 @@ func (c *client) controllerKey(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		return "", c.moveOn(req, err)
 	}
@@ -183,7 +180,7 @@ func (c *client) controllerKey(ctx context.Context) (string, error) {
 // do sends an authenticated request; any status but 200 and 304 is an error.
 func (c *client) do(req *http.Request) (*http.Response, error) {
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		return nil, c.moveOn(req, err)
 	}
@@ -192,6 +189,13 @@ func (c *client) do(req *http.Request) (*http.Response, error) {
 		return nil, statusError(resp)
 	}
 	return resp, nil
+}
+
+// send is every call to the controller: any answer at all means TLS worked.
+func (c *client) send(req *http.Request) (*http.Response, error) {
+	resp, err := c.http.Do(req)
+	c.tls.observe(err)
+	return resp, err
 }
 
 // controllerError is an answer of the controller other than 200 and 304. When the body is the

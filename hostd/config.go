@@ -67,6 +67,11 @@ func (c Config) Check() error {
 			return fmt.Errorf("HOSTD_CONTROLLER must be http:// or https:// URLs, comma-separated, not %q", base)
 		}
 	}
+	if u.Scheme == "http" && (c.CA != "" || c.Cert != "" || c.Key != "") {
+		// Plain HTTP would verify nothing and offer nothing: a CA or a certificate given
+		// with it is a mistake to name, not to ignore.
+		return fmt.Errorf("HOSTD_CA, HOSTD_CERT and HOSTD_KEY are for a controller reached over HTTPS, and HOSTD_CONTROLLER is %s", c.Controller)
+	}
 	if c.ControllerKey == "" && !c.LearnKey {
 		return errNoKeyConfigured
 	}

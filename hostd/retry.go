@@ -45,14 +45,17 @@ func (r *retrier) wait(ctx context.Context, asked time.Duration) bool {
 	}
 }
 
-// backOff logs a call that failed with err (as msg, or, when the controller is overloaded,
-// once for the episode through busy) and waits before the next attempt: as long as the
-// controller asked, or the next back-off. It reports false when ctx ends first.
+// backOff logs a call that failed with err (as msg; when the controller is overloaded, once for
+// the episode through busy; when TLS failed, not here) and waits before the next attempt: as
+// long as the controller asked, or the next back-off. It reports false when ctx ends first.
 func (r *retrier) backOff(ctx context.Context, log *slog.Logger, busy *overload, msg string, err error) bool {
 	asked, overloaded := overloadedFor(err)
-	if overloaded {
+	switch {
+	case overloaded:
 		busy.seen(log, err, asked)
-	} else {
+	case tlsTrouble(err) != "":
+		// The client's tlsWatch logs each cause once, not at every retry.
+	default:
 		log.Warn(msg, "err", err, "retry_in", r.delay())
 	}
 	return r.wait(ctx, asked)

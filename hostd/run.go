@@ -39,6 +39,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if c.http.Transport, err = transportFor(cfg.CA, cfg.Cert, cfg.Key); err != nil {
 		return err
 	}
+	c.tls = newTLSWatch(log, cfg.Controller, cfg.CA, cfg.Cert)
 	keys, err := loadTrust(ctx, cfg, c, log)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -47,7 +48,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return fmt.Errorf("controller key: %w", err)
 	}
 	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}, logged: map[*hq.Report]string{},
-		metrics: newTextfile(cfg.MetricsFile), trust: keys}
+		metrics: newTextfile(cfg.MetricsFile), trust: keys, tls: c.tls}
 	a.current = a.loadDeclaration()
 
 	decls := make(chan incoming)
@@ -112,6 +113,8 @@ type daemon struct {
 	current *hq.Declaration
 	// refusal waits to be delivered in a report.
 	refusal *hq.Refusal
+	// tls keeps a refusal of TLS for the next report, until one carrying it is delivered.
+	tls *tlsWatch
 	// stuck is the controller's stuck list from its last answer.
 	stuck map[string]bool
 	// logged is the report line logged for each report not yet answered. The controller alone
@@ -169,21 +172,22 @@ func (a *daemon) receive(in incoming) {
 }
 
 // reconcileAndReport applies the current declaration and hands the report to the reporter.
-// With no declaration yet there is nothing to apply, but a refusal is still worth a report.
+// With no declaration yet there is nothing to apply, but a refusal (of a declaration, or of
+// TLS) is still worth a report.
 func (a *daemon) reconcileAndReport(ctx context.Context) {
 	started := time.Now().UTC()
-	rep := &hq.Report{StartedAt: started, Refused: a.refusal, Results: []hq.Result{}}
+	rep := &hq.Report{StartedAt: started, Refused: a.refusal, Transport: a.tls.pending(), Results: []hq.Result{}}
 	sent := 0
 	if a.current != nil {
 		// The report names the send it answers, as the controller recorded and signed it.
 		rep.SendID, rep.Generation, rep.Digest, rep.Signature = a.current.SendID, a.current.Generation, a.current.Digest, a.current.Signature
 		rep.Results = a.eng.Reconcile(ctx, a.current)
 		sent = a.current.ResourceCount()
-	} else if a.refusal == nil {
+	} else if a.refusal == nil && rep.Transport == nil {
 		return
 	}
 	rep.FinishedAt = time.Now().UTC()
-	line := hq.TallyResults(rep.Results, sent, func(ref string) bool { return a.stuck[ref] }).Line()
+	line := hq.TallyReport(rep, sent, func(ref string) bool { return a.stuck[ref] }).Line()
 	a.log.Info(line, "generation", rep.Generation)
 	a.metrics.write(rep, a.log)
 	if len(a.logged) > 16 { // reports the reporter dropped for newer ones are never answered
@@ -198,6 +202,7 @@ func (a *daemon) delivered(d delivered) {
 	if d.report.Refused != nil && d.report.Refused == a.refusal {
 		a.refusal = nil
 	}
+	a.tls.delivered(d.report.Transport)
 	if line, ok := a.logged[d.report]; ok && d.resp.Summary != "" && d.resp.Summary != line {
 		a.log.Info(d.resp.Summary, "generation", d.report.Generation, "line", "the controller's")
 	}

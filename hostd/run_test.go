@@ -65,6 +65,14 @@ func (f *fakeController) shed(w http.ResponseWriter, call string) bool {
 }
 
 func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
+	f, h := fakeControllerHandler(t)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+// fakeControllerHandler is the fake controller's node API, to serve over HTTP or HTTPS.
+func fakeControllerHandler(t *testing.T) (*fakeController, http.Handler) {
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -136,9 +144,7 @@ func newFakeController(t *testing.T) (*fakeController, *httptest.Server) {
 		f.mu.Unlock()
 		json.NewEncoder(w).Encode(resp)
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return f, srv
+	return f, mux
 }
 
 // config is hostd's configuration against the fake controller at srv, with its key pinned.
@@ -349,13 +355,20 @@ func TestConfigCheck(t *testing.T) {
 	if err := learn.Check(); err != nil {
 		t.Fatalf("learning the key: %v", err)
 	}
+	secure := ok
+	secure.Controller, secure.CA, secure.Cert, secure.Key = "https://hq:8443", "/etc/hostd/ca.pem", "/etc/hostd/web-1.pem", "/etc/hostd/web-1.key"
+	if err := secure.Check(); err != nil {
+		t.Fatalf("over HTTPS with a CA and a certificate: %v", err)
+	}
 	for name, change := range map[string]func(*Config){
-		"no controller": func(c *Config) { c.Controller = "" },
-		"bad url":       func(c *Config) { c.Controller = "127.0.0.1:8080" },
-		"relative root": func(c *Config) { c.Root = "root" },
-		"zero interval": func(c *Config) { c.Interval = 0 },
-		"bad key":       func(c *Config) { c.ControllerKey = "abc" },
-		"no key":        func(c *Config) { c.ControllerKey = "" },
+		"no controller":          func(c *Config) { c.Controller = "" },
+		"bad url":                func(c *Config) { c.Controller = "127.0.0.1:8080" },
+		"relative root":          func(c *Config) { c.Root = "root" },
+		"zero interval":          func(c *Config) { c.Interval = 0 },
+		"bad key":                func(c *Config) { c.ControllerKey = "abc" },
+		"no key":                 func(c *Config) { c.ControllerKey = "" },
+		"a CA for http":          func(c *Config) { c.CA = "/etc/hostd/ca.pem" },
+		"a certificate for http": func(c *Config) { c.Cert, c.Key = "/etc/hostd/web-1.pem", "/etc/hostd/web-1.key" },
 	} {
 		c := ok
 		change(&c)

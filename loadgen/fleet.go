@@ -40,6 +40,10 @@ type Config struct {
 	// database file, for its size; "" leaves it out.
 	Pid int
 	DB  string
+	// DBProcess names the database server's processes (postgres) when the controller runs on
+	// one: their CPU is the controller's work too, and each phase counts it apart. "" for
+	// SQLite, which runs inside the controller.
+	DBProcess string
 
 	Nodes     int
 	Resources int
@@ -84,7 +88,9 @@ type PhaseResult struct {
 	Converged time.Duration `json:"converged_ns,omitempty"`
 	Put       time.Duration `json:"put_ns,omitempty"`
 
-	CPU   time.Duration `json:"cpu_ns"` // controller's user+system time during the phase
+	CPU time.Duration `json:"cpu_ns"` // controller's user+system time during the phase
+	// DBCPU is the database server's user+system time during the phase (Config.DBProcess).
+	DBCPU time.Duration `json:"db_cpu_ns,omitempty"`
 	Cores float64       `json:"cores"`
 	RSS   int64         `json:"rss_bytes"` // controller's resident size at the end
 	// HWM is the controller's peak resident size during the phase (during its lifetime when
@@ -218,10 +224,12 @@ func (f *Fleet) measure(ctx context.Context, name string, run func(context.Conte
 	}
 	self, _ := ReadProc(os.Getpid())
 	before, procErr := f.readProc()
+	dbBefore := ProcessesCPU(f.cfg.DBProcess)
 	start := time.Now()
 	err := run(ctx, &r)
 	r.Wall = time.Since(start)
 	after, procErr2 := f.readProc()
+	r.DBCPU = ProcessesCPU(f.cfg.DBProcess) - dbBefore
 	if self2, err := ReadProc(os.Getpid()); err == nil {
 		r.LoadgenCPU = self2.CPU - self.CPU
 	}

@@ -28,6 +28,9 @@ func (r PhaseResult) Line() string {
 	if r.hasProc || r.CPU > 0 || r.RSS > 0 {
 		fmt.Fprintf(&b, " | cpu %.2fs %.2f cores, rss %s peak %s", r.CPU.Seconds(), r.Cores, mb(r.RSS), mb(r.HWM))
 	}
+	if r.DBCPU > 0 {
+		fmt.Fprintf(&b, " | db server cpu %.2fs", r.DBCPU.Seconds())
+	}
 	fmt.Fprintf(&b, " | loadgen cpu %.2fs, load %.1f", r.LoadgenCPU.Seconds(), r.Load)
 	if r.DB > 0 {
 		fmt.Fprintf(&b, " | db %s wal %s", mb(r.DB), mb(r.WAL))

@@ -163,6 +163,38 @@ func ReadProc(pid int) (Proc, error) {
 	return p, sc.Err()
 }
 
+// ProcessesCPU is the user+system time of every process named comm (as /proc/PID/stat names
+// it), 0 for "". Processes that ended since the last call are no longer counted, so it is for
+// servers whose processes live as long as their connections (PostgreSQL's backends behind a
+// pool).
+func ProcessesCPU(comm string) time.Duration {
+	if comm == "" {
+		return 0
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var total time.Duration
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || close < open || string(b[open+1:close]) != comm {
+			continue
+		}
+		f := strings.Fields(string(b[close+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		utime, err1 := strconv.ParseInt(f[11], 10, 64)
+		stime, err2 := strconv.ParseInt(f[12], 10, 64)
+		if err1 == nil && err2 == nil {
+			total += time.Duration(utime+stime) * time.Second / clockTick
+		}
+	}
+	return total
+}
+
 // ResetPeak restarts the process's peak resident size (VmHWM) from its current size, so that
 // the next sample's peak is of what happened since. It needs the right to write the
 // process's clear_refs (its owner or root); without it the peak stays the lifetime's.

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -34,6 +35,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		hqBin   = fs.String("hq", "", "the hq binary to start on a temporary database (build it with go build ./cmd/hq); or give -url and -token")
 		addr    = fs.String("addr", "127.0.0.1:0", "with -hq, where the controller listens")
 		keep    = fs.Bool("keep", false, "with -hq, keep the controller's directory (database, log) and say where it is")
+		pg      = fs.String("postgres", "", "with -hq, run the controller on this PostgreSQL database (a postgres:// URL) rather than a SQLite file, and count the server's CPU apart")
 		output  = fs.String("o", "text", "output: text (a line per phase) or json")
 		timeout = fs.Duration("timeout", 30*time.Minute, "the whole run stops after this long, whatever it is doing")
 	)
@@ -104,12 +106,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		} else {
 			defer os.RemoveAll(dir)
 		}
-		ctl, err := loadgen.StartController(*hqBin, dir, *addr, rand.Text())
+		var env []string
+		if *pg != "" {
+			env = []string{"HQ_DB=" + *pg, "HQ_KEY_FILE=" + filepath.Join(dir, "hq.key")}
+		}
+		ctl, err := loadgen.StartController(*hqBin, dir, *addr, rand.Text(), env...)
 		if err != nil {
 			return fail("%v", err)
 		}
 		defer ctl.Stop()
 		cfg.URL, cfg.Token, cfg.Pid, cfg.DB = ctl.URL, ctl.Token, ctl.Pid(), ctl.DB
+		if *pg != "" {
+			cfg.DB, cfg.DBProcess = "", "postgres"
+		}
 	} else if cfg.Pid > 0 && cfg.DB == "" {
 		cfg.DB = loadgen.DBPathOf(cfg.Pid)
 	}

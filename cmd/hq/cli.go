@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/certs"
 	"github.com/meshhq/hq/client"
 )
 
@@ -44,6 +45,7 @@ const cliEnvironment = `
 environment:
   HQ_URL          the controller (default http://127.0.0.1:8080)
   HQ_ADMIN_TOKEN  the operator's bearer token
+  HQ_CA           a PEM bundle the controller's HTTPS certificate must chain to (the system's roots when unset)
 `
 
 // cliRun is one invocation: where it writes, the client, and the options every command takes.
@@ -92,6 +94,14 @@ func runOperator(ctx context.Context, name string, args []string, stdout, stderr
 		base = "http://127.0.0.1:8080"
 	}
 	o.c = client.New(base, getenv("HQ_ADMIN_TOKEN"))
+	if ca := getenv("HQ_CA"); ca != "" {
+		roots, err := certs.ReadPool(ca)
+		if err != nil {
+			fmt.Fprintf(stderr, "hq %s: HQ_CA: %v\n", name, err)
+			return 1
+		}
+		o.c.HTTP = client.Trusting(roots)
+	}
 	if err := cmd.run(ctx, o, rest); err != nil {
 		if u, ok := errors.AsType[usageError](err); ok {
 			fmt.Fprintf(stderr, "hq %s: %s\n", name, u)

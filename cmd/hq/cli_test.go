@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,6 +18,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq/api"
+	"github.com/meshhq/hq/certs"
 	"github.com/meshhq/hq/client"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/testdb"
@@ -23,24 +28,34 @@ import (
 type cliEnv struct {
 	t   *testing.T
 	url string
+	// env is more of the environment the commands see.
+	env map[string]string
 }
 
 func newCLIEnv(t *testing.T) *cliEnv {
+	t.Helper()
+	srv := httptest.NewServer(newAPI(t))
+	t.Cleanup(srv.Close)
+	return &cliEnv{t: t, url: srv.URL}
+}
+
+// newAPI is the API on a fresh database.
+func newAPI(t *testing.T) http.Handler {
 	t.Helper()
 	store, err := db.Open(context.Background(), testdb.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { store.Close() })
 	s := &api.Server{Store: store, AdminToken: "admin", Instance: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: time.Second}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { srv.Close(); store.Close() })
-	return &cliEnv{t: t, url: srv.URL}
+	return s.Handler()
 }
 
 func (e *cliEnv) run(args ...string) (code int, stdout, stderr string) {
 	e.t.Helper()
 	var out, errb bytes.Buffer
 	env := map[string]string{"HQ_URL": e.url, "HQ_ADMIN_TOKEN": "admin"}
+	maps.Copy(env, e.env)
 	code = runOperator(context.Background(), args[0], args[1:], &out, &errb, func(k string) string { return env[k] })
 	return code, out.String(), errb.String()
 }
@@ -117,6 +132,43 @@ func TestCLIUsage(t *testing.T) {
 		if code, _, errs := e.run(args...); code != 2 {
 			t.Errorf("hq %v: exit %d (%s), want 2", args, code, errs)
 		}
+	}
+}
+
+// Over HTTPS with a private CA the CLI trusts HQ_CA alone: without it, or with another CA,
+// the command fails on the certificate; a file that holds no certificate is named.
+func TestCLITrustsHQCA(t *testing.T) {
+	dir := t.TempDir()
+	ca, _ := certs.NewCA("test CA", time.Hour)
+	other, _ := certs.NewCA("another CA", time.Hour)
+	pair, err := ca.Issue(certs.Spec{Name: "hq", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(pair.Cert, pair.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(newAPI(t))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	caFile, otherFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "other.pem"), filepath.Join(dir, "hq.key")
+	ca.WriteCert(caFile)
+	other.WriteCert(otherFile)
+	pair.Write(filepath.Join(dir, "hq.pem"), keyFile)
+
+	e := &cliEnv{t: t, url: srv.URL}
+	for ca, want := range map[string]string{"": "certificate signed by unknown authority", otherFile: "certificate signed by unknown authority",
+		keyFile: "HQ_CA: " + keyFile + " holds no PEM certificate"} {
+		e.env = map[string]string{"HQ_CA": ca}
+		if code, out, errs := e.run("status"); code != 1 || out != "" || !strings.Contains(errs, want) {
+			t.Errorf("HQ_CA=%q: exit %d, %q, %q; want 1 and %q", ca, code, out, errs, want)
+		}
+	}
+	e.env = map[string]string{"HQ_CA": caFile}
+	if out := e.ok("status"); out != "0 node(s)\n" {
+		t.Errorf("status over HTTPS: %q", out)
 	}
 }
 

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/certs"
 	"github.com/meshhq/hq/client"
 	"github.com/meshhq/hq/controller"
 )
@@ -21,7 +24,8 @@ import (
 // demo runs a controller and three hosts on temporary roots, with modules that show a
 // converged node, a node waiting on a take and a node with a stuck resource. The hosts are
 // real hostd processes; every process logs to a file in the demo's directory, so the
-// instructions stay on screen. It returns once every process it started has stopped.
+// instructions stay on screen. It serves HTTPS only, with a certificate from a CA made for the
+// demo alone, as a mesh should run. It returns once every process it started has stopped.
 func demo(ctx context.Context, cfg controller.Config) error {
 	dir, err := os.MkdirTemp("", "hq-demo-")
 	if err != nil {
@@ -36,8 +40,13 @@ func demo(ctx context.Context, cfg controller.Config) error {
 		return err
 	}
 	defer logFile.Close()
+	ca, err := demoTLS(dir, cfg.Addr)
+	if err != nil {
+		return err
+	}
 	cfg.DB = filepath.Join(dir, "hq.db")
 	cfg.KeyFile = "" // the demo's own key, beside its own database, never the operator's
+	cfg.TLSCert, cfg.TLSKey = ca.certFile, ca.keyFile
 	if cfg.AdminToken == "" {
 		cfg.AdminToken = rand.Text()
 	}
@@ -56,18 +65,64 @@ func demo(ctx context.Context, cfg controller.Config) error {
 	case err := <-errc:
 		return err
 	}
-	base := "http://" + addr
-	hosts, err := setUpDemo(ctx, client.New(base, cfg.AdminToken), dir)
+	base := demoURL(addr)
+	c := client.New(base, cfg.AdminToken)
+	c.HTTP = client.Trusting(ca.roots)
+	hosts, err := setUpDemo(ctx, c, dir)
 	if err == nil {
-		err = startHosts(ctx, &hostsRunning, hostdBin, base, controller.KeyPath(cfg.DB), hosts)
+		err = startHosts(ctx, &hostsRunning, hostdBin, base, ca.caFile, controller.KeyPath(cfg.DB), hosts)
 	}
 	if err != nil {
 		cancel()
 		<-errc
 		return err
 	}
-	fmt.Fprintf(os.Stderr, demoText, base, cfg.AdminToken, dir, cfg.DB)
+	fmt.Fprintf(os.Stderr, demoText, base, cfg.AdminToken, dir, cfg.DB, ca.caFile)
 	return <-errc
+}
+
+// demoCA is the demo's TLS: the files of its CA and of the controller's certificate, and
+// the CA as a pool for the demo's own calls.
+type demoCA struct {
+	caFile, certFile, keyFile string
+	roots                     *x509.CertPool
+}
+
+// demoTLS makes a throwaway CA and a certificate for the controller on the loopback address
+// (and on addr's host, when HQ_ADDR names one), and writes them into dir. The CA's key is
+// never written: once the demo ends, nobody can issue a certificate its hosts would trust.
+func demoTLS(dir, addr string) (demoCA, error) {
+	ca, err := certs.NewCA("hq demo CA", 30*24*time.Hour)
+	if err != nil {
+		return demoCA{}, err
+	}
+	spec := certs.Spec{Name: "hq demo", IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, DNS: []string{"localhost"}}
+	if host, _, err := net.SplitHostPort(addr); err == nil && host != "" && host != "localhost" {
+		if ip := net.ParseIP(host); ip == nil {
+			spec.DNS = append(spec.DNS, host)
+		} else if !ip.IsUnspecified() && !ip.IsLoopback() {
+			spec.IPs = append(spec.IPs, ip)
+		}
+	}
+	pair, err := ca.Issue(spec)
+	if err != nil {
+		return demoCA{}, err
+	}
+	d := demoCA{caFile: filepath.Join(dir, "ca.pem"), certFile: filepath.Join(dir, "hq.pem"), keyFile: filepath.Join(dir, "hq.key"), roots: ca.Pool()}
+	if err := ca.WriteCert(d.caFile); err != nil {
+		return demoCA{}, err
+	}
+	return d, pair.Write(d.certFile, d.keyFile)
+}
+
+// demoURL is the controller's URL from the address it listens on: one that listens on every
+// address is reached on the loopback one, which its certificate names.
+func demoURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsUnspecified() {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	return "https://" + addr
 }
 
 // findHostd finds the hostd binary beside this one or on PATH; from a source checkout (go run)
@@ -101,9 +156,9 @@ type demoHost struct {
 }
 
 // startHosts starts one hostd process per host, each stopped with SIGTERM when ctx ends and
-// waited for by running; the controller's key is handed to them, as an operator would
-// provision it.
-func startHosts(ctx context.Context, running *sync.WaitGroup, bin, base, keyPath string, hosts []demoHost) error {
+// waited for by running; the controller's key and the CA that vouches for its certificate are
+// handed to them, as an operator would provision them.
+func startHosts(ctx context.Context, running *sync.WaitGroup, bin, base, caFile, keyPath string, hosts []demoHost) error {
 	key, err := controller.LoadOrCreateKeys(keyPath)
 	if err != nil {
 		return err
@@ -117,7 +172,7 @@ func startHosts(ctx context.Context, running *sync.WaitGroup, bin, base, keyPath
 		// The demo leaves nothing running behind it: its hosts stop their services when they stop.
 		cmd := exec.CommandContext(ctx, bin, "run", "--stop-services-on-exit")
 		cmd.Env = append(os.Environ(), "HOSTD_CONTROLLER="+base, "HOSTD_NODE="+h.node, "HOSTD_TOKEN="+h.token,
-			"HOSTD_CONTROLLER_KEY="+pub, "HOSTD_ROOT="+filepath.Join(h.dir, "root"),
+			"HOSTD_CONTROLLER_KEY="+pub, "HOSTD_CA="+caFile, "HOSTD_ROOT="+filepath.Join(h.dir, "root"),
 			"HOSTD_STATE_DIR="+filepath.Join(h.dir, "state"), "HOSTD_INTERVAL=5s")
 		cmd.Stdout, cmd.Stderr = logFile, logFile
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -141,21 +196,25 @@ each logging to its own file there (hq.log, web-1/hostd.log, ...)
   edge-1  holds route-proxy: a file was already there and the module is not taken
   app-1   has a resource whose validate always fails: failed, then stuck after 3 attempts
 
+It serves HTTPS only, with a certificate from a CA made for this demo alone (%[5]s):
+the hosts trust it through HOSTD_CA, curl through --cacert, the CLI through HQ_CA.
+
   export HQ_ADMIN_TOKEN=%[2]s
-  curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/status
-  curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/edge-1
-  curl -s -X POST -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/edge-1/assignments/route-proxy/take
-  curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/app-1/transitions
+  curl -s --cacert %[5]s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/status
+  curl -s --cacert %[5]s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/edge-1
+  curl -s --cacert %[5]s -X POST -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/edge-1/assignments/route-proxy/take
+  curl -s --cacert %[5]s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/app-1/transitions
   sqlite3 %[4]s 'SELECT node, module, resource, from_state, to_state, at FROM transitions'
 
   the same with the CLI (hq, or go run ./cmd/hq from the source tree):
-  export HQ_URL=%[1]s
+  export HQ_URL=%[1]s HQ_CA=%[5]s
   hq status
   hq node edge-1
   hq take edge-1 route-proxy
-  curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/metrics
+  curl -s --cacert %[5]s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/metrics
 
-  status page: %[1]s/ (any user name, the token as password)
+  status page: %[1]s/ (any user name, the token as password; the browser does not know the
+  demo's CA: import %[5]s, or accept its warning for this address)
 
 Ctrl-C stops it all.
 `
