@@ -66,11 +66,11 @@ func (c Config) Check() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("HOSTD_CONTROLLER must be http:// or https:// URLs, comma-separated, not %q", base)
 		}
-	}
-	if u.Scheme == "http" && (c.CA != "" || c.Cert != "" || c.Key != "") {
-		// Plain HTTP would verify nothing and offer nothing: a CA or a certificate given
-		// with it is a mistake to name, not to ignore.
-		return fmt.Errorf("HOSTD_CA, HOSTD_CERT and HOSTD_KEY are for a controller reached over HTTPS, and HOSTD_CONTROLLER is %s", c.Controller)
+		if u.Scheme == "http" && (c.CA != "" || c.Cert != "" || c.Key != "") {
+			// Plain HTTP would verify nothing and offer nothing: a CA or a certificate given
+			// with it is a mistake to name, not to ignore.
+			return fmt.Errorf("HOSTD_CA, HOSTD_CERT and HOSTD_KEY are for a controller reached over HTTPS, and HOSTD_CONTROLLER names %s", base)
+		}
 	}
 	if c.ControllerKey == "" && !c.LearnKey {
 		return errNoKeyConfigured

@@ -158,7 +158,7 @@ func TestTLSTroubleNamesTheCause(t *testing.T) {
 		{"nobody there", "https://" + closed.Addr().String(), "", "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cl := newClient(c.url, "web-1", "tok")
+			cl := newClient([]string{c.url}, "web-1", "tok")
 			tr, err := transportFor(ours.caFile, c.cert, c.key)
 			if err != nil {
 				t.Fatal(err)
