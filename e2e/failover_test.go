@@ -52,7 +52,9 @@ func TestHostsMoveToTheOtherControllerWhenOneDies(t *testing.T) {
 	waitFor(t, 30*time.Second, "every host on revision 1", converged("1\n"))
 
 	// Hollow hosts keep both controllers busy with reports, each its own controller's.
-	client := &http.Client{Transport: loadgen.NewTransport(16)}
+	tr := loadgen.NewTransport(16)
+	tr.TLSClientConfig = suiteTLS()
+	client := &http.Client{Transport: tr}
 	defer client.CloseIdleConnections()
 	var reporting []*reportingHost
 	for i := range 8 {

@@ -125,7 +125,7 @@ func TestKeyRotationUnderRunningHosts(t *testing.T) {
 	// A key nothing vouches for, put in place whole, as an operator replacing the file would.
 	_, stranger, _ := ed25519.GenerateKey(nil)
 	strangerKey := base64.StdEncoding.EncodeToString(stranger.Public().(ed25519.PublicKey))
-	tmp := db + ".key.new"
+	tmp := keyFileOf(t, db) + ".new"
 	os.WriteFile(tmp, pem.EncodeToMemory(&pem.Block{Type: "HQ ED25519 PRIVATE KEY", Bytes: stranger.Seed()}), 0o600)
 	if err := os.Rename(tmp, keyFileOf(t, db)); err != nil {
 		t.Fatal(err)
