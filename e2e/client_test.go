@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/meshhq/hq"
@@ -17,6 +18,20 @@ const adminToken = "e2e-operator-token"
 type client struct {
 	t    testing.TB
 	base string
+	// others are more controllers on the same database: calls go to base and to each of
+	// them in turn.
+	others []string
+	mu     sync.Mutex
+	calls  int
+}
+
+// target is the base of the next call.
+func (c *client) target() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bases := append([]string{c.base}, c.others...)
+	c.calls++
+	return bases[(c.calls-1)%len(bases)]
 }
 
 func newClient(t testing.TB, url string) *client { return &client{t: t, base: url + "/api/v1"} }
@@ -42,7 +57,7 @@ func (c *client) raw(method, path string, body any, headers ...string) (int, []b
 		j, _ := json.Marshal(body)
 		rd = bytes.NewReader(j)
 	}
-	req, _ := http.NewRequest(method, c.base+path, rd)
+	req, _ := http.NewRequest(method, c.target()+path, rd)
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])

@@ -107,9 +107,9 @@ func fileModule(name string) hq.Resource {
 // Seed 204: a declaration captured at generation G and replayed after G+1 applied is refused,
 // recorded and visible; so is a tampered one. Nothing on disk changes for either.
 func TestStaleAndTamperedDeclarationsAreRefused(t *testing.T) {
-	ctl := startController(t, testdb.New(t))
-	c := newClient(t, ctl.url)
-	px, pxURL := newProxy(t, ctl.url)
+	ctl := startPair(t, testdb.New(t))
+	c := ctl.client(t)
+	px, pxURL := newProxy(t, ctl.a.url, ctl.b.url)
 	h := newHost(t, c, pxURL, "n1", "HOSTD_WAIT=1s")
 	for _, m := range []string{"m1", "m2", "m3"} {
 		c.putModule(m, fileModule(m))

@@ -51,8 +51,8 @@ func hasModule(v hq.NodeView, module string) bool {
 // relabelled out of it loses the module (and its file leaves the machine), a node registered
 // into it gains the module.
 func TestPlacementFollowsLabelsOnRealHosts(t *testing.T) {
-	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=3")
-	c := newClient(t, ctl.url)
+	ctl := startPair(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=3")
+	c := ctl.client(t)
 	c.putModule("app", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "v1\n"})
 	hosts := map[string]*host{}
 	for i := 1; i <= 6; i++ {
@@ -61,9 +61,9 @@ func TestPlacementFollowsLabelsOnRealHosts(t *testing.T) {
 			labels["region"] = "eu"
 		}
 		n := fmt.Sprintf("web-%d", i)
-		hosts[n] = labelledHost(t, c, ctl.url, n, labels)
+		hosts[n] = labelledHost(t, c, ctl.next(), n, labels)
 	}
-	hosts["db-1"] = labelledHost(t, c, ctl.url, "db-1", map[string]string{"role": "db"})
+	hosts["db-1"] = labelledHost(t, c, ctl.next(), "db-1", map[string]string{"role": "db"})
 
 	var p hq.Placement
 	c.call("PUT", "/placements/web-app", map[string]any{"module": "app", "selector": "role=web"}, &p)
@@ -97,7 +97,7 @@ func TestPlacementFollowsLabelsOnRealHosts(t *testing.T) {
 			readFile(filepath.Join(hosts["web-6"].root, "etc/app.conf")) != "v1\n"
 	})
 	// A new web node gains it.
-	hosts["web-7"] = labelledHost(t, c, ctl.url, "web-7", map[string]string{"role": "web"})
+	hosts["web-7"] = labelledHost(t, c, ctl.next(), "web-7", map[string]string{"role": "web"})
 	waitFor(t, 30*time.Second, "app on web-7", func() bool {
 		return converged(c, "web-7") && readFile(filepath.Join(hosts["web-7"].root, "etc/app.conf")) == "v1\n"
 	})
@@ -153,8 +153,8 @@ func lastSent(c *client, node string) int64 {
 // what advanced; a good revision goes wave by wave, never more than max_unavailable in flight.
 func TestRolloutOnRealHosts(t *testing.T) {
 	db := testdb.New(t)
-	ctl := startController(t, db, "HQ_STUCK_ATTEMPTS=2")
-	c := newClient(t, ctl.url)
+	ctl := startPair(t, db, "HQ_STUCK_ATTEMPTS=2")
+	c := ctl.client(t)
 	conf := func(content string, validate ...string) hq.Resource {
 		return hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: content, Validate: validate}
 	}
@@ -162,7 +162,7 @@ func TestRolloutOnRealHosts(t *testing.T) {
 	nodes := []string{"web-1", "web-2", "web-3", "web-4", "web-5"}
 	hosts := map[string]*host{}
 	for _, n := range nodes {
-		hosts[n] = labelledHost(t, c, ctl.url, n, map[string]string{"role": "web"})
+		hosts[n] = labelledHost(t, c, ctl.next(), n, map[string]string{"role": "web"})
 	}
 	c.call("PUT", "/placements/web", map[string]any{"module": "app", "selector": "role=web",
 		"rollout": map[string]any{"canary": 1, "max_unavailable": 2, "failure_budget": 0, "progress_deadline": "1m", "auto_revert": true}}, nil)

@@ -141,9 +141,9 @@ func noGroupLeftovers(t *testing.T, h *host) {
 }
 
 func TestGroupFailingMemberKeepsTheOldPair(t *testing.T) {
-	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=1000")
-	c := newClient(t, ctl.url)
-	h := newHost(t, c, ctl.url, "n1")
+	ctl := startPair(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=1000")
+	c := ctl.client(t)
+	h := newHost(t, c, ctl.next(), "n1")
 	c.putModule("app", groupModule("A1", "B1", "")...)
 	c.assign("n1", "app", false)
 	waitFor(t, 20*time.Second, "n1 converged", groupConverged(c, "n1"))
@@ -177,10 +177,10 @@ func TestGroupFailingMemberKeepsTheOldPair(t *testing.T) {
 }
 
 func TestGroupUnhealthyServiceRollsBack(t *testing.T) {
-	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=1000")
-	c := newClient(t, ctl.url)
+	ctl := startPair(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=1000")
+	c := ctl.client(t)
 	// A long interval: nothing retries the group while the test looks at the rolled back state.
-	h := newHost(t, c, ctl.url, "n1", "HOSTD_INTERVAL=60s")
+	h := newHost(t, c, ctl.next(), "n1", "HOSTD_INTERVAL=60s")
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	module := func(a, b string) []hq.Resource {
 		return groupModule(a, b, "http://"+addr+"/healthz", "-addr", addr, "-healthy-unless", "A3")
@@ -210,20 +210,20 @@ func TestGroupUnhealthyServiceRollsBack(t *testing.T) {
 }
 
 func TestGroupKilledBetweenCommitsRollsBackAtStart(t *testing.T) {
-	ctl := startController(t, testdb.New(t))
-	c := newClient(t, ctl.url)
+	ctl := startPair(t, testdb.New(t))
+	c := ctl.client(t)
 	token := c.register("n1")
 	dir := t.TempDir()
 	root, state := filepath.Join(dir, "root"), filepath.Join(dir, "state")
 	os.MkdirAll(root, 0o755)
-	h := startHost(t, ctl.url, "n1", token, root, state)
+	h := startHost(t, ctl.next(), "n1", token, root, state)
 	c.putModule("app", groupModule("A1", "B1", "")...)
 	c.assign("n1", "app", false)
 	waitFor(t, 20*time.Second, "n1 converged", groupConverged(c, "n1"))
 	h.stop()
 
 	// Again, with the failpoint that pauses between two commits of a group.
-	h = startHost(t, ctl.url, "n1", token, root, state, "HOSTD_FAILPOINT_GROUP_COMMIT_PAUSE=1m")
+	h = startHost(t, ctl.next(), "n1", token, root, state, "HOSTD_FAILPOINT_GROUP_COMMIT_PAUSE=1m")
 	waitFor(t, 10*time.Second, "the first pair served", func() bool { return serving(h) == "A1|B1" })
 	w := watchPair(h)
 	c.putModule("app", groupModule("A2", "B2", "")...)
@@ -239,7 +239,7 @@ func TestGroupKilledBetweenCommitsRollsBackAtStart(t *testing.T) {
 		t.Fatalf("no journal after a kill between commits: %v", err)
 	}
 
-	h = startHost(t, ctl.url, "n1", token, root, state)
+	h = startHost(t, ctl.next(), "n1", token, root, state)
 	waitFor(t, 20*time.Second, "n1 converged on the new pair", func() bool { return groupConverged(c, "n1")() && serving(h) == "A2|B2" })
 	w.end(t, "A1|B1", "A2|B2")
 	out := h.out.String()
@@ -251,9 +251,9 @@ func TestGroupKilledBetweenCommitsRollsBackAtStart(t *testing.T) {
 }
 
 func TestGroupFailureLeavesIndependentResourcesApplied(t *testing.T) {
-	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=1000")
-	c := newClient(t, ctl.url)
-	h := newHost(t, c, ctl.url, "n1")
+	ctl := startPair(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=1000")
+	c := ctl.client(t)
+	h := newHost(t, c, ctl.next(), "n1")
 	c.putModule("app", append(groupModule("A1", "bad", ""),
 		hq.Resource{Name: "other", Kind: hq.KindFile, Path: "/etc/other.conf", Content: "O1\n"})...)
 	c.assign("n1", "app", false)

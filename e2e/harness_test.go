@@ -203,7 +203,8 @@ type host struct {
 	node, root, state string
 }
 
-// startHost starts hostd for node against the controller at ctl. Over HTTPS it trusts the
+// startHost starts hostd for node against the controller at ctl (or the controllers, comma-
+// separated, as HOSTD_CONTROLLER takes them). Over HTTPS it trusts the
 // suite's CA (HOSTD_CA), and it is given the key the controller publishes unless env names
 // one; env may override either.
 func startHost(t testing.TB, ctl string, node, token, root, state string, env ...string) *host {
@@ -214,7 +215,8 @@ func startHost(t testing.TB, ctl string, node, token, root, state string, env ..
 		base = append(base, "HOSTD_CA="+suite.ca.file)
 	}
 	if envValue(env, "HOSTD_CONTROLLER_KEY") == "" {
-		base = append(base, "HOSTD_CONTROLLER_KEY="+controllerKey(t, ctl))
+		first, _, _ := strings.Cut(ctl, ",")
+		base = append(base, "HOSTD_CONTROLLER_KEY="+controllerKey(t, first))
 	}
 	return &host{proc: start(t, "hostd "+node, append(base, env...), "hostd", "run"), node: node, root: root, state: state}
 }

@@ -25,9 +25,9 @@ func routeProxy() []hq.Resource {
 // Seed 125: state found on the machine for an untaken module is held, not overwritten, and
 // every surface says so until the module is taken.
 func TestHoldsWaitOnTake(t *testing.T) {
-	ctl := startController(t, testdb.New(t))
-	c := newClient(t, ctl.url)
-	edge, fresh := newHost(t, c, ctl.url, "edge-1"), newHost(t, c, ctl.url, "edge-2")
+	ctl := startPair(t, testdb.New(t))
+	c := ctl.client(t)
+	edge, fresh := newHost(t, c, ctl.next(), "edge-1"), newHost(t, c, ctl.next(), "edge-2")
 	found := map[string]string{"ca.pem": "left by an earlier attempt: ca\n", "cert.pem": "left: cert\n", "key.pem": "left: key\n"}
 	dir := filepath.Join(edge.root, "var/lib/route-proxy")
 	os.MkdirAll(dir, 0o755)

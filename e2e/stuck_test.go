@@ -15,10 +15,10 @@ import (
 // Seed 065: a resource that can never apply raises its hand — failed, then stuck, never
 // applied or regressed, node-local or mesh-wide — and a failing gate says what it blocks.
 func TestStuckResourcesRaiseTheirHand(t *testing.T) {
-	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=3")
-	c := newClient(t, ctl.url)
+	ctl := startPair(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=3")
+	c := ctl.client(t)
 	fast := "HOSTD_INTERVAL=300ms"
-	n1, n2, n3 := newHost(t, c, ctl.url, "n1", fast), newHost(t, c, ctl.url, "n2", fast), newHost(t, c, ctl.url, "n3", fast)
+	n1, n2, n3 := newHost(t, c, ctl.next(), "n1", fast), newHost(t, c, ctl.next(), "n2", fast), newHost(t, c, ctl.next(), "n3", fast)
 	os.MkdirAll(filepath.Join(n1.root, "etc"), 0o755)
 	os.WriteFile(filepath.Join(n1.root, "etc/broken"), nil, 0o644)
 
