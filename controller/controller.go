@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -83,6 +82,9 @@ func (c Config) Check() error {
 	case c.KeyGrace <= 0:
 		return errors.New("HQ_KEY_GRACE must be positive")
 	}
+	if err := db.CheckName(c.DB); err != nil {
+		return err
+	}
 	_, err := c.SigningKeyFile()
 	return err
 }
@@ -94,8 +96,8 @@ func (c Config) SigningKeyFile() (string, error) {
 	switch {
 	case c.KeyFile != "":
 		return c.KeyFile, nil
-	case !isFilePath(c.DB):
-		return "", fmt.Errorf("HQ_KEY_FILE is required: HQ_DB (%s) is not a file the signing key could be kept beside", redactURL(c.DB))
+	case db.IsPostgres(c.DB):
+		return "", fmt.Errorf("HQ_KEY_FILE is required: HQ_DB (%s) is not a file the signing key could be kept beside", db.Redacted(c.DB))
 	}
 	return KeyPath(c.DB), nil
 }
@@ -103,20 +105,6 @@ func (c Config) SigningKeyFile() (string, error) {
 // KeyPath is where the signing key of the database file at dbPath lives by default: beside
 // it, so every controller sharing the database shares the key.
 func KeyPath(dbPath string) string { return dbPath + ".key" }
-
-// isFilePath tells a database file from a URL (postgres://…, or postgres:… without slashes).
-func isFilePath(db string) bool {
-	scheme, _, ok := strings.Cut(db, ":")
-	return !strings.Contains(db, "://") && !(ok && (scheme == "postgres" || scheme == "postgresql"))
-}
-
-// redactURL leaves a database URL's password out of an error message.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return s
-}
 
 // Run serves the controller until ctx ends, then shuts down gracefully. It listens before it
 // serves, so a bad address fails at once; ready, if set, is called with the bound address.

@@ -32,6 +32,17 @@ func TestLifecycleTriggerRefusesIllegalTransition(t *testing.T) {
 	if _, err := s.write.ExecContext(ctx, `INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, state, since) VALUES ('web-1', 'app', 'b', 'file', 'x', 1, 'stuck', 'now')`); err == nil {
 		t.Fatal("a row inserted as stuck was accepted; resources must enter as pending")
 	}
+	// Even when it would do nothing for a conflict, and even under another name.
+	if _, err := s.write.ExecContext(ctx, `INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, state, since) VALUES ('web-1', 'app', 'a', 'file', 'x', 1, 'stuck', 'now') ON CONFLICT DO NOTHING`); err == nil {
+		t.Fatal("a conflicting row inserted as stuck was accepted")
+	}
+	if _, err := s.write.ExecContext(ctx, `UPDATE resource_states SET resource = 'renamed', state = 'stuck'`); err == nil {
+		t.Fatal("applied → stuck under a new name was accepted")
+	}
+	var stuck int64
+	if err := s.read.QueryRowContext(ctx, `SELECT resources_stuck + resources_pending FROM nodes WHERE name = 'web-1'`).Scan(&stuck); err != nil || stuck != 0 {
+		t.Fatalf("stuck and pending counted %d (%v), want 0: the refusals changed nothing", stuck, err)
+	}
 }
 
 // Every state the lifecycle names may be left and entered somehow, and stuck only from failed.

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,22 +24,34 @@ type postgresEngine struct {
 	config *pgx.ConnConfig
 }
 
-// writeLock is the key of the advisory lock every write transaction takes first (the bytes of
-// "hq write"): writes from every controller take turns, as they do in one SQLite file, so a
-// transaction that reads and then writes (If-Match, fencing, "a send is recorded only while its
-// generation is current") sees every write committed before it, at READ COMMITTED, and none
-// can come between its read and its write. Reads take no lock.
-const writeLock = 0x6871207772697465
+// Every write transaction first takes the schema's write lock (hq_lock_writes, an advisory
+// lock; changes by hand take it through a trigger): writes from every controller take turns,
+// as they do in one SQLite file, so a transaction that reads and then writes (If-Match,
+// fencing, "a send is recorded only while its generation is current") sees every write
+// committed before it, at READ COMMITTED, and none can come between its read and its write.
+// Reads take no lock.
 
-// generationsChannel is what the nodes_generation_notify trigger notifies with a node's name.
-const generationsChannel = "hq_generations"
+// generationsChannel is what the nodes_generation_notify trigger notifies with a node's name,
+// in the schema the store's tables are in.
+const generationsChannel = "hq_generations_"
+
+// listenTimeout bounds connecting to listen, which long-polls wait for, and quiet is how long
+// the listening connection may be silent before it is asked whether it still lives: one that
+// died without a word would otherwise wait for notifications that never come.
+const (
+	listenTimeout = 5 * time.Second
+	quiet         = 30 * time.Second
+)
 
 func openPostgres(ctx context.Context, hqDB string) (*Store, error) {
 	config, err := pgx.ParseConfig(hqDB)
 	if err != nil {
 		return nil, fmt.Errorf("HQ_DB: %w", err)
 	}
-	where := redacted(hqDB)
+	where := Redacted(hqDB)
+	// A generation handed to a host must survive a crash of the server, whatever the server's
+	// default: commits wait for the WAL to be flushed, as SQLite's synchronous=FULL does.
+	config.RuntimeParams["synchronous_commit"] = "on"
 	write := stdlib.OpenDB(*config)
 	// One connection writes for this process, so its writers queue in Go; the advisory lock
 	// orders them against the other controllers'.
@@ -75,15 +86,6 @@ func migratePostgres(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// redacted is the URL as messages may show it: without its password.
-func redacted(hqDB string) string {
-	u, err := url.Parse(hqDB)
-	if err != nil {
-		return "the PostgreSQL database"
-	}
-	return u.Redacted()
-}
-
 func (e *postgresEngine) queries(pool *sql.DB, tx *sql.Tx) dbsqlc.Querier {
 	if tx != nil {
 		return pgsqlc.Adapt(pgsqlc.New(tx))
@@ -92,7 +94,7 @@ func (e *postgresEngine) queries(pool *sql.DB, tx *sql.Tx) dbsqlc.Querier {
 }
 
 func (e *postgresEngine) lockWrites(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(writeLock))
+	_, err := tx.ExecContext(ctx, "SELECT hq_lock_writes()")
 	return err
 }
 
@@ -116,24 +118,42 @@ func (e *postgresEngine) sizes(ctx context.Context, read *sql.DB) (database, wal
 
 // startWatch listens for the generations every controller's commits move: PostgreSQL tells
 // each listener at commit, so no controller scans the nodes.
+// A connection that cannot be made at once is retried in the background; meanwhile long-polls
+// still end at their deadline.
 func (e *postgresEngine) startWatch(s *Store) {
 	conn, err := e.listen(s.backgroundCtx)
 	if err != nil {
 		s.Log.Warn("cannot listen for other controllers' changes; retrying", "err", err)
 	}
-	s.goBackground(func() { e.watch(s, conn) })
+	if !s.goBackground(func() { e.watch(s, conn) }) && conn != nil {
+		conn.Close(context.Background())
+	}
 }
 
 func (e *postgresEngine) listen(ctx context.Context) (*pgx.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, listenTimeout)
+	defer cancel()
 	conn, err := pgx.ConnectConfig(ctx, e.config)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+generationsChannel); err != nil {
+	var schema string
+	err = conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema)
+	if err == nil {
+		_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{generationsChannel + schema}.Sanitize())
+	}
+	if err != nil {
 		conn.Close(context.Background())
 		return nil, err
 	}
 	return conn, nil
+}
+
+// alive asks a quiet listening connection whether it still lives.
+func alive(ctx context.Context, conn *pgx.Conn) bool {
+	ctx, cancel := context.WithTimeout(ctx, listenTimeout)
+	defer cancel()
+	return conn.Ping(ctx) == nil
 }
 
 // watch rings the bell of every node notified until the store closes. A lost connection may
@@ -153,7 +173,12 @@ func (e *postgresEngine) watch(s *Store, conn *pgx.Conn) {
 			}
 			s.bells.ringAll()
 		}
-		n, err := conn.WaitForNotification(ctx)
+		wait, cancel := context.WithTimeout(ctx, quiet)
+		n, err := conn.WaitForNotification(wait)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && alive(ctx, conn) {
+			continue // only quiet
+		}
 		if err != nil {
 			conn.Close(context.Background())
 			conn = nil

@@ -320,3 +320,38 @@ func TestRolloutDeadlineAndHeld(t *testing.T) {
 		t.Fatalf("progress %v", why)
 	}
 }
+
+// Two controllers on one database: b opened before any rollout existed, a starts one and
+// dies. b moves it on: the work a controller began is any controller's to finish.
+func TestARolloutOutlivesTheControllerThatStartedIt(t *testing.T) {
+	b, _ := setup(t)
+	ctx := context.Background()
+	b.RolloutEvery = 20 * time.Millisecond
+	a, err := Open(ctx, b.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.RolloutEvery = time.Hour
+	nodes := []string{"web-1", "web-2", "web-3", "web-4"}
+	mustModule(t, a, "app", file("conf", "1"))
+	for _, n := range nodes {
+		mustLabelled(t, a, n, map[string]string{"role": "web"})
+	}
+	policy := &hq.RolloutPolicy{Canary: 1, MaxUnavailable: hq.Amount{N: 2}, AutoRevert: true}
+	if _, err := a.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web", Rollout: policy}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		report(t, a, n, true)
+	}
+	mustModule(t, a, "app", file("conf", "2"))
+	a.Close()
+	before := pinsOf(t, b, "app", nodes...)
+	deadline := time.Now().Add(10 * time.Second)
+	for pinsOf(t, b, "app", nodes...) == before {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rollout the dead controller started stays at %s", before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

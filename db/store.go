@@ -71,6 +71,9 @@ type Store struct {
 // Open opens (creating if needed) and migrates the database hqDB names: a PostgreSQL URL
 // (postgres://…) or the path of a SQLite file.
 func Open(ctx context.Context, hqDB string) (*Store, error) {
+	if err := CheckName(hqDB); err != nil {
+		return nil, err
+	}
 	var (
 		s   *Store
 		err error
@@ -83,16 +86,11 @@ func Open(ctx context.Context, hqDB string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Pins a crash (or another controller) left behind are moved on: the mover starts at once
-	// when there are any, otherwise with the first upload that leaves some.
-	if behind, err := s.rq.ModuleListBehind(ctx); err == nil && len(behind) > 0 {
-		s.startMover()
-	} else if ps, err := s.rq.PlacementList(ctx); err == nil && len(ps) > 0 {
-		s.startMover()
-	}
-	if active, err := s.rq.RolloutListActive(ctx); err == nil && len(active) > 0 {
-		s.startRolloutLoop()
-	}
+	// The mover and the rollout loop run from the start, whether or not there is work yet:
+	// work another controller on the database began is this one's to finish when that one
+	// dies, and a crash leaves work behind too. Idle, each is one cheap read a period.
+	s.startMover()
+	s.startRolloutLoop()
 	return s, nil
 }
 

@@ -94,7 +94,7 @@ func migrate(ctx context.Context, cfg controller.Config) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s is migrated\n", cfg.DB)
+	fmt.Printf("%s is migrated\n", s.Where())
 	return s.Close()
 }
 

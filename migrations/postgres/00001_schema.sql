@@ -3,7 +3,8 @@
 -- migrations reach at their latest, so an operator's queries read the same on both engines and
 -- the store runs one set of queries per engine with the same shapes. Times are RFC 3339 UTC
 -- text with milliseconds (hq_time), as on SQLite, so that both compare and sort them as text;
--- counts and flags are bigint, flags 0 or 1.
+-- counts and flags are bigint, flags 0 or 1. Text compares as bytes (COLLATE "C"), as
+-- SQLite's does, whatever the database's collation: names page and sort alike on both.
 
 -- hq_time is the text form of a moment, the one hq.FormatTime writes.
 -- +goose StatementBegin
@@ -12,17 +13,37 @@ CREATE FUNCTION hq_time(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS $$
 $$;
 -- +goose StatementEnd
 
+-- hq_lock_writes takes the lock every write to hq's tables takes first, for the rest of the
+-- transaction: hq's write transactions take it before their first statement, and a trigger on
+-- each table takes it for a change made by hand, so writes from every controller and from
+-- psql take turns as they do in one SQLite file. It is per schema, so two deployments in two
+-- schemas of one database do not wait for each other. Taking it again is free.
+-- +goose StatementBegin
+CREATE FUNCTION hq_lock_writes() RETURNS void LANGUAGE sql AS $$
+    SELECT pg_advisory_xact_lock(1752244340, hashtext(current_schema()))
+$$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE FUNCTION hq_lock_writes_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM hq_lock_writes();
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+
 CREATE TABLE nodes (
-    name                       TEXT   NOT NULL PRIMARY KEY,
-    token_hash                 TEXT   NOT NULL,
+    name                       TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    token_hash                 TEXT COLLATE "C"   NOT NULL,
     generation                 BIGINT NOT NULL DEFAULT 0,
     applied_generation         BIGINT NOT NULL DEFAULT 0,
-    applied_digest             TEXT   NOT NULL DEFAULT '',
-    applied_at                 TEXT,
-    created_at                 TEXT   NOT NULL,
-    last_report_at             TEXT,
+    applied_digest             TEXT COLLATE "C"   NOT NULL DEFAULT '',
+    applied_at                 TEXT COLLATE "C",
+    created_at                 TEXT COLLATE "C"   NOT NULL,
+    last_report_at             TEXT COLLATE "C",
     last_report_id             BIGINT,
-    deleted_at                 TEXT,
+    deleted_at                 TEXT COLLATE "C",
     -- resources_<state>: how many of the node's resource_states rows are in that state, kept by
     -- the triggers on resource_states so that the mesh's figures read one row per node.
     resources_applied          BIGINT NOT NULL DEFAULT 0,
@@ -31,35 +52,35 @@ CREATE TABLE nodes (
     resources_stuck            BIGINT NOT NULL DEFAULT 0,
     resources_held             BIGINT NOT NULL DEFAULT 0,
     resources_grouped_pending  BIGINT NOT NULL DEFAULT 0,
-    labels                     TEXT   NOT NULL DEFAULT '{}',
-    vars                       TEXT   NOT NULL DEFAULT '{}'
+    labels                     TEXT COLLATE "C"   NOT NULL DEFAULT '{}',
+    vars                       TEXT COLLATE "C"   NOT NULL DEFAULT '{}'
 );
 CREATE UNIQUE INDEX nodes_by_token_hash ON nodes (token_hash);
 
 CREATE TABLE modules (
-    name        TEXT   NOT NULL PRIMARY KEY,
+    name        TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
     revision    BIGINT NOT NULL,
-    created_at  TEXT   NOT NULL,
-    updated_at  TEXT   NOT NULL
+    created_at  TEXT COLLATE "C"   NOT NULL,
+    updated_at  TEXT COLLATE "C"   NOT NULL
 );
 
 CREATE TABLE module_revisions (
-    module          TEXT   NOT NULL REFERENCES modules (name) ON DELETE CASCADE,
+    module          TEXT COLLATE "C"   NOT NULL REFERENCES modules (name) ON DELETE CASCADE,
     revision        BIGINT NOT NULL,
-    resources       TEXT   NOT NULL,
+    resources       TEXT COLLATE "C"   NOT NULL,
     resource_count  BIGINT NOT NULL,
-    digest          TEXT   NOT NULL,
-    created_at      TEXT   NOT NULL,
+    digest          TEXT COLLATE "C"   NOT NULL,
+    created_at      TEXT COLLATE "C"   NOT NULL,
     PRIMARY KEY (module, revision)
 );
 
 CREATE TABLE assignments (
-    node         TEXT   NOT NULL REFERENCES nodes (name) ON DELETE CASCADE,
-    module       TEXT   NOT NULL REFERENCES modules (name),
+    node         TEXT COLLATE "C"   NOT NULL REFERENCES nodes (name) ON DELETE CASCADE,
+    module       TEXT COLLATE "C"   NOT NULL REFERENCES modules (name),
     taken        BIGINT NOT NULL DEFAULT 0 CHECK (taken IN (0, 1)),
-    assigned_at  TEXT   NOT NULL,
+    assigned_at  TEXT COLLATE "C"   NOT NULL,
     revision     BIGINT NOT NULL DEFAULT 0,
-    source       TEXT   NOT NULL DEFAULT 'operator',
+    source       TEXT COLLATE "C"   NOT NULL DEFAULT 'operator',
     PRIMARY KEY (node, module)
 );
 CREATE INDEX assignments_by_module ON assignments (module);
@@ -68,8 +89,8 @@ CREATE INDEX assignments_by_source ON assignments (source, module) WHERE source 
 
 -- lifecycle: every state change a resource may make; the triggers refuse any other.
 CREATE TABLE lifecycle (
-    from_state  TEXT NOT NULL,
-    to_state    TEXT NOT NULL,
+    from_state  TEXT COLLATE "C" NOT NULL,
+    to_state    TEXT COLLATE "C" NOT NULL,
     PRIMARY KEY (from_state, to_state)
 );
 INSERT INTO lifecycle (from_state, to_state) VALUES
@@ -82,26 +103,26 @@ INSERT INTO lifecycle (from_state, to_state) VALUES
 
 -- resource_states: where every declared resource stands on every node.
 CREATE TABLE resource_states (
-    node                  TEXT   NOT NULL,
-    module                TEXT   NOT NULL,
-    resource              TEXT   NOT NULL,
-    kind                  TEXT   NOT NULL,
-    spec_digest           TEXT   NOT NULL,
+    node                  TEXT COLLATE "C"   NOT NULL,
+    module                TEXT COLLATE "C"   NOT NULL,
+    resource              TEXT COLLATE "C"   NOT NULL,
+    kind                  TEXT COLLATE "C"   NOT NULL,
+    spec_digest           TEXT COLLATE "C"   NOT NULL,
     position              BIGINT NOT NULL,
-    group_name            TEXT   NOT NULL DEFAULT '',
-    state                 TEXT   NOT NULL DEFAULT 'pending'
+    group_name            TEXT COLLATE "C"   NOT NULL DEFAULT '',
+    state                 TEXT COLLATE "C"   NOT NULL DEFAULT 'pending'
         CHECK (state IN ('pending', 'applied', 'failed', 'stuck', 'held', 'grouped-pending')),
-    since                 TEXT   NOT NULL,
+    since                 TEXT COLLATE "C"   NOT NULL,
     attempts              BIGINT NOT NULL DEFAULT 0,
     consecutive_failures  BIGINT NOT NULL DEFAULT 0,
-    failing_since         TEXT,
+    failing_since         TEXT COLLATE "C",
     never_applied         BIGINT NOT NULL DEFAULT 1 CHECK (never_applied IN (0, 1)),
-    last_error            TEXT   NOT NULL DEFAULT '',
-    hold_reason           TEXT   NOT NULL DEFAULT '',
-    blocked_by            TEXT   NOT NULL DEFAULT '',
+    last_error            TEXT COLLATE "C"   NOT NULL DEFAULT '',
+    hold_reason           TEXT COLLATE "C"   NOT NULL DEFAULT '',
+    blocked_by            TEXT COLLATE "C"   NOT NULL DEFAULT '',
     retry_requested       BIGINT NOT NULL DEFAULT 0 CHECK (retry_requested IN (0, 1)),
     report_id             BIGINT,
-    reason                TEXT   NOT NULL DEFAULT '',
+    reason                TEXT COLLATE "C"   NOT NULL DEFAULT '',
     PRIMARY KEY (node, module, resource),
     FOREIGN KEY (node, module) REFERENCES assignments (node, module) ON DELETE CASCADE
 );
@@ -117,25 +138,51 @@ CREATE INDEX resource_states_blocked ON resource_states (node, blocked_by) WHERE
 -- transitions: every state change of every resource, written by the triggers.
 CREATE TABLE transitions (
     id          BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    node        TEXT   NOT NULL,
-    module      TEXT   NOT NULL,
-    resource    TEXT   NOT NULL,
-    from_state  TEXT,
-    to_state    TEXT   NOT NULL,
-    at          TEXT   NOT NULL,
+    node        TEXT COLLATE "C"   NOT NULL,
+    module      TEXT COLLATE "C"   NOT NULL,
+    resource    TEXT COLLATE "C"   NOT NULL,
+    from_state  TEXT COLLATE "C",
+    to_state    TEXT COLLATE "C"   NOT NULL,
+    at          TEXT COLLATE "C"   NOT NULL,
     report_id   BIGINT,
-    reason      TEXT   NOT NULL DEFAULT ''
+    reason      TEXT COLLATE "C"   NOT NULL DEFAULT ''
 );
 CREATE INDEX transitions_by_node ON transitions (node, id);
+
+-- A row enters as pending and keeps its key: checked row by row before it is written, as
+-- SQLite does (an INSERT … ON CONFLICT DO NOTHING of a stuck row is refused too), at the cost
+-- of the WHEN test for every other row.
+-- +goose StatementBegin
+CREATE FUNCTION resource_states_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        RAISE EXCEPTION 'resource_states: a resource enters the lifecycle as pending';
+    END IF;
+    RAISE EXCEPTION 'resource_states: a resource keeps its node, module and name; declare it anew instead';
+END
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER resource_states_new_is_pending BEFORE INSERT ON resource_states
+    FOR EACH ROW WHEN (NEW.state <> 'pending') EXECUTE FUNCTION resource_states_refuse();
+CREATE TRIGGER resource_states_keep_key BEFORE UPDATE OF node, module, resource ON resource_states
+    FOR EACH ROW WHEN (OLD.node <> NEW.node OR OLD.module <> NEW.module OR OLD.resource <> NEW.resource)
+    EXECUTE FUNCTION resource_states_refuse();
+
+-- +goose StatementBegin
+CREATE FUNCTION resource_states_no_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'resource_states: TRUNCATE would skip the transitions and the counts; DELETE instead';
+END
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER resource_states_no_truncate BEFORE TRUNCATE ON resource_states
+    FOR EACH STATEMENT EXECUTE FUNCTION resource_states_no_truncate();
 
 -- The lifecycle triggers work a statement at a time over its transition tables, so that a
 -- fleet-wide write of many rows checks, records and counts them as sets.
 -- +goose StatementBegin
 CREATE FUNCTION resource_states_declared() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF EXISTS (SELECT 1 FROM new_rows WHERE state <> 'pending') THEN
-        RAISE EXCEPTION 'resource_states: a resource enters the lifecycle as pending';
-    END IF;
     INSERT INTO transitions (node, module, resource, from_state, to_state, at, report_id, reason)
     SELECT node, module, resource, NULL, state, since, report_id, reason FROM new_rows;
     UPDATE nodes n SET resources_pending = n.resources_pending + c.added
@@ -160,7 +207,7 @@ BEGIN
     END IF;
     INSERT INTO transitions (node, module, resource, from_state, to_state, at, report_id, reason)
     SELECT n.node, n.module, n.resource, o.state, n.state,
-           CASE WHEN n.since <> o.since THEN n.since ELSE hq_time(clock_timestamp()) END,
+           CASE WHEN n.since <> o.since THEN n.since ELSE hq_time(statement_timestamp()) END,
            n.report_id,
            CASE WHEN n.reason <> o.reason THEN n.reason ELSE 'set directly in the database' END
     FROM old_rows o JOIN new_rows n USING (node, module, resource)
@@ -196,7 +243,7 @@ CREATE TRIGGER resource_states_changed AFTER UPDATE ON resource_states
 CREATE FUNCTION resource_states_removed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO transitions (node, module, resource, from_state, to_state, at, report_id, reason)
-    SELECT node, module, resource, state, 'removed', hq_time(clock_timestamp()), NULL, 'no longer declared'
+    SELECT node, module, resource, state, 'removed', hq_time(statement_timestamp()), NULL, 'no longer declared'
     FROM old_rows;
     UPDATE nodes x SET
         resources_applied = x.resources_applied - c.applied,
@@ -225,15 +272,15 @@ CREATE TRIGGER resource_states_removed AFTER DELETE ON resource_states
 
 CREATE TABLE sends (
     id           BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    node         TEXT   NOT NULL REFERENCES nodes (name) ON DELETE CASCADE,
+    node         TEXT COLLATE "C"   NOT NULL REFERENCES nodes (name) ON DELETE CASCADE,
     generation   BIGINT NOT NULL,
-    digest       TEXT   NOT NULL,
+    digest       TEXT COLLATE "C"   NOT NULL,
     resources    BIGINT NOT NULL,
-    composed_by  TEXT   NOT NULL,
-    sent_at      TEXT   NOT NULL,
-    outcome      TEXT   NOT NULL DEFAULT 'sent' CHECK (outcome IN ('sent', 'applied', 'refused', 'superseded')),
-    outcome_at   TEXT,
-    reason       TEXT   NOT NULL DEFAULT ''
+    composed_by  TEXT COLLATE "C"   NOT NULL,
+    sent_at      TEXT COLLATE "C"   NOT NULL,
+    outcome      TEXT COLLATE "C"   NOT NULL DEFAULT 'sent' CHECK (outcome IN ('sent', 'applied', 'refused', 'superseded')),
+    outcome_at   TEXT COLLATE "C",
+    reason       TEXT COLLATE "C"   NOT NULL DEFAULT ''
 );
 CREATE INDEX sends_by_node ON sends (node, id);
 CREATE INDEX sends_unanswered ON sends (node, generation) WHERE outcome = 'sent';
@@ -241,71 +288,71 @@ CREATE INDEX sends_refused ON sends (node, id) WHERE outcome = 'refused';
 
 CREATE TABLE reports (
     id               BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    node             TEXT   NOT NULL REFERENCES nodes (name) ON DELETE CASCADE,
+    node             TEXT COLLATE "C"   NOT NULL REFERENCES nodes (name) ON DELETE CASCADE,
     generation       BIGINT NOT NULL,
-    digest           TEXT   NOT NULL,
-    summary          TEXT   NOT NULL,
-    outcome_digest   TEXT   NOT NULL,
+    digest           TEXT COLLATE "C"   NOT NULL,
+    summary          TEXT COLLATE "C"   NOT NULL,
+    outcome_digest   TEXT COLLATE "C"   NOT NULL,
     applied          BIGINT NOT NULL DEFAULT 0,
     failed           BIGINT NOT NULL DEFAULT 0,
     stuck            BIGINT NOT NULL DEFAULT 0,
     held             BIGINT NOT NULL DEFAULT 0,
     grouped_pending  BIGINT NOT NULL DEFAULT 0,
     pending          BIGINT NOT NULL DEFAULT 0,
-    started_at       TEXT,
-    finished_at      TEXT,
-    at               TEXT   NOT NULL,
-    last_at          TEXT   NOT NULL,
+    started_at       TEXT COLLATE "C",
+    finished_at      TEXT COLLATE "C",
+    at               TEXT COLLATE "C"   NOT NULL,
+    last_at          TEXT COLLATE "C"   NOT NULL,
     repeats          BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX reports_by_node ON reports (node, id);
 
 CREATE TABLE node_registrations (
     id                BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    node              TEXT   NOT NULL,
-    registered_at     TEXT   NOT NULL,
-    deleted_at        TEXT,
+    node              TEXT COLLATE "C"   NOT NULL,
+    registered_at     TEXT COLLATE "C"   NOT NULL,
+    deleted_at        TEXT COLLATE "C",
     first_generation  BIGINT NOT NULL DEFAULT 0,
     last_generation   BIGINT
 );
 CREATE INDEX node_registrations_by_node ON node_registrations (node, id);
 
 CREATE TABLE web_sessions (
-    id_hash     TEXT NOT NULL PRIMARY KEY,
-    created_at  TEXT NOT NULL,
-    expires_at  TEXT NOT NULL
+    id_hash     TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    created_at  TEXT COLLATE "C" NOT NULL,
+    expires_at  TEXT COLLATE "C" NOT NULL
 );
 CREATE INDEX web_sessions_by_expiry ON web_sessions (expires_at);
 
 CREATE TABLE drifts (
     id         BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    node       TEXT   NOT NULL,
-    module     TEXT   NOT NULL,
-    resource   TEXT   NOT NULL,
-    at         TEXT   NOT NULL,
+    node       TEXT COLLATE "C"   NOT NULL,
+    module     TEXT COLLATE "C"   NOT NULL,
+    resource   TEXT COLLATE "C"   NOT NULL,
+    at         TEXT COLLATE "C"   NOT NULL,
     report_id  BIGINT,
-    detail     TEXT   NOT NULL DEFAULT ''
+    detail     TEXT COLLATE "C"   NOT NULL DEFAULT ''
 );
 CREATE INDEX drifts_by_node ON drifts (node, id);
 CREATE INDEX drifts_by_node_time ON drifts (node, at);
 CREATE INDEX drifts_by_time ON drifts (at);
 
 CREATE TABLE placements (
-    name        TEXT   NOT NULL PRIMARY KEY,
-    module      TEXT   NOT NULL REFERENCES modules (name),
-    selector    TEXT   NOT NULL,
+    name        TEXT COLLATE "C"   NOT NULL PRIMARY KEY,
+    module      TEXT COLLATE "C"   NOT NULL REFERENCES modules (name),
+    selector    TEXT COLLATE "C"   NOT NULL,
     taken       BIGINT NOT NULL DEFAULT 0,
     -- rollout is the policy a new revision of the module follows on the placement's nodes,
     -- a JSON object; '' moves every node at once.
-    rollout     TEXT   NOT NULL DEFAULT '',
-    created_at  TEXT   NOT NULL,
-    updated_at  TEXT   NOT NULL
+    rollout     TEXT COLLATE "C"   NOT NULL DEFAULT '',
+    created_at  TEXT COLLATE "C"   NOT NULL,
+    updated_at  TEXT COLLATE "C"   NOT NULL
 );
 CREATE INDEX placements_by_module ON placements (module);
 
 CREATE TABLE rollout_lifecycle (
-    from_state  TEXT NOT NULL,
-    to_state    TEXT NOT NULL,
+    from_state  TEXT COLLATE "C" NOT NULL,
+    to_state    TEXT COLLATE "C" NOT NULL,
     PRIMARY KEY (from_state, to_state)
 );
 INSERT INTO rollout_lifecycle (from_state, to_state) VALUES
@@ -317,13 +364,13 @@ INSERT INTO rollout_lifecycle (from_state, to_state) VALUES
 
 CREATE TABLE rollouts (
     id             BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    module         TEXT   NOT NULL,
-    placement      TEXT   NOT NULL,
+    module         TEXT COLLATE "C"   NOT NULL,
+    placement      TEXT COLLATE "C"   NOT NULL,
     from_revision  BIGINT NOT NULL,
     to_revision    BIGINT NOT NULL,
-    state          TEXT   NOT NULL DEFAULT 'progressing' CHECK (state IN ('progressing', 'paused', 'complete', 'aborted')),
+    state          TEXT COLLATE "C"   NOT NULL DEFAULT 'progressing' CHECK (state IN ('progressing', 'paused', 'complete', 'aborted')),
     -- policy is the placement's rollout policy when the rollout started, a JSON object.
-    policy         TEXT   NOT NULL,
+    policy         TEXT COLLATE "C"   NOT NULL,
     -- The counts are of rollout_nodes by state, kept by the rollout loop; failed counts the
     -- reverted too. forgiven is how many failures a resume set aside.
     nodes          BIGINT NOT NULL DEFAULT 0,
@@ -331,10 +378,10 @@ CREATE TABLE rollouts (
     in_flight      BIGINT NOT NULL DEFAULT 0,
     failed         BIGINT NOT NULL DEFAULT 0,
     forgiven       BIGINT NOT NULL DEFAULT 0,
-    reason         TEXT   NOT NULL DEFAULT '',
-    created_at     TEXT   NOT NULL,
-    updated_at     TEXT   NOT NULL,
-    ended_at       TEXT
+    reason         TEXT COLLATE "C"   NOT NULL DEFAULT '',
+    created_at     TEXT COLLATE "C"   NOT NULL,
+    updated_at     TEXT COLLATE "C"   NOT NULL,
+    ended_at       TEXT COLLATE "C"
 );
 CREATE INDEX rollouts_by_module ON rollouts (module, to_revision);
 CREATE INDEX rollouts_active ON rollouts (state) WHERE state IN ('progressing', 'paused');
@@ -342,10 +389,10 @@ CREATE INDEX rollouts_active ON rollouts (state) WHERE state IN ('progressing', 
 CREATE TABLE rollout_transitions (
     id          BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
     rollout     BIGINT NOT NULL REFERENCES rollouts (id) ON DELETE CASCADE,
-    from_state  TEXT   NOT NULL,
-    to_state    TEXT   NOT NULL,
-    reason      TEXT   NOT NULL,
-    at          TEXT   NOT NULL
+    from_state  TEXT COLLATE "C"   NOT NULL,
+    to_state    TEXT COLLATE "C"   NOT NULL,
+    reason      TEXT COLLATE "C"   NOT NULL,
+    at          TEXT COLLATE "C"   NOT NULL
 );
 CREATE INDEX rollout_transitions_by_rollout ON rollout_transitions (rollout, id);
 
@@ -371,25 +418,26 @@ CREATE TRIGGER rollouts_changed AFTER INSERT OR UPDATE OF state ON rollouts
 
 CREATE TABLE rollout_nodes (
     rollout        BIGINT NOT NULL REFERENCES rollouts (id) ON DELETE CASCADE,
-    node           TEXT   NOT NULL,
+    node           TEXT COLLATE "C"   NOT NULL,
     from_revision  BIGINT NOT NULL,
     wave           BIGINT NOT NULL DEFAULT 0,
-    state          TEXT   NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'in-flight', 'done', 'failed', 'reverted')),
+    state          TEXT COLLATE "C"   NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'in-flight', 'done', 'failed', 'reverted')),
     generation     BIGINT NOT NULL DEFAULT 0,
-    reason         TEXT   NOT NULL DEFAULT '',
-    started_at     TEXT,
-    ended_at       TEXT,
+    reason         TEXT COLLATE "C"   NOT NULL DEFAULT '',
+    started_at     TEXT COLLATE "C",
+    ended_at       TEXT COLLATE "C",
     PRIMARY KEY (rollout, node)
 );
 CREATE INDEX rollout_nodes_by_node ON rollout_nodes (node);
 
 -- A node's generation moving (or a node appearing) is what a long-poll waits for; every
--- controller on the database listens on hq_generations and wakes the polls of the node named.
+-- controller on the database listens on hq_generations_<schema> (hq_generations_public in the
+-- default schema) and wakes the polls of the node named.
 -- +goose StatementBegin
 CREATE FUNCTION nodes_generation_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' OR OLD.generation IS DISTINCT FROM NEW.generation THEN
-        PERFORM pg_notify('hq_generations', NEW.name);
+        PERFORM pg_notify('hq_generations_' || current_schema(), NEW.name);
     END IF;
     RETURN NULL;
 END
@@ -397,6 +445,42 @@ $$;
 -- +goose StatementEnd
 CREATE TRIGGER nodes_generation_notify AFTER INSERT OR UPDATE OF generation ON nodes
     FOR EACH ROW EXECUTE FUNCTION nodes_generation_notify();
+
+-- Changes by hand take hq's write lock first (hq_lock_writes).
+CREATE TRIGGER nodes_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER modules_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON modules
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER module_revisions_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON module_revisions
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER assignments_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON assignments
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER lifecycle_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON lifecycle
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER resource_states_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON resource_states
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER transitions_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON transitions
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER sends_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON sends
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER reports_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON reports
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER node_registrations_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON node_registrations
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER web_sessions_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON web_sessions
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER drifts_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON drifts
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER placements_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON placements
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER rollout_lifecycle_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON rollout_lifecycle
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER rollouts_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON rollouts
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER rollout_transitions_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON rollout_transitions
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
+CREATE TRIGGER rollout_nodes_lock_writes BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON rollout_nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION hq_lock_writes_trigger();
 
 CREATE VIEW drift_by_resource AS
 SELECT node, module, resource, COUNT(*) AS drifts, MIN(at) AS first_at, MAX(at) AS last_at
@@ -443,4 +527,5 @@ DROP TABLE rollout_nodes, rollout_transitions, rollouts, rollout_lifecycle, plac
     web_sessions, node_registrations, reports, sends, transitions, resource_states, lifecycle,
     assignments, module_revisions, modules, nodes;
 DROP FUNCTION nodes_generation_notify, rollouts_changed, resource_states_removed,
-    resource_states_changed, resource_states_declared, hq_time;
+    resource_states_changed, resource_states_declared, resource_states_refuse,
+    resource_states_no_truncate, hq_lock_writes_trigger, hq_lock_writes, hq_time;

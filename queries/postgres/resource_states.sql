@@ -17,7 +17,7 @@ SET retry_requested = 1, consecutive_failures = 0, failing_since = NULL,
 WHERE node = @node AND module = @module AND resource = @resource AND state IN ('failed', 'stuck');
 
 -- name: ResourceStateRetryList :many
-SELECT module, resource FROM resource_states WHERE node = @node AND retry_requested = 1;
+SELECT module, resource FROM resource_states WHERE node = @node AND retry_requested = 1 ORDER BY module, resource;
 
 -- name: ResourceStateClearRetry :exec
 UPDATE resource_states SET retry_requested = 0 WHERE node = @node AND retry_requested = 1;

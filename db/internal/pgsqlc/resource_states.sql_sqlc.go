@@ -692,7 +692,7 @@ func (q *Queries) ResourceStateRequestRetry(ctx context.Context, arg ResourceSta
 }
 
 const resourceStateRetryList = `-- name: ResourceStateRetryList :many
-SELECT module, resource FROM resource_states WHERE node = $1 AND retry_requested = 1
+SELECT module, resource FROM resource_states WHERE node = $1 AND retry_requested = 1 ORDER BY module, resource
 `
 
 type ResourceStateRetryListRow struct {
