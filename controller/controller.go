@@ -119,6 +119,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	defer store.Close()
 	store.StuckAttempts, store.StuckAfter, store.SilentAfter = cfg.StuckAttempts, cfg.StuckAfter, cfg.SilentAfter
 	store.DriftThreshold, store.Log = cfg.DriftThreshold, log
+	store.StartBackground()
 	keyFile, _ := cfg.SigningKeyFile() // checked above
 	keys, err := newKeyWatcher(keyFile, cfg.KeyGrace, log)
 	if err != nil {

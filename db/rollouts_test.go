@@ -327,6 +327,7 @@ func TestARolloutOutlivesTheControllerThatStartedIt(t *testing.T) {
 	b, _ := setup(t)
 	ctx := context.Background()
 	b.RolloutEvery = 20 * time.Millisecond
+	b.StartBackground()
 	a, err := Open(ctx, b.path)
 	if err != nil {
 		t.Fatal(err)

@@ -86,12 +86,17 @@ func Open(ctx context.Context, hqDB string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The mover and the rollout loop run from the start, whether or not there is work yet:
-	// work another controller on the database began is this one's to finish when that one
-	// dies, and a crash leaves work behind too. Idle, each is one cheap read a period.
+	return s, nil
+}
+
+// StartBackground starts the store's own work once its settings are made: the mover and the
+// rollout loop run from then on, whether or not there is work yet, because work another
+// controller on the database began is this one's to finish when that one dies, and a crash
+// leaves work behind too. Idle, each is one cheap read a period. Without it they start with
+// the first change that gives them work.
+func (s *Store) StartBackground() {
 	s.startMover()
 	s.startRolloutLoop()
-	return s, nil
 }
 
 // Where says where the database is, as logs may show it: a file, or a URL without its password.
