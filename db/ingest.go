@@ -48,7 +48,10 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	now := s.Now()
 	at := hq.FormatTime(now)
 	raised := false
-	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+	// Written in a commit it may share with other reports (batch.go), and so from nothing each
+	// time it runs.
+	err := s.inBatchTx(ctx, func(q dbsqlc.Querier) error {
+		resp, raised = hq.ReportResponse{}, false
 		n, err := lockNode(ctx, q, node, opts.IfMatch)
 		if err != nil {
 			return err

@@ -59,6 +59,11 @@ type Store struct {
 	rolloutStarted atomic.Bool
 	rolloutBell    chan struct{}
 	RolloutEvery   time.Duration
+	// batches takes the reports that share a commit to the committer (batch.go).
+	batchOnce sync.Once
+	batches   chan *batchRequest
+	// batched is the most reports one commit has held.
+	batched atomic.Int64
 	// Log receives what the store's own goroutines have to say.
 	Log       *slog.Logger
 	closeOnce sync.Once
@@ -135,10 +140,15 @@ func (s *Store) Close() error {
 // inTx runs fn in one write transaction, committed when fn returns nil. A write the disk has
 // no room for is an unavailable error, and the store says so until a write succeeds again.
 func (s *Store) inTx(ctx context.Context, fn func(q dbsqlc.Querier) error) error {
-	err := s.tx(ctx, func(q dbsqlc.Querier) error {
+	return s.inTxWith(ctx, func(q dbsqlc.Querier, _ *sql.Tx) error { return fn(q) })
+}
+
+// inTxWith is inTx for a caller that needs the transaction itself (for savepoints).
+func (s *Store) inTxWith(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.Tx) error) error {
+	err := s.tx(ctx, func(q dbsqlc.Querier, tx *sql.Tx) error {
 		// Inside the one writer's transaction: the cache may forget what it learns here.
 		s.revisions.begin()
-		err := fn(q)
+		err := fn(q, tx)
 		if err != nil {
 			s.revisions.end(false)
 		}
@@ -159,7 +169,7 @@ func (s *Store) inTx(ctx context.Context, fn func(q dbsqlc.Querier) error) error
 	return err
 }
 
-func (s *Store) tx(ctx context.Context, fn func(q dbsqlc.Querier) error) error {
+func (s *Store) tx(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.Tx) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -174,7 +184,7 @@ func (s *Store) tx(ctx context.Context, fn func(q dbsqlc.Querier) error) error {
 		// forgotten before the rollback lets another writer make them for real.
 		defer s.revisions.clear()
 	}
-	if err := fn(s.eng.queries(s.write, tx)); err != nil {
+	if err := fn(s.eng.queries(s.write, tx), tx); err != nil {
 		return err
 	}
 	if dry {

@@ -1,0 +1,136 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+)
+
+// Reports arrive one per request, each a short write transaction, and at a fleet's rate the one
+// writer spends more on beginning and committing them (a commit waits for the disk) than on
+// their statements. So the reports that arrive while another commits wait for the next commit
+// together: one transaction, a savepoint for each report, one commit. A report refused for what
+// it says rolls back to its savepoint and changes nothing; any other error ends the batch, and
+// its reports are then each written again alone, as if there had been no batch.
+
+// maxBatch bounds the reports of one commit, so a batch holds the writer for tens of
+// milliseconds at most (a report's statements take about one).
+const maxBatch = 32
+
+type batchRequest struct {
+	ctx  context.Context
+	fn   func(q dbsqlc.Querier) error
+	done chan error
+}
+
+// inBatchTx runs fn in a write transaction it may share with other calls of inBatchTx, each
+// in a savepoint of its own. fn may run more than once (alone, after a batch failed), so it
+// must start from nothing each time.
+func (s *Store) inBatchTx(ctx context.Context, fn func(q dbsqlc.Querier) error) error {
+	s.batchOnce.Do(func() {
+		s.batches = make(chan *batchRequest)
+		if !s.goBackground(s.commitBatches) {
+			s.batches = nil
+		}
+	})
+	if s.batches == nil {
+		return errors.New("the store is closed")
+	}
+	r := &batchRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case s.batches <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.closed:
+		return errors.New("the store is closed")
+	}
+	return <-r.done
+}
+
+// commitBatches is the store's committer: it takes a request, and with it every request
+// already waiting, and commits them together.
+func (s *Store) commitBatches() {
+	for {
+		var batch []*batchRequest
+		select {
+		case <-s.closed:
+			return
+		case r := <-s.batches:
+			batch = append(batch, r)
+		}
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-s.batches:
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		s.commitBatch(batch)
+	}
+}
+
+func (s *Store) commitBatch(batch []*batchRequest) {
+	if len(batch) == 1 {
+		batch[0].done <- s.inTx(batch[0].ctx, batch[0].fn)
+		return
+	}
+	errs := make([]error, len(batch))
+	rolledBack := false
+	err := s.inTxWith(s.backgroundCtx, func(q dbsqlc.Querier, tx *sql.Tx) error {
+		for i, r := range batch {
+			if errs[i] = r.ctx.Err(); errs[i] != nil {
+				continue
+			}
+			if _, err := tx.ExecContext(s.backgroundCtx, "SAVEPOINT report"); err != nil {
+				return err
+			}
+			errs[i] = r.fn(q)
+			if errs[i] != nil && !refusal(errs[i]) {
+				return errs[i]
+			}
+			if errs[i] != nil {
+				rolledBack = true
+				if _, err := tx.ExecContext(s.backgroundCtx, "ROLLBACK TO SAVEPOINT report"); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(s.backgroundCtx, "RELEASE SAVEPOINT report"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, r := range batch {
+			r.done <- s.inTx(r.ctx, r.fn)
+		}
+		return
+	}
+	for n := int64(len(batch)); ; {
+		if seen := s.batched.Load(); n <= seen || s.batched.CompareAndSwap(seen, n) {
+			break
+		}
+	}
+	if rolledBack {
+		// What a rolled-back report decoded is not known to be committed.
+		s.revisions.clear()
+	}
+	for i, r := range batch {
+		r.done <- errs[i]
+	}
+}
+
+// refusal reports whether err refuses a request for what it asks (a coded error the caller
+// answers), after which its transaction may go on, rather than a failure of the database.
+func refusal(err error) bool {
+	var e *hq.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	return e.Code != hq.CodeInternal && e.Code != hq.CodeUnavailable
+}
