@@ -61,7 +61,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 			return err
 		}
 		same := sameOutcome(prev, hasPrev, outcome)
-		ans, err := answered(ctx, q, n, rep, opts.Signed, same)
+		ans, err := s.answered(ctx, q, n, rep, opts.Signed, same)
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func (a answer) applied() bool { return a.known || a.signed }
 // answered checks the declaration a report names against the sends this database recorded,
 // and bounds the results by it. same says the report repeats the node's last outcome, whose
 // results were checked then.
-func answered(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, signed func(hq.Report) bool, same bool) (answer, error) {
+func (s *Store) answered(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, signed func(hq.Report) bool, same bool) (answer, error) {
 	var a answer
 	if rep.SendID == 0 && rep.Digest == "" && rep.Generation == 0 {
 		// A host that has applied nothing yet: it can only say so, and what it refused.
@@ -156,22 +156,32 @@ func answered(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Repor
 	if same || rep.Generation != n.Generation {
 		return a, nil
 	}
-	return a, checkDeclared(ctx, q, n.Name, rep.Results)
+	return a, s.checkDeclared(ctx, q, n.Name, rep.Results)
 }
 
-// checkDeclared refuses results for resources the node's declaration does not name.
-func checkDeclared(ctx context.Context, q dbsqlc.Querier, node string, results []hq.Result) error {
-	refs, err := q.ResourceStateRefsByNode(ctx, node)
+// checkDeclared refuses results for resources the node's declaration does not name. What it
+// names is its modules at the revisions they are pinned at, whose resources are kept decoded:
+// a few rows read rather than one per resource, as composing the declaration does.
+func (s *Store) checkDeclared(ctx context.Context, q dbsqlc.Querier, node string, results []hq.Result) error {
+	pins, err := q.AssignmentDeclaration(ctx, node)
 	if err != nil {
 		return err
 	}
-	declared := make(map[string]bool, len(refs))
-	for _, r := range refs {
-		declared[hq.Ref(r.Module, r.Resource)] = true
+	declared := make(map[string]map[string]bool, len(pins))
+	for _, p := range pins {
+		rs, err := s.resources(ctx, q, p.Module, p.Revision)
+		if err != nil {
+			return err
+		}
+		names := make(map[string]bool, len(rs))
+		for _, r := range rs {
+			names[r.Name] = true
+		}
+		declared[p.Module] = names
 	}
 	var errs []hq.FieldError
 	for i, r := range results {
-		if ref := hq.Ref(r.Module, r.Resource); !declared[ref] {
+		if ref := hq.Ref(r.Module, r.Resource); !declared[r.Module][r.Resource] {
 			errs = append(errs, hq.FieldError{Field: fmt.Sprintf("results[%d]", i), Message: ref + " is not declared on " + node})
 		}
 	}

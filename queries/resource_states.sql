@@ -62,10 +62,6 @@ SELECT * FROM resource_states WHERE node = @node AND module = @module AND resour
 -- key (SQLite only; PostgreSQL's query planner needs no such hint).
 SELECT * FROM resource_states INDEXED BY resource_states_not_fine_by_node WHERE node = @node AND state NOT IN ('applied', 'pending');
 
--- name: ResourceStateRefsByNode :many
--- What a node's current declaration names: a report may speak of nothing else.
-SELECT module, resource FROM resource_states WHERE node = @node;
-
 -- name: ResourceStateCountByNode :one
 SELECT COUNT(*) FROM resource_states WHERE node = @node;
 

@@ -60,10 +60,6 @@ SELECT * FROM resource_states WHERE node = @node AND module = @module AND resour
 -- A node's failed, stuck, held and grouped-pending resources.
 SELECT * FROM resource_states WHERE node = @node AND state NOT IN ('applied', 'pending');
 
--- name: ResourceStateRefsByNode :many
--- What a node's current declaration names: a report may speak of nothing else.
-SELECT module, resource FROM resource_states WHERE node = @node;
-
 -- name: ResourceStateCountByNode :one
 SELECT COUNT(*) FROM resource_states WHERE node = @node;
 

@@ -614,39 +614,6 @@ func (q *Queries) ResourceStateRedeclareOnNodes(ctx context.Context, arg Resourc
 	return err
 }
 
-const resourceStateRefsByNode = `-- name: ResourceStateRefsByNode :many
-SELECT module, resource FROM resource_states WHERE node = ?1
-`
-
-type ResourceStateRefsByNodeRow struct {
-	Module   string
-	Resource string
-}
-
-// What a node's current declaration names: a report may speak of nothing else.
-func (q *Queries) ResourceStateRefsByNode(ctx context.Context, node string) ([]ResourceStateRefsByNodeRow, error) {
-	rows, err := q.query(ctx, q.resourceStateRefsByNodeStmt, resourceStateRefsByNode, node)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceStateRefsByNodeRow{}
-	for rows.Next() {
-		var i ResourceStateRefsByNodeRow
-		if err := rows.Scan(&i.Module, &i.Resource); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const resourceStateRemoveOnNodes = `-- name: ResourceStateRemoveOnNodes :exec
 DELETE FROM resource_states
 WHERE module = ?1 AND node IN (SELECT value FROM json_each(CAST(?2 AS TEXT)))

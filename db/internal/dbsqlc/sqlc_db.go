@@ -264,9 +264,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateRedeclareOnNodesStmt, err = db.PrepareContext(ctx, resourceStateRedeclareOnNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRedeclareOnNodes: %w", err)
 	}
-	if q.resourceStateRefsByNodeStmt, err = db.PrepareContext(ctx, resourceStateRefsByNode); err != nil {
-		return nil, fmt.Errorf("error preparing query ResourceStateRefsByNode: %w", err)
-	}
 	if q.resourceStateRemoveOnNodesStmt, err = db.PrepareContext(ctx, resourceStateRemoveOnNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateRemoveOnNodes: %w", err)
 	}
@@ -813,11 +810,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateRedeclareOnNodesStmt: %w", cerr)
 		}
 	}
-	if q.resourceStateRefsByNodeStmt != nil {
-		if cerr := q.resourceStateRefsByNodeStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing resourceStateRefsByNodeStmt: %w", cerr)
-		}
-	}
 	if q.resourceStateRemoveOnNodesStmt != nil {
 		if cerr := q.resourceStateRemoveOnNodesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateRemoveOnNodesStmt: %w", cerr)
@@ -1172,7 +1164,6 @@ type Queries struct {
 	resourceStateMoveOnNodesStmt          *sql.Stmt
 	resourceStateRecordStmt               *sql.Stmt
 	resourceStateRedeclareOnNodesStmt     *sql.Stmt
-	resourceStateRefsByNodeStmt           *sql.Stmt
 	resourceStateRemoveOnNodesStmt        *sql.Stmt
 	resourceStateRequestRetryStmt         *sql.Stmt
 	resourceStateRetryListStmt            *sql.Stmt
@@ -1306,7 +1297,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateMoveOnNodesStmt:          q.resourceStateMoveOnNodesStmt,
 		resourceStateRecordStmt:               q.resourceStateRecordStmt,
 		resourceStateRedeclareOnNodesStmt:     q.resourceStateRedeclareOnNodesStmt,
-		resourceStateRefsByNodeStmt:           q.resourceStateRefsByNodeStmt,
 		resourceStateRemoveOnNodesStmt:        q.resourceStateRemoveOnNodesStmt,
 		resourceStateRequestRetryStmt:         q.resourceStateRequestRetryStmt,
 		resourceStateRetryListStmt:            q.resourceStateRetryListStmt,

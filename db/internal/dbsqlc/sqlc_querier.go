@@ -144,8 +144,6 @@ type Querier interface {
 	ResourceStateRecord(ctx context.Context, arg ResourceStateRecordParams) error
 	// A changed spec starts over on every node named: pending, counters reset, never applied at it.
 	ResourceStateRedeclareOnNodes(ctx context.Context, arg ResourceStateRedeclareOnNodesParams) error
-	// What a node's current declaration names: a report may speak of nothing else.
-	ResourceStateRefsByNode(ctx context.Context, node string) ([]ResourceStateRefsByNodeRow, error)
 	// Resources (@names) no longer declared, on every node named; the trigger records them removed.
 	ResourceStateRemoveOnNodes(ctx context.Context, arg ResourceStateRemoveOnNodesParams) error
 	// Guarded by the states it leaves: zero rows means the resource is not failed or stuck (now).

@@ -516,15 +516,6 @@ func (a Adapter) ResourceStateRedeclareOnNodes(ctx context.Context, arg dbsqlc.R
 	return a.Q.ResourceStateRedeclareOnNodes(ctx, ResourceStateRedeclareOnNodesParams(arg))
 }
 
-func (a Adapter) ResourceStateRefsByNode(ctx context.Context, arg string) ([]dbsqlc.ResourceStateRefsByNodeRow, error) {
-	rows, err := a.Q.ResourceStateRefsByNode(ctx, arg)
-	out := make([]dbsqlc.ResourceStateRefsByNodeRow, len(rows))
-	for i, r := range rows {
-		out[i] = dbsqlc.ResourceStateRefsByNodeRow(r)
-	}
-	return out, err
-}
-
 func (a Adapter) ResourceStateRemoveOnNodes(ctx context.Context, arg dbsqlc.ResourceStateRemoveOnNodesParams) error {
 	return a.Q.ResourceStateRemoveOnNodes(ctx, ResourceStateRemoveOnNodesParams(arg))
 }
