@@ -35,7 +35,7 @@ type Config struct {
 	DriftThreshold     int           `envconfig:"DRIFT_THRESHOLD" default:"3" desc:"put-backs of one resource within an hour that give its node a drift line"`
 	Retain             time.Duration `envconfig:"RETAIN" default:"720h" desc:"history (transitions, reports, sends, drifts) older than this is pruned, keeping each node's newest 100 rows per table"`
 	PruneEvery         time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
-	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"32" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
+	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"256" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
 	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
 	TLSCert            string        `envconfig:"TLS_CERT" desc:"a PEM certificate (chain) to serve HTTPS with, and only HTTPS; reloaded when the file changes"`
 	TLSKey             string        `envconfig:"TLS_KEY" desc:"its PEM private key"`
