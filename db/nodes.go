@@ -118,23 +118,23 @@ func (s *Store) DeletedAt(ctx context.Context, name string) (time.Time, error) {
 
 // NodeTokenValid reports whether token is the node's own.
 func (s *Store) NodeTokenValid(ctx context.Context, name, token string) (bool, error) {
-	n, err := s.reader().NodeGet(ctx, name)
+	hash, err := s.reader().NodeTokenHash(ctx, name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return subtle.ConstantTimeCompare([]byte(n.TokenHash), []byte(hashToken(token))) == 1, nil
+	return subtle.ConstantTimeCompare([]byte(hash), []byte(hashToken(token))) == 1, nil
 }
 
 // NodeGeneration returns the node's current generation.
 func (s *Store) NodeGeneration(ctx context.Context, name string) (int64, error) {
-	n, err := s.reader().NodeGet(ctx, name)
+	gen, err := s.reader().NodeGeneration(ctx, name)
 	if err != nil {
 		return 0, notFound(err, "no node %s", name)
 	}
-	return n.Generation, nil
+	return gen, nil
 }
 
 // lockNode reads the node inside a write transaction and checks If-Match.

@@ -307,7 +307,9 @@ func (s *Store) startRolloutLoop() {
 
 // WakeRollouts tells the rollout loop something changed (a report came in), when it runs.
 func (s *Store) WakeRollouts() {
-	if !s.rolloutStarted.Load() {
+	// Without a rollout under way a report has nothing to move on: the loop's own period
+	// finds one another controller starts.
+	if !s.rolloutStarted.Load() || !s.rolloutsActive.Load() {
 		return
 	}
 	select {
@@ -345,6 +347,7 @@ func (s *Store) stepRollouts(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	s.rolloutsActive.Store(len(active) > 0)
 	more := false
 	for _, a := range active {
 		var gens map[string]int64
@@ -382,6 +385,7 @@ func (s *Store) ResumeRollout(ctx context.Context, id int64) (hq.Rollout, error)
 	if err != nil {
 		return hq.Rollout{}, err
 	}
+	s.rolloutsActive.Store(true)
 	s.WakeRollouts()
 	return s.GetRollout(ctx, id)
 }

@@ -57,6 +57,8 @@ type Store struct {
 	// how often it looks without being told.
 	rolloutOnce    sync.Once
 	rolloutStarted atomic.Bool
+	// rolloutsActive is whether the loop's last look found a rollout under way.
+	rolloutsActive atomic.Bool
 	rolloutBell    chan struct{}
 	RolloutEvery   time.Duration
 	// batches takes the reports that share a commit to the committer (batch.go).

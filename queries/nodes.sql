@@ -5,6 +5,13 @@ INSERT INTO nodes (name, token_hash, created_at) VALUES (@name, @token_hash, @cr
 -- A registered node; a deleted one is not found.
 SELECT * FROM nodes WHERE name = @name AND deleted_at IS NULL;
 
+-- name: NodeTokenHash :one
+-- What a node's calls are checked against, and nothing more: every call reads it.
+SELECT token_hash FROM nodes WHERE name = @name AND deleted_at IS NULL;
+
+-- name: NodeGeneration :one
+SELECT generation FROM nodes WHERE name = @name AND deleted_at IS NULL;
+
 -- name: NodeGetAny :one
 -- A node registered now or deleted: its history is still there.
 SELECT * FROM nodes WHERE name = @name;

@@ -67,6 +67,17 @@ func (q *Queries) NodeExistsByTokenHash(ctx context.Context, tokenHash string) (
 	return found, err
 }
 
+const nodeGeneration = `-- name: NodeGeneration :one
+SELECT generation FROM nodes WHERE name = ?1 AND deleted_at IS NULL
+`
+
+func (q *Queries) NodeGeneration(ctx context.Context, name string) (int64, error) {
+	row := q.queryRow(ctx, q.nodeGenerationStmt, nodeGeneration, name)
+	var generation int64
+	err := row.Scan(&generation)
+	return generation, err
+}
+
 const nodeGenerationList = `-- name: NodeGenerationList :many
 SELECT name, generation FROM nodes WHERE deleted_at IS NULL
 `
@@ -461,4 +472,16 @@ func (q *Queries) NodeStatusList(ctx context.Context) ([]NodeStatusListRow, erro
 		return nil, err
 	}
 	return items, nil
+}
+
+const nodeTokenHash = `-- name: NodeTokenHash :one
+SELECT token_hash FROM nodes WHERE name = ?1 AND deleted_at IS NULL
+`
+
+// What a node's calls are checked against, and nothing more: every call reads it.
+func (q *Queries) NodeTokenHash(ctx context.Context, name string) (string, error) {
+	row := q.queryRow(ctx, q.nodeTokenHashStmt, nodeTokenHash, name)
+	var token_hash string
+	err := row.Scan(&token_hash)
+	return token_hash, err
 }

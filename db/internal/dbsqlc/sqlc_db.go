@@ -129,6 +129,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeExistsByTokenHashStmt, err = db.PrepareContext(ctx, nodeExistsByTokenHash); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeExistsByTokenHash: %w", err)
 	}
+	if q.nodeGenerationStmt, err = db.PrepareContext(ctx, nodeGeneration); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeGeneration: %w", err)
+	}
 	if q.nodeGenerationListStmt, err = db.PrepareContext(ctx, nodeGenerationList); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeGenerationList: %w", err)
 	}
@@ -176,6 +179,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.nodeStatusListStmt, err = db.PrepareContext(ctx, nodeStatusList); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeStatusList: %w", err)
+	}
+	if q.nodeTokenHashStmt, err = db.PrepareContext(ctx, nodeTokenHash); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeTokenHash: %w", err)
 	}
 	if q.placementDeleteStmt, err = db.PrepareContext(ctx, placementDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query PlacementDelete: %w", err)
@@ -585,6 +591,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeExistsByTokenHashStmt: %w", cerr)
 		}
 	}
+	if q.nodeGenerationStmt != nil {
+		if cerr := q.nodeGenerationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeGenerationStmt: %w", cerr)
+		}
+	}
 	if q.nodeGenerationListStmt != nil {
 		if cerr := q.nodeGenerationListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeGenerationListStmt: %w", cerr)
@@ -663,6 +674,11 @@ func (q *Queries) Close() error {
 	if q.nodeStatusListStmt != nil {
 		if cerr := q.nodeStatusListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeStatusListStmt: %w", cerr)
+		}
+	}
+	if q.nodeTokenHashStmt != nil {
+		if cerr := q.nodeTokenHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeTokenHashStmt: %w", cerr)
 		}
 	}
 	if q.placementDeleteStmt != nil {
@@ -1119,6 +1135,7 @@ type Queries struct {
 	nodeBumpGenerationStmt                *sql.Stmt
 	nodeBumpGenerationsStmt               *sql.Stmt
 	nodeExistsByTokenHashStmt             *sql.Stmt
+	nodeGenerationStmt                    *sql.Stmt
 	nodeGenerationListStmt                *sql.Stmt
 	nodeGetStmt                           *sql.Stmt
 	nodeGetAnyStmt                        *sql.Stmt
@@ -1135,6 +1152,7 @@ type Queries struct {
 	nodeSetReportedStmt                   *sql.Stmt
 	nodeSetVarsStmt                       *sql.Stmt
 	nodeStatusListStmt                    *sql.Stmt
+	nodeTokenHashStmt                     *sql.Stmt
 	placementDeleteStmt                   *sql.Stmt
 	placementGetStmt                      *sql.Stmt
 	placementListStmt                     *sql.Stmt
@@ -1252,6 +1270,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeBumpGenerationStmt:                q.nodeBumpGenerationStmt,
 		nodeBumpGenerationsStmt:               q.nodeBumpGenerationsStmt,
 		nodeExistsByTokenHashStmt:             q.nodeExistsByTokenHashStmt,
+		nodeGenerationStmt:                    q.nodeGenerationStmt,
 		nodeGenerationListStmt:                q.nodeGenerationListStmt,
 		nodeGetStmt:                           q.nodeGetStmt,
 		nodeGetAnyStmt:                        q.nodeGetAnyStmt,
@@ -1268,6 +1287,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeSetReportedStmt:                   q.nodeSetReportedStmt,
 		nodeSetVarsStmt:                       q.nodeSetVarsStmt,
 		nodeStatusListStmt:                    q.nodeStatusListStmt,
+		nodeTokenHashStmt:                     q.nodeTokenHashStmt,
 		placementDeleteStmt:                   q.placementDeleteStmt,
 		placementGetStmt:                      q.placementGetStmt,
 		placementListStmt:                     q.placementListStmt,

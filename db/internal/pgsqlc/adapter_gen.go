@@ -248,6 +248,11 @@ func (a Adapter) NodeExistsByTokenHash(ctx context.Context, arg string) (bool, e
 	return r, err
 }
 
+func (a Adapter) NodeGeneration(ctx context.Context, arg string) (int64, error) {
+	r, err := a.Q.NodeGeneration(ctx, arg)
+	return r, err
+}
+
 func (a Adapter) NodeGenerationList(ctx context.Context) ([]dbsqlc.NodeGenerationListRow, error) {
 	rows, err := a.Q.NodeGenerationList(ctx)
 	out := make([]dbsqlc.NodeGenerationListRow, len(rows))
@@ -333,6 +338,11 @@ func (a Adapter) NodeStatusList(ctx context.Context) ([]dbsqlc.NodeStatusListRow
 		out[i] = dbsqlc.NodeStatusListRow(r)
 	}
 	return out, err
+}
+
+func (a Adapter) NodeTokenHash(ctx context.Context, arg string) (string, error) {
+	r, err := a.Q.NodeTokenHash(ctx, arg)
+	return r, err
 }
 
 func (a Adapter) PlacementDelete(ctx context.Context, arg string) (int64, error) {

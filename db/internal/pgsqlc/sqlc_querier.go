@@ -68,6 +68,7 @@ type Querier interface {
 	// One step of every node named (a JSON array), in one statement.
 	NodeBumpGenerations(ctx context.Context, nodes string) ([]NodeBumpGenerationsRow, error)
 	NodeExistsByTokenHash(ctx context.Context, tokenHash string) (bool, error)
+	NodeGeneration(ctx context.Context, name string) (int64, error)
 	NodeGenerationList(ctx context.Context) ([]NodeGenerationListRow, error)
 	// A registered node; a deleted one is not found.
 	NodeGet(ctx context.Context, name string) (Node, error)
@@ -92,6 +93,8 @@ type Querier interface {
 	// What every registered node's status is computed from, and its labels for selectors, and
 	// nothing more: the status of a fleet is read from this.
 	NodeStatusList(ctx context.Context) ([]NodeStatusListRow, error)
+	// What a node's calls are checked against, and nothing more: every call reads it.
+	NodeTokenHash(ctx context.Context, name string) (string, error)
 	PlacementDelete(ctx context.Context, name string) (int64, error)
 	PlacementGet(ctx context.Context, name string) (Placement, error)
 	PlacementList(ctx context.Context) ([]Placement, error)
