@@ -39,7 +39,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 
 // readBody reads a request body up to maxBody.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := readAll(http.MaxBytesReader(w, r.Body, maxBody), r.ContentLength)
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return nil, hq.Errorf(hq.CodeTooLarge, "request body is larger than %d bytes", maxBody)
 	}
@@ -134,4 +134,29 @@ func name(r *http.Request, param string) (string, error) {
 		return "", hq.NameError(param, v)
 	}
 	return v, nil
+}
+
+// readAll reads a body whose Content-Length is size (-1 when unknown) into one buffer of that
+// size, where io.ReadAll would grow one by doubling and copying: a report of 500 results is
+// about 55 KB, and io.ReadAll allocated nearly four times that for each. The size is a hint;
+// what the body holds is what is read, bounded by r.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 || size > maxBody {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, size+1) // +1: room for the read that finds the end
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return buf, err
+		case len(buf) == cap(buf):
+			// More than it said: the rest the ordinary way.
+			rest, err := io.ReadAll(r)
+			return append(buf, rest...), err
+		}
+	}
 }
