@@ -306,28 +306,31 @@ func ValidateReport(rep Report) error {
 	if tr := rep.Transport; tr != nil && (tr.From.IsZero() || tr.To.Before(tr.From) || tr.Reason == "") {
 		errs = append(errs, FieldError{Field: "transport", Message: "needs from, a to not before it, and a reason"})
 	}
-	seen := make(map[string]bool, len(rep.Results))
+	// Keyed by the two names, not by their joined ref: a report of 500 results would
+	// otherwise build 500 strings only to look them up.
+	seen := make(map[[2]string]struct{}, len(rep.Results))
 	for i, r := range rep.Results {
-		f := func(field, msg string) {
-			errs = append(errs, FieldError{Field: fmt.Sprintf("results[%d].%s", i, field), Message: msg})
-		}
 		if !ValidName(r.Module) {
-			f("module", "is not a valid name")
+			errs = append(errs, resultError(i, "module", "is not a valid name"))
 		}
 		if !ValidName(r.Resource) {
-			f("resource", "is not a valid name")
+			errs = append(errs, resultError(i, "resource", "is not a valid name"))
 		}
 		if !r.Outcome.Outcome() {
-			f("outcome", "must be applied, failed, held, grouped-pending or pending")
+			errs = append(errs, resultError(i, "outcome", "must be applied, failed, held, grouped-pending or pending"))
 		}
-		if ref := Ref(r.Module, r.Resource); seen[ref] {
-			f("resource", "reported twice")
-		} else {
-			seen[ref] = true
+		key := [2]string{r.Module, r.Resource}
+		if _, ok := seen[key]; ok {
+			errs = append(errs, resultError(i, "resource", "reported twice"))
 		}
+		seen[key] = struct{}{}
 	}
 	if len(errs) > 0 {
 		return &Error{Code: CodeInvalid, Message: fmt.Sprintf("%d problem(s) in the report", len(errs)), Details: errs}
 	}
 	return nil
+}
+
+func resultError(i int, field, msg string) FieldError {
+	return FieldError{Field: fmt.Sprintf("results[%d].%s", i, field), Message: msg}
 }

@@ -491,7 +491,8 @@ func optTime(t time.Time) sql.NullString {
 // every report, and marshalling the results to JSON first cost more than the rest of ingest.
 func outcomeDigest(rep hq.Report) string {
 	h := sha256.New()
-	var buf []byte
+	// About what a result takes, so the buffer is not grown and copied along the way.
+	buf := make([]byte, 0, 64+48*len(rep.Results))
 	str := func(s string) {
 		buf = binary.AppendUvarint(buf, uint64(len(s)))
 		buf = append(buf, s...)
