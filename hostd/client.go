@@ -23,6 +23,10 @@ import (
 // maxBody bounds what hostd reads from the controller.
 const maxBody = 64 << 20
 
+// idleConnTimeout is how long hostd keeps an idle connection: less than the controller's
+// idle timeout (5 s), so hostd never sends on a connection the controller is closing.
+const idleConnTimeout = 4 * time.Second
+
 // client speaks the controller's node API.
 type client struct {
 	// bases are the controllers, any of which serves the node (they share one database); calls
@@ -73,6 +77,10 @@ func (c *client) moveOn(req *http.Request, err error) error {
 // caFile (or the system's roots) and offers the node's certificate when it has one.
 func transportFor(caFile, certFile, keyFile string) (*http.Transport, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	// An idle connection is let go before the controller would close it (after 5 s): one
+	// reused just as the controller closes it fails the report it carries, which then waits
+	// for a retry.
+	t.IdleConnTimeout = idleConnTimeout
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if caFile != "" {
 		pool, err := certs.ReadPool(caFile)

@@ -28,8 +28,9 @@ func NewTransport(conns int) *http.Transport {
 	return &http.Transport{
 		MaxIdleConns:        conns,
 		MaxIdleConnsPerHost: conns,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
+		// As hostd: idle connections go before the controller closes them (after 5 s).
+		IdleConnTimeout:    4 * time.Second,
+		DisableCompression: true,
 	}
 }
 
