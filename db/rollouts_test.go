@@ -347,11 +347,16 @@ func TestARolloutOutlivesTheControllerThatStartedIt(t *testing.T) {
 	}
 	mustModule(t, a, "app", file("conf", "2"))
 	a.Close()
-	before := pinsOf(t, b, "app", nodes...)
+	// Whatever a did before it died (its loop may have advanced the canary), the rest of the
+	// waves are b's to move: the hosts report to b, and every node reaches revision 2.
+	want := "web-1@2 web-2@2 web-3@2 web-4@2"
 	deadline := time.Now().Add(10 * time.Second)
-	for pinsOf(t, b, "app", nodes...) == before {
+	for got := pinsOf(t, b, "app", nodes...); got != want; got = pinsOf(t, b, "app", nodes...) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the rollout the dead controller started stays at %s", before)
+			t.Fatalf("the rollout the dead controller started stays at %s", got)
+		}
+		for _, n := range nodes {
+			report(t, b, n, true)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
