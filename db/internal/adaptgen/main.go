@@ -31,12 +31,18 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	methods := querierMethods(f)
+	var body bytes.Buffer
+	for _, m := range querierMethods(f) {
+		writeMethod(&body, m)
+	}
 	var b bytes.Buffer
 	b.WriteString(header)
-	for _, m := range methods {
-		writeMethod(&b, m)
+	// database/sql only when a signature names one of its types.
+	if bytes.Contains(body.Bytes(), []byte(" sql.")) || bytes.Contains(body.Bytes(), []byte("(sql.")) {
+		b.WriteString(`import "database/sql"` + "\n\n")
 	}
+	b.WriteString(adapter)
+	b.Write(body.Bytes())
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatalf("format: %v\n%s", err, b.Bytes())
@@ -52,19 +58,17 @@ package pgsqlc
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 )
 
-// Adapter runs the PostgreSQL queries behind the store's query interface, dbsqlc.Querier.
+`
+
+const adapter = `// Adapter runs the PostgreSQL queries behind the store's query interface, dbsqlc.Querier.
 type Adapter struct{ Q *Queries }
 
 // Adapt returns q as the store's query interface.
 func Adapt(q *Queries) dbsqlc.Querier { return Adapter{Q: q} }
-
-// sql is imported for the argument types some queries share.
-var _ sql.NullString
 
 `
 

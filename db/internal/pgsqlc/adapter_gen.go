@@ -4,7 +4,6 @@ package pgsqlc
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 )
@@ -14,9 +13,6 @@ type Adapter struct{ Q *Queries }
 
 // Adapt returns q as the store's query interface.
 func Adapt(q *Queries) dbsqlc.Querier { return Adapter{Q: q} }
-
-// sql is imported for the argument types some queries share.
-var _ sql.NullString
 
 func (a Adapter) AssignmentCountByModule(ctx context.Context) ([]dbsqlc.AssignmentCountByModuleRow, error) {
 	rows, err := a.Q.AssignmentCountByModule(ctx)
