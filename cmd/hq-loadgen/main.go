@@ -35,10 +35,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		hqBin   = fs.String("hq", "", "the hq binary to start on a temporary database (build it with go build ./cmd/hq); or give -url and -token")
 		addr    = fs.String("addr", "127.0.0.1:0", "with -hq, where the controller listens")
 		keep    = fs.Bool("keep", false, "with -hq, keep the controller's directory (database, log) and say where it is")
+		ctlEnv  envFlag
 		pg      = fs.String("postgres", "", "with -hq, run the controller on this PostgreSQL database (a postgres:// URL) rather than a SQLite file, and count the server's CPU apart")
 		output  = fs.String("o", "text", "output: text (a line per phase) or json")
 		timeout = fs.Duration("timeout", 30*time.Minute, "the whole run stops after this long, whatever it is doing")
 	)
+	fs.Var(&ctlEnv, "env", "with -hq, KEY=VALUE added to the controller's environment (and not the generator's), e.g. GOMEMLIMIT=400MiB; may be repeated")
 	fs.IntVar(&cfg.Nodes, "nodes", 200, "simulated hosts")
 	fs.IntVar(&cfg.Resources, "resources", 500, "files in the module every node is assigned")
 	fs.Float64Var(&cfg.SteadyRate, "steady-rate", 100, "reports/s of the whole fleet in steady (overload is 3× this)")
@@ -106,9 +108,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		} else {
 			defer os.RemoveAll(dir)
 		}
-		var env []string
+		env := []string(ctlEnv)
 		if *pg != "" {
-			env = []string{"HQ_DB=" + *pg, "HQ_KEY_FILE=" + filepath.Join(dir, "hq.key")}
+			env = append(env, "HQ_DB="+*pg, "HQ_KEY_FILE="+filepath.Join(dir, "hq.key"))
 		}
 		ctl, err := loadgen.StartController(*hqBin, dir, *addr, rand.Text(), env...)
 		if err != nil {
@@ -158,4 +160,17 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// envFlag collects KEY=VALUE settings, one per use of the flag.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, " ") }
+
+func (e *envFlag) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	*e = append(*e, v)
+	return nil
 }
