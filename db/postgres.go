@@ -76,14 +76,7 @@ func migratePostgres(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, pgmigrations.FS, goose.WithSessionLocker(locker))
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
+	return migrate(ctx, goose.DialectPostgres, db, pgmigrations.FS, goose.WithSessionLocker(locker))
 }
 
 func (e *postgresEngine) queries(pool *sql.DB, tx *sql.Tx) dbsqlc.Querier {

@@ -93,8 +93,9 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	return migrate(ctx, goose.DialectSQLite3, db, migrations.FS)
 }
 
-func migrate(ctx context.Context, dialect goose.Dialect, db *sql.DB, files fs.FS) error {
-	p, err := goose.NewProvider(dialect, db, files)
+// migrate applies every pending migration of files, on either engine.
+func migrate(ctx context.Context, dialect goose.Dialect, db *sql.DB, files fs.FS, opts ...goose.ProviderOption) error {
+	p, err := goose.NewProvider(dialect, db, files, opts...)
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}

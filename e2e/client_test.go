@@ -16,25 +16,28 @@ const adminToken = "e2e-operator-token"
 
 // client is a small operator client of the API.
 type client struct {
-	t    testing.TB
-	base string
-	// others are more controllers on the same database: calls go to base and to each of
-	// them in turn.
-	others []string
-	mu     sync.Mutex
-	calls  int
+	t testing.TB
+	// bases are the API of each controller on the database: calls go to each in turn.
+	bases []string
+	mu    sync.Mutex
+	calls int
 }
 
 // target is the base of the next call.
 func (c *client) target() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	bases := append([]string{c.base}, c.others...)
 	c.calls++
-	return bases[(c.calls-1)%len(bases)]
+	return c.bases[(c.calls-1)%len(c.bases)]
 }
 
-func newClient(t testing.TB, url string) *client { return &client{t: t, base: url + "/api/v1"} }
+func newClient(t testing.TB, urls ...string) *client {
+	c := &client{t: t}
+	for _, u := range urls {
+		c.bases = append(c.bases, u+"/api/v1")
+	}
+	return c
+}
 
 // call sends a request and decodes a 2xx answer into out; any other status fails the test.
 func (c *client) call(method, path string, body, out any, headers ...string) {

@@ -35,7 +35,5 @@ func (p *pair) next() string {
 
 // client is an operator client whose calls alternate between the two controllers.
 func (p *pair) client(t testing.TB) *client {
-	c := newClient(t, p.a.url)
-	c.others = []string{p.b.url + "/api/v1"}
-	return c
+	return newClient(t, p.a.url, p.b.url)
 }

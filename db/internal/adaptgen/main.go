@@ -38,7 +38,7 @@ func main() {
 	var b bytes.Buffer
 	b.WriteString(header)
 	// database/sql only when a signature names one of its types.
-	if bytes.Contains(body.Bytes(), []byte(" sql.")) || bytes.Contains(body.Bytes(), []byte("(sql.")) {
+	if bytes.Contains(body.Bytes(), []byte("sql.")) {
 		b.WriteString(`import "database/sql"` + "\n\n")
 	}
 	b.WriteString(adapter)
