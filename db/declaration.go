@@ -89,23 +89,35 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 // and returns the generation it last saw. Changes made through this store wake it at once;
 // changes made by another process on the same database are seen by the store's watcher.
 func (s *Store) WaitGeneration(ctx context.Context, node string, after int64, wait time.Duration) (int64, error) {
-	s.watchOnce.Do(func() { s.eng.startWatch(s) })
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
-		bell := s.bells.bell(node)
+		bell := make(chan struct{})
+		stop := s.OnGeneration(node, func() { close(bell) })
 		gen, err := s.NodeGeneration(ctx, node)
 		if err != nil || gen > after {
+			stop()
 			return gen, err
 		}
 		select {
 		case <-bell:
 		case <-deadline.C:
+			stop()
 			return gen, nil
 		case <-ctx.Done():
+			stop()
 			return gen, ctx.Err()
 		}
 	}
+}
+
+// OnGeneration calls f, once, when the node's generation may have moved, unless stop is
+// called first. It is how a long-poll waits without a goroutine of its own: register, then
+// read the generation, so a change between the two is never missed. f runs on the goroutine
+// of the change, after its commit, and must not block.
+func (s *Store) OnGeneration(node string, f func()) (stop func()) {
+	s.watchOnce.Do(func() { s.eng.startWatch(s) })
+	return s.bells.listen(node, f)
 }
 
 // watch reads every node's generation once a period and rings the bells of those another
@@ -140,43 +152,70 @@ func (s *Store) look(known map[string]int64, ring bool) {
 	}
 }
 
-// bells wakes the long-polls of nodes whose generation changed.
+// bells wakes the long-polls of nodes whose generation changed: each listener is called once,
+// at the first ring after it listened, and then forgotten.
 type bells struct {
-	mu sync.Mutex
-	ch map[string]chan struct{}
+	mu   sync.Mutex
+	next uint64
+	on   map[string]map[uint64]func()
 }
 
-func (b *bells) bell(node string) <-chan struct{} {
+func (b *bells) listen(node string, f func()) (stop func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.ch == nil {
-		b.ch = map[string]chan struct{}{}
+	if b.on == nil {
+		b.on = map[string]map[uint64]func(){}
 	}
-	c, ok := b.ch[node]
-	if !ok {
-		c = make(chan struct{})
-		b.ch[node] = c
+	fs := b.on[node]
+	if fs == nil {
+		fs = map[uint64]func(){}
+		b.on[node] = fs
 	}
-	return c
+	b.next++
+	id := b.next
+	fs[id] = f
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if fs := b.on[node]; fs != nil {
+			delete(fs, id)
+			if len(fs) == 0 {
+				delete(b.on, node)
+			}
+		}
+	}
 }
 
 func (b *bells) ring(nodes ...string) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	var due []func()
 	for _, n := range nodes {
-		if c, ok := b.ch[n]; ok {
-			close(c)
-			delete(b.ch, n)
+		for _, f := range b.on[n] {
+			due = append(due, f)
 		}
+		delete(b.on, n)
 	}
+	b.mu.Unlock()
+	call(due)
 }
 
 // ringAll wakes every waiter, for when changes may have been missed.
 func (b *bells) ringAll() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	for n, c := range b.ch {
-		close(c)
-		delete(b.ch, n)
+	var due []func()
+	for _, fs := range b.on {
+		for _, f := range fs {
+			due = append(due, f)
+		}
+	}
+	b.on = nil
+	b.mu.Unlock()
+	call(due)
+}
+
+// call runs the listeners a ring collected, outside the lock, so one may listen again.
+func call(fs []func()) {
+	for _, f := range fs {
+		f()
 	}
 }
