@@ -30,6 +30,7 @@ type fixture struct {
 	t       testing.TB
 	srv     *httptest.Server
 	handler http.Handler
+	lot     *Lot
 	store   *db.Store
 	key     ed25519.PrivateKey
 	// keys is what the server signs with; a test rotates by storing others.
@@ -48,8 +49,19 @@ func setup(t testing.TB) *fixture {
 	s := &Server{Store: store, AdminToken: admin, Instance: "test-instance", Keys: f.keys.Load,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: 5 * time.Second}
 	f.handler = s.Handler()
-	f.srv = httptest.NewServer(f.handler)
-	t.Cleanup(func() { f.srv.Close(); store.Close() })
+	// Served as the controller serves: waiting long-polls parked in a lot.
+	f.srv = httptest.NewUnstartedServer(f.handler)
+	s.Lot = NewLot(f.srv.Listener.Addr(), 8)
+	f.lot = s.Lot
+	f.srv.Start()
+	returned := make(chan error, 1)
+	go func() { returned <- f.srv.Config.Serve(s.Lot.Returns()) }()
+	t.Cleanup(func() {
+		s.Lot.Close()
+		<-returned
+		f.srv.Close()
+		store.Close()
+	})
 	return f
 }
 

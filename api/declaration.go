@@ -23,7 +23,12 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if wait > 0 && s.Lot != nil && s.Lot.park(s, w, r, node, after, wait) {
+		return // the lot answers it
+	}
+	s.inHandler.Add(1)
 	gen, err := s.Store.WaitGeneration(r.Context(), node, after, wait)
+	s.inHandler.Add(-1)
 	if r.Context().Err() != nil {
 		return // the host went away, or the controller is shutting down: no one to answer
 	}
@@ -36,6 +41,12 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
+	s.answerDeclaration(w, r, node)
+}
+
+// answerDeclaration composes, signs and writes the node's declaration: the answer of a poll
+// answered by its handler or by the lot.
+func (s *Server) answerDeclaration(w http.ResponseWriter, r *http.Request, node string) {
 	compose := s.Store.Declaration
 	if c, _ := r.Context().Value(callerKey).(caller); !c.operator {
 		compose = func(ctx context.Context, node string) (hq.Declaration, error) {

@@ -7,6 +7,7 @@ import (
 	"crypto/ed25519"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -40,6 +41,9 @@ type Server struct {
 	MaxReportsInFlight int
 	RetryAfter         int
 	reports            *admission
+	// Lot, when set, parks the long-polls that wait, so that they hold no goroutine.
+	Lot       *Lot
+	inHandler atomic.Int64 // long-polls waiting in their handler
 	// Metrics, when set, is served at GET /metrics to the operator.
 	Metrics http.Handler
 	// Reports, when set, is told of every report admitted: whether it was committed, and how

@@ -159,6 +159,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		// Only HTTPS: a plain request is answered 400 by the TLS listener, and reaches nothing.
 		ln = tls.NewListener(ln, tc)
 	}
+	// Long-polls that wait are parked in the lot, without goroutines; answered, their
+	// connections come back to the server through the lot's Returns.
+	srv.Lot = api.NewLot(ln.Addr(), answering)
 	log.Info("hq serving", "addr", ln.Addr().String(), "db", store.Where(), "instance", srv.Instance)
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -174,10 +177,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	if serveMetrics != nil {
 		background.Go(func() { serveMetrics(bg) })
 	}
-	errc := make(chan error, 1)
+	errc, returned := make(chan error, 1), make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	go func() { returned <- hs.Serve(srv.Lot.Returns()) }()
 	select {
 	case err := <-errc:
+		srv.Lot.Close()
+		<-returned
 		return err
 	case <-ctx.Done():
 	}
@@ -185,10 +191,16 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	endRequests()
+	srv.Lot.Close()
 	err = hs.Shutdown(shut)
 	<-errc // Serve has returned http.ErrServerClosed
+	<-returned
 	return err
 }
+
+// answering bounds the parked long-polls answered at once: a new revision wakes every node,
+// and each answer is a declaration composed and signed.
+const answering = 64
 
 // prune deletes the history retention no longer keeps, every period, until ctx ends. Each
 // window of rows is its own short transaction, so reports keep landing while it runs.
@@ -253,7 +265,8 @@ func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			start := time.Now()
 			next.ServeHTTP(ww, r)
-			if ww.Status() == http.StatusNotModified {
+			// Nothing written: a long-poll parked in the lot, which logs its own answer.
+			if ww.Status() == http.StatusNotModified || ww.Status() == 0 {
 				return
 			}
 			level := slog.LevelInfo

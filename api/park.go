@@ -1,0 +1,381 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Lot holds long-polls parked without a goroutine of their own. Every node of a fleet holds a
+// long-poll nearly all the time, and a request waiting in its handler keeps the server's two
+// goroutines, their stacks and the connection's buffers: about 36 KB a node, most of a
+// controller's memory at 10,000 nodes. A parked poll is its connection, taken over from the
+// server, a timer and a bell: under a kilobyte. When the node's generation moves or the wait
+// ends, a goroutine answers it and gives the connection back to the server, which reads the
+// next request on it as on any kept-alive connection.
+type Lot struct {
+	back *returns
+	ctx  context.Context
+	end  context.CancelFunc
+	// slots bounds the answers composed at once: a new revision wakes the whole fleet.
+	slots chan struct{}
+
+	mu      sync.Mutex
+	closed  bool
+	polls   map[*parked]struct{}
+	answers sync.WaitGroup
+}
+
+// parked is one waiting long-poll.
+type parked struct {
+	s        *Server
+	conn     net.Conn
+	node     string
+	path     string
+	after    int64
+	gen      int64 // the generation last read, at most after
+	operator bool
+	// reuse: the connection goes back to the server once answered (the client keeps it alive
+	// and sent nothing more behind its request); otherwise it is closed.
+	reuse   bool
+	start   time.Time
+	timer   *time.Timer
+	stop    func() // stops listening for the node's bell
+	expired bool   // the wait has passed: answer with what there is
+	rang    bool   // the bell rang before the poll was in the lot
+}
+
+// NewLot returns a lot for a server listening on addr. The server must also serve
+// Returns(), where the answered connections come back. answering bounds the answers composed
+// at once.
+func NewLot(addr net.Addr, answering int) *Lot {
+	ctx, end := context.WithCancel(context.Background())
+	return &Lot{back: newReturns(addr), ctx: ctx, end: end, slots: make(chan struct{}, answering), polls: map[*parked]struct{}{}}
+}
+
+// Returns is the listener of connections coming back to the server once their poll is
+// answered, so that the host's next request on one is read as on any kept-alive connection.
+// Serve it beside the real listener; Close closes it.
+func (l *Lot) Returns() net.Listener { return l.back }
+
+// Waiting is how many long-polls wait now: in the lot, and in their handlers (over HTTP/2).
+func (s *Server) Waiting() int {
+	n := int(s.inHandler.Load())
+	if s.Lot != nil {
+		n += s.Lot.Parked()
+	}
+	return n
+}
+
+// Parked is how many long-polls wait in the lot.
+func (l *Lot) Parked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.polls)
+}
+
+// Close closes every parked connection (their hosts poll again, elsewhere or after the
+// restart), ends the answers being written, waits for them and closes Returns.
+func (l *Lot) Close() {
+	l.mu.Lock()
+	l.closed = true
+	polls := l.polls
+	l.polls = map[*parked]struct{}{}
+	l.mu.Unlock()
+	l.end()
+	l.back.Close() // before the wait: an answer giving its connection back is not held
+	for p := range polls {
+		p.timer.Stop()
+		p.stop()
+		p.conn.Close()
+	}
+	l.answers.Wait()
+}
+
+// park takes the request's connection over and waits for the node's generation to pass
+// after, for at most wait. It returns false, having touched nothing, when the request cannot
+// be parked (HTTP/2, a writer that cannot be taken over, a lot closing, a generation already
+// newer): the handler then answers it as before.
+func (l *Lot) park(s *Server, w http.ResponseWriter, r *http.Request, node string, after int64, wait time.Duration) bool {
+	hj, ok := w.(http.Hijacker)
+	if !ok || r.ProtoMajor != 1 {
+		return false
+	}
+	c, _ := r.Context().Value(callerKey).(caller)
+	p := &parked{s: s, node: node, path: r.URL.Path, after: after, operator: c.operator, reuse: !r.Close, start: time.Now()}
+	if l.isClosed() {
+		return false
+	}
+	// Listen before reading the generation, so a change between the two rings the bell.
+	p.stop = s.Store.OnGeneration(node, func() { l.wake(p, false) })
+	gen, err := s.Store.NodeGeneration(r.Context(), node)
+	if err != nil || gen > after {
+		p.stop()
+		return false
+	}
+	p.gen = gen
+	conn, rw, err := hj.Hijack()
+	if err != nil {
+		p.stop()
+		return false
+	}
+	// The server's deadlines were for the request it was reading; a parked poll has its own.
+	conn.SetDeadline(time.Time{})
+	p.conn = conn
+	p.reuse = p.reuse && rw.Reader.Buffered() == 0
+	p.timer = time.AfterFunc(wait, func() { l.wake(p, true) })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+		p.timer.Stop()
+		p.stop()
+		conn.Close()
+	case p.rang || p.expired:
+		l.goAnswer(p) // the bell or the timer came while the poll was being parked
+	default:
+		l.polls[p] = struct{}{}
+	}
+	return true
+}
+
+func (l *Lot) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+// wake answers p when it is parked: its bell rang, or its wait passed (expire). One that is
+// still being parked is marked, and answered as soon as it is.
+func (l *Lot) wake(p *parked, expire bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if expire {
+		p.expired = true
+	}
+	if _, ok := l.polls[p]; !ok {
+		p.rang = true
+		return // being parked, answered already or being answered, or the lot closed
+	}
+	delete(l.polls, p)
+	l.goAnswer(p)
+}
+
+// goAnswer answers p on a goroutine of its own, which Close waits for. l.mu is held.
+func (l *Lot) goAnswer(p *parked) {
+	l.answers.Add(1)
+	go func() {
+		defer l.answers.Done()
+		l.answer(p)
+	}()
+}
+
+// answer writes p's answer, or parks it again when its bell rang for nothing new (every bell
+// rings after a lost listen connection, for one).
+func (l *Lot) answer(p *parked) {
+	select {
+	case l.slots <- struct{}{}:
+		defer func() { <-l.slots }()
+	case <-l.ctx.Done():
+		p.timer.Stop()
+		p.stop()
+		p.conn.Close()
+		return
+	}
+	for {
+		gen, over := l.state(p)
+		var err error
+		if !over {
+			// Rung: read what the generation is now. Expired, the poll is answered with the one
+			// last read, as its bell did not ring since.
+			gen, err = p.s.Store.NodeGeneration(l.ctx, p.node)
+		}
+		if err == nil && gen <= p.after {
+			switch l.repark(p, gen) {
+			case lotClosing:
+				return
+			case parkedAgain:
+				// Listening again: a change since the read above rang the bell, or is seen now.
+				if gen, err = p.s.Store.NodeGeneration(l.ctx, p.node); err == nil && gen <= p.after {
+					l.saw(p, gen)
+					return
+				}
+				if !l.claim(p) {
+					return // the bell or the timer has it
+				}
+				continue
+			}
+		}
+		p.timer.Stop()
+		p.stop()
+		l.respond(p, gen, err)
+		return
+	}
+}
+
+type reparked int
+
+const (
+	parkedAgain reparked = iota
+	waitOver             // the wait has passed: answer with what there is
+	lotClosing           // the lot is closing: the connection was closed
+)
+
+// repark puts p back in the lot, listening for its bell, unless its wait has passed or the
+// lot is closing; gen is the generation just read.
+func (l *Lot) repark(p *parked, gen int64) reparked {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p.gen = max(p.gen, gen)
+	switch {
+	case l.closed:
+		p.timer.Stop()
+		p.conn.Close()
+		return lotClosing
+	case p.expired:
+		return waitOver
+	}
+	p.stop = p.s.Store.OnGeneration(p.node, func() { l.wake(p, false) })
+	l.polls[p] = struct{}{}
+	return parkedAgain
+}
+
+// state returns the generation last read for p, and whether its wait has passed.
+func (l *Lot) state(p *parked) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return p.gen, p.expired
+}
+
+// saw records a generation read for p while it is parked (and may be claimed at once).
+func (l *Lot) saw(p *parked, gen int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p.gen = max(p.gen, gen)
+}
+
+// claim takes p out of the lot for its answer, unless a bell or its timer took it first.
+func (l *Lot) claim(p *parked) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.polls[p]; !ok {
+		return false
+	}
+	delete(l.polls, p)
+	return true
+}
+
+// respond writes the poll's answer on its connection, as the handler would have (the same
+// functions fill it in), and gives the connection back to the server or closes it.
+func (l *Lot) respond(p *parked, gen int64, err error) {
+	ctx := context.WithValue(l.ctx, callerKey, caller{node: p.node, operator: p.operator})
+	r := (&http.Request{Method: http.MethodGet, URL: &url.URL{Path: p.path}, Header: http.Header{}}).WithContext(ctx)
+	w := &answerWriter{header: http.Header{}}
+	switch {
+	case err != nil && l.ctx.Err() != nil:
+		p.conn.Close() // the controller is shutting down: no one to answer
+		return
+	case err != nil:
+		p.s.writeError(w, r, err)
+	case gen <= p.after:
+		setETag(w, gen)
+		w.WriteHeader(http.StatusNotModified)
+	default:
+		p.s.answerDeclaration(w, r, p.node)
+	}
+	p.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	_, werr := p.conn.Write(w.response(p.reuse))
+	if w.status != http.StatusNotModified {
+		p.s.Log.Info("http", "method", http.MethodGet, "path", p.path, "status", w.status, "took", time.Since(p.start))
+	}
+	p.conn.SetWriteDeadline(time.Time{})
+	if werr != nil || !p.reuse || !l.back.give(p.conn) {
+		p.conn.Close()
+	}
+}
+
+// answerWriter collects a handler's answer to write it on a connection taken from the server.
+type answerWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *answerWriter) Header() http.Header { return w.header }
+
+func (w *answerWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *answerWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
+}
+
+// response is the answer as HTTP/1.1 puts it on the wire.
+func (w *answerWriter) response(keepAlive bool) []byte {
+	w.WriteHeader(http.StatusOK)
+	h := w.header
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	if w.status != http.StatusNotModified {
+		h.Set("Content-Length", strconv.Itoa(w.body.Len()))
+	}
+	if !keepAlive {
+		h.Set("Connection", "close")
+	}
+	var out bytes.Buffer
+	out.Grow(w.body.Len() + 256)
+	fmt.Fprintf(&out, "HTTP/1.1 %d %s\r\n", w.status, http.StatusText(w.status))
+	h.Write(&out)
+	out.WriteString("\r\n")
+	if w.status != http.StatusNotModified {
+		out.Write(w.body.Bytes())
+	}
+	return out.Bytes()
+}
+
+// returns is a listener of the connections the lot gives back to the server.
+type returns struct {
+	addr  net.Addr
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newReturns(addr net.Addr) *returns {
+	return &returns{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// give hands c to the server; false when the listener is closed.
+func (j *returns) give(c net.Conn) bool {
+	select {
+	case j.conns <- c:
+		return true
+	case <-j.done:
+		return false
+	}
+}
+
+func (j *returns) Accept() (net.Conn, error) {
+	select {
+	case c := <-j.conns:
+		return c, nil
+	case <-j.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (j *returns) Close() error {
+	j.once.Do(func() { close(j.done) })
+	return nil
+}
+
+func (j *returns) Addr() net.Addr { return j.addr }
