@@ -123,8 +123,10 @@ func TestMetricsAgreeWithStatus(t *testing.T) {
 		t.Errorf("reports received %v, ingest observations %v: want at least one report per node, each timed",
 			m["hq_reports_received_total"], m["hq_report_ingest_seconds"])
 	}
-	if _, ok := m["hq_reports_shed_total"]; !ok {
-		t.Error("no hq_reports_shed_total")
+	for _, name := range []string{"hq_reports_shed_total", "hq_long_polls_waiting"} {
+		if _, ok := m[name]; !ok {
+			t.Errorf("no %s", name)
+		}
 	}
 	if m["hq_sends{outcome=applied}"] < 3 || m["hq_database_bytes{file=db}"] <= 0 {
 		t.Errorf("sends applied %v, database bytes %v", m["hq_sends{outcome=applied}"], m["hq_database_bytes{file=db}"])

@@ -25,9 +25,10 @@ type Metrics struct {
 	log      *slog.Logger
 }
 
-// New registers the store's figures, the report counters and shed (the reports turned away
-// before they were read, as shed returns them), and the Go and process collectors.
-func New(store *db.Store, shed func() int64, log *slog.Logger) *Metrics {
+// New registers the store's figures, the report counters, shed (the reports turned away
+// before they were read, as shed returns them), parked (the long-polls waiting now), and the
+// Go and process collectors.
+func New(store *db.Store, shed func() int64, parked func() int, log *slog.Logger) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		received: prometheus.NewCounter(prometheus.CounterOpts{Name: "hq_reports_received_total",
@@ -43,6 +44,9 @@ func New(store *db.Store, shed func() int64, log *slog.Logger) *Metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_shed_total",
 			Help: "Reports turned away with 503 and Retry-After before their body was read (HQ_MAX_REPORTS_IN_FLIGHT)."},
 			func() float64 { return float64(shed()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hq_long_polls_waiting",
+			Help: "Long-polls for a declaration waiting now: about one per host that is up."},
+			func() float64 { return float64(parked()) }),
 		&storeCollector{store: store, log: log},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

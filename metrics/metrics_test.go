@@ -28,7 +28,7 @@ func TestMetricsPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := New(store, func() int64 { return 7 }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := New(store, func() int64 { return 7 }, func() int { return 3 }, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	m.ObserveReport(true, 3*time.Millisecond)
 	m.ObserveReport(true, 4*time.Millisecond)
 	m.ObserveReport(false, time.Millisecond)
@@ -60,6 +60,9 @@ func TestMetricsPage(t *testing.T) {
 	}
 	if got := value("hq_reports_shed_total", "", ""); got != 7 {
 		t.Errorf("shed = %v, want 7", got)
+	}
+	if got := value("hq_long_polls_waiting", "", ""); got != 3 {
+		t.Errorf("long-polls waiting = %v, want 3", got)
 	}
 	if got := value("hq_reports_received_total", "", ""); got != 2 {
 		t.Errorf("received = %v, want 2", got)
