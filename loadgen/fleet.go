@@ -58,6 +58,10 @@ type Config struct {
 	RecoverFor  time.Duration // at SteadyRate, after the overload
 	Concurrency int           // requests at once in register, assign and apply
 	Wait        time.Duration // each long-poll's wait
+	// Polls is how many hosts hold a long-poll once applied (0: all). The others only report,
+	// so a fleet can be larger than the connections one process may hold; the revision phase
+	// then waits for the hosts that poll.
+	Polls int
 	// PhaseTimeout bounds the phases that run until something is done (register, assign,
 	// apply, revision).
 	PhaseTimeout time.Duration
@@ -159,6 +163,9 @@ func NewFleet(cfg Config) *Fleet {
 	}
 	// A long-poll and a report per host, and the operator's calls.
 	client := &http.Client{Transport: NewTransport(2*cfg.Nodes + cfg.Concurrency + 16)}
+	if cfg.Polls < 0 || cfg.Polls > cfg.Nodes {
+		cfg.Polls = 0
+	}
 	f := &Fleet{cfg: cfg, client: client, admin: &Admin{Base: cfg.URL, Token: cfg.Token, HTTP: client}}
 	f.rec.Store(NewRecorder())
 	f.cache.m = map[string][]byte{}
@@ -425,9 +432,17 @@ func (f *Fleet) send(ctx context.Context, h *fleetHost, prev, d *hq.Declaration)
 // startPolls has every host hold a long-poll for a newer declaration from now on, and report
 // on each one it receives, until the run ends.
 func (f *Fleet) startPolls(ctx context.Context) {
-	for _, h := range f.hosts {
+	for _, h := range f.pollers() {
 		f.polls.Go(func() { f.poll(ctx, h) })
 	}
+}
+
+// pollers are the hosts that hold a long-poll.
+func (f *Fleet) pollers() []*fleetHost {
+	if f.cfg.Polls > 0 && f.cfg.Polls < len(f.hosts) {
+		return f.hosts[:f.cfg.Polls]
+	}
+	return f.hosts
 }
 
 func (f *Fleet) poll(ctx context.Context, h *fleetHost) {
@@ -474,21 +489,22 @@ func (f *Fleet) revision(ctx context.Context, r *PhaseResult) error {
 	f.rev = put.Revision
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	hosts := f.pollers()
 	for {
 		n := 0
-		for _, h := range f.hosts {
+		for _, h := range hosts {
 			if h.acked.Load() >= f.rev {
 				n++
 			}
 		}
 		r.Count = n
-		if n == len(f.hosts) {
+		if n == len(hosts) {
 			r.Converged = time.Since(start)
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d of %d node(s) reported revision %d: %w", n, len(f.hosts), f.rev, ctx.Err())
+			return fmt.Errorf("%d of %d node(s) reported revision %d: %w", n, len(hosts), f.rev, ctx.Err())
 		case <-tick.C:
 		}
 	}

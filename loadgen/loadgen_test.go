@@ -124,3 +124,16 @@ func TestReportWaitsAsTheControllerAsks(t *testing.T) {
 		t.Fatalf("%+v", s)
 	}
 }
+
+// -polls keeps the long-polls to the first hosts; 0, or more than there are, means all.
+func TestPollersAreTheFirstHosts(t *testing.T) {
+	for _, c := range []struct{ nodes, polls, want int }{{5, 0, 5}, {5, 2, 2}, {5, 9, 5}, {5, -1, 5}} {
+		f := NewFleet(Config{Nodes: c.nodes, Polls: c.polls})
+		for range c.nodes {
+			f.hosts = append(f.hosts, &fleetHost{})
+		}
+		if got := f.pollers(); len(got) != c.want || got[0] != f.hosts[0] {
+			t.Errorf("%d nodes, -polls %d: %d pollers, want the first %d", c.nodes, c.polls, len(got), c.want)
+		}
+	}
+}

@@ -55,6 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Prefix, "prefix", "", "node names start with this (default lg-<random>-)")
 	fs.StringVar(&cfg.Module, "module", "", "the module's name (default loadgen-<random>)")
 	fs.DurationVar(&cfg.Wait, "wait", 30*time.Second, "each long-poll's wait")
+	fs.IntVar(&cfg.Polls, "polls", 0, "hosts that hold a long-poll once applied (0: all); the others only report, for a fleet larger than the connections a process may hold (ulimit -n); revision waits for those that poll")
 	fs.DurationVar(&cfg.PhaseTimeout, "phase-timeout", 10*time.Minute, "bound on each phase that runs until it is done")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
