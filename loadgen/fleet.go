@@ -136,6 +136,7 @@ type Fleet struct {
 	// rev is the module's newest revision, and resources its resources at that revision.
 	rev       int64
 	resources []hq.Resource
+	pollCtx   context.Context
 	stopPolls context.CancelFunc
 	polls     sync.WaitGroup
 }
@@ -183,7 +184,7 @@ func (f *Fleet) wants(phase string) bool {
 func (f *Fleet) Run(ctx context.Context, out func(PhaseResult)) error {
 	defer f.client.CloseIdleConnections()
 	pollCtx, stop := context.WithCancel(ctx)
-	f.stopPolls = stop
+	f.pollCtx, f.stopPolls = pollCtx, stop
 	defer func() { stop(); f.polls.Wait() }()
 	later := f.wants(PhaseSteady) || f.wants(PhaseRevision) || f.wants(PhaseOverload)
 	steps := []struct {
@@ -213,9 +214,6 @@ func (f *Fleet) Run(ctx context.Context, out func(PhaseResult)) error {
 		out(r)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
-		}
-		if s.name == PhaseApply {
-			f.startPolls(pollCtx)
 		}
 	}
 	return nil
@@ -406,7 +404,13 @@ func (f *Fleet) apply(ctx context.Context, r *PhaseResult) error {
 		if d == nil {
 			return fmt.Errorf("%s: no declaration after generation %d: %d %v", h.Name, h.registered, c.Status, c.Err)
 		}
-		return f.send(ctx, h, nil, d)
+		if err := f.send(ctx, h, nil, d); err != nil {
+			return err
+		}
+		// As a host does, it long-polls as soon as it has applied: the fleet's polls arrive
+		// spread over the phase, not all at its end.
+		f.startPoll(i)
+		return nil
 	})
 	r.Count, r.Unit = n, "nodes/s"
 	return err
@@ -429,11 +433,12 @@ func (f *Fleet) send(ctx context.Context, h *fleetHost, prev, d *hq.Declaration)
 	return nil
 }
 
-// startPolls has every host hold a long-poll for a newer declaration from now on, and report
-// on each one it receives, until the run ends.
-func (f *Fleet) startPolls(ctx context.Context) {
-	for _, h := range f.pollers() {
-		f.polls.Go(func() { f.poll(ctx, h) })
+// startPoll has host i, if it is one of the pollers, hold a long-poll for a newer
+// declaration from now on, and report on each one it receives, until the run ends.
+func (f *Fleet) startPoll(i int) {
+	if i < len(f.pollers()) {
+		h := f.hosts[i]
+		f.polls.Go(func() { f.poll(f.pollCtx, h) })
 	}
 }
 
