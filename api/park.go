@@ -64,7 +64,8 @@ func NewLot(addr net.Addr, answering int) *Lot {
 // Serve it beside the real listener; Close closes it.
 func (l *Lot) Returns() net.Listener { return l.back }
 
-// Waiting is how many long-polls wait now: in the lot, and in their handlers (over HTTP/2).
+// Waiting is how many long-polls wait now: in the lot, and in their handlers (those the lot
+// could not take, or all of them without a lot).
 func (s *Server) Waiting() int {
 	n := int(s.inHandler.Load())
 	if s.Lot != nil {

@@ -22,7 +22,7 @@ import (
 // these bytes times the nodes is most of the controller's memory at rest. heap-B/poll is
 // the live heap after a collection (the client's side of each connection, a few hundred
 // bytes, is in it too); stack-B/poll the goroutine stacks. "lot" is how the controller
-// serves; "handler" is a poll waiting in its handler, as one over HTTP/2 does.
+// serves; "handler" is a poll waiting in its handler, as every one did before the lot.
 func BenchmarkParkedPollMemory(b *testing.B) {
 	b.Run("lot", func(b *testing.B) { benchmarkParkedPolls(b, true) })
 	b.Run("handler", func(b *testing.B) { benchmarkParkedPolls(b, false) })
