@@ -164,3 +164,33 @@ func BenchmarkIngestWhilePruning(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWatcherTick50000 is what the SQLite watcher reads every second to see changes made
+// by other processes, at 50,000 nodes: "total", the count and sum of the generations it reads
+// each tick, and "list", every node's generation, which it reads only when the total moved.
+//
+//	go test ./db -run '^$' -bench WatcherTick50000 -benchtime 20x
+func BenchmarkWatcherTick50000(b *testing.B) {
+	s, _ := setup(b)
+	mustNode(b, s, "n0")
+	if _, err := s.write.Exec(`WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 49999)
+		INSERT INTO nodes (name, token_hash, created_at)
+		SELECT 'n' || n, 'h' || n, (SELECT created_at FROM nodes WHERE name = 'n0') FROM i`); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.Run("total", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.rq.NodeGenerationTotal(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("list", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.rq.NodeGenerationList(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

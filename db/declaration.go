@@ -124,7 +124,11 @@ func (s *Store) OnGeneration(node string, f func()) (stop func()) {
 // process changed: one query for the whole mesh, however many hosts are waiting. The first look
 // (look without ring) comes before any waiter reads its own generation, so a change made by
 // another process after that read is always one the watcher sees move.
-func (s *Store) watch(known map[string]int64) {
+//
+// Each period it first reads the nodes' count and the sum of their generations, which the
+// database adds up without handing a row to Go: in a fleet's steady state nothing moves, and
+// the generations of 50,000 nodes are not read one by one every second for nothing.
+func (s *Store) watch(known map[string]int64, last dbsqlc.NodeGenerationTotalRow) {
 	tick := time.NewTicker(s.WatchEvery)
 	defer tick.Stop()
 	for {
@@ -133,6 +137,12 @@ func (s *Store) watch(known map[string]int64) {
 			return
 		case <-tick.C:
 		}
+		total, err := s.rq.NodeGenerationTotal(context.Background())
+		if err != nil || total == last {
+			continue // unreadable now, or nothing moved
+		}
+		// Read before the look: a change made after it is seen by the look or by the next total.
+		last = total
 		s.look(known, true)
 	}
 }

@@ -136,8 +136,9 @@ func (e *sqliteEngine) sizes(context.Context, *sql.DB) (database, wal int64, err
 // one process of another's commits.
 func (e *sqliteEngine) startWatch(s *Store) {
 	known := map[string]int64{}
+	total, _ := s.rq.NodeGenerationTotal(context.Background()) // unread, the first tick looks
 	s.look(known, false)
-	s.goBackground(func() { s.watch(known) })
+	s.goBackground(func() { s.watch(known, total) })
 }
 
 func (e *sqliteEngine) close() error {

@@ -40,6 +40,11 @@ UPDATE nodes SET generation = generation + 1 WHERE name = @name RETURNING genera
 -- name: NodeGenerationList :many
 SELECT name, generation FROM nodes WHERE deleted_at IS NULL;
 
+-- name: NodeGenerationTotal :one
+-- The nodes and the sum of their generations: generations only grow, so while neither moves
+-- no node's generation has, and the watcher need not read them one by one.
+SELECT COUNT(*) AS nodes, CAST(COALESCE(SUM(generation), 0) AS bigint) AS generations FROM nodes WHERE deleted_at IS NULL;
+
 -- name: NodeSetReported :exec
 UPDATE nodes SET last_report_at = @last_report_at, last_report_id = @last_report_id WHERE name = @name;
 

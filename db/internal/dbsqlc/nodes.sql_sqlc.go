@@ -110,6 +110,24 @@ func (q *Queries) NodeGenerationList(ctx context.Context) ([]NodeGenerationListR
 	return items, nil
 }
 
+const nodeGenerationTotal = `-- name: NodeGenerationTotal :one
+SELECT COUNT(*) AS nodes, CAST(COALESCE(SUM(generation), 0) AS INTEGER) AS generations FROM nodes WHERE deleted_at IS NULL
+`
+
+type NodeGenerationTotalRow struct {
+	Nodes       int64
+	Generations int64
+}
+
+// The nodes and the sum of their generations: generations only grow, so while neither moves
+// no node's generation has, and the watcher need not read them one by one.
+func (q *Queries) NodeGenerationTotal(ctx context.Context) (NodeGenerationTotalRow, error) {
+	row := q.queryRow(ctx, q.nodeGenerationTotalStmt, nodeGenerationTotal)
+	var i NodeGenerationTotalRow
+	err := row.Scan(&i.Nodes, &i.Generations)
+	return i, err
+}
+
 const nodeGet = `-- name: NodeGet :one
 SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name = ?1 AND deleted_at IS NULL
 `

@@ -135,6 +135,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeGenerationListStmt, err = db.PrepareContext(ctx, nodeGenerationList); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeGenerationList: %w", err)
 	}
+	if q.nodeGenerationTotalStmt, err = db.PrepareContext(ctx, nodeGenerationTotal); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeGenerationTotal: %w", err)
+	}
 	if q.nodeGetStmt, err = db.PrepareContext(ctx, nodeGet); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeGet: %w", err)
 	}
@@ -599,6 +602,11 @@ func (q *Queries) Close() error {
 	if q.nodeGenerationListStmt != nil {
 		if cerr := q.nodeGenerationListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeGenerationListStmt: %w", cerr)
+		}
+	}
+	if q.nodeGenerationTotalStmt != nil {
+		if cerr := q.nodeGenerationTotalStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeGenerationTotalStmt: %w", cerr)
 		}
 	}
 	if q.nodeGetStmt != nil {
@@ -1137,6 +1145,7 @@ type Queries struct {
 	nodeExistsByTokenHashStmt             *sql.Stmt
 	nodeGenerationStmt                    *sql.Stmt
 	nodeGenerationListStmt                *sql.Stmt
+	nodeGenerationTotalStmt               *sql.Stmt
 	nodeGetStmt                           *sql.Stmt
 	nodeGetAnyStmt                        *sql.Stmt
 	nodeInsertStmt                        *sql.Stmt
@@ -1272,6 +1281,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeExistsByTokenHashStmt:             q.nodeExistsByTokenHashStmt,
 		nodeGenerationStmt:                    q.nodeGenerationStmt,
 		nodeGenerationListStmt:                q.nodeGenerationListStmt,
+		nodeGenerationTotalStmt:               q.nodeGenerationTotalStmt,
 		nodeGetStmt:                           q.nodeGetStmt,
 		nodeGetAnyStmt:                        q.nodeGetAnyStmt,
 		nodeInsertStmt:                        q.nodeInsertStmt,

@@ -258,6 +258,11 @@ func (a Adapter) NodeGenerationList(ctx context.Context) ([]dbsqlc.NodeGeneratio
 	return out, err
 }
 
+func (a Adapter) NodeGenerationTotal(ctx context.Context) (dbsqlc.NodeGenerationTotalRow, error) {
+	r, err := a.Q.NodeGenerationTotal(ctx)
+	return dbsqlc.NodeGenerationTotalRow(r), err
+}
+
 func (a Adapter) NodeGet(ctx context.Context, arg string) (dbsqlc.Node, error) {
 	r, err := a.Q.NodeGet(ctx, arg)
 	return dbsqlc.Node(r), err

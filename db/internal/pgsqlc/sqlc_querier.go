@@ -70,6 +70,9 @@ type Querier interface {
 	NodeExistsByTokenHash(ctx context.Context, tokenHash string) (bool, error)
 	NodeGeneration(ctx context.Context, name string) (int64, error)
 	NodeGenerationList(ctx context.Context) ([]NodeGenerationListRow, error)
+	// The nodes and the sum of their generations: generations only grow, so while neither moves
+	// no node's generation has, and the watcher need not read them one by one.
+	NodeGenerationTotal(ctx context.Context) (NodeGenerationTotalRow, error)
 	// A registered node; a deleted one is not found.
 	NodeGet(ctx context.Context, name string) (Node, error)
 	// A node registered now or deleted: its history is still there.
