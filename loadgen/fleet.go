@@ -137,7 +137,6 @@ type Fleet struct {
 	rev       int64
 	resources []hq.Resource
 	pollCtx   context.Context
-	stopPolls context.CancelFunc
 	polls     sync.WaitGroup
 }
 
@@ -184,7 +183,7 @@ func (f *Fleet) wants(phase string) bool {
 func (f *Fleet) Run(ctx context.Context, out func(PhaseResult)) error {
 	defer f.client.CloseIdleConnections()
 	pollCtx, stop := context.WithCancel(ctx)
-	f.pollCtx, f.stopPolls = pollCtx, stop
+	f.pollCtx = pollCtx
 	defer func() { stop(); f.polls.Wait() }()
 	later := f.wants(PhaseSteady) || f.wants(PhaseRevision) || f.wants(PhaseOverload)
 	steps := []struct {
