@@ -321,7 +321,8 @@ func (w *answerWriter) Write(b []byte) (int, error) {
 	return w.body.Write(b)
 }
 
-// response is the answer as HTTP/1.1 puts it on the wire.
+// response is the answer as HTTP/1.1 puts it on the wire, framed as net/http's server frames
+// it: no Content-Length on a 304 (http.Response.Write would send one).
 func (w *answerWriter) response(keepAlive bool) []byte {
 	w.WriteHeader(http.StatusOK)
 	h := w.header
