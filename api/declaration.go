@@ -112,12 +112,16 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	body, err := readBody(w, r)
+	buf := getReportBuffers()
+	defer buf.put()
+	body, err := readBody(w, r, buf.body)
+	buf.body = body
 	if err != nil {
 		fail(err)
 		return
 	}
-	rep, err := decodeReport(body)
+	rep, err := decodeReport(body, buf.results)
+	buf.results = rep.Results
 	if err != nil {
 		fail(err)
 		return

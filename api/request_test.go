@@ -18,13 +18,13 @@ func TestReadAllReadsWhatTheBodyHolds(t *testing.T) {
 			"one byte": iotest.OneByteReader(strings.NewReader(body)),
 			"half":     iotest.HalfReader(strings.NewReader(body)),
 		} {
-			got, err := readAll(r, size)
+			got, err := readAll(r, size, nil)
 			if err != nil || !bytes.Equal(got, []byte(body)) {
 				t.Errorf("size %d, %s: %d bytes, %v", size, name, len(got), err)
 			}
 		}
 	}
-	if _, err := readAll(iotest.ErrReader(io.ErrUnexpectedEOF), 10); err != io.ErrUnexpectedEOF {
+	if _, err := readAll(iotest.ErrReader(io.ErrUnexpectedEOF), 10, nil); err != io.ErrUnexpectedEOF {
 		t.Errorf("a failing body: %v", err)
 	}
 }
@@ -35,7 +35,7 @@ func TestReadAllAllocatesTheBodyOnce(t *testing.T) {
 	rd := bytes.NewReader(body)
 	allocs := testing.AllocsPerRun(20, func() {
 		rd.Reset(body)
-		readAll(rd, int64(len(body)))
+		readAll(rd, int64(len(body)), nil)
 	})
 	if allocs > 1 {
 		t.Errorf("%.0f allocations, want 1", allocs)

@@ -491,8 +491,8 @@ func optTime(t time.Time) sql.NullString {
 // every report, and marshalling the results to JSON first cost more than the rest of ingest.
 func outcomeDigest(rep hq.Report) string {
 	h := sha256.New()
-	// About what a result takes, so the buffer is not grown and copied along the way.
-	buf := make([]byte, 0, 64+48*len(rep.Results))
+	// Written to the hash a few kilobytes at a time (below), so that is all it needs.
+	buf := make([]byte, 0, 4096+512)
 	str := func(s string) {
 		buf = binary.AppendUvarint(buf, uint64(len(s)))
 		buf = append(buf, s...)
