@@ -171,6 +171,13 @@ func (s *scanner) raw() []byte {
 	}
 	start, wide := s.i+1, false
 	for j := start; j < len(s.b); j++ {
+		// Most bytes of a report are plain: one table lookup passes them.
+		for j < len(s.b) && plain[s.b[j]] {
+			j++
+		}
+		if j == len(s.b) {
+			break
+		}
 		switch c := s.b[j]; {
 		case c == '"':
 			v := s.b[start:j]
@@ -183,7 +190,7 @@ func (s *scanner) raw() []byte {
 		case c == '\\' || c < 0x20:
 			s.ok = false
 			return nil
-		case c >= 0x80:
+		default: // c >= 0x80
 			wide = true
 		}
 	}
@@ -191,21 +198,33 @@ func (s *scanner) raw() []byte {
 	return nil
 }
 
+// plain holds the bytes a raw string passes without a second look: not a quote, a backslash, a
+// control character or the start of a multi-byte character.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // interned reads a string that repeats across results (a module name, an outcome) without
-// allocating it again for every result.
-func (s *scanner) interned(seen map[string]string) string {
+// allocating it again for every result. A field takes a few values in a report, so a short
+// list compared in order finds them faster than a map's hash would.
+func (s *scanner) interned(seen *[]string) string {
 	at := s.i
 	v := s.raw()
 	if !s.ok {
 		s.ok, s.i = true, at
 		return s.str()
 	}
-	if x, ok := seen[string(v)]; ok {
-		return x
+	for _, x := range *seen {
+		if x == string(v) {
+			return x
+		}
 	}
 	x := string(v)
-	if len(seen) < 64 {
-		seen[x] = x
+	if len(*seen) < 16 {
+		*seen = append(*seen, x)
 	}
 	return x
 }
@@ -351,13 +370,13 @@ func (s *scanner) results(out []hq.Result) []hq.Result {
 	if out = out[:0]; cap(out) == 0 {
 		out = make([]hq.Result, 0, 512)
 	}
-	seen := map[string]string{}
+	var seen interns
 	if s.ok && s.next() == ']' {
 		s.i++
 		return out
 	}
 	for s.ok {
-		out = append(out, s.result(seen))
+		out = append(out, s.result(&seen))
 		switch s.next() {
 		case ',':
 			s.i++
@@ -371,18 +390,21 @@ func (s *scanner) results(out []hq.Result) []hq.Result {
 	return out
 }
 
-func (s *scanner) result(seen map[string]string) hq.Result {
+// interns are the values seen of the fields that repeat across results.
+type interns struct{ modules, outcomes []string }
+
+func (s *scanner) result(seen *interns) hq.Result {
 	var r hq.Result
 	s.object(func(name []byte) int {
 		switch string(name) {
 		case "module":
-			r.Module = s.interned(seen)
+			r.Module = s.interned(&seen.modules)
 			return 0
 		case "resource":
 			r.Resource = s.str()
 			return 1
 		case "outcome":
-			r.Outcome = hq.State(s.interned(seen))
+			r.Outcome = hq.State(s.interned(&seen.outcomes))
 			return 2
 		case "attempted":
 			r.Attempted = s.boolean()

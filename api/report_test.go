@@ -2,7 +2,9 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +58,25 @@ func TestHostdShapedReportsTakeTheFastPath(t *testing.T) {
 	for _, s := range reportSeeds()[:3] {
 		if _, ok := fastReport(s, nil); !ok {
 			t.Errorf("the token reader handed on %s", s)
+		}
+	}
+}
+
+// BenchmarkDecodeReport500 reads a 500-result report of the shape hostd writes.
+//
+//	go test ./api -run '^$' -bench DecodeReport500
+func BenchmarkDecodeReport500(b *testing.B) {
+	rep := hq.Report{SendID: 7, Generation: 42, Digest: "sha256:" + strings.Repeat("ab", 32), Results: make([]hq.Result, 500)}
+	for i := range rep.Results {
+		rep.Results[i] = hq.Result{Module: "app", Resource: fmt.Sprintf("etc-app-f%03d", i), Outcome: hq.StateApplied, DurationMS: 1}
+	}
+	body, _ := json.Marshal(rep)
+	b.SetBytes(int64(len(body)))
+	buf := make([]hq.Result, 0, 512)
+	for b.Loop() {
+		got, ok := fastReport(body, buf)
+		if !ok || len(got.Results) != 500 {
+			b.Fatal("not read")
 		}
 	}
 }
