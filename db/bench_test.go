@@ -194,3 +194,45 @@ func BenchmarkWatcherTick50000(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFleetStatus reads what /status, the metrics and the mesh page read, on a fleet of
+// 10,000 and 50,000 nodes, 1 in 100 of them stuck and the rest converged: MeshStatus (/status),
+// Figures (/metrics), and the page's first 50 nodes that are not converged.
+//
+//	go test ./db -run '^$' -bench FleetStatus -benchtime 20x
+func BenchmarkFleetStatus(b *testing.B) {
+	for _, n := range []int{10_000, 50_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s, _ := setup(b)
+			mustNode(b, s, "n0")
+			at := hq.FormatTime(s.Now())
+			if _, err := s.write.Exec(`WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < ?)
+				INSERT INTO nodes (name, token_hash, created_at, last_report_at, resources_applied, resources_stuck)
+				SELECT printf('n%05d', n), 'h' || n, ?2, ?2, 500 - (n % 100 = 0), n % 100 = 0 FROM i`, n-1, at); err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			b.Run("MeshStatus", func(b *testing.B) {
+				for b.Loop() {
+					if st, err := s.MeshStatus(ctx); err != nil || st.Nodes["total"] != n {
+						b.Fatal(st.Nodes, err)
+					}
+				}
+			})
+			b.Run("Figures", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := s.Figures(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("ListNodes", func(b *testing.B) {
+				for b.Loop() {
+					if p, err := s.ListNodes(ctx, NodeFilter{NotConverged: true, Limit: 50}); err != nil || len(p.Nodes) != 50 {
+						b.Fatal(len(p.Nodes), err)
+					}
+				}
+			})
+		})
+	}
+}

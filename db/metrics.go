@@ -44,15 +44,15 @@ func (s *Store) Figures(ctx context.Context) (Figures, error) {
 		f.Sends[o] = 0
 	}
 	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
-		nodes, err := q.NodeStatusList(ctx)
+		counts, err := s.fleetCounts(ctx, q)
 		if err != nil {
 			return err
 		}
-		for _, n := range nodes {
-			f.Nodes[s.nodeStatus(n)]++
-			for st, c := range statusCounts(n) {
-				f.Resources[st] += c
-			}
+		for st, n := range counts.nodes {
+			f.Nodes[st] += n
+		}
+		for st, n := range counts.resources {
+			f.Resources[st] += n
 		}
 		st := hq.NewMeshStatus()
 		if err := meshStuck(ctx, q, &st); err != nil {

@@ -74,6 +74,29 @@ SELECT name, generation, applied_generation, last_report_at,
        labels
 FROM nodes WHERE deleted_at IS NULL ORDER BY name;
 
+-- name: NodeStatusCounts :many
+-- Every registered node counted by its status, and its resources by state summed, without
+-- reading the rows one by one. The CASE is hq.StatusOf on a node's row (a test holds the two
+-- to each other); @silent_before is the time a report older than makes a node silent.
+SELECT CAST(CASE
+           WHEN last_report_at IS NULL THEN 'new'
+           WHEN last_report_at < CAST(@silent_before AS TEXT) THEN 'silent'
+           WHEN resources_stuck > 0 THEN 'stuck'
+           WHEN resources_held > 0 THEN 'waiting-on-take'
+           WHEN applied_generation <> generation OR resources_pending + resources_grouped_pending > 0 THEN 'mid-change'
+           WHEN resources_failed > 0 THEN 'degraded'
+           ELSE 'converged'
+       END AS TEXT) AS status,
+       COUNT(*) AS nodes,
+       CAST(SUM(resources_applied) AS BIGINT) AS applied,
+       CAST(SUM(resources_pending) AS BIGINT) AS pending,
+       CAST(SUM(resources_failed) AS BIGINT) AS failed,
+       CAST(SUM(resources_stuck) AS BIGINT) AS stuck,
+       CAST(SUM(resources_held) AS BIGINT) AS held,
+       CAST(SUM(resources_grouped_pending) AS BIGINT) AS grouped_pending
+FROM nodes WHERE deleted_at IS NULL
+GROUP BY 1;
+
 -- name: NodeListByNames :many
 SELECT * FROM nodes WHERE name IN (SELECT value FROM json_each(CAST(@nodes AS TEXT))) AND deleted_at IS NULL ORDER BY name;
 

@@ -434,6 +434,73 @@ func (q *Queries) NodeSetVars(ctx context.Context, arg NodeSetVarsParams) error 
 	return err
 }
 
+const nodeStatusCounts = `-- name: NodeStatusCounts :many
+SELECT CAST(CASE
+           WHEN last_report_at IS NULL THEN 'new'
+           WHEN last_report_at < CAST(?1 AS TEXT) THEN 'silent'
+           WHEN resources_stuck > 0 THEN 'stuck'
+           WHEN resources_held > 0 THEN 'waiting-on-take'
+           WHEN applied_generation <> generation OR resources_pending + resources_grouped_pending > 0 THEN 'mid-change'
+           WHEN resources_failed > 0 THEN 'degraded'
+           ELSE 'converged'
+       END AS TEXT) AS status,
+       COUNT(*) AS nodes,
+       CAST(SUM(resources_applied) AS BIGINT) AS applied,
+       CAST(SUM(resources_pending) AS BIGINT) AS pending,
+       CAST(SUM(resources_failed) AS BIGINT) AS failed,
+       CAST(SUM(resources_stuck) AS BIGINT) AS stuck,
+       CAST(SUM(resources_held) AS BIGINT) AS held,
+       CAST(SUM(resources_grouped_pending) AS BIGINT) AS grouped_pending
+FROM nodes WHERE deleted_at IS NULL
+GROUP BY 1
+`
+
+type NodeStatusCountsRow struct {
+	Status         string
+	Nodes          int64
+	Applied        int64
+	Pending        int64
+	Failed         int64
+	Stuck          int64
+	Held           int64
+	GroupedPending int64
+}
+
+// Every registered node counted by its status, and its resources by state summed, without
+// reading the rows one by one. The CASE is hq.StatusOf on a node's row (a test holds the two
+// to each other); @silent_before is the time a report older than makes a node silent.
+func (q *Queries) NodeStatusCounts(ctx context.Context, silentBefore string) ([]NodeStatusCountsRow, error) {
+	rows, err := q.query(ctx, q.nodeStatusCountsStmt, nodeStatusCounts, silentBefore)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeStatusCountsRow{}
+	for rows.Next() {
+		var i NodeStatusCountsRow
+		if err := rows.Scan(
+			&i.Status,
+			&i.Nodes,
+			&i.Applied,
+			&i.Pending,
+			&i.Failed,
+			&i.Stuck,
+			&i.Held,
+			&i.GroupedPending,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nodeStatusList = `-- name: NodeStatusList :many
 SELECT name, generation, applied_generation, last_report_at,
        resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending,

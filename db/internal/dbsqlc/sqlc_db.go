@@ -180,6 +180,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeSetVarsStmt, err = db.PrepareContext(ctx, nodeSetVars); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetVars: %w", err)
 	}
+	if q.nodeStatusCountsStmt, err = db.PrepareContext(ctx, nodeStatusCounts); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeStatusCounts: %w", err)
+	}
 	if q.nodeStatusListStmt, err = db.PrepareContext(ctx, nodeStatusList); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeStatusList: %w", err)
 	}
@@ -679,6 +682,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeSetVarsStmt: %w", cerr)
 		}
 	}
+	if q.nodeStatusCountsStmt != nil {
+		if cerr := q.nodeStatusCountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeStatusCountsStmt: %w", cerr)
+		}
+	}
 	if q.nodeStatusListStmt != nil {
 		if cerr := q.nodeStatusListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeStatusListStmt: %w", cerr)
@@ -1160,6 +1168,7 @@ type Queries struct {
 	nodeSetLabelsStmt                     *sql.Stmt
 	nodeSetReportedStmt                   *sql.Stmt
 	nodeSetVarsStmt                       *sql.Stmt
+	nodeStatusCountsStmt                  *sql.Stmt
 	nodeStatusListStmt                    *sql.Stmt
 	nodeTokenHashStmt                     *sql.Stmt
 	placementDeleteStmt                   *sql.Stmt
@@ -1296,6 +1305,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeSetLabelsStmt:                     q.nodeSetLabelsStmt,
 		nodeSetReportedStmt:                   q.nodeSetReportedStmt,
 		nodeSetVarsStmt:                       q.nodeSetVarsStmt,
+		nodeStatusCountsStmt:                  q.nodeStatusCountsStmt,
 		nodeStatusListStmt:                    q.nodeStatusListStmt,
 		nodeTokenHashStmt:                     q.nodeTokenHashStmt,
 		placementDeleteStmt:                   q.placementDeleteStmt,

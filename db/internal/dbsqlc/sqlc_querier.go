@@ -93,6 +93,10 @@ type Querier interface {
 	NodeSetLabels(ctx context.Context, arg NodeSetLabelsParams) error
 	NodeSetReported(ctx context.Context, arg NodeSetReportedParams) error
 	NodeSetVars(ctx context.Context, arg NodeSetVarsParams) error
+	// Every registered node counted by its status, and its resources by state summed, without
+	// reading the rows one by one. The CASE is hq.StatusOf on a node's row (a test holds the two
+	// to each other); @silent_before is the time a report older than makes a node silent.
+	NodeStatusCounts(ctx context.Context, silentBefore string) ([]NodeStatusCountsRow, error)
 	// What every registered node's status is computed from, and its labels for selectors, and
 	// nothing more: the status of a fleet is read from this.
 	NodeStatusList(ctx context.Context) ([]NodeStatusListRow, error)

@@ -332,6 +332,15 @@ func (a Adapter) NodeSetVars(ctx context.Context, arg dbsqlc.NodeSetVarsParams) 
 	return a.Q.NodeSetVars(ctx, NodeSetVarsParams(arg))
 }
 
+func (a Adapter) NodeStatusCounts(ctx context.Context, arg string) ([]dbsqlc.NodeStatusCountsRow, error) {
+	rows, err := a.Q.NodeStatusCounts(ctx, arg)
+	out := make([]dbsqlc.NodeStatusCountsRow, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.NodeStatusCountsRow(r)
+	}
+	return out, err
+}
+
 func (a Adapter) NodeStatusList(ctx context.Context) ([]dbsqlc.NodeStatusListRow, error) {
 	rows, err := a.Q.NodeStatusList(ctx)
 	out := make([]dbsqlc.NodeStatusListRow, len(rows))

@@ -1,0 +1,93 @@
+package db
+
+import (
+	"context"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/internal/dbsqlc"
+)
+
+// The fleet is counted by status in the database; each node's status is hq.StatusOf of its
+// row. The two agree on a node in every status, and at the edge of silence, to the nanosecond
+// of the controller's clock against report times kept to the millisecond.
+func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
+	s, c := setup(t)
+	ctx := context.Background()
+	mustModule(t, s, "app", file("conf", "x"), file("ok", "y"))
+	mustModule(t, s, "more", file("extra", "z"))
+	report := func(node string, results ...hq.Result) {
+		t.Helper()
+		d, err := s.Compose(ctx, node, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ingest(t, s, node, d, results...)
+	}
+	for _, n := range []string{"new", "silent", "edge", "stuck", "degraded", "mid-change", "held", "converged"} {
+		mustNode(t, s, n)
+		if n != "new" {
+			mustAssign(t, s, n, "app")
+		}
+	}
+	fine := applied("app", "conf", "ok")
+	report("silent", fine...)
+	c.advance(time.Millisecond)
+	report("edge", fine...)
+	c.advance(s.SilentAfter - time.Millisecond + 400*time.Microsecond)
+	for range 3 {
+		report("stuck", failing("app", "conf"), fine[1])
+	}
+	report("degraded", failing("app", "conf"), fine[1])
+	report("mid-change", fine...)
+	mustAssign(t, s, "mid-change", "more")
+	report("held", hq.Result{Module: "app", Resource: "conf", Outcome: hq.StateHeld, HoldReason: "exists, not taken"}, fine[1])
+	report("converged", fine...)
+
+	compare := func(when string, want map[hq.Status]int) {
+		t.Helper()
+		var got fleet
+		perNode := map[hq.Status]int{}
+		err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+			var err error
+			if got, err = s.fleetCounts(ctx, q); err != nil {
+				return err
+			}
+			nodes, err := q.NodeStatusList(ctx)
+			for _, n := range nodes {
+				perNode[s.nodeStatus(n)]++
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got.nodes, perNode) || got.total != 8 {
+			t.Errorf("%s: counted %v (total %d), each node's status %v", when, got.nodes, got.total, perNode)
+		}
+		if !maps.Equal(perNode, want) {
+			t.Errorf("%s: statuses %v, want %v", when, perNode, want)
+		}
+	}
+	all := map[hq.Status]int{hq.StatusNew: 1, hq.StatusSilent: 1, hq.StatusConverged: 2, hq.StatusStuck: 1,
+		hq.StatusDegraded: 1, hq.StatusMidChange: 1, hq.StatusWaitingOnTake: 1}
+	compare("silent by 0.4 ms", all)
+	c.advance(600 * time.Microsecond)
+	compare("edge at exactly the limit", all)
+	c.advance(time.Nanosecond)
+	all[hq.StatusSilent], all[hq.StatusConverged] = 2, 1
+	compare("edge past it by a nanosecond", all)
+
+	f, err := s.Figures(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 7 nodes of app's 2 resources and mid-change's 1 of more: 2 stuck or failed or held, 1 pending.
+	want := map[hq.State]int{hq.StateApplied: 11, hq.StatePending: 1, hq.StateFailed: 1, hq.StateStuck: 1,
+		hq.StateHeld: 1, hq.StateGroupedPending: 0}
+	if !maps.Equal(f.Resources, want) {
+		t.Errorf("resources by state %v, want %v", f.Resources, want)
+	}
+}
