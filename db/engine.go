@@ -30,6 +30,9 @@ type engine interface {
 	// until the store closes. It returns once a change committed after it returned is sure to
 	// ring: waiters read their generation after it.
 	startWatch(s *Store)
+	// startCheckpoints starts whatever keeps the engine's log from growing without bound,
+	// until the store closes.
+	startCheckpoints(s *Store)
 	close() error
 }
 

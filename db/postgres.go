@@ -109,6 +109,9 @@ func (e *postgresEngine) sizes(ctx context.Context, read *sql.DB) (database, wal
 	return database, 0, err
 }
 
+// startCheckpoints has nothing to start: the server checkpoints its own log.
+func (e *postgresEngine) startCheckpoints(*Store) {}
+
 // startWatch listens for the generations every controller's commits move: PostgreSQL tells
 // each listener at commit, so no controller scans the nodes.
 // A connection that cannot be made at once is retried in the background; meanwhile long-polls

@@ -20,6 +20,8 @@ import (
 // sqliteEngine is the embedded default: one file, written through one connection.
 type sqliteEngine struct {
 	path string
+	// checkpoints is the connection the log is checkpointed on (checkpoint.go).
+	checkpoints *sql.DB
 	// prepared holds every query prepared once on each pool: modernc's SQLite otherwise
 	// compiles each statement anew on every call.
 	prepared map[*sql.DB]*dbsqlc.Queries
@@ -60,7 +62,14 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	read.SetMaxOpenConns(4)
-	eng := &sqliteEngine{path: path, prepared: map[*sql.DB]*dbsqlc.Queries{}}
+	checkpoints, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		write.Close()
+		read.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	checkpoints.SetMaxOpenConns(1)
+	eng := &sqliteEngine{path: path, checkpoints: checkpoints, prepared: map[*sql.DB]*dbsqlc.Queries{}}
 	for _, pool := range []*sql.DB{write, read} {
 		q, err := dbsqlc.Prepare(ctx, pool)
 		if err != nil {
@@ -146,5 +155,5 @@ func (e *sqliteEngine) close() error {
 	for _, q := range e.prepared {
 		errs = append(errs, q.Close())
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, e.checkpoints.Close())...)
 }

@@ -61,6 +61,10 @@ type Store struct {
 	rolloutsActive atomic.Bool
 	rolloutBell    chan struct{}
 	RolloutEvery   time.Duration
+	// CheckpointEvery is how often the SQLite write-ahead log is copied into the database
+	// file, away from the writer (checkpoint.go); it is read when the first write begins.
+	CheckpointEvery time.Duration
+	checkpointOnce  sync.Once
 	// batches takes the reports that share a commit to the committer (batch.go).
 	batchOnce sync.Once
 	batches   chan *batchRequest
@@ -116,7 +120,7 @@ func newStore(where string, eng engine, write, read *sql.DB) *Store {
 		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute, DriftThreshold: hq.DriftThreshold,
 		WatchEvery: time.Second, closed: make(chan struct{}), moveBell: make(chan struct{}, 1),
 		MoveEvery: 5 * time.Second, Log: slog.New(slog.DiscardHandler),
-		rolloutBell: make(chan struct{}, 1), RolloutEvery: time.Second,
+		rolloutBell: make(chan struct{}, 1), RolloutEvery: time.Second, CheckpointEvery: time.Second,
 	}
 	s.backgroundCtx, s.cancelBackground = context.WithCancel(context.Background())
 	s.wq, s.rq = eng.queries(write, nil), eng.queries(read, nil)
@@ -147,6 +151,7 @@ func (s *Store) inTx(ctx context.Context, fn func(q dbsqlc.Querier) error) error
 
 // inTxWith is inTx for a caller that needs the transaction itself (for savepoints).
 func (s *Store) inTxWith(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.Tx) error) error {
+	s.checkpointOnce.Do(func() { s.eng.startCheckpoints(s) })
 	err := s.tx(ctx, func(q dbsqlc.Querier, tx *sql.Tx) error {
 		// Inside the one writer's transaction: the cache may forget what it learns here.
 		s.revisions.begin()

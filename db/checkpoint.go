@@ -1,0 +1,43 @@
+package db
+
+import "time"
+
+// SQLite appends every commit to the write-ahead log, and a checkpoint copies the log back into
+// the database file and syncs it. SQLite checkpoints in the commit that takes the log past
+// 1,000 pages, inside the one writer's transaction: on a database of a fleet's size that copy
+// is scattered writes and the sync of a large file, and every report queued behind the commit
+// waits for it.
+//
+// So a loop beside the writer copies the log on a connection of its own, PASSIVE: what no
+// reader still needs, while writers go on appending. The writer still checkpoints past 1,000
+// pages, because only a checkpoint that finishes with no write under way lets the log start
+// over; but by then most of the log is in the file already, and its checkpoint copies and syncs
+// only what came since.
+
+// startCheckpoints starts the loop, once, when the store first writes.
+func (e *sqliteEngine) startCheckpoints(s *Store) {
+	every := s.CheckpointEvery
+	if every <= 0 {
+		every = checkpointEvery
+	}
+	s.goBackground(func() { e.checkpoint(s, every) })
+}
+
+// checkpointEvery: at a fleet-wide change the log grows by about 15 MB a second, which a
+// checkpoint every quarter of a second keeps to a few megabytes ahead of the file.
+const checkpointEvery = 250 * time.Millisecond
+
+func (e *sqliteEngine) checkpoint(s *Store, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closed:
+			return
+		case <-t.C:
+		}
+		if _, err := e.checkpoints.ExecContext(s.backgroundCtx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && s.backgroundCtx.Err() == nil {
+			s.Log.Warn("checkpointing the database's log", "err", err)
+		}
+	}
+}
