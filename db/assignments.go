@@ -19,7 +19,7 @@ const SourceOperator = hq.SourceOperator
 // flag and makes a new one untaken.
 func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, ifMatch *int64) (int64, error) {
 	return s.changeDeclaration(ctx, node, ifMatch, func(q dbsqlc.Querier) (bool, error) {
-		rev, err := latestRevision(ctx, q, module)
+		m, err := q.ModuleGet(ctx, module)
 		if err != nil {
 			return false, notFound(err, "no module %s", module)
 		}
@@ -33,10 +33,15 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 			return false, err
 		}
 		if err := q.AssignmentInsert(ctx, dbsqlc.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken != nil && *taken),
-			AssignedAt: s.now(), Revision: rev.Revision, Source: SourceOperator}); err != nil {
+			AssignedAt: s.now(), Revision: m.Revision, Source: SourceOperator}); err != nil {
 			return false, err
 		}
-		resources, err := decodeResources(rev.Resources)
+		// Decoded, digested and marshalled once for every node the revision is assigned to.
+		resources, err := s.resources(ctx, q, module, m.Revision)
+		if err != nil {
+			return false, err
+		}
+		declared, err := s.declared(ctx, q, module, m.Revision)
 		if err != nil {
 			return false, err
 		}
@@ -50,7 +55,7 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 		if err := checkRender(module, resources, valuesOf(n)); err != nil {
 			return false, err
 		}
-		return true, redeclare(ctx, q, module, diffResources(nil, resources), []string{node}, s.now(), fmt.Sprintf("assigned %s revision %d", module, rev.Revision))
+		return true, redeclare(ctx, q, module, declared, []string{node}, s.now(), fmt.Sprintf("assigned %s revision %d", module, m.Revision))
 	})
 }
 

@@ -25,6 +25,8 @@ type resourceDiff struct {
 	changed []declRow // another spec: start over as pending
 	moved   []declRow // same spec, another place in the module
 	removed []string  // no longer declared
+	// addedRows is added as ResourceStateDeclare takes it, when it was marshalled already.
+	addedRows string
 }
 
 func declRowOf(r hq.Resource, position int) declRow {
@@ -76,12 +78,16 @@ func redeclare(ctx context.Context, q dbsqlc.Querier, module string, d resourceD
 		return err
 	}
 	if len(d.added) > 0 {
-		rows, err := json.Marshal(d.added)
-		if err != nil {
-			return err
+		rows := d.addedRows
+		if rows == "" {
+			b, err := json.Marshal(d.added)
+			if err != nil {
+				return err
+			}
+			rows = string(b)
 		}
 		if err := q.ResourceStateDeclare(ctx, dbsqlc.ResourceStateDeclareParams{Module: module, Since: since, Reason: reason,
-			Nodes: list, Rows: string(rows)}); err != nil {
+			Nodes: list, Rows: rows}); err != nil {
 			return err
 		}
 	}

@@ -184,7 +184,11 @@ func (s *Store) addPlaced(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placem
 			return err
 		}
 	}
-	return redeclare(ctx, q, p.Module, diffResources(nil, resources), nodes, s.now(), fmt.Sprintf("placed %s revision %d by %s", p.Module, at, p.Name))
+	declared, err := s.declared(ctx, q, p.Module, at)
+	if err != nil {
+		return err
+	}
+	return redeclare(ctx, q, p.Module, declared, nodes, s.now(), fmt.Sprintf("placed %s revision %d by %s", p.Module, at, p.Name))
 }
 
 // removePlaced takes a source's assignments of module off nodes; their resources leave the

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 
 	"github.com/meshhq/hq"
@@ -17,6 +18,8 @@ import (
 type revisions struct {
 	mu sync.Mutex
 	m  map[revisionKey][]hq.Resource
+	// declared holds what assigning a revision declares (declared, below).
+	declared map[revisionKey]resourceDiff
 	// writing is set while a write transaction is open; added are the entries since it began.
 	writing bool
 	added   []revisionKey
@@ -35,6 +38,7 @@ func (r *revisions) end(committed bool) {
 	if !committed {
 		for _, k := range r.added {
 			delete(r.m, k)
+			delete(r.declared, k)
 		}
 	}
 	r.writing, r.added = false, r.added[:0]
@@ -82,5 +86,37 @@ func (s *Store) resources(ctx context.Context, q dbsqlc.Querier, module string, 
 func (r *revisions) clear() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.m = nil
+	r.m, r.declared = nil, nil
+}
+
+// declared is what assigning a module's revision writes on a node: every resource a new row,
+// whose digests are computed, and the rows marshalled, once for every node it is assigned to.
+func (s *Store) declared(ctx context.Context, q dbsqlc.Querier, module string, revision int64) (resourceDiff, error) {
+	k := revisionKey{module, revision}
+	s.revisions.mu.Lock()
+	d, ok := s.revisions.declared[k]
+	s.revisions.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	rs, err := s.resources(ctx, q, module, revision)
+	if err != nil {
+		return d, err
+	}
+	d = diffResources(nil, rs)
+	rows, err := json.Marshal(d.added)
+	if err != nil {
+		return d, err
+	}
+	d.addedRows = string(rows)
+	s.revisions.mu.Lock()
+	defer s.revisions.mu.Unlock()
+	if s.revisions.declared == nil || len(s.revisions.declared) >= maxCachedRevisions {
+		s.revisions.declared = map[revisionKey]resourceDiff{}
+	}
+	s.revisions.declared[k] = d
+	if s.revisions.writing {
+		s.revisions.added = append(s.revisions.added, k)
+	}
+	return d, nil
 }
