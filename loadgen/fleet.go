@@ -114,6 +114,11 @@ type PhaseResult struct {
 	P90        time.Duration `json:"p90_ns"`
 	P99        time.Duration `json:"p99_ns"`
 	Max        time.Duration `json:"max_ns"`
+	// LateP99 is the p99 of the phase's second half; WorstP99 that of its slowest second,
+	// WorstAt into the phase.
+	LateP99  time.Duration `json:"late_p99_ns"`
+	WorstP99 time.Duration `json:"worst_second_p99_ns"`
+	WorstAt  time.Duration `json:"worst_second_at_ns"`
 	// Statuses counts every answer as "kind status" (kind: register, assign, declaration,
 	// poll, report; status "error" when none came).
 	Statuses  map[string]int `json:"statuses"`
@@ -248,6 +253,7 @@ func (f *Fleet) measure(ctx context.Context, name string, run func(context.Conte
 	}
 	s := rec.Snapshot()
 	r.Requests, r.Acked, r.P50, r.P90, r.P99, r.Max, r.Statuses, r.LastError = s.Requests, s.Acked, s.P50, s.P90, s.P99, s.Max, s.Statuses, s.LastError
+	r.LateP99, r.WorstP99, r.WorstAt = s.LateP99, s.WorstP99, s.WorstAt
 	if f.cfg.DB != "" {
 		r.DB, r.WAL = FileSize(f.cfg.DB), FileSize(f.cfg.DB+"-wal")
 	}

@@ -36,6 +36,9 @@ func (r PhaseResult) Line() string {
 		fmt.Fprintf(&b, " | db %s wal %s", mb(r.DB), mb(r.WAL))
 	}
 	fmt.Fprintf(&b, " | %d req p50 %s p90 %s p99 %s max %s", r.Requests, ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max))
+	if r.Requests > 0 {
+		fmt.Fprintf(&b, " (p99 second half %s, slowest second %s at %s)", ms(r.LateP99), ms(r.WorstP99), r.WorstAt)
+	}
 	s := Snapshot{Statuses: r.Statuses}
 	if bad := s.NonOK(); len(bad) > 0 {
 		fmt.Fprintf(&b, " | non-2xx %s", strings.Join(bad, " "))

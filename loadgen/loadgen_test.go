@@ -137,3 +137,24 @@ func TestPollersAreTheFirstHosts(t *testing.T) {
 		}
 	}
 }
+
+// A phase's tail is told apart from one slow moment: the second half's p99, and the slowest
+// second with when it began.
+func TestTailsTellAMomentFromThePhase(t *testing.T) {
+	var took, done []time.Duration
+	for i := range 1000 { // ten seconds, 100 requests each, 2 ms, but 50 of the second second at 900 ms
+		at := time.Duration(i) * 10 * time.Millisecond
+		d := 2 * time.Millisecond
+		if at >= time.Second && at < 1500*time.Millisecond {
+			d = 900 * time.Millisecond
+		}
+		took, done = append(took, d), append(done, at)
+	}
+	late, worst, at := tails(took, done)
+	if late != 2*time.Millisecond || worst != 900*time.Millisecond || at != time.Second {
+		t.Errorf("second half p99 %s, slowest second %s at %s; want 2ms, 900ms at 1s", late, worst, at)
+	}
+	if late, worst, at := tails(nil, nil); late != 0 || worst != 0 || at != 0 {
+		t.Errorf("no requests: %s %s %s", late, worst, at)
+	}
+}

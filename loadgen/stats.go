@@ -17,8 +17,12 @@ import (
 // Long-polls are counted by status but their latencies are left out: they last as long as
 // they are asked to wait.
 type Recorder struct {
-	mu        sync.Mutex
-	took      []time.Duration
+	mu    sync.Mutex
+	start time.Time
+	took  []time.Duration
+	// done is when each request of took ended, from start: a phase's tail is told apart from
+	// a moment of it.
+	done      []time.Duration
 	statuses  map[string]int
 	acked     int
 	attempts  int
@@ -26,7 +30,7 @@ type Recorder struct {
 }
 
 // NewRecorder returns an empty recorder.
-func NewRecorder() *Recorder { return &Recorder{statuses: map[string]int{}} }
+func NewRecorder() *Recorder { return &Recorder{start: time.Now(), statuses: map[string]int{}} }
 
 // Observe records one request; it is an Observer.
 func (r *Recorder) Observe(kind string, c Call) {
@@ -39,6 +43,7 @@ func (r *Recorder) Observe(kind string, c Call) {
 	r.statuses[kind+" "+key]++
 	if kind != "poll" {
 		r.took = append(r.took, c.Took)
+		r.done = append(r.done, time.Since(r.start))
 		r.attempts++
 	}
 	if kind == "report" && c.Status == 200 && c.Err == nil {
@@ -51,12 +56,18 @@ func (r *Recorder) Observe(kind string, c Call) {
 
 // Snapshot is what a recorder holds at one moment.
 type Snapshot struct {
-	Requests  int
-	Acked     int
-	P50       time.Duration
-	P90       time.Duration
-	P99       time.Duration
-	Max       time.Duration
+	Requests int
+	Acked    int
+	P50      time.Duration
+	P90      time.Duration
+	P99      time.Duration
+	Max      time.Duration
+	// LateP99 is the p99 of the requests that ended in the second half of the phase, and
+	// WorstP99 that of the second whose requests' p99 was highest, which began WorstAt after
+	// the phase did: whether a tail is the whole phase's or one moment's.
+	LateP99   time.Duration
+	WorstP99  time.Duration
+	WorstAt   time.Duration
 	Statuses  map[string]int
 	LastError string
 }
@@ -64,18 +75,46 @@ type Snapshot struct {
 // Snapshot summarises the requests recorded so far.
 func (r *Recorder) Snapshot() Snapshot {
 	r.mu.Lock()
-	took := slices.Clone(r.took)
+	took, done := slices.Clone(r.took), slices.Clone(r.done)
 	s := Snapshot{Requests: r.attempts, Acked: r.acked, Statuses: make(map[string]int, len(r.statuses)), LastError: r.lastError}
 	for k, v := range r.statuses {
 		s.Statuses[k] = v
 	}
 	r.mu.Unlock()
+	s.LateP99, s.WorstP99, s.WorstAt = tails(took, done)
 	slices.Sort(took)
 	s.P50, s.P90, s.P99 = quantile(took, 0.50), quantile(took, 0.90), quantile(took, 0.99)
 	if len(took) > 0 {
 		s.Max = took[len(took)-1]
 	}
 	return s
+}
+
+// tails returns the p99 of the requests that ended in the second half of the span they
+// cover, and the highest p99 of any one second, with when that second began.
+func tails(took, done []time.Duration) (late, worst, at time.Duration) {
+	if len(done) == 0 {
+		return 0, 0, 0
+	}
+	half := slices.Max(done) / 2
+	var lateTook []time.Duration
+	seconds := map[time.Duration][]time.Duration{}
+	for i, d := range done {
+		if d >= half {
+			lateTook = append(lateTook, took[i])
+		}
+		sec := d.Truncate(time.Second)
+		seconds[sec] = append(seconds[sec], took[i])
+	}
+	slices.Sort(lateTook)
+	late = quantile(lateTook, 0.99)
+	for sec, ts := range seconds {
+		slices.Sort(ts)
+		if p := quantile(ts, 0.99); p > worst || p == worst && sec < at {
+			worst, at = p, sec
+		}
+	}
+	return late, worst, at
 }
 
 // quantile returns the q-quantile of sorted by the nearest-rank method.
