@@ -66,6 +66,7 @@ func openPostgres(ctx context.Context, hqDB string) (*Store, error) {
 	}
 	read := stdlib.OpenDB(*config)
 	read.SetMaxOpenConns(8)
+	read.SetMaxIdleConns(8) // see openSQLite
 	return newStore(where, &postgresEngine{config: config}, write, read), nil
 }
 

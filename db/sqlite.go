@@ -62,6 +62,10 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	read.SetMaxOpenConns(4)
+	// Every connection is kept: database/sql keeps two idle by default, and under load it
+	// closed the others as they were given back and opened new ones, each reading the schema
+	// and preparing its statements again.
+	read.SetMaxIdleConns(4)
 	checkpoints, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		write.Close()
