@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/meshhq/hq"
 )
@@ -78,5 +79,30 @@ func BenchmarkDecodeReport500(b *testing.B) {
 		if !ok || len(got.Results) != 500 {
 			b.Fatal("not read")
 		}
+	}
+}
+
+// The names of resources reports carried before are not allocated again: a fleet's reports
+// name the same resources over and over.
+func TestKnownResourceNamesAreNotAllocatedAgain(t *testing.T) {
+	rep := hq.Report{Generation: 1, Digest: "d", Results: make([]hq.Result, 500)}
+	for i := range rep.Results {
+		rep.Results[i] = hq.Result{Module: "app", Resource: fmt.Sprintf("known-%03d", i), Outcome: hq.StateApplied}
+	}
+	body, _ := json.Marshal(rep)
+	buf := make([]hq.Result, 0, 512)
+	first, ok := fastReport(body, buf)
+	if !ok {
+		t.Fatal("not read")
+	}
+	name := first.Results[7].Resource
+	allocs := testing.AllocsPerRun(20, func() {
+		again, _ := fastReport(body, buf)
+		if again.Results[7].Resource != name || unsafe.StringData(again.Results[7].Resource) != unsafe.StringData(name) {
+			t.Fatalf("read %q again as another string", name)
+		}
+	})
+	if allocs > 10 {
+		t.Errorf("%.0f allocations to read 500 results whose names are known, want at most 10", allocs)
 	}
 }
