@@ -120,7 +120,7 @@ func newStore(where string, eng engine, write, read *sql.DB) *Store {
 		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute, DriftThreshold: hq.DriftThreshold,
 		WatchEvery: time.Second, closed: make(chan struct{}), moveBell: make(chan struct{}, 1),
 		MoveEvery: 5 * time.Second, Log: slog.New(slog.DiscardHandler),
-		rolloutBell: make(chan struct{}, 1), RolloutEvery: time.Second, CheckpointEvery: time.Second,
+		rolloutBell: make(chan struct{}, 1), RolloutEvery: time.Second, CheckpointEvery: checkpointEvery,
 	}
 	s.backgroundCtx, s.cancelBackground = context.WithCancel(context.Background())
 	s.wq, s.rq = eng.queries(write, nil), eng.queries(read, nil)
