@@ -30,22 +30,25 @@ func TallyReport(rep *Report, sent int, stuck func(ref string) bool) Tally {
 // ref stuck reports true is counted as stuck, since only the controller decides that.
 func TallyResults(results []Result, sent int, stuck func(ref string) bool) Tally {
 	t := Tally{Held: HeldCounts{}, Sent: sent}
-	seen := make(map[string]bool, len(results))
+	// Keyed by the two names, as ValidateReport's, and from the same pool: a report's results
+	// are tallied on every report that is not a repeat.
+	seen := seenResults.Get().(map[[2]string]struct{})
+	defer putSeenResults(seen)
 	for _, r := range results {
-		ref := Ref(r.Module, r.Resource)
-		if seen[ref] {
+		key := [2]string{r.Module, r.Resource}
+		if _, ok := seen[key]; ok {
 			continue
 		}
-		seen[ref] = true
+		seen[key] = struct{}{}
 		t.Accounted++
 		if r.Drift {
-			t.Drift = append(t.Drift, ref)
+			t.Drift = append(t.Drift, Ref(r.Module, r.Resource))
 		}
 		switch r.Outcome {
 		case StateApplied:
 			t.Applied++
 		case StateFailed, StateStuck:
-			if r.Outcome == StateStuck || stuck != nil && stuck(ref) {
+			if r.Outcome == StateStuck || stuck != nil && stuck(Ref(r.Module, r.Resource)) {
 				t.Stuck++
 			} else {
 				t.Failed++

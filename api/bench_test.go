@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/meshhq/hq"
@@ -14,13 +15,19 @@ import (
 // BenchmarkIngestNoChange500 posts a 500-resource report in which nothing changed, through the
 // whole HTTP handler: auth, decode, validation, one transaction. This is the steady state of a
 // mesh: every node reporting every interval that all is as it was.
-func BenchmarkIngestNoChange500(b *testing.B) { benchmarkIngest(b, false) }
+func BenchmarkIngestNoChange500(b *testing.B) { benchmarkIngest(b, false, false) }
 
 // BenchmarkIngestOneFailing500 is the same report with one resource failing every attempt:
 // the controller must load the node's rows and count the failure on every report.
-func BenchmarkIngestOneFailing500(b *testing.B) { benchmarkIngest(b, true) }
+func BenchmarkIngestOneFailing500(b *testing.B) { benchmarkIngest(b, true, false) }
 
-func benchmarkIngest(b *testing.B, failing bool) {
+// BenchmarkIngestNotARepeat500 is a report that moves nothing but does not repeat the last one
+// (one result says changed every other time), so it is taken in whole: checked against the
+// declaration, tallied, stored as a report of its own. Each host's first report after it
+// applied a declaration is one.
+func BenchmarkIngestNotARepeat500(b *testing.B) { benchmarkIngest(b, false, true) }
+
+func benchmarkIngest(b *testing.B, failing, alternate bool) {
 	f := setup(b)
 	f.store.StuckAttempts = 1 << 30
 	tok := f.node("web-1")
@@ -47,8 +54,18 @@ func benchmarkIngest(b *testing.B, failing bool) {
 		rep.Results[250] = hq.Result{Module: "app", Resource: rs[250].Name, Outcome: hq.StateFailed, Attempted: true, Error: "validate: exit status 1"}
 	}
 	body, _ := json.Marshal(rep)
+	other := body
+	if alternate {
+		rep.Results[7].Changed = true // not attempted: it moves nothing
+		other, _ = json.Marshal(rep)
+	}
+	var n atomic.Int64
 	h := f.handler
 	post := func() error {
+		body := body
+		if n.Add(1)%2 == 0 {
+			body = other
+		}
 		req := httptest.NewRequest("POST", "/api/v1/nodes/web-1/reports", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok)
 		w := httptest.NewRecorder()

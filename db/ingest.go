@@ -169,13 +169,9 @@ func (s *Store) checkDeclared(ctx context.Context, q dbsqlc.Querier, node string
 	}
 	declared := make(map[string]map[string]bool, len(pins))
 	for _, p := range pins {
-		rs, err := s.resources(ctx, q, p.Module, p.Revision)
+		names, err := s.resourceNames(ctx, q, p.Module, p.Revision)
 		if err != nil {
 			return err
-		}
-		names := make(map[string]bool, len(rs))
-		for _, r := range rs {
-			names[r.Name] = true
 		}
 		declared[p.Module] = names
 	}
@@ -272,18 +268,28 @@ func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node,
 	}
 	p := stuckPolicy{attempts: s.StuckAttempts, after: s.StuckAfter}
 	for _, res := range rep.Results {
-		ref := hq.Ref(res.Module, res.Resource)
-		row, ok := rows[ref]
+		// Most reports find every row fine: then the ref is built only for a row that moves.
+		var ref string
+		var row dbsqlc.ResourceState
+		ok := false
+		if len(rows) > 0 {
+			ref = hq.Ref(res.Module, res.Resource)
+			row, ok = rows[ref]
+		}
 		if !ok && plainApplied(res) {
 			// Pending or applied: the statements move a pending row and leave an applied one.
 			switch attempted := res.Attempted && res.Changed; {
 			case attempted:
+				ref = hq.Ref(res.Module, res.Resource)
 				a.applyingAttempted = append(a.applyingAttempted, ref)
 				a.attemptedAgain = append(a.attemptedAgain, ref)
 			case n.ResourcesPending > 0:
-				a.applyingFound = append(a.applyingFound, ref)
+				a.applyingFound = append(a.applyingFound, hq.Ref(res.Module, res.Resource))
 			}
 			continue
+		}
+		if ref == "" {
+			ref = hq.Ref(res.Module, res.Resource)
 		}
 		if !ok {
 			r, err := q.ResourceStateGet(ctx, dbsqlc.ResourceStateGetParams{Node: n.Name, Module: res.Module, Resource: res.Resource})

@@ -18,8 +18,10 @@ import (
 type revisions struct {
 	mu sync.Mutex
 	m  map[revisionKey][]hq.Resource
-	// declared holds what assigning a revision declares (declared, below).
+	// declared holds what assigning a revision declares (declared, below), and names the
+	// names of its resources (resourceNames).
 	declared map[revisionKey]resourceDiff
+	names    map[revisionKey]map[string]bool
 	// writing is set while a write transaction is open; added are the entries since it began.
 	writing bool
 	added   []revisionKey
@@ -39,6 +41,7 @@ func (r *revisions) end(committed bool) {
 		for _, k := range r.added {
 			delete(r.m, k)
 			delete(r.declared, k)
+			delete(r.names, k)
 		}
 	}
 	r.writing, r.added = false, r.added[:0]
@@ -56,67 +59,71 @@ const maxCachedRevisions = 1024
 // resources returns the resources of a module revision; the slice is shared and must not be
 // changed.
 func (s *Store) resources(ctx context.Context, q dbsqlc.Querier, module string, revision int64) ([]hq.Resource, error) {
-	k := revisionKey{module, revision}
-	s.revisions.mu.Lock()
-	rs, ok := s.revisions.m[k]
-	s.revisions.mu.Unlock()
+	return remember(&s.revisions, &s.revisions.m, revisionKey{module, revision}, func() ([]hq.Resource, error) {
+		row, err := q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: revision})
+		if err != nil {
+			return nil, notFound(err, "no revision %d of module %s", revision, module)
+		}
+		return decodeResources(row.Resources)
+	})
+}
+
+// declared is what assigning a module's revision writes on a node: every resource a new row,
+// whose digests are computed, and the rows marshalled, once for every node it is assigned to.
+func (s *Store) declared(ctx context.Context, q dbsqlc.Querier, module string, revision int64) (resourceDiff, error) {
+	return remember(&s.revisions, &s.revisions.declared, revisionKey{module, revision}, func() (resourceDiff, error) {
+		rs, err := s.resources(ctx, q, module, revision)
+		if err != nil {
+			return resourceDiff{}, err
+		}
+		d := diffResources(nil, rs)
+		rows, err := json.Marshal(d.added)
+		d.addedRows = string(rows)
+		return d, err
+	})
+}
+
+// resourceNames is the set of a revision's resource names, which every report that is not a
+// repeat is checked against: made once, not once a report.
+func (s *Store) resourceNames(ctx context.Context, q dbsqlc.Querier, module string, revision int64) (map[string]bool, error) {
+	return remember(&s.revisions, &s.revisions.names, revisionKey{module, revision}, func() (map[string]bool, error) {
+		rs, err := s.resources(ctx, q, module, revision)
+		names := make(map[string]bool, len(rs))
+		for _, r := range rs {
+			names[r.Name] = true
+		}
+		return names, err
+	})
+}
+
+// remember returns m's entry for k, made by build when there is none. Entries made while a
+// write transaction is open are noted, to be forgotten if it does not commit.
+func remember[T any](r *revisions, m *map[revisionKey]T, k revisionKey, build func() (T, error)) (T, error) {
+	r.mu.Lock()
+	v, ok := (*m)[k]
+	r.mu.Unlock()
 	if ok {
-		return rs, nil
+		return v, nil
 	}
-	row, err := q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: revision})
+	v, err := build()
 	if err != nil {
-		return nil, notFound(err, "no revision %d of module %s", revision, module)
+		return v, err
 	}
-	if rs, err = decodeResources(row.Resources); err != nil {
-		return nil, err
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if *m == nil || len(*m) >= maxCachedRevisions {
+		*m = map[revisionKey]T{}
 	}
-	s.revisions.mu.Lock()
-	defer s.revisions.mu.Unlock()
-	if s.revisions.m == nil || len(s.revisions.m) >= maxCachedRevisions {
-		s.revisions.m = map[revisionKey][]hq.Resource{}
+	(*m)[k] = v
+	if r.writing {
+		r.added = append(r.added, k)
 	}
-	s.revisions.m[k] = rs
-	if s.revisions.writing {
-		s.revisions.added = append(s.revisions.added, k)
-	}
-	return rs, nil
+	return v, nil
 }
 
 // clear forgets every decoded revision.
 func (r *revisions) clear() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.m, r.declared = nil, nil
-}
-
-// declared is what assigning a module's revision writes on a node: every resource a new row,
-// whose digests are computed, and the rows marshalled, once for every node it is assigned to.
-func (s *Store) declared(ctx context.Context, q dbsqlc.Querier, module string, revision int64) (resourceDiff, error) {
-	k := revisionKey{module, revision}
-	s.revisions.mu.Lock()
-	d, ok := s.revisions.declared[k]
-	s.revisions.mu.Unlock()
-	if ok {
-		return d, nil
-	}
-	rs, err := s.resources(ctx, q, module, revision)
-	if err != nil {
-		return d, err
-	}
-	d = diffResources(nil, rs)
-	rows, err := json.Marshal(d.added)
-	if err != nil {
-		return d, err
-	}
-	d.addedRows = string(rows)
-	s.revisions.mu.Lock()
-	defer s.revisions.mu.Unlock()
-	if s.revisions.declared == nil || len(s.revisions.declared) >= maxCachedRevisions {
-		s.revisions.declared = map[revisionKey]resourceDiff{}
-	}
-	s.revisions.declared[k] = d
-	if s.revisions.writing {
-		s.revisions.added = append(s.revisions.added, k)
-	}
-	return d, nil
+	r.m, r.declared, r.names = nil, nil, nil
 }
