@@ -408,7 +408,7 @@ type interns struct {
 var knownNames atomic.Pointer[map[string]string]
 
 // maxKnownNames bounds the names kept, and so what hosts sending names of their own invention
-// can make the controller hold (at most 64 bytes each).
+// can make the controller hold: only valid names are kept, at most hq.MaxNameLen bytes each.
 const maxKnownNames = 1 << 16
 
 // name reads a resource name, the one already known when it is.
@@ -425,7 +425,9 @@ func (s *scanner) name(seen *interns) string {
 		}
 	}
 	x := string(v)
-	seen.fresh = append(seen.fresh, x)
+	if hq.ValidName(x) { // what validation would refuse is not kept
+		seen.fresh = append(seen.fresh, x)
+	}
 	return x
 }
 
