@@ -65,6 +65,8 @@ type Store struct {
 	// file, away from the writer (checkpoint.go); it is read when the first write begins.
 	CheckpointEvery time.Duration
 	checkpointOnce  sync.Once
+	// writeTurn holds a write transaction's turn (inTxWith).
+	writeTurn chan struct{}
 	// batches takes the reports that share a commit to the committer (batch.go).
 	batchOnce sync.Once
 	batches   chan *batchRequest
@@ -121,6 +123,7 @@ func newStore(where string, eng engine, write, read *sql.DB) *Store {
 		WatchEvery: time.Second, closed: make(chan struct{}), moveBell: make(chan struct{}, 1),
 		MoveEvery: 5 * time.Second, Log: slog.New(slog.DiscardHandler),
 		rolloutBell: make(chan struct{}, 1), RolloutEvery: time.Second, CheckpointEvery: checkpointEvery,
+		writeTurn: make(chan struct{}, 1),
 	}
 	s.backgroundCtx, s.cancelBackground = context.WithCancel(context.Background())
 	s.wq, s.rq = eng.queries(write, nil), eng.queries(read, nil)
@@ -152,6 +155,15 @@ func (s *Store) inTx(ctx context.Context, fn func(q dbsqlc.Querier) error) error
 // inTxWith is inTx for a caller that needs the transaction itself (for savepoints).
 func (s *Store) inTxWith(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.Tx) error) error {
 	s.checkpointOnce.Do(func() { s.eng.startCheckpoints(s) })
+	// One writer at a time from begin to end, not only while it holds the connection: Commit
+	// hands the pool's one connection to the next writer before this one has told the cache
+	// whether it committed, and the next one's begin would reset what this one's end reads.
+	select {
+	case s.writeTurn <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("begin: %w", ctx.Err())
+	}
+	defer func() { <-s.writeTurn }()
 	err := s.tx(ctx, func(q dbsqlc.Querier, tx *sql.Tx) error {
 		// Inside the one writer's transaction: the cache may forget what it learns here.
 		s.revisions.begin()
