@@ -268,19 +268,16 @@ func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node,
 	}
 	p := stuckPolicy{attempts: s.StuckAttempts, after: s.StuckAfter}
 	for _, res := range rep.Results {
-		// Most reports find every row fine: then the ref is built only for a row that moves.
-		var ref string
-		var row dbsqlc.ResourceState
-		ok := false
+		// Most reports find every row fine: then a result's ref is built only when it is used.
+		row, ok := dbsqlc.ResourceState{}, false
 		if len(rows) > 0 {
-			ref = hq.Ref(res.Module, res.Resource)
-			row, ok = rows[ref]
+			row, ok = rows[hq.Ref(res.Module, res.Resource)]
 		}
 		if !ok && plainApplied(res) {
 			// Pending or applied: the statements move a pending row and leave an applied one.
 			switch attempted := res.Attempted && res.Changed; {
 			case attempted:
-				ref = hq.Ref(res.Module, res.Resource)
+				ref := hq.Ref(res.Module, res.Resource)
 				a.applyingAttempted = append(a.applyingAttempted, ref)
 				a.attemptedAgain = append(a.attemptedAgain, ref)
 			case n.ResourcesPending > 0:
@@ -288,9 +285,7 @@ func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node,
 			}
 			continue
 		}
-		if ref == "" {
-			ref = hq.Ref(res.Module, res.Resource)
-		}
+		ref := hq.Ref(res.Module, res.Resource)
 		if !ok {
 			r, err := q.ResourceStateGet(ctx, dbsqlc.ResourceStateGetParams{Node: n.Name, Module: res.Module, Resource: res.Resource})
 			if errors.Is(err, sql.ErrNoRows) {

@@ -9,8 +9,8 @@ import (
 )
 
 // MeshStatus summarises every node from one snapshot: counts by status (counted in the
-// database from each node's row), each stuck resource once with its scope, what waits on a take, refused sends, what
-// drifts most, and the controller's own trouble writing, if any. Its cost grows with the
+// database from each node's row), each stuck resource once with its scope, what waits on a
+// take, refused sends, what drifts most, and the controller's own trouble writing, if any. Its cost grows with the
 // nodes and with what is not fine, not with every resource of the fleet.
 func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 	st := hq.NewMeshStatus()

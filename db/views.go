@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
@@ -64,26 +63,16 @@ func statusRow(n dbsqlc.Node) dbsqlc.NodeStatusListRow {
 
 // nodeStatus is a node's status from its row alone.
 func (s *Store) nodeStatus(n dbsqlc.NodeStatusListRow) hq.Status {
-	return s.rowStatus(n, map[hq.State]int{}, s.Now())
-}
-
-// rowStatus is nodeStatus with the map its counts are put in, so a fleet's rows can share one.
-func (s *Store) rowStatus(n dbsqlc.NodeStatusListRow, counts map[hq.State]int, now time.Time) hq.Status {
-	fillCounts(counts, n)
 	return hq.StatusOf(hq.NodeFacts{Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
-		LastReportAt: nullTime(n.LastReportAt), Counts: counts}, now, s.SilentAfter)
+		LastReportAt: nullTime(n.LastReportAt), Counts: statusCounts(n)}, s.Now(), s.SilentAfter)
 }
 
 func statusCounts(n dbsqlc.NodeStatusListRow) map[hq.State]int {
-	counts := make(map[hq.State]int, 6)
-	fillCounts(counts, n)
-	return counts
-}
-
-func fillCounts(counts map[hq.State]int, n dbsqlc.NodeStatusListRow) {
-	counts[hq.StatePending], counts[hq.StateApplied] = int(n.ResourcesPending), int(n.ResourcesApplied)
-	counts[hq.StateFailed], counts[hq.StateStuck] = int(n.ResourcesFailed), int(n.ResourcesStuck)
-	counts[hq.StateHeld], counts[hq.StateGroupedPending] = int(n.ResourcesHeld), int(n.ResourcesGroupedPending)
+	return map[hq.State]int{
+		hq.StatePending: int(n.ResourcesPending), hq.StateApplied: int(n.ResourcesApplied),
+		hq.StateFailed: int(n.ResourcesFailed), hq.StateStuck: int(n.ResourcesStuck),
+		hq.StateHeld: int(n.ResourcesHeld), hq.StateGroupedPending: int(n.ResourcesGroupedPending),
+	}
 }
 
 // view turns the parts into the operator's view, with status and lines.
@@ -276,9 +265,8 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 		}
 		page.Total = len(nodes)
 		var keep []string
-		counts, now := make(map[hq.State]int, 6), s.Now()
 		for _, n := range nodes {
-			st := s.rowStatus(n, counts, now)
+			st := s.nodeStatus(n)
 			page.Counts[st]++
 			switch {
 			case f.Status != "" && st != f.Status,
