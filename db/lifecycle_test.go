@@ -32,9 +32,19 @@ func TestLifecycleTriggerRefusesIllegalTransition(t *testing.T) {
 	if _, err := s.write.ExecContext(ctx, `INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, state, since) VALUES ('web-1', 'app', 'b', 'file', 'x', 1, 'stuck', 'now')`); err == nil {
 		t.Fatal("a row inserted as stuck was accepted; resources must enter as pending")
 	}
-	// Even when it would do nothing for a conflict, and even under another name.
-	if _, err := s.write.ExecContext(ctx, `INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, state, since) VALUES ('web-1', 'app', 'a', 'file', 'x', 1, 'stuck', 'now') ON CONFLICT DO NOTHING`); err == nil {
-		t.Fatal("a conflicting row inserted as stuck was accepted")
+	// Nor by replacing a row, nor by an upsert, nor under another name. (An insert that does
+	// nothing for a conflict inserts no row, so there is nothing to refuse: the row it
+	// conflicts with stays as it was, below.)
+	for _, stmt := range []string{
+		`INSERT OR REPLACE INTO resource_states (node, module, resource, kind, spec_digest, position, state, since) VALUES ('web-1', 'app', 'a', 'file', 'x', 1, 'stuck', 'now')`,
+		`INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, state, since) VALUES ('web-1', 'app', 'a', 'file', 'x', 1, 'stuck', 'now') ON CONFLICT DO UPDATE SET state = excluded.state`,
+	} {
+		if _, err := s.write.ExecContext(ctx, stmt); err == nil {
+			t.Fatalf("%s: accepted", stmt)
+		}
+	}
+	if _, err := s.write.ExecContext(ctx, `INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, state, since) VALUES ('web-1', 'app', 'a', 'file', 'x', 1, 'stuck', 'now') ON CONFLICT DO NOTHING`); err != nil {
+		t.Fatalf("an insert that does nothing: %v", err)
 	}
 	if _, err := s.write.ExecContext(ctx, `UPDATE resource_states SET resource = 'renamed', state = 'stuck'`); err == nil {
 		t.Fatal("applied → stuck under a new name was accepted")
@@ -42,6 +52,12 @@ func TestLifecycleTriggerRefusesIllegalTransition(t *testing.T) {
 	var stuck int64
 	if err := s.read.QueryRowContext(ctx, `SELECT resources_stuck + resources_pending FROM nodes WHERE name = 'web-1'`).Scan(&stuck); err != nil || stuck != 0 {
 		t.Fatalf("stuck and pending counted %d (%v), want 0: the refusals changed nothing", stuck, err)
+	}
+	if err := s.read.QueryRowContext(ctx, `SELECT state || ' ' || spec_digest FROM resource_states`).Scan(&state); err != nil || state == "" || !strings.HasPrefix(state, "applied ") || strings.HasSuffix(state, " x") {
+		t.Fatalf("resource a is %q (%v), want applied with its own spec", state, err)
+	}
+	if err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM transitions`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d transitions (%v), want 2: declared, applied", n, err)
 	}
 }
 
