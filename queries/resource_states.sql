@@ -85,11 +85,13 @@ WHERE node = @node AND state = 'applied'
 -- name: ResourceStateDeclare :exec
 -- Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
 -- (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
+-- jsonb_each hands each row over parsed, where json_each would print it as text for every
+-- json_extract to parse again.
 INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
 SELECT n.value, @module, json_extract(r.value, '$.name'), json_extract(r.value, '$.kind'),
        json_extract(r.value, '$.digest'), json_extract(r.value, '$.position'), json_extract(r.value, '$.group'),
        @since, @reason
-FROM json_each(CAST(@nodes AS TEXT)) AS n, json_each(CAST(@rows AS TEXT)) AS r;
+FROM json_each(CAST(@nodes AS TEXT)) AS n, jsonb_each(CAST(@rows AS TEXT)) AS r;
 
 -- name: ResourceStateRedeclareOnNodes :exec
 -- A changed spec starts over on every node named: pending, counters reset, never applied at it.

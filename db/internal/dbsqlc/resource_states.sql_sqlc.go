@@ -188,7 +188,7 @@ INSERT INTO resource_states (node, module, resource, kind, spec_digest, position
 SELECT n.value, ?1, json_extract(r.value, '$.name'), json_extract(r.value, '$.kind'),
        json_extract(r.value, '$.digest'), json_extract(r.value, '$.position'), json_extract(r.value, '$.group'),
        ?2, ?3
-FROM json_each(CAST(?4 AS TEXT)) AS n, json_each(CAST(?5 AS TEXT)) AS r
+FROM json_each(CAST(?4 AS TEXT)) AS n, jsonb_each(CAST(?5 AS TEXT)) AS r
 `
 
 type ResourceStateDeclareParams struct {
@@ -201,6 +201,8 @@ type ResourceStateDeclareParams struct {
 
 // Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
 // (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
+// jsonb_each hands each row over parsed, where json_each would print it as text for every
+// json_extract to parse again.
 func (q *Queries) ResourceStateDeclare(ctx context.Context, arg ResourceStateDeclareParams) error {
 	_, err := q.exec(ctx, q.resourceStateDeclareStmt, resourceStateDeclare,
 		arg.Module,

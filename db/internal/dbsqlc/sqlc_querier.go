@@ -135,6 +135,8 @@ type Querier interface {
 	ResourceStateCountByNode(ctx context.Context, node string) (int64, error)
 	// Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
 	// (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
+	// jsonb_each hands each row over parsed, where json_each would print it as text for every
+	// json_extract to parse again.
 	ResourceStateDeclare(ctx context.Context, arg ResourceStateDeclareParams) error
 	ResourceStateGet(ctx context.Context, arg ResourceStateGetParams) (ResourceState, error)
 	ResourceStateListByNode(ctx context.Context, node string) ([]ResourceState, error)
