@@ -44,7 +44,7 @@ func (s *Store) Figures(ctx context.Context) (Figures, error) {
 		f.Sends[o] = 0
 	}
 	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
-		counts, err := s.fleetCounts(ctx, q)
+		counts, err := fleetCounts(ctx, q, silentBefore(s.Now(), s.SilentAfter))
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 	st := hq.NewMeshStatus()
 	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
-		fl, err := s.fleetCounts(ctx, q)
+		fl, err := fleetCounts(ctx, q, silentBefore(s.Now(), s.SilentAfter))
 		if err != nil {
 			return err
 		}
@@ -116,10 +116,11 @@ type fleet struct {
 }
 
 // fleetCounts counts the fleet in the database, a row per status, rather than reading every
-// node's row into the controller: at 50,000 nodes that was most of what /status cost.
-func (s *Store) fleetCounts(ctx context.Context, q dbsqlc.Querier) (fleet, error) {
+// node's row into the controller: at 50,000 nodes that was most of what /status cost. silent
+// is silentBefore of the moment counted.
+func fleetCounts(ctx context.Context, q dbsqlc.Querier, silent string) (fleet, error) {
 	f := fleet{nodes: map[hq.Status]int{}, resources: map[hq.State]int{}}
-	rows, err := q.NodeStatusCounts(ctx, silentBefore(s.Now(), s.SilentAfter))
+	rows, err := q.NodeStatusCounts(ctx, silent)
 	if err != nil {
 		return f, err
 	}

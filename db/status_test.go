@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,19 +51,60 @@ func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
 		t.Helper()
 		var got fleet
 		perNode := map[hq.Status]int{}
+		named := map[hq.Status][]string{}
 		err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 			var err error
-			if got, err = s.fleetCounts(ctx, q); err != nil {
+			if got, err = fleetCounts(ctx, q, silentBefore(s.Now(), s.SilentAfter)); err != nil {
 				return err
 			}
 			nodes, err := q.NodeStatusList(ctx)
 			for _, n := range nodes {
 				perNode[s.nodeStatus(n)]++
+				named[s.nodeStatus(n)] = append(named[s.nodeStatus(n)], n.Name)
 			}
 			return err
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// A listing by status picks in the database what each node's status says, and one
+		// that also matches by name (read row by row) picks the same.
+		for _, st := range hq.Statuses {
+			for _, f := range []NodeFilter{{Status: st}, {Status: st, Match: func(string) bool { return true }}} {
+				page, err := s.ListNodes(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, v := range page.Nodes {
+					names = append(names, v.Name)
+				}
+				if !slices.Equal(names, named[st]) || !maps.Equal(page.Counts, perNode) {
+					t.Errorf("%s: listed %s: %v counted %v, want %v counted %v", when, st, names, page.Counts, named[st], perNode)
+				}
+			}
+		}
+		var needLook []string
+		for _, n := range []string{"converged", "degraded", "edge", "held", "mid-change", "new", "silent", "stuck"} {
+			if st := statusIn(named, n); st != hq.StatusConverged {
+				needLook = append(needLook, n)
+			}
+		}
+		var pages []string
+		for after := ""; ; {
+			page, err := s.ListNodes(ctx, NodeFilter{NotConverged: true, Limit: 2, After: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range page.Nodes {
+				pages = append(pages, v.Name)
+			}
+			if after = page.Next; after == "" {
+				break
+			}
+		}
+		if !slices.Equal(pages, needLook) {
+			t.Errorf("%s: pages of two of the nodes that need a look: %v, want %v", when, pages, needLook)
 		}
 		if !maps.Equal(got.nodes, perNode) || got.total != 8 {
 			t.Errorf("%s: counted %v (total %d), each node's status %v", when, got.nodes, got.total, perNode)
@@ -90,4 +132,14 @@ func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
 	if !maps.Equal(f.Resources, want) {
 		t.Errorf("resources by state %v, want %v", f.Resources, want)
 	}
+}
+
+// statusIn says which status of named lists node.
+func statusIn(named map[hq.Status][]string, node string) hq.Status {
+	for st, names := range named {
+		if slices.Contains(names, node) {
+			return st
+		}
+	}
+	return ""
 }

@@ -97,6 +97,29 @@ SELECT CAST(CASE
 FROM nodes WHERE deleted_at IS NULL
 GROUP BY 1;
 
+-- name: NodeNamesByStatus :many
+-- A page of the registered nodes in a status without reading every node's row: their names
+-- after @after in name order, at most @max of them, in @status (any when empty) and, with
+-- @not_converged, in any but converged. The CASE is NodeStatusCounts's, and the same test
+-- holds it to hq.StatusOf.
+SELECT name FROM (
+    SELECT name,
+           CASE
+               WHEN last_report_at IS NULL THEN 'new'
+               WHEN last_report_at < CAST(@silent_before AS TEXT) THEN 'silent'
+               WHEN resources_stuck > 0 THEN 'stuck'
+               WHEN resources_held > 0 THEN 'waiting-on-take'
+               WHEN applied_generation <> generation OR resources_pending + resources_grouped_pending > 0 THEN 'mid-change'
+               WHEN resources_failed > 0 THEN 'degraded'
+               ELSE 'converged'
+           END AS status
+    FROM nodes WHERE deleted_at IS NULL AND name > CAST(@after AS TEXT)
+) AS listed
+WHERE (CAST(@status AS TEXT) = '' OR status = CAST(@status AS TEXT))
+  AND (CAST(@not_converged AS BIGINT) = 0 OR status <> 'converged')
+ORDER BY name
+LIMIT CAST(@max AS BIGINT);
+
 -- name: NodeListByNames :many
 SELECT * FROM nodes WHERE name IN (SELECT value FROM json_each(CAST(@nodes AS TEXT))) AND deleted_at IS NULL ORDER BY name;
 

@@ -300,6 +300,67 @@ func (q *Queries) NodeMarkDeleted(ctx context.Context, arg NodeMarkDeletedParams
 	return err
 }
 
+const nodeNamesByStatus = `-- name: NodeNamesByStatus :many
+SELECT name FROM (
+    SELECT name,
+           CASE
+               WHEN last_report_at IS NULL THEN 'new'
+               WHEN last_report_at < CAST(?1 AS TEXT) THEN 'silent'
+               WHEN resources_stuck > 0 THEN 'stuck'
+               WHEN resources_held > 0 THEN 'waiting-on-take'
+               WHEN applied_generation <> generation OR resources_pending + resources_grouped_pending > 0 THEN 'mid-change'
+               WHEN resources_failed > 0 THEN 'degraded'
+               ELSE 'converged'
+           END AS status
+    FROM nodes WHERE deleted_at IS NULL AND name > CAST(?2 AS TEXT)
+) AS listed
+WHERE (CAST(?3 AS TEXT) = '' OR status = CAST(?3 AS TEXT))
+  AND (CAST(?4 AS BIGINT) = 0 OR status <> 'converged')
+ORDER BY name
+LIMIT CAST(?5 AS BIGINT)
+`
+
+type NodeNamesByStatusParams struct {
+	SilentBefore string
+	After        string
+	Status       string
+	NotConverged int64
+	Max          int64
+}
+
+// A page of the registered nodes in a status without reading every node's row: their names
+// after @after in name order, at most @max of them, in @status (any when empty) and, with
+// @not_converged, in any but converged. The CASE is NodeStatusCounts's, and the same test
+// holds it to hq.StatusOf.
+func (q *Queries) NodeNamesByStatus(ctx context.Context, arg NodeNamesByStatusParams) ([]string, error) {
+	rows, err := q.query(ctx, q.nodeNamesByStatusStmt, nodeNamesByStatus,
+		arg.SilentBefore,
+		arg.After,
+		arg.Status,
+		arg.NotConverged,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		items = append(items, name)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nodeRaiseGeneration = `-- name: NodeRaiseGeneration :execrows
 UPDATE nodes SET generation = ?1 WHERE name = ?2 AND generation < ?1
 `

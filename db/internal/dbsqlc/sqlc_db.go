@@ -156,6 +156,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeMarkDeletedStmt, err = db.PrepareContext(ctx, nodeMarkDeleted); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeMarkDeleted: %w", err)
 	}
+	if q.nodeNamesByStatusStmt, err = db.PrepareContext(ctx, nodeNamesByStatus); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeNamesByStatus: %w", err)
+	}
 	if q.nodeRaiseGenerationStmt, err = db.PrepareContext(ctx, nodeRaiseGeneration); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeRaiseGeneration: %w", err)
 	}
@@ -640,6 +643,11 @@ func (q *Queries) Close() error {
 	if q.nodeMarkDeletedStmt != nil {
 		if cerr := q.nodeMarkDeletedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeMarkDeletedStmt: %w", cerr)
+		}
+	}
+	if q.nodeNamesByStatusStmt != nil {
+		if cerr := q.nodeNamesByStatusStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeNamesByStatusStmt: %w", cerr)
 		}
 	}
 	if q.nodeRaiseGenerationStmt != nil {
@@ -1160,6 +1168,7 @@ type Queries struct {
 	nodeLabelListStmt                     *sql.Stmt
 	nodeListByNamesStmt                   *sql.Stmt
 	nodeMarkDeletedStmt                   *sql.Stmt
+	nodeNamesByStatusStmt                 *sql.Stmt
 	nodeRaiseGenerationStmt               *sql.Stmt
 	nodeRegisterAgainStmt                 *sql.Stmt
 	nodeRegistrationEndStmt               *sql.Stmt
@@ -1297,6 +1306,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeLabelListStmt:                     q.nodeLabelListStmt,
 		nodeListByNamesStmt:                   q.nodeListByNamesStmt,
 		nodeMarkDeletedStmt:                   q.nodeMarkDeletedStmt,
+		nodeNamesByStatusStmt:                 q.nodeNamesByStatusStmt,
 		nodeRaiseGenerationStmt:               q.nodeRaiseGenerationStmt,
 		nodeRegisterAgainStmt:                 q.nodeRegisterAgainStmt,
 		nodeRegistrationEndStmt:               q.nodeRegistrationEndStmt,

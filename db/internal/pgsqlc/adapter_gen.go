@@ -299,6 +299,11 @@ func (a Adapter) NodeMarkDeleted(ctx context.Context, arg dbsqlc.NodeMarkDeleted
 	return a.Q.NodeMarkDeleted(ctx, NodeMarkDeletedParams(arg))
 }
 
+func (a Adapter) NodeNamesByStatus(ctx context.Context, arg dbsqlc.NodeNamesByStatusParams) ([]string, error) {
+	r, err := a.Q.NodeNamesByStatus(ctx, NodeNamesByStatusParams(arg))
+	return r, err
+}
+
 func (a Adapter) NodeRaiseGeneration(ctx context.Context, arg dbsqlc.NodeRaiseGenerationParams) (int64, error) {
 	r, err := a.Q.NodeRaiseGeneration(ctx, NodeRaiseGenerationParams(arg))
 	return r, err

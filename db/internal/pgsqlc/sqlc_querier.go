@@ -83,6 +83,11 @@ type Querier interface {
 	NodeListByNames(ctx context.Context, nodes string) ([]Node, error)
 	// The token is replaced by one nobody holds, so the old token stops working.
 	NodeMarkDeleted(ctx context.Context, arg NodeMarkDeletedParams) error
+	// A page of the registered nodes in a status without reading every node's row: their names
+	// after @after in name order, at most @max of them, in @status (any when empty) and, with
+	// @not_converged, in any but converged. The CASE is NodeStatusCounts's, and the same test
+	// holds it to hq.StatusOf.
+	NodeNamesByStatus(ctx context.Context, arg NodeNamesByStatusParams) ([]string, error)
 	// Never lowers: a generation once handed out stays used.
 	NodeRaiseGeneration(ctx context.Context, arg NodeRaiseGenerationParams) (int64, error)
 	// A deleted name registered again: a new token, and a generation above every one it had.
