@@ -233,6 +233,14 @@ func BenchmarkFleetStatus(b *testing.B) {
 					}
 				}
 			})
+			// What the mesh page lists beside MeshStatus, which has counted the fleet.
+			b.Run("ListNodesUncounted", func(b *testing.B) {
+				for b.Loop() {
+					if p, err := s.ListNodes(ctx, NodeFilter{NotConverged: true, Limit: 50, Uncounted: true}); err != nil || len(p.Nodes) != 50 {
+						b.Fatal(len(p.Nodes), err)
+					}
+				}
+			})
 		})
 	}
 }

@@ -243,6 +243,9 @@ type NodeFilter struct {
 	// (0 means every node).
 	After string
 	Limit int
+	// Uncounted leaves the page's Counts and Total empty when they would cost a count of the
+	// fleet of their own (a caller that has them from MeshStatus).
+	Uncounted bool
 }
 
 // NodePage is one page of a node listing, with the status counts of the whole mesh.
@@ -250,7 +253,7 @@ type NodePage struct {
 	Nodes []hq.NodeView
 	// Next is the cursor of the next page; empty on the last.
 	Next string
-	// Counts is every node by status, filtered or not.
+	// Counts is every node by status, filtered or not (none when the filter is Uncounted).
 	Counts map[hq.Status]int
 	Total  int
 }
@@ -287,11 +290,13 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 // 50,000 nodes is a fifth of reading every node's row into the controller.
 func (s *Store) pickByStatus(ctx context.Context, q dbsqlc.Querier, f NodeFilter, page *NodePage) ([]string, error) {
 	silent := silentBefore(s.Now(), s.SilentAfter)
-	fl, err := fleetCounts(ctx, q, silent)
-	if err != nil {
-		return nil, err
+	if !f.Uncounted {
+		fl, err := fleetCounts(ctx, q, silent)
+		if err != nil {
+			return nil, err
+		}
+		page.Counts, page.Total = fl.nodes, fl.total
 	}
-	page.Counts, page.Total = fl.nodes, fl.total
 	most := int64(math.MaxInt64)
 	if f.Limit > 0 {
 		most = int64(f.Limit) + 1 // one more says whether there is a next page

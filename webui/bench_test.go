@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db"
 )
 
 // fillMesh registers n nodes with a plausible spread of statuses: most converged, some
@@ -80,7 +79,7 @@ func BenchmarkMeshRender(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	nodes, err := u.store.ListNodes(ctx, db.NodeFilter{NotConverged: true, Limit: meshNodes})
+	nodes, err := u.store.ListNodes(ctx, meshFilter(""))
 	if err != nil {
 		b.Fatal(err)
 	}

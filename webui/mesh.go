@@ -87,7 +87,7 @@ func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	nodes, err := u.store.ListNodes(r.Context(), db.NodeFilter{NotConverged: true, Limit: meshNodes, After: r.URL.Query().Get("after")})
+	nodes, err := u.store.ListNodes(r.Context(), meshFilter(r.URL.Query().Get("after")))
 	if err != nil {
 		u.fail(w, r, err)
 		return
@@ -99,11 +99,18 @@ func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
 	u.render(w, r, http.StatusOK, "mesh", page)
 }
 
-// buildMesh lays out the mesh: every status counted, and the nodes that need a look (all but
-// the converged) listed by status, a page at a time.
+// meshFilter picks a page of the nodes that need a look (all but the converged). The mesh's
+// status has counted every node already, so the listing does not count them again.
+func meshFilter(after string) db.NodeFilter {
+	return db.NodeFilter{NotConverged: true, Limit: meshNodes, After: after, Uncounted: true}
+}
+
+// buildMesh lays out the mesh: every status counted, and the nodes that need a look listed by
+// status, a page at a time.
 func buildMesh(nodes db.NodePage, st hq.MeshStatus, now time.Time) meshPage {
-	p := meshPage{Title: "mesh", Refresh: refreshSeconds, Now: at(now, now), Total: nodes.Total,
-		Converged: nodes.Counts[hq.StatusConverged], Next: nodes.Next}
+	count := func(s hq.Status) int { return st.Nodes[string(s)] }
+	p := meshPage{Title: "mesh", Refresh: refreshSeconds, Now: at(now, now), Total: st.Nodes["total"],
+		Converged: count(hq.StatusConverged), Next: nodes.Next}
 	byStatus := map[hq.Status][]nodeRow{}
 	for _, n := range nodes.Nodes {
 		row := nodeRow{
@@ -122,9 +129,9 @@ func buildMesh(nodes db.NodePage, st hq.MeshStatus, now time.Time) meshPage {
 	}
 	for _, s := range hq.Statuses {
 		b := badge{string(s), statusTone(s)}
-		p.Counts = append(p.Counts, statusCount{Status: b, Count: nodes.Counts[s]})
+		p.Counts = append(p.Counts, statusCount{Status: b, Count: count(s)})
 		if rows := byStatus[s]; len(rows) > 0 {
-			p.Groups = append(p.Groups, nodeGroup{Status: b, Count: nodes.Counts[s], Nodes: rows})
+			p.Groups = append(p.Groups, nodeGroup{Status: b, Count: count(s), Nodes: rows})
 		}
 	}
 	for _, s := range st.Stuck {
