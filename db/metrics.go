@@ -44,7 +44,7 @@ func (s *Store) Figures(ctx context.Context) (Figures, error) {
 		f.Sends[o] = 0
 	}
 	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
-		counts, err := fleetCounts(ctx, q, silentBefore(s.Now(), s.SilentAfter))
+		counts, err := fleetCounts(ctx, q, s.silentBefore())
 		if err != nil {
 			return err
 		}

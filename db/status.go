@@ -15,7 +15,7 @@ import (
 func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 	st := hq.NewMeshStatus()
 	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
-		fl, err := fleetCounts(ctx, q, silentBefore(s.Now(), s.SilentAfter))
+		fl, err := fleetCounts(ctx, q, s.silentBefore())
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ type fleet struct {
 
 // fleetCounts counts the fleet in the database, a row per status, rather than reading every
 // node's row into the controller: at 50,000 nodes that was most of what /status cost. silent
-// is silentBefore of the moment counted.
+// is the Store's silentBefore at the moment counted.
 func fleetCounts(ctx context.Context, q dbsqlc.Querier, silent string) (fleet, error) {
 	f := fleet{nodes: map[hq.Status]int{}, resources: map[hq.State]int{}}
 	rows, err := q.NodeStatusCounts(ctx, silent)
@@ -138,10 +138,10 @@ func fleetCounts(ctx context.Context, q dbsqlc.Querier, silent string) (fleet, e
 }
 
 // silentBefore is the stored time a node's last report must be older than for hq.StatusOf to
-// call it silent: now-after, which a report time (kept to the millisecond) is before exactly
-// when it is before that instant rounded up to the millisecond.
-func silentBefore(now time.Time, after time.Duration) string {
-	return hq.FormatTime(now.Add(-after).Add(time.Millisecond - 1).Truncate(time.Millisecond))
+// call it silent now: now-SilentAfter, which a report time (kept to the millisecond) is before
+// exactly when it is before that instant rounded up to the millisecond.
+func (s *Store) silentBefore() string {
+	return hq.FormatTime(s.Now().Add(-s.SilentAfter).Add(time.Millisecond - 1).Truncate(time.Millisecond))
 }
 
 // appliedGenerations reads the applied generation of the nodes that refused sends, which a

@@ -54,7 +54,7 @@ func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
 		named := map[hq.Status][]string{}
 		err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
 			var err error
-			if got, err = fleetCounts(ctx, q, silentBefore(s.Now(), s.SilentAfter)); err != nil {
+			if got, err = fleetCounts(ctx, q, s.silentBefore()); err != nil {
 				return err
 			}
 			nodes, err := q.NodeStatusList(ctx)

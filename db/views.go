@@ -291,7 +291,7 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 // 50,000 nodes costs half of reading every node's row into the controller, and the names
 // alone a fortieth.
 func (s *Store) pickByStatus(ctx context.Context, q dbsqlc.Querier, f NodeFilter, page *NodePage) ([]string, error) {
-	silent := silentBefore(s.Now(), s.SilentAfter)
+	silent := s.silentBefore()
 	if !f.Uncounted {
 		fl, err := fleetCounts(ctx, q, silent)
 		if err != nil {
