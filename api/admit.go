@@ -74,7 +74,10 @@ func (s *Server) admitReports(next http.Handler) http.Handler {
 			return
 		}
 		s.reports.shed.Add(1)
-		w.Header().Set("Connection", "close") // the unread body makes the connection unusable anyway
+		// The connection stays open: net/http drains an unread body of up to 256 KB (a steady
+		// report is tens of KB) into a small buffer of its own, and closes the connection past
+		// that. A host sent away would otherwise come back on a new connection, and a burst of
+		// new connections, each with its goroutine and buffers, is what overload fills memory with.
 		s.writeError(w, r, hq.Errorf(hq.CodeUnavailable, "the controller is taking in as many reports as it can; try again after Retry-After seconds"))
 	})
 }

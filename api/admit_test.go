@@ -1,11 +1,14 @@
 package api
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,5 +95,63 @@ func TestAdmissionBoundsBytes(t *testing.T) {
 	}
 	if got := a.bytes.Load(); got != 60<<10 {
 		t.Fatalf("%d bytes counted in flight, want %d", got, 60<<10)
+	}
+}
+
+// A report turned away is turned away before its caller is checked, so that shedding costs no
+// read of the database, and on the connection it came on: the next request reuses it rather
+// than opening another.
+func TestShedReportKeepsItsConnection(t *testing.T) {
+	f := setup(t)
+	tok := f.node("web-1")
+	s := &Server{Store: f.store, AdminToken: admin, Instance: "t", Key: f.key, MaxWait: time.Second,
+		Log: slog.New(slog.DiscardHandler), MaxReportsInFlight: 1, RetryAfter: 2}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	slow := &blockingBody{release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(slow.release) }) }
+	defer release() // before the server closes, which waits for the report in flight
+	first := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", srv.URL+"/api/v1/nodes/web-1/reports", slow)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultTransport.(*http.Transport).Clone().RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		first <- err
+	}()
+	for !slow.read.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	client := &http.Client{Transport: &http.Transport{}}
+	post := func(token string) (*http.Response, bool) {
+		t.Helper()
+		reused := false
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+		body := strings.NewReader(`{"results": [` + strings.Repeat(`{"module": "m", "resource": "r", "outcome": "applied"},`, 500) + `{}]}`)
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", srv.URL+"/api/v1/nodes/web-1/reports", body)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp, reused
+	}
+	if resp, _ := post("not-a-token"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a report past the bound with a wrong token: %d, want 503 before the token is checked", resp.StatusCode)
+	}
+	for i := range 3 {
+		resp, reused := post(tok)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Connection") == "close" || !reused {
+			t.Fatalf("shed report %d: %d, Connection %q, on the same connection %v", i, resp.StatusCode, resp.Header.Get("Connection"), reused)
+		}
+	}
+	release()
+	if err := <-first; err != nil {
+		t.Fatal(err)
 	}
 }
