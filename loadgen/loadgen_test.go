@@ -158,3 +158,23 @@ func TestTailsTellAMomentFromThePhase(t *testing.T) {
 		t.Errorf("no requests: %s %s %s", late, worst, at)
 	}
 }
+
+// Hosts that applied the same module revisions keep one copy of their resources, and each its
+// own send, generation and digest; another revision is kept apart.
+func TestHostsShareTheResourcesTheyDeclare(t *testing.T) {
+	c := resultCache{m: map[string][]byte{}, modules: map[string][]hq.DeclaredModule{}}
+	decl := func(node string, send, rev int64) *hq.Declaration {
+		return &hq.Declaration{Node: node, Generation: 2, SendID: send, Digest: node + "-digest",
+			Modules: []hq.DeclaredModule{{Name: "app", Revision: rev, Resources: []hq.Resource{{Name: "f1", Kind: hq.KindFile, Path: "/f1"}}}}}
+	}
+	a, b, next := c.share(decl("a", 1, 1)), c.share(decl("b", 2, 1)), c.share(decl("c", 3, 2))
+	if &a.Modules[0] != &b.Modules[0] {
+		t.Fatal("two hosts at the same revision each kept their own resources")
+	}
+	if b.Node != "b" || b.SendID != 2 || b.Digest != "b-digest" {
+		t.Fatalf("the shared declaration lost its host's own fields: %+v", b)
+	}
+	if &next.Modules[0] == &a.Modules[0] || next.Modules[0].Revision != 2 {
+		t.Fatal("another revision was given the first revision's resources")
+	}
+}
