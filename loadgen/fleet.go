@@ -424,6 +424,9 @@ func (f *Fleet) apply(ctx context.Context, r *PhaseResult) error {
 // send reports declaration d applied, having come from prev (nil: nothing applied before), and
 // makes d the host's current declaration once the controller acknowledged it.
 func (f *Fleet) send(ctx context.Context, h *fleetHost, prev, d *hq.Declaration) error {
+	// Shared before the report, which may wait out many a 503: a fleet told to come back
+	// later would otherwise hold a decoded copy of the declaration on every host meanwhile.
+	d = f.cache.share(d)
 	h.sending.Lock()
 	defer h.sending.Unlock()
 	now := time.Now().UTC()
@@ -431,7 +434,7 @@ func (f *Fleet) send(ctx context.Context, h *fleetHost, prev, d *hq.Declaration)
 	if c.Err != nil || c.Status != http.StatusOK {
 		return fmt.Errorf("%s: report of generation %d: %d %v", h.Name, d.Generation, c.Status, c.Err)
 	}
-	h.SetCurrent(f.cache.share(d))
+	h.SetCurrent(d)
 	if len(d.Modules) > 0 {
 		h.acked.Store(d.Modules[0].Revision)
 	}
