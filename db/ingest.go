@@ -241,12 +241,20 @@ type advanced struct {
 	applyingAttempted, applyingFound, attemptedAgain []string
 	stuck                                            map[string]bool
 	node                                             string
+	// rows is how many rows the node has: a list of refs against it is matched by key when
+	// short, and by reading the node's rows when long (byKey).
+	rows int64
 	// allPending: the report applied, attempted and changed exactly the node's pending rows,
 	// and there is nothing else to write (a first apply).
 	allPending bool
 }
 
 func (a advanced) isStuck(ref string) bool { return a.stuck[ref] }
+
+// byKey says whether refs of a node are found sooner by their key than by reading all of the
+// node's rows: a lookup costs about what reading four rows does (3.6 against 1 µs a row, with
+// 500 rows on the node and 1 or 499 refs).
+func (a advanced) byKey(refs int) bool { return 4*int64(refs) < a.rows }
 
 // advanceAll computes the next state of every resource the report can move. A report for an
 // older generation than the node's describes specs that may have changed since, so it moves
@@ -266,6 +274,7 @@ func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node,
 	for _, r := range notFine {
 		rows[hq.Ref(r.Module, r.Resource)] = r
 	}
+	a.rows = n.ResourcesApplied + n.ResourcesPending + n.ResourcesFailed + n.ResourcesStuck + n.ResourcesHeld + n.ResourcesGroupedPending
 	p := stuckPolicy{attempts: s.StuckAttempts, after: s.StuckAfter}
 	for _, res := range rep.Results {
 		// Most reports find every row fine: then a result's ref is built only when it is used.
@@ -326,7 +335,14 @@ func (a advanced) write(ctx context.Context, q dbsqlc.Querier, reportID int64, n
 	// counts its attempt once.
 	if len(a.attemptedAgain) > 0 && !a.allPending {
 		refs, _ := jsonList(a.attemptedAgain)
-		if err := q.ResourceStateCountAttempts(ctx, dbsqlc.ResourceStateCountAttemptsParams{ReportID: report, Node: a.node, Refs: refs}); err != nil {
+		arg := dbsqlc.ResourceStateCountAttemptsParams{ReportID: report, Node: a.node, Refs: refs}
+		var err error
+		if a.byKey(len(a.attemptedAgain)) {
+			err = q.ResourceStateCountAttemptsByKey(ctx, dbsqlc.ResourceStateCountAttemptsByKeyParams(arg))
+		} else {
+			err = q.ResourceStateCountAttempts(ctx, arg)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -348,8 +364,14 @@ func (a advanced) write(ctx context.Context, q dbsqlc.Querier, reportID int64, n
 			continue
 		}
 		refs, _ := jsonList(set.refs)
-		if _, err := q.ResourceStateApplyPending(ctx, dbsqlc.ResourceStateApplyPendingParams{
-			Since: now, Attempt: set.attempt, ReportID: report, Node: a.node, Refs: refs}); err != nil {
+		arg := dbsqlc.ResourceStateApplyPendingParams{Since: now, Attempt: set.attempt, ReportID: report, Node: a.node, Refs: refs}
+		var err error
+		if a.byKey(len(set.refs)) {
+			_, err = q.ResourceStateApplyPendingByKey(ctx, dbsqlc.ResourceStateApplyPendingByKeyParams(arg))
+		} else {
+			_, err = q.ResourceStateApplyPending(ctx, arg)
+		}
+		if err != nil {
 			return err
 		}
 	}

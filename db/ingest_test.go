@@ -378,3 +378,70 @@ func TestTransportRefusalIsInTheLineOfItsReportAlone(t *testing.T) {
 	_, err = s.Ingest(ctx, "web-1", rep, IngestOptions{})
 	wantCode(t, err, hq.CodeInvalid)
 }
+
+// A report that changed a few resources of a node with many finds their rows by key, and one
+// that changed many reads the node's rows: both move exactly the rows their results name.
+func TestFewAndManyChangedResultsMoveTheirRows(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	rs := make([]hq.Resource, 20)
+	for i := range rs {
+		rs[i] = file(fmt.Sprintf("f%02d", i), "1")
+	}
+	mustModule(t, s, "app", rs...)
+	mustNode(t, s, "web-1")
+	mustAssign(t, s, "web-1", "app")
+	report := func(changed func(name string) bool) {
+		t.Helper()
+		d, err := s.Compose(ctx, "web-1", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest}
+		for _, r := range d.Modules[0].Resources {
+			rep.Results = append(rep.Results, hq.Result{Module: "app", Resource: r.Name, Outcome: hq.StateApplied, Attempted: true, Changed: changed(r.Name)})
+		}
+		if _, err := s.Ingest(ctx, "web-1", rep, IngestOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attempts := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, r := range rs {
+			v := resource(t, s, "web-1", "app", r.Name)
+			if v.State != hq.StateApplied {
+				t.Fatalf("%s is %s", r.Name, v.State)
+			}
+			out[r.Name] = v.Attempts
+		}
+		return out
+	}
+	report(func(string) bool { return true }) // the first apply: every row pending → applied
+	for _, tc := range []struct {
+		what    string
+		changed func(string) bool
+	}{
+		{"one of twenty (by key)", func(n string) bool { return n == "f07" }},
+		{"twelve of twenty (reading the node's rows)", func(n string) bool { return n < "f12" }},
+	} {
+		before := attempts()
+		report(tc.changed)
+		after := attempts()
+		for _, r := range rs {
+			if want := before[r.Name] + int64(boolInt(tc.changed(r.Name))); after[r.Name] != want {
+				t.Errorf("%s: %s has %d attempts, want %d", tc.what, r.Name, after[r.Name], want)
+			}
+		}
+	}
+	// A new revision of one file: its row is pending again, and a report that changed only it
+	// applies it by key; the other rows are left as they are.
+	rs[3] = file("f03", "2")
+	mustModule(t, s, "app", rs...)
+	if v := resource(t, s, "web-1", "app", "f03"); v.State != hq.StatePending {
+		t.Fatalf("f03 after a new revision of it: %s, want pending", v.State)
+	}
+	report(func(n string) bool { return n == "f03" })
+	if v := resource(t, s, "web-1", "app", "f03"); v.State != hq.StateApplied {
+		t.Fatalf("f03 after its new revision was reported applied: %s", v.State)
+	}
+}

@@ -82,6 +82,23 @@ UPDATE resource_states SET attempts = attempts + 1, report_id = @report_id
 WHERE node = @node AND state = 'applied'
   AND module || '/' || resource IN (SELECT value FROM json_each(CAST(@refs AS TEXT)));
 
+-- name: ResourceStateApplyPendingByKey :execrows
+-- ResourceStateApplyPending for a few refs: each is split into its module and name, and its
+-- row is found by its key. Past about a quarter of the node's rows, reading every row of the
+-- node (ResourceStateApplyPending) is cheaper than as many lookups.
+UPDATE resource_states
+SET state = 'applied', since = @since, attempts = attempts + @attempt, consecutive_failures = 0,
+    failing_since = NULL, never_applied = 0, last_error = '', hold_reason = '', blocked_by = '',
+    report_id = @report_id, reason = 'applied'
+WHERE node = @node AND state = 'pending'
+  AND (module, resource) IN (SELECT substr(value, 1, instr(value, '/') - 1), substr(value, instr(value, '/') + 1) FROM json_each(CAST(@refs AS TEXT)));
+
+-- name: ResourceStateCountAttemptsByKey :exec
+-- ResourceStateCountAttempts for a few refs, found by their key as ResourceStateApplyPendingByKey.
+UPDATE resource_states SET attempts = attempts + 1, report_id = @report_id
+WHERE node = @node AND state = 'applied'
+  AND (module, resource) IN (SELECT substr(value, 1, instr(value, '/') - 1), substr(value, instr(value, '/') + 1) FROM json_each(CAST(@refs AS TEXT)));
+
 -- name: ResourceStateDeclare :exec
 -- Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
 -- (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.

@@ -231,6 +231,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateApplyPendingStmt, err = db.PrepareContext(ctx, resourceStateApplyPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateApplyPending: %w", err)
 	}
+	if q.resourceStateApplyPendingByKeyStmt, err = db.PrepareContext(ctx, resourceStateApplyPendingByKey); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateApplyPendingByKey: %w", err)
+	}
 	if q.resourceStateBlockedCountsStmt, err = db.PrepareContext(ctx, resourceStateBlockedCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateBlockedCounts: %w", err)
 	}
@@ -242,6 +245,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.resourceStateCountAttemptsStmt, err = db.PrepareContext(ctx, resourceStateCountAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateCountAttempts: %w", err)
+	}
+	if q.resourceStateCountAttemptsByKeyStmt, err = db.PrepareContext(ctx, resourceStateCountAttemptsByKey); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateCountAttemptsByKey: %w", err)
 	}
 	if q.resourceStateCountByNodeStmt, err = db.PrepareContext(ctx, resourceStateCountByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateCountByNode: %w", err)
@@ -770,6 +776,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateApplyPendingStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateApplyPendingByKeyStmt != nil {
+		if cerr := q.resourceStateApplyPendingByKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateApplyPendingByKeyStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateBlockedCountsStmt != nil {
 		if cerr := q.resourceStateBlockedCountsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateBlockedCountsStmt: %w", cerr)
@@ -788,6 +799,11 @@ func (q *Queries) Close() error {
 	if q.resourceStateCountAttemptsStmt != nil {
 		if cerr := q.resourceStateCountAttemptsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateCountAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.resourceStateCountAttemptsByKeyStmt != nil {
+		if cerr := q.resourceStateCountAttemptsByKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateCountAttemptsByKeyStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateCountByNodeStmt != nil {
@@ -1193,10 +1209,12 @@ type Queries struct {
 	reportRepeatStmt                      *sql.Stmt
 	resourceStateApplyAllPendingStmt      *sql.Stmt
 	resourceStateApplyPendingStmt         *sql.Stmt
+	resourceStateApplyPendingByKeyStmt    *sql.Stmt
 	resourceStateBlockedCountsStmt        *sql.Stmt
 	resourceStateBlockedCountsByNodesStmt *sql.Stmt
 	resourceStateClearRetryStmt           *sql.Stmt
 	resourceStateCountAttemptsStmt        *sql.Stmt
+	resourceStateCountAttemptsByKeyStmt   *sql.Stmt
 	resourceStateCountByNodeStmt          *sql.Stmt
 	resourceStateDeclareStmt              *sql.Stmt
 	resourceStateGetStmt                  *sql.Stmt
@@ -1331,10 +1349,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		reportRepeatStmt:                      q.reportRepeatStmt,
 		resourceStateApplyAllPendingStmt:      q.resourceStateApplyAllPendingStmt,
 		resourceStateApplyPendingStmt:         q.resourceStateApplyPendingStmt,
+		resourceStateApplyPendingByKeyStmt:    q.resourceStateApplyPendingByKeyStmt,
 		resourceStateBlockedCountsStmt:        q.resourceStateBlockedCountsStmt,
 		resourceStateBlockedCountsByNodesStmt: q.resourceStateBlockedCountsByNodesStmt,
 		resourceStateClearRetryStmt:           q.resourceStateClearRetryStmt,
 		resourceStateCountAttemptsStmt:        q.resourceStateCountAttemptsStmt,
+		resourceStateCountAttemptsByKeyStmt:   q.resourceStateCountAttemptsByKeyStmt,
 		resourceStateCountByNodeStmt:          q.resourceStateCountByNodeStmt,
 		resourceStateDeclareStmt:              q.resourceStateDeclareStmt,
 		resourceStateGetStmt:                  q.resourceStateGetStmt,

@@ -130,6 +130,10 @@ type Querier interface {
 	// made as declared (@refs, a JSON array of "module/name") become applied. It moves exactly what
 	// advance would for a plain "applied" result; the triggers write the transitions and counts.
 	ResourceStateApplyPending(ctx context.Context, arg ResourceStateApplyPendingParams) (int64, error)
+	// ResourceStateApplyPending for a few refs: each is split into its module and name, and its
+	// row is found by its key. Past about a quarter of the node's rows, reading every row of the
+	// node (ResourceStateApplyPending) is cheaper than as many lookups.
+	ResourceStateApplyPendingByKey(ctx context.Context, arg ResourceStateApplyPendingByKeyParams) (int64, error)
 	// How many resources each failing gate blocks, on every node.
 	ResourceStateBlockedCounts(ctx context.Context) ([]ResourceStateBlockedCountsRow, error)
 	// How many resources each failing gate blocks, on some nodes.
@@ -137,6 +141,8 @@ type Querier interface {
 	ResourceStateClearRetry(ctx context.Context, node string) error
 	// Applied resources a report changed again (an attempt that succeeded): counted, nothing moves.
 	ResourceStateCountAttempts(ctx context.Context, arg ResourceStateCountAttemptsParams) error
+	// ResourceStateCountAttempts for a few refs, found by their key as ResourceStateApplyPendingByKey.
+	ResourceStateCountAttemptsByKey(ctx context.Context, arg ResourceStateCountAttemptsByKeyParams) error
 	ResourceStateCountByNode(ctx context.Context, node string) (int64, error)
 	// Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
 	// (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.

@@ -435,6 +435,11 @@ func (a Adapter) ResourceStateApplyPending(ctx context.Context, arg dbsqlc.Resou
 	return r, err
 }
 
+func (a Adapter) ResourceStateApplyPendingByKey(ctx context.Context, arg dbsqlc.ResourceStateApplyPendingByKeyParams) (int64, error) {
+	r, err := a.Q.ResourceStateApplyPendingByKey(ctx, ResourceStateApplyPendingByKeyParams(arg))
+	return r, err
+}
+
 func (a Adapter) ResourceStateBlockedCounts(ctx context.Context) ([]dbsqlc.ResourceStateBlockedCountsRow, error) {
 	rows, err := a.Q.ResourceStateBlockedCounts(ctx)
 	out := make([]dbsqlc.ResourceStateBlockedCountsRow, len(rows))
@@ -459,6 +464,10 @@ func (a Adapter) ResourceStateClearRetry(ctx context.Context, arg string) error 
 
 func (a Adapter) ResourceStateCountAttempts(ctx context.Context, arg dbsqlc.ResourceStateCountAttemptsParams) error {
 	return a.Q.ResourceStateCountAttempts(ctx, ResourceStateCountAttemptsParams(arg))
+}
+
+func (a Adapter) ResourceStateCountAttemptsByKey(ctx context.Context, arg dbsqlc.ResourceStateCountAttemptsByKeyParams) error {
+	return a.Q.ResourceStateCountAttemptsByKey(ctx, ResourceStateCountAttemptsByKeyParams(arg))
 }
 
 func (a Adapter) ResourceStateCountByNode(ctx context.Context, arg string) (int64, error) {

@@ -74,6 +74,40 @@ func (q *Queries) ResourceStateApplyPending(ctx context.Context, arg ResourceSta
 	return result.RowsAffected()
 }
 
+const resourceStateApplyPendingByKey = `-- name: ResourceStateApplyPendingByKey :execrows
+UPDATE resource_states
+SET state = 'applied', since = $1, attempts = attempts + $2, consecutive_failures = 0,
+    failing_since = NULL, never_applied = 0, last_error = '', hold_reason = '', blocked_by = '',
+    report_id = $3, reason = 'applied'
+WHERE node = $4 AND state = 'pending'
+  AND (module, resource) IN (SELECT split_part(value, '/', 1), substr(value, strpos(value, '/') + 1) FROM json_array_elements_text(CAST($5 AS text)::json))
+`
+
+type ResourceStateApplyPendingByKeyParams struct {
+	Since    string
+	Attempt  int64
+	ReportID sql.NullInt64
+	Node     string
+	Refs     string
+}
+
+// ResourceStateApplyPending for a few refs: each is split into its module and name, and its
+// row is found by its key. Past about a quarter of the node's rows, reading every row of the
+// node (ResourceStateApplyPending) is cheaper than as many lookups.
+func (q *Queries) ResourceStateApplyPendingByKey(ctx context.Context, arg ResourceStateApplyPendingByKeyParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, resourceStateApplyPendingByKey,
+		arg.Since,
+		arg.Attempt,
+		arg.ReportID,
+		arg.Node,
+		arg.Refs,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const resourceStateBlockedCounts = `-- name: ResourceStateBlockedCounts :many
 SELECT node, blocked_by, COUNT(*) AS blocks FROM resource_states WHERE blocked_by <> ''
 GROUP BY node, blocked_by
@@ -169,6 +203,24 @@ type ResourceStateCountAttemptsParams struct {
 // Applied resources a report changed again (an attempt that succeeded): counted, nothing moves.
 func (q *Queries) ResourceStateCountAttempts(ctx context.Context, arg ResourceStateCountAttemptsParams) error {
 	_, err := q.db.ExecContext(ctx, resourceStateCountAttempts, arg.ReportID, arg.Node, arg.Refs)
+	return err
+}
+
+const resourceStateCountAttemptsByKey = `-- name: ResourceStateCountAttemptsByKey :exec
+UPDATE resource_states SET attempts = attempts + 1, report_id = $1
+WHERE node = $2 AND state = 'applied'
+  AND (module, resource) IN (SELECT split_part(value, '/', 1), substr(value, strpos(value, '/') + 1) FROM json_array_elements_text(CAST($3 AS text)::json))
+`
+
+type ResourceStateCountAttemptsByKeyParams struct {
+	ReportID sql.NullInt64
+	Node     string
+	Refs     string
+}
+
+// ResourceStateCountAttempts for a few refs, found by their key as ResourceStateApplyPendingByKey.
+func (q *Queries) ResourceStateCountAttemptsByKey(ctx context.Context, arg ResourceStateCountAttemptsByKeyParams) error {
+	_, err := q.db.ExecContext(ctx, resourceStateCountAttemptsByKey, arg.ReportID, arg.Node, arg.Refs)
 	return err
 }
 
