@@ -252,8 +252,9 @@ type advanced struct {
 func (a advanced) isStuck(ref string) bool { return a.stuck[ref] }
 
 // byKey says whether refs of a node are found sooner by their key than by reading all of the
-// node's rows: a lookup costs about what reading four rows does (3.6 against 1 µs a row, with
-// 500 rows on the node and 1 or 499 refs).
+// node's rows. A lookup costs several rows' reading: 499 lookups took 1.8 ms longer than
+// reading the node's 500 rows, and one lookup instead of reading them cut the two statements'
+// time by three quarters. A quarter of the rows is on the right side of both.
 func (a advanced) byKey(refs int) bool { return 4*int64(refs) < a.rows }
 
 // advanceAll computes the next state of every resource the report can move. A report for an
