@@ -318,7 +318,7 @@ func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node,
 	}
 	// Every row of the node is pending, and the report applied as many distinct declared
 	// resources as there are rows: so exactly those rows.
-	everyRowPending := n.ResourcesApplied+n.ResourcesFailed+n.ResourcesStuck+n.ResourcesHeld+n.ResourcesGroupedPending == 0
+	everyRowPending := a.rows == n.ResourcesPending
 	a.allPending = everyRowPending && len(notFine) == 0 && len(a.changed) == 0 && len(a.applyingFound) == 0 &&
 		len(a.applyingAttempted) == len(rep.Results) && int64(len(rep.Results)) == n.ResourcesPending
 	return a, nil

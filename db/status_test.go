@@ -59,8 +59,9 @@ func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
 			}
 			nodes, err := q.NodeStatusList(ctx)
 			for _, n := range nodes {
-				perNode[s.nodeStatus(n)]++
-				named[s.nodeStatus(n)] = append(named[s.nodeStatus(n)], n.Name)
+				st := s.nodeStatus(n, s.Now())
+				perNode[st]++
+				named[st] = append(named[st], n.Name)
 			}
 			return err
 		})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
@@ -62,10 +63,10 @@ func statusRow(n dbsqlc.Node) dbsqlc.NodeStatusListRow {
 		ResourcesGroupedPending: n.ResourcesGroupedPending, Labels: n.Labels}
 }
 
-// nodeStatus is a node's status from its row alone.
-func (s *Store) nodeStatus(n dbsqlc.NodeStatusListRow) hq.Status {
+// nodeStatus is a node's status at now from its row alone.
+func (s *Store) nodeStatus(n dbsqlc.NodeStatusListRow, now time.Time) hq.Status {
 	return hq.StatusOf(hq.NodeFacts{Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
-		LastReportAt: nullTime(n.LastReportAt), Counts: statusCounts(n)}, s.Now(), s.SilentAfter)
+		LastReportAt: nullTime(n.LastReportAt), Counts: statusCounts(n)}, now, s.SilentAfter)
 }
 
 func statusCounts(n dbsqlc.NodeStatusListRow) map[hq.State]int {
@@ -323,8 +324,9 @@ func (s *Store) pickByRow(ctx context.Context, q dbsqlc.Querier, f NodeFilter, p
 	}
 	page.Total = len(nodes)
 	var keep []string
+	now := s.Now() // one instant for the whole listing, as the counting in the database has
 	for _, n := range nodes {
-		st := s.nodeStatus(n)
+		st := s.nodeStatus(n, now)
 		page.Counts[st]++
 		switch {
 		case f.Status != "" && st != f.Status,
