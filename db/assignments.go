@@ -93,10 +93,12 @@ func (s *Store) Unassign(ctx context.Context, node, module string, ifMatch *int6
 
 // changeDeclaration runs change in one write transaction on a node checked against If-Match,
 // bumps the node's generation in that transaction when change says the declaration changed,
-// and wakes the node's long-polls. It returns the node's generation.
+// and wakes the node's long-polls. It returns the node's generation. The transaction may be
+// shared with other writes waiting at the same moment (batch.go): an operator assigning a
+// fleet node by node sends many at once.
 func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int64, change func(q dbsqlc.Querier) (bool, error)) (int64, error) {
 	var gen int64
-	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inBatchTx(ctx, func(q dbsqlc.Querier) error {
 		n, err := lockNode(ctx, q, node, ifMatch)
 		if err != nil {
 			return err

@@ -14,7 +14,9 @@ import (
 // their statements. So the reports that arrive while another commits wait for the next commit
 // together: one transaction, a savepoint for each report, one commit. A report refused for what
 // it says rolls back to its savepoint and changes nothing; any other error ends the batch, and
-// its reports are then each written again alone, as if there had been no batch.
+// its reports are then each written again alone, as if there had been no batch. The other
+// writes a fleet makes many of at once share the batches too: the sends of the declarations
+// its hosts fetch, and the assignments of an operator assigning it node by node.
 
 // maxBatch bounds the reports of one commit, so a batch holds the writer for tens of
 // milliseconds at most (a report's statements take about one).
