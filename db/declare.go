@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
@@ -21,21 +20,23 @@ type declRow struct {
 // resources to another's: the same for every node pinned at the first, so it is worked out
 // once and written for many nodes at a time.
 type resourceDiff struct {
-	added   []declRow // new: enter pending
-	changed []declRow // another spec: start over as pending
-	moved   []declRow // same spec, another place in the module
-	removed []string  // no longer declared
-	// addedRows is added as ResourceStateDeclare takes it, when it was marshalled already.
-	addedRows string
+	revision int64     // the revision it leads to, whose rows the added are copied from
+	added    []declRow // new: enter pending
+	changed  []declRow // another spec: start over as pending
+	moved    []declRow // same spec, another place in the module
+	removed  []string  // no longer declared
+	// every says that added is all of the revision's resources: a new assignment.
+	every bool
 }
 
 func declRowOf(r hq.Resource, position int) declRow {
 	return declRow{Name: r.Name, Kind: r.Kind, Digest: r.Digest(), Position: int64(position), Group: r.Group}
 }
 
-// diffResources compares two revisions' resources; from is nil for a new assignment.
-func diffResources(from, to []hq.Resource) resourceDiff {
-	var d resourceDiff
+// diffResources compares two revisions' resources, the second of them revision; from is nil
+// for a new assignment.
+func diffResources(from, to []hq.Resource, revision int64) resourceDiff {
+	d := resourceDiff{revision: revision}
 	old := make(map[string]declRow, len(from))
 	for i, r := range from {
 		old[r.Name] = declRowOf(r, i)
@@ -58,6 +59,7 @@ func diffResources(from, to []hq.Resource) resourceDiff {
 			d.removed = append(d.removed, r.Name)
 		}
 	}
+	d.every = len(d.added) == len(to)
 	return d
 }
 
@@ -67,7 +69,8 @@ func (d resourceDiff) rows() int {
 }
 
 // redeclare writes the diff on every node named, a statement per kind of change (and one per
-// changed or moved resource), however many nodes there are. The triggers record every change
+// changed or moved resource), however many nodes there are. What is added is copied from the
+// revision's rows in module_revision_resources. The triggers record every change
 // of state in transitions and keep the nodes' counts.
 func redeclare(ctx context.Context, q dbsqlc.Querier, module string, d resourceDiff, nodes []string, since, reason string) error {
 	if len(nodes) == 0 || d.rows() == 0 {
@@ -78,16 +81,18 @@ func redeclare(ctx context.Context, q dbsqlc.Querier, module string, d resourceD
 		return err
 	}
 	if len(d.added) > 0 {
-		rows := d.addedRows
-		if rows == "" {
-			b, err := json.Marshal(d.added)
-			if err != nil {
+		p := dbsqlc.ResourceStateDeclareParams{Module: module, Revision: d.revision, Every: boolInt(d.every), Names: "[]",
+			Since: since, Reason: reason, Nodes: list}
+		if !d.every {
+			names := make([]string, len(d.added))
+			for i, r := range d.added {
+				names[i] = r.Name
+			}
+			if p.Names, err = jsonList(names); err != nil {
 				return err
 			}
-			rows = string(b)
 		}
-		if err := q.ResourceStateDeclare(ctx, dbsqlc.ResourceStateDeclareParams{Module: module, Since: since, Reason: reason,
-			Nodes: list, Rows: rows}); err != nil {
+		if err := q.ResourceStateDeclare(ctx, p); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,11 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pressly/goose/v3"
@@ -83,5 +87,97 @@ func TestMigrateKeepsWhatAnEarlierSchemaWrote(t *testing.T) {
 	}
 	if p, err := s.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web"}); err != nil || p.Assigned != 1 {
 		t.Fatalf("placement after migrating: %+v, %v", p, err)
+	}
+}
+
+// Revisions uploaded before module_revision_resources get their rows when the database is
+// next opened, with the digests hq computes, and assigning them copies those rows.
+func TestOpenFillsTheRowsOfEarlierRevisions(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hq.db")
+	old, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, old, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	rs := []hq.Resource{
+		{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "a=1\n"},
+		{Name: "restart", Kind: hq.KindAction, Command: []string{"/bin/true"}, Group: "g"},
+	}
+	body, err := json.Marshal(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`INSERT INTO nodes (name, token_hash, created_at) VALUES ('web-1', 'h1', '2026-11-01T00:00:00.000Z')`,
+		`INSERT INTO node_registrations (node, registered_at) VALUES ('web-1', '2026-11-01T00:00:00.000Z')`,
+		`INSERT INTO modules (name, revision, created_at, updated_at) VALUES ('app', 1, '2026-11-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z'), ('empty', 1, '2026-11-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z')`,
+		`INSERT INTO module_revisions (module, revision, resources, resource_count, digest, created_at) VALUES ('app', 1, '` + string(body) + `', 2, 'sha256:x', '2026-11-01T00:00:00.000Z'), ('empty', 1, '[]', 0, 'sha256:y', '2026-11-01T00:00:00.000Z')`,
+	} {
+		if _, err := old.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	old.Close()
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.read.Query(`SELECT module, revision, resource, position, kind, spec_digest, group_name FROM module_revision_resources ORDER BY position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var module, resource, kind, digest, group string
+		var revision, position int64
+		if err := rows.Scan(&module, &revision, &resource, &position, &kind, &digest, &group); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %d %s %d %s %s %q", module, revision, resource, position, kind, digest, group))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		fmt.Sprintf("app 1 conf 0 file %s %q", rs[0].Digest(), ""),
+		fmt.Sprintf("app 1 restart 1 action %s %q", rs[1].Digest(), "g"),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("module_revision_resources after opening:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Opened again, nothing is written twice.
+	s.Close()
+	if s, err = Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Assign(ctx, "web-1", "app", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var declared []string
+	rows, err = s.read.Query(`SELECT resource || ' ' || spec_digest || ' ' || state FROM resource_states WHERE node = 'web-1' ORDER BY position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		declared = append(declared, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"conf " + rs[0].Digest() + " pending", "restart " + rs[1].Digest() + " pending"}; !slices.Equal(declared, want) {
+		t.Fatalf("web-1's resources after assigning an earlier revision: %v, want %v", declared, want)
 	}
 }

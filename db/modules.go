@@ -65,6 +65,9 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 		}); err != nil {
 			return err
 		}
+		if err := writeRevisionRows(ctx, q, name, rev, resources); err != nil {
+			return err
+		}
 		// The paths meet every node's other modules now; the first chunk of nodes moves to
 		// the new revision in this transaction (all of a small mesh), the mover does the rest.
 		if err := newPathCheck(name, resources).checkModule(ctx, q); err != nil {

@@ -34,7 +34,7 @@ func (s *Store) movePins(ctx context.Context, q dbsqlc.Querier, module string, t
 	if err != nil {
 		return nil, false, err
 	}
-	d := diffResources(fromRes, toRes)
+	d := diffResources(fromRes, toRes, to)
 	limit := min(moveChunkNodes, max(1, moveChunkRows/max(1, d.rows())))
 	var nodes []string
 	for _, b := range behind {

@@ -88,7 +88,7 @@ func (s *Store) PlanModule(ctx context.Context, name string, resources []hq.Reso
 	if plan.Unchanged {
 		return plan, nil
 	}
-	d := diffResources(current, resources)
+	d := diffResources(current, resources, plan.Revision)
 	for _, part := range []struct {
 		rows []declRow
 		out  *[]string

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/meshhq/hq"
@@ -69,18 +70,44 @@ func (s *Store) resources(ctx context.Context, q dbsqlc.Querier, module string, 
 }
 
 // declared is what assigning a module's revision writes on a node: every resource a new row,
-// whose digests are computed, and the rows marshalled, once for every node it is assigned to.
+// whose digests are computed once for every node it is assigned to.
 func (s *Store) declared(ctx context.Context, q dbsqlc.Querier, module string, revision int64) (resourceDiff, error) {
 	return remember(&s.revisions, &s.revisions.declared, revisionKey{module, revision}, func() (resourceDiff, error) {
 		rs, err := s.resources(ctx, q, module, revision)
-		if err != nil {
-			return resourceDiff{}, err
-		}
-		d := diffResources(nil, rs)
-		rows, err := json.Marshal(d.added)
-		d.addedRows = string(rows)
-		return d, err
+		return diffResources(nil, rs, revision), err
 	})
+}
+
+// writeRevisionRows writes a revision's resources as rows of module_revision_resources, which
+// assignments copy; rows already there stay.
+func writeRevisionRows(ctx context.Context, q dbsqlc.Querier, module string, revision int64, resources []hq.Resource) error {
+	if len(resources) == 0 {
+		return nil
+	}
+	rows, err := json.Marshal(diffResources(nil, resources, revision).added)
+	if err != nil {
+		return err
+	}
+	return q.ModuleRevisionResourcesInsert(ctx, dbsqlc.ModuleRevisionResourcesInsertParams{Module: module, Revision: revision, Rows: string(rows)})
+}
+
+// fillRevisionRows writes the rows of the revisions uploaded before module_revision_resources
+// was made, one transaction each, when the database is opened.
+func (s *Store) fillRevisionRows(ctx context.Context) error {
+	missing, err := s.wq.ModuleRevisionsWithoutResources(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range missing {
+		rs, err := decodeResources(m.Resources)
+		if err != nil {
+			return fmt.Errorf("module %s revision %d: %w", m.Module, m.Revision, err)
+		}
+		if err := s.inTx(ctx, func(q dbsqlc.Querier) error { return writeRevisionRows(ctx, q, m.Module, m.Revision, rs) }); err != nil {
+			return fmt.Errorf("module %s revision %d: %w", m.Module, m.Revision, err)
+		}
+	}
+	return nil
 }
 
 // resourceNames is the set of a revision's resource names, which every report that is not a

@@ -218,7 +218,7 @@ func (s *Store) advanceNodes(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rol
 		if err != nil {
 			return nil, err
 		}
-		g, err := s.pinNodes(ctx, q, r.Module, diffResources(fromRes, toRes), r.ToRevision, nodes,
+		g, err := s.pinNodes(ctx, q, r.Module, diffResources(fromRes, toRes, r.ToRevision), r.ToRevision, nodes,
 			fmt.Sprintf("module %s revision %d, rollout %d wave %d", r.Module, r.ToRevision, r.ID, wave))
 		if err != nil {
 			return nil, err
@@ -253,7 +253,7 @@ func (s *Store) revertNodes(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 		if err != nil {
 			return nil, err
 		}
-		g, err := s.pinNodes(ctx, q, r.Module, diffResources(toRes, fromRes), from, nodes,
+		g, err := s.pinNodes(ctx, q, r.Module, diffResources(toRes, fromRes, from), from, nodes,
 			fmt.Sprintf("module %s back to revision %d, rollout %d", r.Module, from, r.ID))
 		if err != nil {
 			return nil, err

@@ -99,6 +99,10 @@ func Open(ctx context.Context, hqDB string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.fillRevisionRows(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: rows of earlier revisions: %w", s.Where(), err)
+	}
 	return s, nil
 }
 

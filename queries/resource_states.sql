@@ -100,15 +100,16 @@ WHERE node = @node AND state = 'applied'
   AND (module, resource) IN (SELECT substr(value, 1, instr(value, '/') - 1), substr(value, instr(value, '/') + 1) FROM json_each(CAST(@refs AS TEXT)));
 
 -- name: ResourceStateDeclare :exec
--- Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
--- (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
--- jsonb_each hands each row over parsed, where json_each would print it as text for every
--- json_extract to parse again.
+-- Declares a revision's resources on nodes (@nodes, a JSON array of names) in one statement,
+-- copied from the revision's rows: all of them (@every = 1), or those @names lists (what a
+-- new revision adds). A fleet's assignment is a few statements. CROSS JOIN keeps the nodes
+-- the outer loop, so each node's rows are written together, in the order of their key.
 INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
-SELECT n.value, @module, json_extract(r.value, '$.name'), json_extract(r.value, '$.kind'),
-       json_extract(r.value, '$.digest'), json_extract(r.value, '$.position'), json_extract(r.value, '$.group'),
-       @since, @reason
-FROM json_each(CAST(@nodes AS TEXT)) AS n, jsonb_each(CAST(@rows AS TEXT)) AS r;
+SELECT n.value, r.module, r.resource, r.kind, r.spec_digest, r.position, r.group_name, @since, @reason
+FROM json_each(CAST(@nodes AS TEXT)) AS n
+CROSS JOIN module_revision_resources AS r
+WHERE r.module = @module AND r.revision = @revision
+  AND (CAST(@every AS INTEGER) = 1 OR r.resource IN (SELECT value FROM json_each(CAST(@names AS TEXT))));
 
 -- name: ResourceStateRedeclareOnNodes :exec
 -- A changed spec starts over on every node named: pending, counters reset, never applied at it.

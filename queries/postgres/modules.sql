@@ -13,5 +13,21 @@ RETURNING revision;
 INSERT INTO module_revisions (module, revision, resources, resource_count, digest, created_at)
 VALUES (@module, @revision, @resources, @resource_count, @digest, @created_at);
 
+-- name: ModuleRevisionResourcesInsert :exec
+-- A revision's resources as rows (@rows, a JSON array of {name, kind, digest, position,
+-- group}), in one statement; rows already there stay.
+INSERT INTO module_revision_resources (module, revision, resource, position, kind, spec_digest, group_name)
+SELECT @module, @revision, r.value->>'name', (r.value->>'position')::bigint,
+       r.value->>'kind', r.value->>'digest', r.value->>'group'
+FROM json_array_elements(CAST(@rows AS text)::json) AS r(value)
+ON CONFLICT DO NOTHING;
+
+-- name: ModuleRevisionsWithoutResources :many
+-- Revisions with resources but no rows of them: uploaded before module_revision_resources.
+SELECT v.module, v.revision, v.resources FROM module_revisions v
+WHERE v.resource_count > 0
+  AND NOT EXISTS (SELECT 1 FROM module_revision_resources r WHERE r.module = v.module AND r.revision = v.revision)
+ORDER BY v.module, v.revision;
+
 -- name: ModuleRevisionGet :one
 SELECT * FROM module_revisions WHERE module = @module AND revision = @revision;

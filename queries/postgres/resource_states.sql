@@ -98,13 +98,14 @@ WHERE node = @node AND state = 'applied'
   AND (module, resource) IN (SELECT split_part(value, '/', 1), substr(value, strpos(value, '/') + 1) FROM json_array_elements_text(CAST(@refs AS text)::json));
 
 -- name: ResourceStateDeclare :exec
--- Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
--- (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
+-- Declares a revision's resources on nodes (@nodes, a JSON array of names) in one statement,
+-- copied from the revision's rows: all of them (@every = 1), or those @names lists.
 INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
-SELECT n.value, @module, r.value->>'name', r.value->>'kind',
-       r.value->>'digest', (r.value->>'position')::bigint, r.value->>'group',
-       @since, @reason
-FROM json_array_elements_text(CAST(@nodes AS text)::json) AS n(value), json_array_elements(CAST(@rows AS text)::json) AS r(value);
+SELECT n.value, r.module, r.resource, r.kind, r.spec_digest, r.position, r.group_name, @since, @reason
+FROM json_array_elements_text(CAST(@nodes AS text)::json) AS n(value)
+CROSS JOIN module_revision_resources AS r
+WHERE r.module = @module AND r.revision = @revision
+  AND (CAST(@every AS bigint) = 1 OR r.resource IN (SELECT json_array_elements_text(CAST(@names AS text)::json)));
 
 -- name: ResourceStateRedeclareOnNodes :exec
 -- A changed spec starts over on every node named: pending, counters reset, never applied at it.

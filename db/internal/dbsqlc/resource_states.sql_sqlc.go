@@ -237,31 +237,36 @@ func (q *Queries) ResourceStateCountByNode(ctx context.Context, node string) (in
 
 const resourceStateDeclare = `-- name: ResourceStateDeclare :exec
 INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
-SELECT n.value, ?1, json_extract(r.value, '$.name'), json_extract(r.value, '$.kind'),
-       json_extract(r.value, '$.digest'), json_extract(r.value, '$.position'), json_extract(r.value, '$.group'),
-       ?2, ?3
-FROM json_each(CAST(?4 AS TEXT)) AS n, jsonb_each(CAST(?5 AS TEXT)) AS r
+SELECT n.value, r.module, r.resource, r.kind, r.spec_digest, r.position, r.group_name, ?1, ?2
+FROM json_each(CAST(?3 AS TEXT)) AS n
+CROSS JOIN module_revision_resources AS r
+WHERE r.module = ?4 AND r.revision = ?5
+  AND (CAST(?6 AS INTEGER) = 1 OR r.resource IN (SELECT value FROM json_each(CAST(?7 AS TEXT))))
 `
 
 type ResourceStateDeclareParams struct {
-	Module string
-	Since  string
-	Reason string
-	Nodes  string
-	Rows   string
+	Since    string
+	Reason   string
+	Nodes    string
+	Module   string
+	Revision int64
+	Every    int64
+	Names    string
 }
 
-// Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
-// (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
-// jsonb_each hands each row over parsed, where json_each would print it as text for every
-// json_extract to parse again.
+// Declares a revision's resources on nodes (@nodes, a JSON array of names) in one statement,
+// copied from the revision's rows: all of them (@every = 1), or those @names lists (what a
+// new revision adds). A fleet's assignment is a few statements. CROSS JOIN keeps the nodes
+// the outer loop, so each node's rows are written together, in the order of their key.
 func (q *Queries) ResourceStateDeclare(ctx context.Context, arg ResourceStateDeclareParams) error {
 	_, err := q.exec(ctx, q.resourceStateDeclareStmt, resourceStateDeclare,
-		arg.Module,
 		arg.Since,
 		arg.Reason,
 		arg.Nodes,
-		arg.Rows,
+		arg.Module,
+		arg.Revision,
+		arg.Every,
+		arg.Names,
 	)
 	return err
 }

@@ -117,6 +117,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.moduleRevisionInsertStmt, err = db.PrepareContext(ctx, moduleRevisionInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionInsert: %w", err)
 	}
+	if q.moduleRevisionResourcesInsertStmt, err = db.PrepareContext(ctx, moduleRevisionResourcesInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleRevisionResourcesInsert: %w", err)
+	}
+	if q.moduleRevisionsWithoutResourcesStmt, err = db.PrepareContext(ctx, moduleRevisionsWithoutResources); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleRevisionsWithoutResources: %w", err)
+	}
 	if q.moduleUpsertStmt, err = db.PrepareContext(ctx, moduleUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleUpsert: %w", err)
 	}
@@ -584,6 +590,16 @@ func (q *Queries) Close() error {
 	if q.moduleRevisionInsertStmt != nil {
 		if cerr := q.moduleRevisionInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing moduleRevisionInsertStmt: %w", cerr)
+		}
+	}
+	if q.moduleRevisionResourcesInsertStmt != nil {
+		if cerr := q.moduleRevisionResourcesInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleRevisionResourcesInsertStmt: %w", cerr)
+		}
+	}
+	if q.moduleRevisionsWithoutResourcesStmt != nil {
+		if cerr := q.moduleRevisionsWithoutResourcesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleRevisionsWithoutResourcesStmt: %w", cerr)
 		}
 	}
 	if q.moduleUpsertStmt != nil {
@@ -1171,6 +1187,8 @@ type Queries struct {
 	moduleListBehindStmt                  *sql.Stmt
 	moduleRevisionGetStmt                 *sql.Stmt
 	moduleRevisionInsertStmt              *sql.Stmt
+	moduleRevisionResourcesInsertStmt     *sql.Stmt
+	moduleRevisionsWithoutResourcesStmt   *sql.Stmt
 	moduleUpsertStmt                      *sql.Stmt
 	nodeBumpGenerationStmt                *sql.Stmt
 	nodeBumpGenerationsStmt               *sql.Stmt
@@ -1311,6 +1329,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		moduleListBehindStmt:                  q.moduleListBehindStmt,
 		moduleRevisionGetStmt:                 q.moduleRevisionGetStmt,
 		moduleRevisionInsertStmt:              q.moduleRevisionInsertStmt,
+		moduleRevisionResourcesInsertStmt:     q.moduleRevisionResourcesInsertStmt,
+		moduleRevisionsWithoutResourcesStmt:   q.moduleRevisionsWithoutResourcesStmt,
 		moduleUpsertStmt:                      q.moduleUpsertStmt,
 		nodeBumpGenerationStmt:                q.nodeBumpGenerationStmt,
 		nodeBumpGenerationsStmt:               q.nodeBumpGenerationsStmt,

@@ -220,6 +220,19 @@ func (a Adapter) ModuleRevisionInsert(ctx context.Context, arg dbsqlc.ModuleRevi
 	return a.Q.ModuleRevisionInsert(ctx, ModuleRevisionInsertParams(arg))
 }
 
+func (a Adapter) ModuleRevisionResourcesInsert(ctx context.Context, arg dbsqlc.ModuleRevisionResourcesInsertParams) error {
+	return a.Q.ModuleRevisionResourcesInsert(ctx, ModuleRevisionResourcesInsertParams(arg))
+}
+
+func (a Adapter) ModuleRevisionsWithoutResources(ctx context.Context) ([]dbsqlc.ModuleRevisionsWithoutResourcesRow, error) {
+	rows, err := a.Q.ModuleRevisionsWithoutResources(ctx)
+	out := make([]dbsqlc.ModuleRevisionsWithoutResourcesRow, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.ModuleRevisionsWithoutResourcesRow(r)
+	}
+	return out, err
+}
+
 func (a Adapter) ModuleUpsert(ctx context.Context, arg dbsqlc.ModuleUpsertParams) (int64, error) {
 	r, err := a.Q.ModuleUpsert(ctx, ModuleUpsertParams(arg))
 	return r, err

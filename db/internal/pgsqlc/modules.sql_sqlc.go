@@ -106,6 +106,64 @@ func (q *Queries) ModuleRevisionInsert(ctx context.Context, arg ModuleRevisionIn
 	return err
 }
 
+const moduleRevisionResourcesInsert = `-- name: ModuleRevisionResourcesInsert :exec
+INSERT INTO module_revision_resources (module, revision, resource, position, kind, spec_digest, group_name)
+SELECT $1, $2, r.value->>'name', (r.value->>'position')::bigint,
+       r.value->>'kind', r.value->>'digest', r.value->>'group'
+FROM json_array_elements(CAST($3 AS text)::json) AS r(value)
+ON CONFLICT DO NOTHING
+`
+
+type ModuleRevisionResourcesInsertParams struct {
+	Module   string
+	Revision int64
+	Rows     string
+}
+
+// A revision's resources as rows (@rows, a JSON array of {name, kind, digest, position,
+// group}), in one statement; rows already there stay.
+func (q *Queries) ModuleRevisionResourcesInsert(ctx context.Context, arg ModuleRevisionResourcesInsertParams) error {
+	_, err := q.db.ExecContext(ctx, moduleRevisionResourcesInsert, arg.Module, arg.Revision, arg.Rows)
+	return err
+}
+
+const moduleRevisionsWithoutResources = `-- name: ModuleRevisionsWithoutResources :many
+SELECT v.module, v.revision, v.resources FROM module_revisions v
+WHERE v.resource_count > 0
+  AND NOT EXISTS (SELECT 1 FROM module_revision_resources r WHERE r.module = v.module AND r.revision = v.revision)
+ORDER BY v.module, v.revision
+`
+
+type ModuleRevisionsWithoutResourcesRow struct {
+	Module    string
+	Revision  int64
+	Resources string
+}
+
+// Revisions with resources but no rows of them: uploaded before module_revision_resources.
+func (q *Queries) ModuleRevisionsWithoutResources(ctx context.Context) ([]ModuleRevisionsWithoutResourcesRow, error) {
+	rows, err := q.db.QueryContext(ctx, moduleRevisionsWithoutResources)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ModuleRevisionsWithoutResourcesRow{}
+	for rows.Next() {
+		var i ModuleRevisionsWithoutResourcesRow
+		if err := rows.Scan(&i.Module, &i.Revision, &i.Resources); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const moduleUpsert = `-- name: ModuleUpsert :one
 INSERT INTO modules (name, revision, created_at, updated_at) VALUES ($1, 1, $2, $2)
 ON CONFLICT (name) DO UPDATE SET revision = modules.revision + 1, updated_at = excluded.updated_at

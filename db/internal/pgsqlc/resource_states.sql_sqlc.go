@@ -237,29 +237,34 @@ func (q *Queries) ResourceStateCountByNode(ctx context.Context, node string) (in
 
 const resourceStateDeclare = `-- name: ResourceStateDeclare :exec
 INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
-SELECT n.value, $1, r.value->>'name', r.value->>'kind',
-       r.value->>'digest', (r.value->>'position')::bigint, r.value->>'group',
-       $2, $3
-FROM json_array_elements_text(CAST($4 AS text)::json) AS n(value), json_array_elements(CAST($5 AS text)::json) AS r(value)
+SELECT n.value, r.module, r.resource, r.kind, r.spec_digest, r.position, r.group_name, $1, $2
+FROM json_array_elements_text(CAST($3 AS text)::json) AS n(value)
+CROSS JOIN module_revision_resources AS r
+WHERE r.module = $4 AND r.revision = $5
+  AND (CAST($6 AS bigint) = 1 OR r.resource IN (SELECT json_array_elements_text(CAST($7 AS text)::json)))
 `
 
 type ResourceStateDeclareParams struct {
-	Module string
-	Since  string
-	Reason string
-	Nodes  string
-	Rows   string
+	Since    string
+	Reason   string
+	Nodes    string
+	Module   string
+	Revision int64
+	Every    int64
+	Names    string
 }
 
-// Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
-// (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
+// Declares a revision's resources on nodes (@nodes, a JSON array of names) in one statement,
+// copied from the revision's rows: all of them (@every = 1), or those @names lists.
 func (q *Queries) ResourceStateDeclare(ctx context.Context, arg ResourceStateDeclareParams) error {
 	_, err := q.db.ExecContext(ctx, resourceStateDeclare,
-		arg.Module,
 		arg.Since,
 		arg.Reason,
 		arg.Nodes,
-		arg.Rows,
+		arg.Module,
+		arg.Revision,
+		arg.Every,
+		arg.Names,
 	)
 	return err
 }

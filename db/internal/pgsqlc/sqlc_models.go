@@ -65,6 +65,16 @@ type ModuleRevision struct {
 	CreatedAt     string
 }
 
+type ModuleRevisionResource struct {
+	Module     string
+	Revision   int64
+	Resource   string
+	Position   int64
+	Kind       string
+	SpecDigest string
+	GroupName  string
+}
+
 type Node struct {
 	Name                    string
 	TokenHash               string

@@ -63,6 +63,11 @@ type Querier interface {
 	ModuleListBehind(ctx context.Context) ([]ModuleListBehindRow, error)
 	ModuleRevisionGet(ctx context.Context, arg ModuleRevisionGetParams) (ModuleRevision, error)
 	ModuleRevisionInsert(ctx context.Context, arg ModuleRevisionInsertParams) error
+	// A revision's resources as rows (@rows, a JSON array of {name, kind, digest, position,
+	// group}), in one statement; rows already there stay.
+	ModuleRevisionResourcesInsert(ctx context.Context, arg ModuleRevisionResourcesInsertParams) error
+	// Revisions with resources but no rows of them: uploaded before module_revision_resources.
+	ModuleRevisionsWithoutResources(ctx context.Context) ([]ModuleRevisionsWithoutResourcesRow, error)
 	ModuleUpsert(ctx context.Context, arg ModuleUpsertParams) (int64, error)
 	NodeBumpGeneration(ctx context.Context, name string) (int64, error)
 	// One step of every node named (a JSON array), in one statement.
@@ -144,8 +149,8 @@ type Querier interface {
 	// ResourceStateCountAttempts for a few refs, found by their key as ResourceStateApplyPendingByKey.
 	ResourceStateCountAttemptsByKey(ctx context.Context, arg ResourceStateCountAttemptsByKeyParams) error
 	ResourceStateCountByNode(ctx context.Context, node string) (int64, error)
-	// Declares resources (@rows, a JSON array of {name, kind, digest, position, group}) on nodes
-	// (@nodes, a JSON array of names) in one statement: a fleet's assignment is a few statements.
+	// Declares a revision's resources on nodes (@nodes, a JSON array of names) in one statement,
+	// copied from the revision's rows: all of them (@every = 1), or those @names lists.
 	ResourceStateDeclare(ctx context.Context, arg ResourceStateDeclareParams) error
 	ResourceStateGet(ctx context.Context, arg ResourceStateGetParams) (ResourceState, error)
 	ResourceStateListByNode(ctx context.Context, node string) ([]ResourceState, error)
