@@ -153,7 +153,7 @@ func TestOpenFillsTheRowsOfEarlierRevisions(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("module_revision_resources after opening:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	// Opened again, nothing is written twice.
+	// Opened again (the rows are there: nothing is missing), assigning the revision copies them.
 	s.Close()
 	if s, err = Open(ctx, path); err != nil {
 		t.Fatal(err)
