@@ -53,7 +53,7 @@ type ackedReport struct {
 // that every report writes rows, and keeps what the controller acknowledged.
 type reportingHost struct {
 	*loadgen.Host
-	bodies [2][]byte
+	bodies [2]loadgen.Body
 	mu     sync.Mutex
 	acked  []ackedReport
 	// refused is the first answer that was neither a 200 nor one to retry.
@@ -95,8 +95,8 @@ func campaignModule() []hq.Resource {
 	}
 }
 
-func campaignBodies(d *hq.Declaration) [2][]byte {
-	enc := func(flakyFails bool) []byte {
+func campaignBodies(d *hq.Declaration) [2]loadgen.Body {
+	enc := func(flakyFails bool) loadgen.Body {
 		rs := []hq.Result{{Module: "app", Resource: "steady", Outcome: hq.StateApplied, Attempted: true}}
 		flaky := hq.Result{Module: "app", Resource: "flaky", Outcome: hq.StateApplied, Attempted: true, Changed: true}
 		if flakyFails {
@@ -106,7 +106,7 @@ func campaignBodies(d *hq.Declaration) [2][]byte {
 		now := time.Now().UTC()
 		return loadgen.ReportBody(d, b, now, now)
 	}
-	return [2][]byte{enc(true), enc(false)}
+	return [2]loadgen.Body{enc(true), enc(false)}
 }
 
 // dbCheck is what the database says after a kill.

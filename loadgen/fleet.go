@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -226,6 +227,10 @@ func (f *Fleet) Run(ctx context.Context, out func(PhaseResult)) error {
 // measure runs one phase with a recorder of its own and samples the controller around it.
 func (f *Fleet) measure(ctx context.Context, name string, run func(context.Context, *PhaseResult) error) (PhaseResult, error) {
 	r := PhaseResult{Phase: name}
+	// The generator's own collection, marking tens of thousands of goroutines' stacks, stalls
+	// its hosts for hundreds of milliseconds; one made due by the last phase's garbage came in
+	// the next phase's first seconds. Collected here, the next one comes well into the phase.
+	runtime.GC()
 	rec := NewRecorder()
 	f.rec.Store(rec)
 	if f.cfg.Pid > 0 {

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,7 +22,7 @@ func TestReportBodyIsAReportOfEveryDeclaredResource(t *testing.T) {
 	var c resultCache
 	c.m = map[string][]byte{}
 	at := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	body := ReportBody(d, c.results(prev, d), at, at)
+	body := ReportBody(d, c.results(prev, d), at, at).Bytes()
 
 	var rep hq.Report
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -52,7 +53,7 @@ func TestReportBodyIsAReportOfEveryDeclaredResource(t *testing.T) {
 
 func TestReportBodyOfNothingApplied(t *testing.T) {
 	var rep hq.Report
-	if err := json.Unmarshal(ReportBody(nil, []byte("[]"), time.Time{}, time.Time{}), &rep); err != nil {
+	if err := json.Unmarshal(ReportBody(nil, []byte("[]"), time.Time{}, time.Time{}).Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
 	if rep.SendID != 0 || rep.Generation != 0 || rep.Digest != "" || len(rep.Results) != 0 {
@@ -97,7 +98,10 @@ func TestReportWaitsAsTheControllerAsks(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := calls.Add(1)
-		if r.Header.Get("Authorization") != "Bearer tok" || r.URL.Path != "/api/v1/nodes/n1/reports" {
+		// Every attempt sends the whole body, its parts in order, with its length.
+		body, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Authorization") != "Bearer tok" || r.URL.Path != "/api/v1/nodes/n1/reports" ||
+			string(body) != `{"a":1}` || r.ContentLength != 7 {
 			http.Error(w, "wrong request", http.StatusBadRequest)
 			return
 		}
@@ -112,7 +116,7 @@ func TestReportWaitsAsTheControllerAsks(t *testing.T) {
 	rec := NewRecorder()
 	h := NewHost(srv.URL, "n1", "tok", srv.Client(), rec.Observe)
 	start := time.Now()
-	rr, c, attempts := h.Report(t.Context(), []byte(`{}`), Retry{Unreachable: time.Millisecond, Shed: time.Millisecond})
+	rr, c, attempts := h.Report(t.Context(), Body{[]byte(`{"a"`), []byte(`:1`), []byte(`}`)}, Retry{Unreachable: time.Millisecond, Shed: time.Millisecond})
 	if c.Status != http.StatusOK || rr.ReportID != 9 || attempts != 2 {
 		t.Fatalf("status %d, id %d, %d attempt(s): %v", c.Status, rr.ReportID, attempts, c.Err)
 	}
