@@ -28,8 +28,8 @@ func main() {
 	// its hosts' requests wait in its assists: time counted as the controller's latency. With
 	// a fleet's worth of hosts it collects every two seconds at the default, and every 15 s
 	// at 400, each collection marking for half a second. Memory here is cheap, so unless GOGC
-	// says otherwise it lets its heap grow to 20 times what is live (4 GB at 10,000 × 500)
-	// and collects about once in a minute and a half, and before each phase (Fleet.measure).
+	// says otherwise it lets its heap grow to 20 times what is live (up to 4 GB at 10,000 ×
+	// 500), and collects before each phase (Fleet.measure): a steady minute then saw none.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(2000)
 	}
