@@ -20,18 +20,7 @@ import (
 // The mesh here is made at schema version 2, the first that ever shipped.
 func TestMigrateKeepsWhatAnEarlierSchemaWrote(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "hq.db")
-	old, err := sql.Open("sqlite", dsn(path, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, old, migrations.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
+	path, old := databaseAt(t, 2)
 	for _, stmt := range []string{
 		`INSERT INTO nodes (name, token_hash, generation, applied_generation, created_at) VALUES ('web-1', 'h1', 3, 3, '2026-11-01T00:00:00.000Z'), ('web-2', 'h2', 1, 0, '2026-11-02T00:00:00.000Z')`,
 		`INSERT INTO modules (name, revision, created_at, updated_at) VALUES ('app', 1, '2026-11-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z')`,
@@ -94,18 +83,7 @@ func TestMigrateKeepsWhatAnEarlierSchemaWrote(t *testing.T) {
 // next opened, with the digests hq computes, and assigning them copies those rows.
 func TestOpenFillsTheRowsOfEarlierRevisions(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "hq.db")
-	old, err := sql.Open("sqlite", dsn(path, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, old, migrations.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 10); err != nil {
-		t.Fatal(err)
-	}
+	path, old := databaseAt(t, 10)
 	rs := []hq.Resource{
 		{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "a=1\n"},
 		{Name: "restart", Kind: hq.KindAction, Command: []string{"/bin/true"}, Group: "g"},
@@ -130,25 +108,11 @@ func TestOpenFillsTheRowsOfEarlierRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.read.Query(`SELECT module, revision, resource, position, kind, spec_digest, group_name FROM module_revision_resources ORDER BY position`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for rows.Next() {
-		var module, resource, kind, digest, group string
-		var revision, position int64
-		if err := rows.Scan(&module, &revision, &resource, &position, &kind, &digest, &group); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, fmt.Sprintf("%s %d %s %d %s %s %q", module, revision, resource, position, kind, digest, group))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	got := strs(t, s.read, `SELECT module || ' ' || revision || ' ' || resource || ' ' || position || ' ' || kind || ' ' || spec_digest || ' [' || group_name || ']'
+		FROM module_revision_resources ORDER BY position`)
 	want := []string{
-		fmt.Sprintf("app 1 conf 0 file %s %q", rs[0].Digest(), ""),
-		fmt.Sprintf("app 1 restart 1 action %s %q", rs[1].Digest(), "g"),
+		fmt.Sprintf("app 1 conf 0 file %s []", rs[0].Digest()),
+		fmt.Sprintf("app 1 restart 1 action %s [g]", rs[1].Digest()),
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("module_revision_resources after opening:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -162,22 +126,50 @@ func TestOpenFillsTheRowsOfEarlierRevisions(t *testing.T) {
 	if _, err := s.Assign(ctx, "web-1", "app", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	var declared []string
-	rows, err = s.read.Query(`SELECT resource || ' ' || spec_digest || ' ' || state FROM resource_states WHERE node = 'web-1' ORDER BY position`)
+	declared := strs(t, s.read, `SELECT resource || ' ' || spec_digest || ' ' || state FROM resource_states WHERE node = 'web-1' ORDER BY position`)
+	if want := []string{"conf " + rs[0].Digest() + " pending", "restart " + rs[1].Digest() + " pending"}; !slices.Equal(declared, want) {
+		t.Fatalf("web-1's resources after assigning an earlier revision: %v, want %v", declared, want)
+	}
+}
+
+// databaseAt is a new database file migrated up to version, as an earlier hq left it, with
+// the connection that wrote it.
+func databaseAt(t *testing.T, version int64) (string, *sql.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hq.db")
+	db, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(context.Background(), version); err != nil {
+		t.Fatal(err)
+	}
+	return path, db
+}
+
+// strs reads the one text column query selects.
+func strs(t *testing.T, db *sql.DB, query string) []string {
+	t.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
 	for rows.Next() {
-		var r string
-		if err := rows.Scan(&r); err != nil {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			t.Fatal(err)
 		}
-		declared = append(declared, r)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"conf " + rs[0].Digest() + " pending", "restart " + rs[1].Digest() + " pending"}; !slices.Equal(declared, want) {
-		t.Fatalf("web-1's resources after assigning an earlier revision: %v, want %v", declared, want)
-	}
+	return out
 }
