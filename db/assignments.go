@@ -18,7 +18,7 @@ const SourceOperator = hq.SourceOperator
 // generation, bumped when the declaration changed. A nil taken keeps an existing assignment's
 // flag and makes a new one untaken.
 func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(q dbsqlc.Querier) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q dbsqlc.Querier) (bool, error) {
 		m, err := q.ModuleGet(ctx, module)
 		if err != nil {
 			return false, notFound(err, "no module %s", module)
@@ -62,7 +62,7 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 // Take marks an assigned module taken, so the node adopts what it finds, and returns the
 // node's generation.
 func (s *Store) Take(ctx context.Context, node, module string, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(q dbsqlc.Querier) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q dbsqlc.Querier) (bool, error) {
 		a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module})
 		if err != nil {
 			return false, notFound(err, "module %s is not assigned to node %s", module, node)
@@ -77,7 +77,7 @@ func (s *Store) Take(ctx context.Context, node, module string, ifMatch *int64) (
 // Unassign takes a module off a node; its resources leave the declaration (and the host
 // removes what it manages of them). It returns the node's new generation.
 func (s *Store) Unassign(ctx context.Context, node, module string, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(q dbsqlc.Querier) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q dbsqlc.Querier) (bool, error) {
 		// A placement's assignment follows the node's labels; unassigning it would last only
 		// until the placement put it back.
 		if a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module}); err == nil && a.Source != SourceOperator {
@@ -96,15 +96,15 @@ func (s *Store) Unassign(ctx context.Context, node, module string, ifMatch *int6
 // and wakes the node's long-polls. It returns the node's generation. The transaction may be
 // shared with other writes waiting at the same moment (batch.go): an operator assigning a
 // fleet node by node sends many at once.
-func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int64, change func(q dbsqlc.Querier) (bool, error)) (int64, error) {
+func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int64, change func(ctx context.Context, q dbsqlc.Querier) (bool, error)) (int64, error) {
 	var gen int64
-	err := s.inBatchTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inBatchTx(ctx, func(ctx context.Context, q dbsqlc.Querier) error {
 		n, err := lockNode(ctx, q, node, ifMatch)
 		if err != nil {
 			return err
 		}
 		gen = n.Generation
-		changed, err := change(q)
+		changed, err := change(ctx, q)
 		if err != nil || !changed {
 			return withGeneration(err, gen)
 		}

@@ -23,7 +23,7 @@ func (s *Store) Compose(ctx context.Context, node, instance string) (hq.Declarat
 		var stale bool
 		// Every host fetches its declaration after each change, so a fleet's sends arrive
 		// together and share commits (batch.go); fn may run twice, so it starts from nothing.
-		err = s.inBatchTx(ctx, func(q dbsqlc.Querier) error {
+		err = s.inBatchTx(ctx, func(ctx context.Context, q dbsqlc.Querier) error {
 			stale, d.SendID, d.Retry = false, 0, nil
 			n, err := q.NodeGet(ctx, node)
 			if err != nil {

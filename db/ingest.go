@@ -50,7 +50,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	raised := false
 	// Written in a commit it may share with other reports (batch.go), and so from nothing each
 	// time it runs.
-	err := s.inBatchTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inBatchTx(ctx, func(ctx context.Context, q dbsqlc.Querier) error {
 		resp, raised = hq.ReportResponse{}, false
 		n, err := lockNode(ctx, q, node, opts.IfMatch)
 		if err != nil {

@@ -73,7 +73,7 @@ func (s *Store) setValues(ctx context.Context, node string, ifMatch *int64, pair
 	if err != nil {
 		return 0, err
 	}
-	return s.changeDeclaration(ctx, node, ifMatch, func(q dbsqlc.Querier) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q dbsqlc.Querier) (bool, error) {
 		n, err := q.NodeGet(ctx, node)
 		if err != nil {
 			return false, err
