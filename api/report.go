@@ -104,7 +104,9 @@ func fastReport(body []byte, results []hq.Result) (hq.Report, bool) {
 }
 
 func (s *scanner) space() {
-	for s.i < len(s.b) {
+	// Every byte that may be space is at most ' ': one comparison passes the rest, which is
+	// what follows almost every token of a compact body.
+	for s.i < len(s.b) && s.b[s.i] <= ' ' {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
 			s.i++
@@ -171,18 +173,19 @@ func (s *scanner) raw() []byte {
 		s.ok = false
 		return nil
 	}
+	b := s.b
 	start, wide := s.i+1, false
-	for j := start; j < len(s.b); j++ {
+	for j := start; j < len(b); j++ {
 		// Most bytes of a report are plain: one table lookup passes them.
-		for j < len(s.b) && plain[s.b[j]] {
+		for j < len(b) && plain[b[j]] {
 			j++
 		}
-		if j == len(s.b) {
+		if j == len(b) {
 			break
 		}
-		switch c := s.b[j]; {
+		switch c := b[j]; {
 		case c == '"':
-			v := s.b[start:j]
+			v := b[start:j]
 			if wide && !utf8.Valid(v) {
 				s.ok = false
 				return nil
