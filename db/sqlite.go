@@ -42,8 +42,8 @@ func dsn(path string, writer bool) string {
 		// A statement that may fail halfway (a CHECK, a trigger's refusal) keeps the pages it
 		// changed in a statement journal, to undo only itself. Past 64 KiB SQLite moves that
 		// journal to a temporary file, which a node's 500 rows pass every time: in memory it
-		// is bounded by the pages one statement touches, and assigning or first applying 500
-		// resources cost about a tenth less CPU.
+		// is bounded by the pages one statement touches, and the benchmarks of assigning and
+		// first applying 500 resources cost about a tenth less CPU.
 		q.Add("_pragma", "temp_store(MEMORY)")
 	}
 	return "file:" + path + "?" + q.Encode()
