@@ -588,9 +588,10 @@ type resultCache struct {
 
 // share returns d with the modules of the first declaration of the same module revisions that
 // the fleet kept: its hosts have no vars of their own, so the same revisions declare the same
-// resources on every one of them. Each host keeps the declaration it applied, and 10,000 copies of 500 decoded
-// resources are gigabytes: a generator whose collector marks them in the middle of a phase
-// delays its own requests, and the delay is counted as the controller's latency.
+// resources on every one of them. Each host keeps the declaration it applied, and 10,000
+// copies of 500 decoded resources are gigabytes: a generator whose collector marks them in the
+// middle of a phase delays its own requests, and the delay is counted as the controller's
+// latency.
 func (c *resultCache) share(d *hq.Declaration) *hq.Declaration {
 	key := modulesKey(d)
 	c.mu.Lock()
