@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/meshhq/hq"
@@ -68,16 +67,18 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 		if err := writeRevisionRows(ctx, q, name, rev, resources); err != nil {
 			return err
 		}
-		// The paths meet every node's other modules now; the first chunk of nodes moves to
-		// the new revision in this transaction (all of a small mesh), the mover does the rest.
-		if err := newPathCheck(name, resources).checkModule(ctx, q); err != nil {
-			return err
-		}
 		nodes, err := assignedNodes(ctx, q, name)
 		if err != nil {
 			return err
 		}
+		// A template some node cannot fill in is refused first, naming every such node; then
+		// the paths, as each node fills them in, meet every node's other modules. The first
+		// chunk of nodes moves to the new revision in this transaction (all of a small mesh),
+		// the mover does the rest.
 		if err := checkRenderOnNodes(ctx, q, name, resources, nodes); err != nil {
+			return err
+		}
+		if err := newPathCheck(name, resources).checkModule(ctx, q, nodes); err != nil {
 			return err
 		}
 		// Placements with a rollout policy move their pins in waves; the rest move now.
@@ -175,28 +176,69 @@ func decodeResources(s string) ([]hq.Resource, error) {
 // pathCheck refuses a module whose paths overlap, on a node, with those of the node's other
 // modules (hq.PathOverlaps): the same path twice, or a path under one that is not a directory.
 // Either way hostd would undo one resource while applying the other on every reconcile, each
-// reporting the other's work as drift. One pathCheck serves one transaction and one module's
-// resources; it decodes each other revision once and checks each distinct set of other modules
-// once, so a new revision of a module on 10,000 alike nodes costs a few checks, not 10,000.
+// reporting the other's work as drift. Paths are compared as the node declares them: a
+// templated one filled in from the node's values. One pathCheck serves one transaction and one
+// module's resources; it decodes each other revision once and checks each distinct set of
+// other modules once, so a new revision of a module on 10,000 alike nodes costs a few checks,
+// not 10,000. Where a templated path is in play the set is told apart by what its templated
+// paths render to as well, so only nodes that fill them in alike share a check, and only
+// modules with templated paths pay for rendering.
 type pathCheck struct {
 	module string
 	new    []hq.PathClaim
-	refs   []string // refs[claim.ID] names the resource that makes the claim
+	// newTemplated says a path among new is a template.
+	newTemplated bool
+	refs         []string // refs[claim.ID] names the resource that makes the claim
+	// templates holds, by claim ID, what a templated path is rendered from.
+	templates map[int]pathTemplate
 	// revs holds the claims of a module revision, keyed module@revision.
-	revs map[string][]hq.PathClaim
-	// clean holds the sets of other modules, as keys, already found not to overlap.
+	revs map[string]revisionClaims
+	// clean holds the sets of claims, as keys, already found not to overlap.
 	clean map[string]bool
+	// values holds the values of the nodes read so far. pending names the nodes to read, in one
+	// query, the first time any node's values are needed.
+	values  map[string]hq.Values
+	pending []string
+}
+
+// pathTemplate is a resource whose path is a template, cut down to what its path renders from.
+type pathTemplate struct {
+	module string
+	res    hq.Resource
+}
+
+// revisionClaims are the claims of a module revision.
+type revisionClaims struct {
+	claims    []hq.PathClaim
+	templated bool // a path among claims is a template
 }
 
 func newPathCheck(module string, resources []hq.Resource) *pathCheck {
-	p := &pathCheck{module: module, revs: map[string][]hq.PathClaim{}, clean: map[string]bool{}}
-	for _, r := range resources {
-		if r.Path != "" {
-			p.new = append(p.new, hq.PathClaim{Path: r.Path, Kind: r.Kind, New: true, ID: p.ref(module, r.Name)})
-		}
-	}
+	p := &pathCheck{module: module, templates: map[int]pathTemplate{}, revs: map[string]revisionClaims{},
+		clean: map[string]bool{}, values: map[string]hq.Values{}}
+	p.new, p.newTemplated = p.claims(module, resources, true)
 	return p
 }
+
+// claims are the paths of a module's resources, each with its ID, and whether any is a template.
+func (p *pathCheck) claims(module string, resources []hq.Resource, isNew bool) ([]hq.PathClaim, bool) {
+	cs, templated := []hq.PathClaim{}, false
+	for _, r := range resources {
+		if r.Path == "" {
+			continue
+		}
+		c := hq.PathClaim{Path: r.Path, Kind: r.Kind, New: isNew, ID: p.ref(module, r.Name)}
+		if templatedPath(r) {
+			p.templates[c.ID] = pathTemplate{module, hq.Resource{Name: r.Name, Kind: r.Kind, Path: r.Path, Target: r.Target}}
+			templated = true
+		}
+		cs = append(cs, c)
+	}
+	return cs, templated
+}
+
+// templatedPath reports whether r's path is a template.
+func templatedPath(r hq.Resource) bool { return hq.Resource{Path: r.Path}.Templated() }
 
 func (p *pathCheck) ref(module, name string) int {
 	p.refs = append(p.refs, hq.Ref(module, name))
@@ -221,9 +263,9 @@ func (p *pathCheck) check(ctx context.Context, q dbsqlc.Querier, node string) er
 	return p.against(ctx, q, node, others)
 }
 
-// checkModule is check for every node p's module is assigned to, from one query: each
+// checkModule is check for every node p's module is assigned to (nodes), from one query: each
 // distinct set of other modules is checked once.
-func (p *pathCheck) checkModule(ctx context.Context, q dbsqlc.Querier) error {
+func (p *pathCheck) checkModule(ctx context.Context, q dbsqlc.Querier, nodes []string) error {
 	if len(p.new) == 0 {
 		return nil
 	}
@@ -231,17 +273,46 @@ func (p *pathCheck) checkModule(ctx context.Context, q dbsqlc.Querier) error {
 	if err != nil {
 		return err
 	}
-	for i := 0; i < len(rows); {
-		j, others := i, []pin{}
-		for ; j < len(rows) && rows[j].Node == rows[i].Node; j++ {
-			others = append(others, pin{rows[j].Module, rows[j].Revision})
+	p.pending = nodes
+	others := map[string][]pin{}
+	var order []string
+	for _, r := range rows {
+		if len(others[r.Node]) == 0 {
+			order = append(order, r.Node)
 		}
-		if err := p.against(ctx, q, rows[i].Node, others); err != nil {
+		others[r.Node] = append(others[r.Node], pin{r.Module, r.Revision})
+	}
+	// Filled in, a templated path may meet another of the module's own, so then a node with no
+	// other module is checked too.
+	if p.newTemplated {
+		order = nodes
+	}
+	for _, n := range order {
+		if err := p.against(ctx, q, n, others[n]); err != nil {
 			return err
 		}
-		i = j
 	}
 	return nil
+}
+
+// checkNode refuses values v for a node whose modules (pins) have templated paths, when one of
+// those paths, filled in from v, would overlap another path on the node. Every templated
+// claim is checked; two literal ones met when the second of them was assigned.
+func (p *pathCheck) checkNode(ctx context.Context, q dbsqlc.Querier, v hq.Values, pins []pin) error {
+	p.values[v.Node] = v
+	var claims []hq.PathClaim
+	for _, o := range pins {
+		rc, err := p.revision(ctx, q, o.module, o.revision)
+		if err != nil {
+			return err
+		}
+		for _, c := range rc.claims {
+			_, c.New = p.templates[c.ID]
+			claims = append(claims, c)
+		}
+	}
+	var key strings.Builder
+	return p.overlaps(ctx, q, v.Node, claims, &key, true)
 }
 
 // pin is a module at the revision an assignment pins.
@@ -256,16 +327,45 @@ func (p *pathCheck) against(ctx context.Context, q dbsqlc.Querier, node string, 
 	for _, o := range others {
 		fmt.Fprintf(&key, "%s@%d ", o.module, o.revision)
 	}
+	// Only a set with no templated path is remembered by its modules alone.
 	if p.clean[key.String()] {
 		return nil
 	}
-	claims := slices.Clone(p.new)
+	templated := p.newTemplated
+	revs := make([][]hq.PathClaim, 0, len(others))
+	size := len(p.new)
 	for _, o := range others {
-		cs, err := p.revision(ctx, q, o.module, o.revision)
+		rc, err := p.revision(ctx, q, o.module, o.revision)
 		if err != nil {
 			return err
 		}
+		templated = templated || rc.templated
+		revs = append(revs, rc.claims)
+		size += len(rc.claims)
+	}
+	claims := append(make([]hq.PathClaim, 0, size), p.new...)
+	for _, cs := range revs {
 		claims = append(claims, cs...)
+	}
+	return p.overlaps(ctx, q, node, claims, &key, templated)
+}
+
+// overlaps refuses claims that overlap on node, filling templated paths in first. key names
+// the claims' modules; it is what a check found clean is remembered by, with what the
+// templated paths render to when there are any.
+func (p *pathCheck) overlaps(ctx context.Context, q dbsqlc.Querier, node string, claims []hq.PathClaim, key *strings.Builder, templated bool) error {
+	if templated {
+		v, err := p.valuesFor(ctx, q, node)
+		if err != nil {
+			return err
+		}
+		key.WriteString("|")
+		if claims, err = p.render(claims, v, key); err != nil {
+			return err
+		}
+		if p.clean[key.String()] {
+			return nil
+		}
 	}
 	if found := hq.PathOverlaps(claims); len(found) > 0 {
 		o := found[0]
@@ -278,26 +378,79 @@ func (p *pathCheck) against(ctx context.Context, q dbsqlc.Querier, node string, 
 	return nil
 }
 
+// render fills in the templated paths among claims (which it may change in place) from v, and
+// adds what each renders to to key. A new claim that cannot be filled in (a key the node
+// lacks, or a path the rule for a literal one refuses) refuses the change as it would refuse
+// the module's declaration on the node. Another one is left out: it is no more declarable
+// after the change than before it, and the change is not what made it so.
+func (p *pathCheck) render(claims []hq.PathClaim, v hq.Values, key *strings.Builder) ([]hq.PathClaim, error) {
+	out := claims[:0]
+	for _, c := range claims {
+		if t, ok := p.templates[c.ID]; ok {
+			r, err := t.res.Render(v)
+			if err != nil {
+				if c.New {
+					return nil, hq.Errorf(hq.CodeConflict, "module %s cannot be declared on node %s: %v", t.module, v.Node, err)
+				}
+				continue
+			}
+			c.Path = r.Path
+			fmt.Fprintf(key, "|%d%q", c.ID, c.Path)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// valuesFor returns the values a node's templates are filled in from: read with every pending
+// node the first time, or alone.
+func (p *pathCheck) valuesFor(ctx context.Context, q dbsqlc.Querier, node string) (hq.Values, error) {
+	if v, ok := p.values[node]; ok {
+		return v, nil
+	}
+	if len(p.pending) > 0 {
+		list, err := jsonList(p.pending)
+		if err != nil {
+			return hq.Values{}, err
+		}
+		p.pending = nil
+		rows, err := q.NodeListByNames(ctx, list)
+		if err != nil {
+			return hq.Values{}, err
+		}
+		for _, n := range rows {
+			if _, ok := p.values[n.Name]; !ok {
+				p.values[n.Name] = valuesOf(n)
+			}
+		}
+		if v, ok := p.values[node]; ok {
+			return v, nil
+		}
+	}
+	n, err := q.NodeGet(ctx, node)
+	if err != nil {
+		return hq.Values{}, notFound(err, "no node %s", node)
+	}
+	p.values[node] = valuesOf(n)
+	return p.values[node], nil
+}
+
 // revision returns the claims of a stored module revision, decoding it only the first time.
-func (p *pathCheck) revision(ctx context.Context, q dbsqlc.Querier, module string, revision int64) ([]hq.PathClaim, error) {
+func (p *pathCheck) revision(ctx context.Context, q dbsqlc.Querier, module string, revision int64) (revisionClaims, error) {
 	k := fmt.Sprintf("%s@%d", module, revision)
-	if cs, ok := p.revs[k]; ok {
-		return cs, nil
+	if rc, ok := p.revs[k]; ok {
+		return rc, nil
 	}
 	rev, err := q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: revision})
 	if err != nil {
-		return nil, err
+		return revisionClaims{}, err
 	}
 	rs, err := decodeResources(rev.Resources)
 	if err != nil {
-		return nil, err
+		return revisionClaims{}, err
 	}
-	cs := []hq.PathClaim{}
-	for _, r := range rs {
-		if r.Path != "" {
-			cs = append(cs, hq.PathClaim{Path: r.Path, Kind: r.Kind, ID: p.ref(module, r.Name)})
-		}
-	}
-	p.revs[k] = cs
-	return cs, nil
+	var rc revisionClaims
+	rc.claims, rc.templated = p.claims(module, rs, false)
+	p.revs[k] = rc
+	return rc, nil
 }

@@ -63,10 +63,11 @@ func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string
 		})
 }
 
-// setValues replaces one of a node's sets of values (pairs, encoded for write) after checking
-// that every template on the node can still be filled in with them (change puts them in
-// place). The generation moves when write says the declaration changed, or when templates on
-// the node use values at all.
+// setValues replaces one of a node's sets of values (pairs, encoded for write) and checks that
+// every template on the node can still be filled in with them and fills no path in to one
+// that overlaps another (change puts them in place); a refusal rolls the write back. The
+// generation moves when write says the declaration changed, or when templates on the node use
+// values at all.
 func (s *Store) setValues(ctx context.Context, node string, ifMatch *int64, pairs map[string]string,
 	change func(v *hq.Values), write func(q dbsqlc.Querier, text string) (bool, error)) (int64, error) {
 	text, err := encodePairs(pairs)
@@ -80,11 +81,13 @@ func (s *Store) setValues(ctx context.Context, node string, ifMatch *int64, pair
 		}
 		v := valuesOf(n)
 		change(&v)
-		uses, err := s.checkNodeValues(ctx, q, v)
+		changed, err := write(q, text)
 		if err != nil {
 			return false, err
 		}
-		changed, err := write(q, text)
+		// Checked with the modules the write leaves on the node: a placement it joins is
+		// filled in with the new values too, and one it leaves is not in the way.
+		uses, err := s.checkNodeValues(ctx, q, v)
 		return changed || uses, err
 	})
 }
@@ -165,6 +168,7 @@ func (s *Store) addPlaced(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placem
 	}
 	if check {
 		pc := newPathCheck(p.Module, resources)
+		pc.pending = nodes
 		for _, n := range nodes {
 			if err := pc.check(ctx, q, n); err != nil {
 				return err
@@ -445,6 +449,7 @@ func (s *Store) placementConflicts(ctx context.Context, q dbsqlc.Querier, p dbsq
 		}
 	}
 	// Each distinct set of other modules is checked once.
+	pc.pending = m.add
 	for _, n := range m.add {
 		if err := pc.against(ctx, q, n, others[n]); err != nil {
 			return err

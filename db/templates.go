@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/meshhq/hq"
@@ -90,15 +91,18 @@ func checkRenderOnNodes(ctx context.Context, q dbsqlc.Querier, module string, re
 }
 
 // checkNodeValues refuses (conflict) labels or vars that a template of a module on the node
-// would need and no longer find, and reports whether the node has templates at all: then its
+// would need and no longer find, or that would fill a templated path in to one that overlaps
+// another path on the node, and reports whether the node has templates at all: then its
 // declaration may change with them, and its generation moves.
 func (s *Store) checkNodeValues(ctx context.Context, q dbsqlc.Querier, v hq.Values) (bool, error) {
 	rows, err := q.AssignmentDeclaration(ctx, v.Node)
 	if err != nil {
 		return false, err
 	}
-	uses := false
+	uses, paths := false, false
+	pins := make([]pin, 0, len(rows))
 	for _, a := range rows {
+		pins = append(pins, pin{a.Module, a.Revision})
 		rs, err := s.resources(ctx, q, a.Module, a.Revision)
 		if err != nil {
 			return false, err
@@ -108,6 +112,12 @@ func (s *Store) checkNodeValues(ctx context.Context, q dbsqlc.Querier, v hq.Valu
 		}
 		uses = true
 		if err := checkRender(a.Module, rs, v); err != nil {
+			return false, err
+		}
+		paths = paths || slices.ContainsFunc(rs, templatedPath)
+	}
+	if paths {
+		if err := newPathCheck("", nil).checkNode(ctx, q, v, pins); err != nil {
 			return false, err
 		}
 	}
