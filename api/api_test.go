@@ -37,7 +37,12 @@ type fixture struct {
 	keys atomic.Pointer[Keys]
 }
 
-func setup(t testing.TB) *fixture {
+func setup(t testing.TB) *fixture { t.Helper(); return setupServer(t, false) }
+
+// setupTLS is setup serving HTTPS, as a controller with HQ_TLS_CERT does.
+func setupTLS(t testing.TB) *fixture { t.Helper(); return setupServer(t, true) }
+
+func setupServer(t testing.TB, https bool) *fixture {
 	t.Helper()
 	store, err := db.Open(context.Background(), testdb.New(t))
 	if err != nil {
@@ -53,7 +58,11 @@ func setup(t testing.TB) *fixture {
 	f.srv = httptest.NewUnstartedServer(f.handler)
 	s.Lot = NewLot(f.srv.Listener.Addr(), 8)
 	f.lot = s.Lot
-	f.srv.Start()
+	if https {
+		f.srv.StartTLS()
+	} else {
+		f.srv.Start()
+	}
 	returned := make(chan error, 1)
 	go func() { returned <- f.srv.Config.Serve(s.Lot.Returns()) }()
 	t.Cleanup(func() {
@@ -106,7 +115,7 @@ func (f *fixture) do(method, path, token string, body any, headers ...string) re
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := f.srv.Client().Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -478,7 +487,7 @@ func TestNodeScopedAnswersCarryTheETag(t *testing.T) {
 	}
 	var d hq.Declaration
 	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration", tok, nil), 200).json(t, &d)
-	fail := hq.Report{SendID: d.SendID, Generation: 1, Digest: d.Digest, Results: []hq.Result{{Module: "app", Resource: "conf", Outcome: hq.StateFailed, Attempted: true, Error: "boom"}}}
+	fail := hq.Report{SendID: d.SendID, Generation: 1, Digest: d.Digest, Signature: d.Signature, Results: []hq.Result{{Module: "app", Resource: "conf", Outcome: hq.StateFailed, Attempted: true, Error: "boom"}}}
 	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, fail), 200)
 	for _, c := range []struct {
 		method, path string

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -23,14 +25,32 @@ type Lot struct {
 	back *returns
 	ctx  context.Context
 	end  context.CancelFunc
-	// slots bounds the answers composed at once: a new revision wakes the whole fleet.
+	// slots bounds the answers composed at once: a new revision wakes the whole fleet. A slot
+	// is held while an answer is composed, not while it is written, so a client that does not
+	// read holds none.
 	slots chan struct{}
+	// turns lets one answer of a node be composed and written at a time: many polls of one
+	// node, whose clients may never read, wait for each other and not for other nodes.
+	turns map[string]*turn
+	// Log, when set, is told of an answer that panicked.
+	Log *slog.Logger
+	// beforeAnswer, when set, runs as an answer is composed (tests inject a panic there).
+	beforeAnswer func(node string)
 
 	mu      sync.Mutex
 	closed  bool
 	polls   map[*parked]struct{}
 	answers sync.WaitGroup
 }
+
+// turn is one node's right to answer, and how many answers of the node want it.
+type turn struct {
+	ch   chan struct{}
+	refs int
+}
+
+// answerWriteTimeout bounds writing one answer. Only the node's own later answers wait for it.
+const answerWriteTimeout = 15 * time.Second
 
 // parked is one waiting long-poll.
 type parked struct {
@@ -56,7 +76,8 @@ type parked struct {
 // at once.
 func NewLot(addr net.Addr, answering int) *Lot {
 	ctx, end := context.WithCancel(context.Background())
-	return &Lot{back: newReturns(addr), ctx: ctx, end: end, slots: make(chan struct{}, answering), polls: map[*parked]struct{}{}}
+	return &Lot{back: newReturns(addr), ctx: ctx, end: end, slots: make(chan struct{}, answering),
+		turns: map[string]*turn{}, polls: map[*parked]struct{}{}}
 }
 
 // Returns is the listener of connections coming back to the server once their poll is
@@ -101,11 +122,11 @@ func (l *Lot) Close() {
 
 // park takes the request's connection over and waits for the node's generation to pass
 // after, for at most wait. It returns false, having touched nothing, when the request cannot
-// be parked (HTTP/2, a writer that cannot be taken over, a lot closing, a generation already
-// newer): the handler then answers it as before.
+// be parked (not plain HTTP/1.1 without a body, a writer that cannot be taken over, a lot
+// closing, a generation already newer): the handler then answers it as before.
 func (l *Lot) park(s *Server, w http.ResponseWriter, r *http.Request, node string, after int64, wait time.Duration) bool {
 	hj, ok := w.(http.Hijacker)
-	if !ok || r.ProtoMajor != 1 {
+	if !ok || !Parkable(r) {
 		return false
 	}
 	c, _ := r.Context().Value(callerKey).(caller)
@@ -146,6 +167,16 @@ func (l *Lot) park(s *Server, w http.ResponseWriter, r *http.Request, node strin
 	return true
 }
 
+// Parkable reports whether a request may be parked: HTTP/1.1 with nothing after its headers.
+// A parked connection goes back to the server for its next request, so a body, or one the
+// client would send on a 100 Continue, would be read as that request; the handler path reads
+// and discards it as net/http does. HTTP/1.0 keeps its connection only when it asks to, which
+// net/http's answer handles.
+func Parkable(r *http.Request) bool {
+	return r.ProtoMajor == 1 && r.ProtoMinor == 1 && r.ContentLength == 0 && len(r.TransferEncoding) == 0 &&
+		len(r.Header.Values("Expect")) == 0 && len(r.Header.Values("Transfer-Encoding")) == 0
+}
+
 func (l *Lot) isClosed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -168,27 +199,79 @@ func (l *Lot) wake(p *parked, expire bool) {
 	l.goAnswer(p)
 }
 
-// goAnswer answers p on a goroutine of its own, which Close waits for. l.mu is held.
+// goAnswer answers p on a goroutine of its own, which Close waits for. l.mu is held. A panic
+// in composing the answer is logged and answered 500, and ends only this answer.
 func (l *Lot) goAnswer(p *parked) {
 	l.answers.Add(1)
 	go func() {
 		defer l.answers.Done()
+		defer func() {
+			if v := recover(); v != nil {
+				l.panicked(p, v)
+			}
+		}()
 		l.answer(p)
 	}()
+}
+
+// panicked answers p 500 after a panic in its answer, and closes its connection.
+func (l *Lot) panicked(p *parked, v any) {
+	if l.Log != nil {
+		l.Log.Error("answering a long-poll panicked", "node", p.node, "panic", v, "stack", string(debug.Stack()))
+	}
+	p.timer.Stop()
+	p.stop()
+	w := &answerWriter{header: http.Header{}}
+	w.header.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusInternalServerError)
+	w.body.WriteString(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
+	p.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	p.conn.Write(w.response(false))
+	p.conn.Close()
+}
+
+// takeTurn waits for node's turn to answer; false when the lot is closing.
+func (l *Lot) takeTurn(node string) (*turn, bool) {
+	l.mu.Lock()
+	t := l.turns[node]
+	if t == nil {
+		t = &turn{ch: make(chan struct{}, 1)}
+		l.turns[node] = t
+	}
+	t.refs++
+	l.mu.Unlock()
+	select {
+	case t.ch <- struct{}{}:
+		return t, true
+	case <-l.ctx.Done():
+		l.leaveTurn(node, t, false)
+		return nil, false
+	}
+}
+
+// leaveTurn gives node's turn back (held: it was taken) and forgets it when no answer wants it.
+func (l *Lot) leaveTurn(node string, t *turn, held bool) {
+	if held {
+		<-t.ch
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t.refs--; t.refs == 0 {
+		delete(l.turns, node)
+	}
 }
 
 // answer writes p's answer, or parks it again when its bell rang for nothing new (every bell
 // rings after a lost listen connection, for one).
 func (l *Lot) answer(p *parked) {
-	select {
-	case l.slots <- struct{}{}:
-		defer func() { <-l.slots }()
-	case <-l.ctx.Done():
+	t, ok := l.takeTurn(p.node)
+	if !ok {
 		p.timer.Stop()
 		p.stop()
 		p.conn.Close()
 		return
 	}
+	defer l.leaveTurn(p.node, t, true)
 	for {
 		gen, over := l.state(p)
 		var err error
@@ -275,22 +358,16 @@ func (l *Lot) claim(p *parked) bool {
 // respond writes the poll's answer on its connection, as the handler would have (the same
 // functions fill it in), and gives the connection back to the server or closes it.
 func (l *Lot) respond(p *parked, gen int64, err error) {
-	ctx := context.WithValue(l.ctx, callerKey, caller{node: p.node, operator: p.operator})
-	r := (&http.Request{Method: http.MethodGet, URL: &url.URL{Path: p.path}, Header: http.Header{}}).WithContext(ctx)
-	w := &answerWriter{header: http.Header{}}
-	switch {
-	case err != nil && l.ctx.Err() != nil:
+	if err != nil && l.ctx.Err() != nil {
 		p.conn.Close() // the controller is shutting down: no one to answer
 		return
-	case err != nil:
-		p.s.writeError(w, r, err)
-	case gen <= p.after:
-		setETag(w, gen)
-		w.WriteHeader(http.StatusNotModified)
-	default:
-		p.s.answerDeclaration(w, r, p.node)
 	}
-	p.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	w, ok := l.compose(p, gen, err)
+	if !ok {
+		p.conn.Close()
+		return
+	}
+	p.conn.SetWriteDeadline(time.Now().Add(answerWriteTimeout))
 	_, werr := p.conn.Write(w.response(p.reuse))
 	if w.status != http.StatusNotModified {
 		p.s.Log.Info("http", "method", http.MethodGet, "path", p.path, "status", w.status, "took", time.Since(p.start))
@@ -299,6 +376,32 @@ func (l *Lot) respond(p *parked, gen int64, err error) {
 	if werr != nil || !p.reuse || !l.back.give(p.conn) {
 		p.conn.Close()
 	}
+}
+
+// compose fills in p's answer holding one of the lot's slots; false when the lot is closing.
+func (l *Lot) compose(p *parked, gen int64, err error) (*answerWriter, bool) {
+	select {
+	case l.slots <- struct{}{}:
+		defer func() { <-l.slots }()
+	case <-l.ctx.Done():
+		return nil, false
+	}
+	if l.beforeAnswer != nil {
+		l.beforeAnswer(p.node)
+	}
+	ctx := context.WithValue(l.ctx, callerKey, caller{node: p.node, operator: p.operator})
+	r := (&http.Request{Method: http.MethodGet, URL: &url.URL{Path: p.path}, Header: http.Header{}}).WithContext(ctx)
+	w := &answerWriter{header: http.Header{}}
+	switch {
+	case err != nil:
+		p.s.writeError(w, r, err)
+	case gen <= p.after:
+		setETag(w, gen)
+		w.WriteHeader(http.StatusNotModified)
+	default:
+		p.s.answerDeclaration(w, r, p.node)
+	}
+	return w, true
 }
 
 // answerWriter collects a handler's answer to write it on a connection taken from the server.

@@ -162,6 +162,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	// Long-polls that wait are parked in the lot, without goroutines; answered, their
 	// connections come back to the server through the lot's Returns.
 	srv.Lot = api.NewLot(ln.Addr(), answering)
+	srv.Lot.Log = log
+	// A connection the lot gives back is one kept alive after its answer: the server reads its
+	// next request as the first of a connection, with ReadHeaderTimeout, so here that is the
+	// idle timeout a kept-alive connection has.
+	rs := httpServer(hs.Handler, srv.MaxWait, base)
+	rs.ErrorLog, rs.ReadHeaderTimeout = hs.ErrorLog, hs.IdleTimeout
 	log.Info("hq serving", "addr", ln.Addr().String(), "db", store.Where(), "instance", srv.Instance)
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -179,10 +185,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	}
 	errc, returned := make(chan error, 1), make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	go func() { returned <- hs.Serve(srv.Lot.Returns()) }()
+	go func() { returned <- rs.Serve(srv.Lot.Returns()) }()
 	select {
 	case err := <-errc:
 		srv.Lot.Close()
+		rs.Close()
 		<-returned
 		return err
 	case <-ctx.Done():
@@ -192,7 +199,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	defer cancel()
 	endRequests()
 	srv.Lot.Close()
-	err = hs.Shutdown(shut)
+	err = errors.Join(hs.Shutdown(shut), rs.Shutdown(shut))
 	<-errc // Serve has returned http.ErrServerClosed
 	<-returned
 	return err
