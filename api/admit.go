@@ -1,8 +1,10 @@
 package api
 
 import (
+	"io"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/meshhq/hq"
 )
@@ -74,10 +76,40 @@ func (s *Server) admitReports(next http.Handler) http.Handler {
 			return
 		}
 		s.reports.shed.Add(1)
-		// The connection stays open: net/http drains an unread body of up to 256 KB (a steady
-		// report is tens of KB) into a small buffer of its own, and closes the connection past
-		// that. A host sent away would otherwise come back on a new connection, and a burst of
-		// new connections, each with its goroutine and buffers, is what overload fills memory with.
-		s.writeError(w, r, hq.Errorf(hq.CodeUnavailable, "the controller is taking in as many reports as it can; try again after Retry-After seconds"))
+		s.shed(w, r)
 	})
+}
+
+// maxShedDrain is what a turned-away report's body may be for its connection to be kept, as
+// net/http keeps one whose unread body is at most this.
+const maxShedDrain = 256 << 10
+
+// shedDrainTimeout bounds the wait for a turned-away report's body once it has its answer.
+const shedDrainTimeout = 5 * time.Second
+
+// shed answers a report 503 before reading its body, then reads and discards the body so the
+// connection can carry the host's next report. By default net/http reads an unread body before
+// it writes the answer, so a client that stalls its body would wait for nothing; in full
+// duplex the answer goes out first. The connection is kept because a host sent away would
+// otherwise come back on a new connection, and a burst of new connections, each with its
+// goroutine, buffers and handshake, is what overload fills memory with. A body too large, too
+// slow, or awaiting a 100 Continue closes it instead, so nothing of it is read as a request.
+func (s *Server) shed(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	duplex := rc.EnableFullDuplex() == nil
+	s.writeError(w, r, hq.Errorf(hq.CodeUnavailable, "the controller is taking in as many reports as it can; try again after Retry-After seconds"))
+	if !duplex || r.ProtoMajor != 1 {
+		return
+	}
+	rc.Flush()
+	if len(r.Header.Values("Expect")) == 0 {
+		rc.SetReadDeadline(time.Now().Add(shedDrainTimeout))
+		n, err := io.CopyN(io.Discard, r.Body, maxShedDrain+1)
+		if err == io.EOF && n <= maxShedDrain {
+			return
+		}
+	}
+	if conn, _, err := rc.Hijack(); err == nil {
+		conn.Close()
+	}
 }

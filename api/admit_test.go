@@ -1,9 +1,12 @@
 package api
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -12,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/meshhq/hq/internal/wait"
 )
 
 // blockingBody stands for a report still on the wire: it yields nothing until released.
@@ -153,5 +158,47 @@ func TestShedReportKeepsItsConnection(t *testing.T) {
 	release()
 	if err := <-first; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A report past the bound is answered from its headers: a client that sends its headers and
+// then stalls its body has its 503 at once, and a body that never comes closes the connection,
+// so nothing sent later on it is read as a request.
+func TestShedBeforeTheBodyArrives(t *testing.T) {
+	f := setup(t)
+	tok := f.node("web-1")
+	s := &Server{Store: f.store, AdminToken: admin, Instance: "t", Key: f.key, MaxWait: time.Second,
+		Log: slog.New(slog.DiscardHandler), MaxReportsInFlight: 1, RetryAfter: 2}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	post := fmt.Sprintf("POST /api/v1/nodes/web-1/reports HTTP/1.1\r\nHost: hq\r\nAuthorization: Bearer %s\r\nContent-Length: 1000\r\n\r\n", tok)
+	// The report in flight: its headers, and a body that does not come.
+	held, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	io.WriteString(held, post)
+	wait.For(t, 5*time.Second, "the first report to be admitted", func() bool { return len(s.reports.slots) == 1 })
+
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, post)
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatalf("no answer before the body: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("%d %v, want 503 with Retry-After", resp.StatusCode, resp.Header)
+	}
+	c.SetReadDeadline(time.Now().Add(shedDrainTimeout + 5*time.Second))
+	if b, err := r.ReadByte(); err == nil {
+		t.Fatalf("read %q after the 503, want the connection closed once its body did not come", b)
 	}
 }
