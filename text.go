@@ -1,9 +1,13 @@
 package hq
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
 
 // MaxText bounds every free-text field a node can make the controller store (errors, reasons,
-// details): a host is trusted to say what happened, not to fill the database.
+// details, digests it names): a host is trusted to say what happened, not to fill the database.
 const MaxText = 2 << 10
 
 // TruncateText cuts s to at most MaxText bytes, on a rune boundary, and says how much it cut.
@@ -19,20 +23,55 @@ func TruncateText(s string) string {
 	return s[:cut] + fmt.Sprintf(" … [%d bytes truncated]", len(s)-cut)
 }
 
-// BoundText truncates every free-text field of the report in place.
-func (r *Report) BoundText() {
+// CleanText is s as the controller stores a text a node sent: valid UTF-8 without NUL (each
+// bad byte and each NUL becomes U+FFFD, so what sqlite3 shows is what the API answers), at
+// most MaxText bytes.
+func CleanText(s string) string {
+	if !plainText(s) {
+		s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+	}
+	return TruncateText(s)
+}
+
+// plainText reports whether s is valid UTF-8 without NUL: nearly every text, checked in one pass.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == 0 {
+			return false
+		} else if c >= utf8.RuneSelf {
+			return utf8.ValidString(s[i:]) && strings.IndexByte(s[i:], 0) < 0
+		}
+	}
+	return true
+}
+
+// Texts reaches every text of a report that the controller may store, by the name the API
+// gives it: the one list that BoundText cleans and docs/security.md's table names.
+func (r *Report) Texts(each func(field string, s *string)) {
+	each("digest", &r.Digest)
+	each("signature", &r.Signature)
 	for i := range r.Results {
 		res := &r.Results[i]
-		res.Error = TruncateText(res.Error)
-		res.HoldReason = TruncateText(res.HoldReason)
-		res.BlockedBy = TruncateText(res.BlockedBy)
-		res.DriftDetail = TruncateText(res.DriftDetail)
+		each("results[].error", &res.Error)
+		each("results[].hold_reason", &res.HoldReason)
+		each("results[].blocked_by", &res.BlockedBy)
+		each("results[].drift_detail", &res.DriftDetail)
 	}
 	if f := r.Refused; f != nil {
-		f.Reason = TruncateText(f.Reason)
-		f.ComposedBy = TruncateText(f.ComposedBy)
+		each("refused.digest", &f.Digest)
+		each("refused.composed_by", &f.ComposedBy)
+		each("refused.reason", &f.Reason)
 	}
 	if f := r.Transport; f != nil {
-		f.Reason = TruncateText(f.Reason)
+		each("transport.reason", &f.Reason)
 	}
+}
+
+// BoundText cleans every text of the report in place (CleanText).
+func (r *Report) BoundText() {
+	r.Texts(func(_ string, s *string) {
+		if *s != "" {
+			*s = CleanText(*s)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package hq
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -14,6 +15,71 @@ func TestTruncateText(t *testing.T) {
 		got := TruncateText(s)
 		if len(got) > MaxText || !utf8.ValidString(got) || !strings.Contains(got, "bytes truncated]") {
 			t.Fatalf("truncated to %d bytes, valid %v: %q", len(got), utf8.ValidString(got), got[len(got)-40:])
+		}
+	}
+}
+
+// docTexts reads the fields and bounds of docs/security.md's table of report texts.
+func docTexts(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile("docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "<!-- texts:")
+	table, _, ok2 := strings.Cut(table, "<!-- end texts -->")
+	if !ok || !ok2 {
+		t.Fatal("docs/security.md has no table of report texts")
+	}
+	fields := map[string]string{}
+	for line := range strings.SplitSeq(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		fields[strings.Trim(strings.TrimSpace(cells[1]), "`")] = strings.TrimSpace(cells[2])
+	}
+	return fields
+}
+
+// Every text a report carries is in the security document's table, every field of the table is
+// one, and each is stored clean and within its bound whatever a node sends in it.
+func TestSecurityDocListsEveryReportText(t *testing.T) {
+	documented := docTexts(t)
+	hostile := strings.Repeat("\x00\xff\xfe"+"ü", 7<<20/5)
+	rep := Report{Results: []Result{{}}, Refused: &Refusal{}, Transport: &TransportRefusal{}}
+	visited := map[string]bool{}
+	rep.Texts(func(field string, s *string) {
+		visited[field] = true
+		*s = hostile
+	})
+	rep.BoundText()
+	rep.Texts(func(field string, s *string) {
+		if documented[field] != "2 KiB" || MaxText != 2<<10 {
+			t.Errorf("%s: bound %q in docs/security.md, %d bytes in code", field, documented[field], MaxText)
+		}
+		if len(*s) > MaxText || !utf8.ValidString(*s) || strings.ContainsRune(*s, 0) {
+			t.Errorf("%s: stored %d bytes, valid UTF-8 %v, NUL %v", field, len(*s), utf8.ValidString(*s), strings.ContainsRune(*s, 0))
+		}
+	})
+	for field := range documented {
+		if !visited[field] {
+			t.Errorf("docs/security.md lists %s, which no report carries", field)
+		}
+	}
+}
+
+// A NUL or a byte that is not UTF-8 is replaced, and the rest of the text kept.
+func TestCleanTextReplacesWhatTheDatabaseCannotShow(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":          "plain",
+		"exit\x00status": "exit\uFFFDstatus",
+		"bad \xff byte":  "bad \uFFFD byte",
+		"ünïcode":        "ünïcode",
+		"":               "",
+	} {
+		if got := CleanText(in); got != want {
+			t.Errorf("CleanText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -23,8 +23,9 @@ type IngestOptions struct {
 	// node's generation.
 	IfMatch *int64
 	// Signed reports whether the report's signature is the controller's own over its digest.
-	// It is asked only of a report whose send this database does not know (a database restored
-	// from a backup, a node registered again); nil means no signature is ever good.
+	// It is asked of a report whose send this database does not know (a database restored
+	// from a backup, a node registered again); nil means no signature is ever good. The API
+	// checks the signature of every report that names a send before it gets here.
 	Signed func(hq.Report) bool
 }
 
@@ -34,8 +35,9 @@ type IngestOptions struct {
 // A report moves resource rows only when it answers a send this database recorded (send id,
 // generation and digest match) for the node's current generation, and then only rows that
 // declaration names: results for anything else are refused (invalid). A report of a
-// declaration the database does not know, but that the controller signed, moves nothing but
-// may raise the node's generation past the one the host applied (fencing). Anything else is
+// declaration the database does not know, but that the controller signed for a generation
+// ahead of the node's, moves nothing but raises the node's generation past the one the host
+// applied (fencing). Anything else is
 // refused (invalid), and a refused report changes nothing. Ingest returns a not_found error
 // for an unknown node and a conflict when IfMatch does not hold.
 func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts IngestOptions) (hq.ReportResponse, error) {
@@ -135,9 +137,13 @@ func (s *Store) answered(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, r
 		a.sent = int(send.Resources)
 	}
 	if !a.known {
-		if signed == nil || !signed(rep) {
-			return a, reportInvalid("send_id", fmt.Sprintf("send %d with generation %d and digest %s is not a declaration this controller sent to %s and signed",
-				rep.SendID, rep.Generation, rep.Digest, n.Name))
+		// Only a host ahead of this database can have applied a send it does not know: one
+		// restored from a backup, or a node registered again. Anything else naming an unknown
+		// send is a replay or a forgery, and its results would say things of resources the
+		// node was never sent.
+		if signed == nil || !signed(rep) || rep.Generation <= n.Generation {
+			return a, reportInvalid("send_id", fmt.Sprintf("send %d with generation %d and digest %s is not a declaration this controller sent to %s and signed, nor one ahead of its generation %d",
+				rep.SendID, rep.Generation, rep.Digest, n.Name, n.Generation))
 		}
 		a.signed = true
 		// What the restored database knows of the node bounds what the host can tell it.
