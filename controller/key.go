@@ -20,8 +20,14 @@ import (
 
 // The key file is PEM: one block of type pemKey, the seed of the key that signs now, and one
 // block of type pemVouch per rotation, oldest first, whose bytes are the vouch's signature and
-// whose headers name the two keys and the time of the rotation. A file written before
-// rotation existed is the key block alone, and loads as a key never rotated.
+// whose headers name the two keys, the time of the rotation and when its grace ends. A file
+// written before rotation existed is the key block alone, and loads as a key never rotated.
+//
+// The end of a rotation's grace is decided by hq key rotate, with its HQ_KEY_GRACE, and
+// written into the file, so every controller reading the file honours the same vouch for the
+// same time, whatever its own HQ_KEY_GRACE, and the rotation can say when that is. A vouch
+// written before the file recorded it has no Honoured-Until, and is honoured for the
+// HQ_KEY_GRACE of whoever reads it, as it always was.
 //
 // A rotated-away key is kept only as the public half its vouch names: the controller still
 // verifies with it while it is in grace, and never signs with it again, so its private half
@@ -37,22 +43,33 @@ type SigningKeys struct {
 	Rotations []Rotation
 }
 
-// Rotation is one rotation: the vouch of the key rotated away for its successor, and when it
-// was made; its grace runs from then.
+// Rotation is one rotation: the vouch of the key rotated away for its successor, when it was
+// made, and when its grace ends (zero in a vouch written before the file recorded it).
 type Rotation struct {
 	Vouch hq.KeyVouch
 	At    time.Time
+	Until time.Time
+}
+
+// Ends is when r's grace ends: what the file records, or grace after r for a vouch that
+// records none.
+func (r Rotation) Ends(grace time.Duration) time.Time {
+	if !r.Until.IsZero() {
+		return r.Until
+	}
+	return r.At.Add(grace)
 }
 
 // Public is the public half of the key signing now.
 func (k *SigningKeys) Public() ed25519.PublicKey { return k.Key.Public().(ed25519.PublicKey) }
 
-// InGrace returns the rotations whose grace has not run out at now, oldest first. They are the
-// newest ones, taken back from the newest to the first that is past grace, so the chain they
-// make always ends at the key signing now and never has a hole, even if the clock jumped.
+// InGrace returns the rotations whose grace has not run out at now, oldest first; grace is
+// that of a vouch that records none. They are the newest ones, taken back from the newest to
+// the first that is past grace, so the chain they make always ends at the key signing now and
+// never has a hole, even if the clock jumped or a rotation's grace ends before an earlier one's.
 func (k *SigningKeys) InGrace(now time.Time, grace time.Duration) []Rotation {
 	i := len(k.Rotations)
-	for i > 0 && now.Before(k.Rotations[i-1].At.Add(grace)) {
+	for i > 0 && now.Before(k.Rotations[i-1].Ends(grace)) {
 		i--
 	}
 	return k.Rotations[i:]
@@ -60,12 +77,18 @@ func (k *SigningKeys) InGrace(now time.Time, grace time.Duration) []Rotation {
 
 // rotatedAway reports whether pub is a key the file says was rotated away from.
 func (k *SigningKeys) rotatedAway(pub ed25519.PublicKey) bool {
+	_, ok := k.rotationFrom(pub)
+	return ok
+}
+
+// rotationFrom is the rotation away from pub, if the file holds one.
+func (k *SigningKeys) rotationFrom(pub ed25519.PublicKey) (Rotation, bool) {
 	for _, r := range k.Rotations {
 		if by, err := hq.ParsePublicKey(r.Vouch.By); err == nil && by.Equal(pub) {
-			return true
+			return r, true
 		}
 	}
-	return false
+	return Rotation{}, false
 }
 
 // ForAPI is what the API signs and verifies with at now: the key, the vouches in grace that
@@ -149,8 +172,14 @@ func parseRotation(block *pem.Block) (Rotation, error) {
 	if err != nil {
 		return Rotation{}, fmt.Errorf("Rotated-At: %w", err)
 	}
+	var until time.Time
+	if u, ok := block.Headers["Honoured-Until"]; ok {
+		if until, err = time.Parse(time.RFC3339, u); err != nil {
+			return Rotation{}, fmt.Errorf("Honoured-Until: %w", err)
+		}
+	}
 	v := hq.KeyVouch{By: block.Headers["By"], Key: block.Headers["Key"], Signature: base64.StdEncoding.EncodeToString(block.Bytes)}
-	return Rotation{Vouch: v, At: at}, nil
+	return Rotation{Vouch: v, At: at, Until: until}, nil
 }
 
 // checkChain verifies every vouch, in order, and that the last is for the key signing now.
@@ -182,24 +211,30 @@ func (k *SigningKeys) encode() []byte {
 	pem.Encode(&b, &pem.Block{Type: pemKey, Bytes: k.Key.Seed()})
 	for _, r := range k.Rotations {
 		sig, _ := base64.StdEncoding.DecodeString(r.Vouch.Signature)
-		pem.Encode(&b, &pem.Block{Type: pemVouch, Bytes: sig, Headers: map[string]string{
-			"By": r.Vouch.By, "Key": r.Vouch.Key, "Rotated-At": r.At.UTC().Format(time.RFC3339)}})
+		h := map[string]string{"By": r.Vouch.By, "Key": r.Vouch.Key, "Rotated-At": r.At.UTC().Format(time.RFC3339)}
+		if !r.Until.IsZero() {
+			h["Honoured-Until"] = r.Until.UTC().Format(time.RFC3339)
+		}
+		pem.Encode(&b, &pem.Block{Type: pemVouch, Bytes: sig, Headers: h})
 	}
 	return b.Bytes()
 }
 
 // rotate returns the keys after a rotation at now to next: next signs, the key it replaces
-// vouches for it, and the rotations past grace are dropped, their keys retired for good.
+// vouches for it until grace from now, and the rotations past grace are dropped, their keys
+// retired for good.
 func (k *SigningKeys) rotate(next ed25519.PrivateKey, now time.Time, grace time.Duration) *SigningKeys {
 	rs := append([]Rotation(nil), k.InGrace(now, grace)...)
-	rs = append(rs, Rotation{Vouch: hq.Vouch(k.Key, next.Public().(ed25519.PublicKey)), At: now.UTC().Truncate(time.Second)})
+	at := now.UTC().Truncate(time.Second)
+	rs = append(rs, Rotation{Vouch: hq.Vouch(k.Key, next.Public().(ed25519.PublicKey)), At: at, Until: at.Add(grace).Truncate(time.Second)})
 	return &SigningKeys{Key: next, Rotations: rs}
 }
 
 // RotateKeys replaces the signing key in the key file at path with a new one the old one
-// vouches for, and returns the keys the file now holds. There must be a key to rotate: a
-// missing or unreadable file is an error, and leaves everything as it was. Two rotations at
-// once take turns: the second rotates what the first wrote.
+// vouches for until grace from now, and returns the keys the file now holds, read back from
+// what was written, so that what the caller reports is what controllers honour. There must
+// be a key to rotate: a missing or unreadable file is an error, and leaves everything as it
+// was. Two rotations at once take turns: the second rotates what the first wrote.
 func RotateKeys(path string, now time.Time, grace time.Duration) (*SigningKeys, error) {
 	var rotated *SigningKeys
 	err := withKeyFileLocked(path, func() error {
@@ -211,8 +246,12 @@ func RotateKeys(path string, now time.Time, grace time.Duration) (*SigningKeys, 
 		if err != nil {
 			return err
 		}
-		rotated = k.rotate(next, now, grace)
-		return replaceFile(path, rotated.encode())
+		data := k.rotate(next, now, grace).encode()
+		if err := replaceFile(path, data); err != nil {
+			return err
+		}
+		rotated, err = parseKeys(data)
+		return err
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no signing key at %s to rotate (hq key or hq serve makes the first): %w", path, err)

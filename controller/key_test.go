@@ -138,6 +138,74 @@ func TestRotationsChainAndRetire(t *testing.T) {
 	}
 }
 
+// The grace of a rotation is the one it was made with, recorded in the file: a controller
+// serving with another HQ_KEY_GRACE honours the replaced key exactly as long.
+func TestRotationRecordsItsGrace(t *testing.T) {
+	path, k1 := oldKeyFile(t)
+	if _, err := RotateKeys(path, t0, 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte("Honoured-Until: "+t0.Add(24*time.Hour).Format(time.RFC3339))) {
+		t.Fatalf("the file does not record the end of the rotation's grace:\n%s", b)
+	}
+	for _, serving := range []time.Duration{time.Hour, week} {
+		w, err := newKeyWatcher(path, serving, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.now = func() time.Time { return t0.Add(24*time.Hour - time.Minute) }
+		w.check()
+		if got := w.current(); len(got.Chain) != 1 || !got.Honoured[1].Equal(k1.Public()) {
+			t.Errorf("HQ_KEY_GRACE %s, within the rotation's grace: chain %d, honoured %d", serving, len(got.Chain), len(got.Honoured))
+		}
+		w.now = func() time.Time { return t0.Add(24*time.Hour + time.Minute) }
+		w.check()
+		if got := w.current(); len(got.Chain) != 0 || len(got.Honoured) != 1 {
+			t.Errorf("HQ_KEY_GRACE %s, past the rotation's grace: chain %d, honoured %d", serving, len(got.Chain), len(got.Honoured))
+		}
+	}
+}
+
+// A vouch written before key files recorded the end of its grace loads, is honoured for the
+// reader's HQ_KEY_GRACE, and keeps no recorded end through a later rotation, whose own end is
+// recorded.
+func TestVouchWithoutRecordedGrace(t *testing.T) {
+	path, k1 := oldKeyFile(t)
+	_, k2, _ := ed25519.GenerateKey(nil)
+	v := hq.Vouch(k1, k2.Public().(ed25519.PublicKey))
+	sig, _ := base64.StdEncoding.DecodeString(v.Signature)
+	old := append(pem.EncodeToMemory(&pem.Block{Type: "HQ ED25519 PRIVATE KEY", Bytes: k2.Seed()}),
+		pem.EncodeToMemory(&pem.Block{Type: "HQ KEY VOUCH", Bytes: sig, Headers: map[string]string{
+			"By": v.By, "Key": v.Key, "Rotated-At": t0.Format(time.RFC3339)}})...)
+	if err := os.WriteFile(path, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k, err := ReadKeys(path)
+	if err != nil || !k.Key.Equal(k2) || len(k.Rotations) != 1 || !k.Rotations[0].Until.IsZero() {
+		t.Fatalf("a key file with a vouch of before: %v", err)
+	}
+	if got := k.ForAPI(t0.Add(2*time.Hour-time.Minute), 2*time.Hour); len(got.Chain) != 1 {
+		t.Fatalf("within the reader's grace: chain %d", len(got.Chain))
+	}
+	if got := k.ForAPI(t0.Add(2*time.Hour), 2*time.Hour); len(got.Chain) != 0 {
+		t.Fatalf("past the reader's grace: chain %d", len(got.Chain))
+	}
+
+	k3, err := RotateKeys(path, t0.Add(time.Hour), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k3.Rotations) != 2 || !k3.Rotations[0].Until.IsZero() || !k3.Rotations[1].Until.Equal(t0.Add(25*time.Hour)) {
+		t.Fatalf("after a rotation: %+v", k3.Rotations)
+	}
+	if got := k3.ForAPI(t0.Add(90*time.Minute), 2*time.Hour); len(got.Chain) != 2 {
+		t.Fatalf("both in grace: chain %d", len(got.Chain))
+	}
+	if got := k3.ForAPI(t0.Add(3*time.Hour), 2*time.Hour); len(got.Chain) != 1 || got.Chain[0].By != k3.Rotations[1].Vouch.By {
+		t.Fatalf("the vouch of before past the reader's grace, the new one in its own: chain %d", len(got.Chain))
+	}
+}
+
 // A rotation of nothing, or of a file that is not whole, is refused and changes nothing.
 func TestRotateRefusesWhatIsNotAKeyFile(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "hq.db.key")
@@ -168,6 +236,7 @@ func TestRotateRefusesWhatIsNotAKeyFile(t *testing.T) {
 		"another key signs": {swapped, "not for its signing key"},
 		"a torn end":        {good[:len(good)-20], "besides PEM"},
 		"no rotation time":  {bytes.Replace(good, []byte("Rotated-At"), []byte("Rotated-On"), 1), "Rotated-At"},
+		"a garbled grace":   {bytes.Replace(good, []byte("Honoured-Until: "), []byte("Honoured-Until: soon"), 1), "Honoured-Until"},
 	} {
 		os.WriteFile(path, c.content, 0o600)
 		if _, err := RotateKeys(path, t0, week); err == nil || !strings.Contains(err.Error(), c.want) {

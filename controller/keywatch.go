@@ -20,7 +20,8 @@ import (
 // again when it changes, so a key rotated by hq key rotate (on this machine or copied here)
 // signs within a second or two, with no restart and without dropping the open long-polls.
 type keyWatcher struct {
-	path  string
+	path string
+	// grace is HQ_KEY_GRACE, for a vouch in the file that records no end of its own.
 	grace time.Duration
 	log   *slog.Logger
 	now   func() time.Time
@@ -108,9 +109,9 @@ func (w *keyWatcher) changed(k *SigningKeys) {
 func (w *keyWatcher) retired(before, now *api.Keys) {
 	for _, k := range before.Honoured {
 		honoured := slices.ContainsFunc(now.Honoured, func(h ed25519.PublicKey) bool { return h.Equal(k) })
-		if !honoured && w.file.rotatedAway(k) {
+		if r, ok := w.file.rotationFrom(k); !honoured && ok {
 			w.log.Info("a rotated-away signing key is past its grace and retired: hosts that still hold it must be given the new HOSTD_CONTROLLER_KEY",
-				"fingerprint", hq.KeyFingerprint(k), "grace", w.grace)
+				"fingerprint", hq.KeyFingerprint(k), "grace_ended", r.Ends(w.grace).UTC().Format(time.RFC3339))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -33,7 +34,8 @@ commands:
   key rotate
             replace the signing key with a new one the old one vouches for: controllers
             serving sign with it within seconds, and hosts that hold the old key follow it;
-            the old key is honoured for HQ_KEY_GRACE (docs/security.md)
+            the old key is honoured for HQ_KEY_GRACE as this command has it, which the key
+            file records for every controller (docs/security.md)
   backup    FILE: copy the database at HQ_DB to FILE, consistently, while hq serves
             (and its signing key to FILE.key); see docs/operating.md for the restore
 
@@ -126,35 +128,37 @@ func keyCommand(cfg controller.Config, args []string) error {
 		if err != nil {
 			return err
 		}
-		printKey(k)
+		printKey(k, os.Stdout, os.Stderr)
 		return nil
 	case len(args) == 1 && args[0] == "rotate":
-		return rotateKey(cfg, path)
+		return rotateKey(cfg, path, time.Now(), os.Stdout, os.Stderr)
 	}
 	return fmt.Errorf("usage: hq key [rotate], not hq key %s", strings.Join(args, " "))
 }
 
-// rotateKey replaces the signing key at path and says what happens next.
-func rotateKey(cfg controller.Config, path string) error {
+// rotateKey replaces the signing key at path at now and says what happens next. The grace
+// it states is the one the rotation wrote into the file, which every controller honours.
+func rotateKey(cfg controller.Config, path string, now time.Time, stdout, stderr io.Writer) error {
 	if cfg.KeyGrace <= 0 {
 		return errors.New("HQ_KEY_GRACE must be positive")
 	}
-	k, err := controller.RotateKeys(path, time.Now(), cfg.KeyGrace)
+	k, err := controller.RotateKeys(path, now, cfg.KeyGrace)
 	if err != nil {
 		return err
 	}
-	printKey(k)
+	printKey(k, stdout, stderr)
 	last := k.Rotations[len(k.Rotations)-1]
 	by, _ := hq.ParsePublicKey(last.Vouch.By)
-	fmt.Fprintf(os.Stderr, "rotated %s: the new key signs once the controllers serving read the file (within seconds; "+
-		"copy it to any controller on another machine), vouched for by %s, which is honoured until %s (HQ_KEY_GRACE %s)\n",
-		path, hq.KeyFingerprint(by), last.At.Add(cfg.KeyGrace).UTC().Format(time.RFC3339), cfg.KeyGrace)
+	fmt.Fprintf(stderr, "rotated %s: the new key signs once the controllers serving read the file (within seconds; "+
+		"copy it to any controller on another machine), vouched for by %s, which is honoured until %s (HQ_KEY_GRACE %s, "+
+		"recorded in the file: it holds for every controller, whatever HQ_KEY_GRACE it has)\n",
+		path, hq.KeyFingerprint(by), last.Until.UTC().Format(time.RFC3339), last.Until.Sub(last.At))
 	return nil
 }
 
 // printKey prints the public half of the signing key, and its fingerprint apart, so the key
 // alone can be captured for HOSTD_CONTROLLER_KEY.
-func printKey(k *controller.SigningKeys) {
-	fmt.Println(base64.StdEncoding.EncodeToString(k.Public()))
-	fmt.Fprintln(os.Stderr, "fingerprint", hq.KeyFingerprint(k.Public()))
+func printKey(k *controller.SigningKeys, stdout, stderr io.Writer) {
+	fmt.Fprintln(stdout, base64.StdEncoding.EncodeToString(k.Public()))
+	fmt.Fprintln(stderr, "fingerprint", hq.KeyFingerprint(k.Public()))
 }
