@@ -46,10 +46,13 @@ type Resource struct {
 	// Package, Version, State and Source belong to a package: its Debian name, the version
 	// wanted (empty: any installed version, or the candidate when none is), present (the
 	// default) or absent, and a .deb file under the root to install instead of a repository's.
+	// Scripts allows what is installed for it to bring maintainer scripts, which dpkg runs as
+	// root; without it such a package is refused.
 	Package string `json:"package,omitempty"`
 	Version string `json:"version,omitempty"`
 	State   string `json:"state,omitempty"`
 	Source  string `json:"source,omitempty"`
+	Scripts bool   `json:"scripts,omitempty"`
 }
 
 // Health is how hostd checks that a service is serving.

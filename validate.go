@@ -87,7 +87,7 @@ var allowed = map[string][]string{
 	KindAbsent:    {"path"},
 	KindAction:    {"command"},
 	KindService:   {"command", "env", "restart_on", "health"},
-	KindPackage:   {"package", "version", "state", "source"},
+	KindPackage:   {"package", "version", "state", "source", "scripts"},
 }
 
 func validateKind(r Resource, add func(field, format string, args ...any)) {
@@ -151,7 +151,7 @@ func (r Resource) setFields() []string {
 		{"mode", r.Mode != ""}, {"validate", r.Validate != nil}, {"target", r.Target != ""},
 		{"command", r.Command != nil}, {"env", r.Env != nil}, {"restart_on", r.RestartOn != nil},
 		{"health", r.Health != nil}, {"package", r.Package != ""}, {"version", r.Version != ""},
-		{"state", r.State != ""}, {"source", r.Source != ""},
+		{"state", r.State != ""}, {"source", r.Source != ""}, {"scripts", r.Scripts},
 	} {
 		if f.on {
 			set = append(set, f.name)
@@ -177,6 +177,9 @@ func validatePackage(r Resource, add func(field, format string, args ...any)) {
 		}
 		if r.Source != "" {
 			add("source", "an absent package has no source")
+		}
+		if r.Scripts {
+			add("scripts", "an absent package installs nothing: removing it runs the scripts it was installed with")
 		}
 	default:
 		add("state", "must be %q or %q, not %q", PackagePresent, PackageAbsent, r.State)

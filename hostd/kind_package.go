@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,8 @@ import (
 // or apt (a repository). Under a root other than / it works inside that root: dpkg
 // --root=ROOT with its admin dir, log and database there, apt with -o Dir=ROOT. What is
 // installed is read from dpkg's database once per reconcile for every declared package.
+// Every .deb is vetted before dpkg sees it (see vetDeb): under a root other than / for links
+// that lead outside it, and for maintainer scripts the resource does not allow.
 //
 // A package cannot be staged: commit is the change, and undo cannot take it back (a package
 // is refused in a group for that reason).
@@ -116,13 +119,41 @@ func (packageStep) commit(ctx context.Context, o *op) error {
 		if err := e.confiner.check(src, false); err != nil {
 			return err
 		}
-		args = append(e.dpkg(), "--install", src)
+		deb := src
+		if e.vetsDebs(r.Scripts) {
+			// dpkg installs the very copy that was vetted, in a directory only hostd writes to.
+			dir, err := os.MkdirTemp("", "hostd-deb-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			if deb, err = copyInto(src, dir); err == nil {
+				err = e.vetDeb(ctx, deb, r.Scripts)
+			}
+			if err != nil {
+				return fmt.Errorf("source %s: %w", r.Source, err)
+			}
+		}
+		args = append(e.dpkg(), "--install", deb)
 	default:
 		args = e.apt()
 		target := r.Package
 		if r.Version != "" {
 			args = append(args, "--allow-downgrades")
 			target += "=" + r.Version
+		}
+		if e.vetsDebs(r.Scripts) {
+			dir, err := os.MkdirTemp("", "hostd-apt-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			if err := e.aptFetchVetted(ctx, args, target, dir, r.Scripts); err != nil {
+				return err
+			}
+			// apt checks each cached file against its lists, and --no-download keeps it to
+			// them: what dpkg unpacks is what was vetted, or nothing.
+			args = append(args, "-o", "Dir::Cache::Archives="+dir+"/", "--no-download")
 		}
 		args = append(args, "install", target)
 	}
@@ -372,15 +403,20 @@ func (e *Engine) pkgCommand(ctx context.Context, args []string) ([]byte, error) 
 // runPkg runs args in its own process group, bounded by the command timeout, without a
 // terminal to ask questions on.
 func (e *Engine) runPkg(ctx context.Context, args []string) (stdout, stderr []byte, err error) {
-	return e.runPkgInput(ctx, args, "")
+	return e.runPkgIn(ctx, e.cfg.Root, args, "")
 }
 
 // runPkgInput is runPkg with input on the command's standard input.
 func (e *Engine) runPkgInput(ctx context.Context, args []string, input string) (stdout, stderr []byte, err error) {
+	return e.runPkgIn(ctx, e.cfg.Root, args, input)
+}
+
+// runPkgIn is runPkgInput in dir.
+func (e *Engine) runPkgIn(ctx context.Context, dir string, args []string, input string) (stdout, stderr []byte, err error) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.CommandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Dir = e.cfg.Root
+	cmd.Dir = dir
 	cmd.Env = commandEnv(map[string]string{"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"})
 	var out bytes.Buffer
 	errOut := &tailBuffer{max: maxCaptured}
@@ -403,6 +439,49 @@ func withOutput(err error, output []byte) error {
 		return fmt.Errorf("%w: %s", err, o)
 	}
 	return err
+}
+
+// aptFetchVetted downloads into dir what apt would unpack to install target (apt is the
+// apt-get command line so far) and vets each file: apt says what it would unpack
+// (--simulate), and downloads exactly those versions, checked against its lists.
+func (e *Engine) aptFetchVetted(ctx context.Context, apt []string, target, dir string, scripts bool) error {
+	out, err := e.pkgCommand(ctx, append(slices.Clip(apt), "--simulate", "install", target))
+	if err != nil {
+		return err
+	}
+	var want []string
+	for line := range strings.Lines(string(out)) {
+		// Inst NAME [VERSION BEING REPLACED] (VERSION RELEASE [ARCH])
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != "Inst" {
+			continue
+		}
+		v := f[2]
+		if strings.HasPrefix(v, "[") && len(f) > 3 {
+			v = f[3]
+		}
+		want = append(want, f[1]+"="+strings.TrimPrefix(v, "("))
+	}
+	// apt keeps a download in progress in partial, even when it downloads nothing.
+	if err := os.Mkdir(filepath.Join(dir, "partial"), 0o700); err != nil {
+		return err
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	if _, stderr, err := e.runPkgIn(ctx, dir, append(append(e.apt(), "download"), want...), ""); err != nil {
+		return fmt.Errorf("apt-get download: %w", withOutput(err, stderr))
+	}
+	debs, err := filepath.Glob(filepath.Join(dir, "*.deb"))
+	if err != nil {
+		return err
+	}
+	for _, deb := range debs {
+		if err := e.vetDeb(ctx, deb, scripts); err != nil {
+			return fmt.Errorf("%s (for %s): %w", filepath.Base(deb), target, err)
+		}
+	}
+	return nil
 }
 
 // debFields parses "Field: value" lines as dpkg-deb --field prints them.

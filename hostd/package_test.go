@@ -33,27 +33,26 @@ func (b *bed) buildDeb(name, version string) string {
 // buildDebDepending is buildDeb for a package that depends on depends (when not empty).
 func (b *bed) buildDebDepending(name, version, depends string) string {
 	b.t.Helper()
-	src := b.t.TempDir()
-	if err := os.MkdirAll(filepath.Join(src, "DEBIAN"), 0o755); err != nil {
-		b.t.Fatal(err)
-	}
-	control := "Package: " + name + "\nVersion: " + version + "\nArchitecture: all\nMaintainer: hq tests <tests@example.com>\nDescription: a package built by a test\n"
-	if depends != "" {
-		control += "Depends: " + depends + "\n"
-	}
-	if err := os.WriteFile(filepath.Join(src, "DEBIAN/control"), []byte(control), 0o644); err != nil {
-		b.t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(src, "usr/share", name), 0o755); err != nil {
-		b.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "usr/share", name, "version"), []byte(version+"\n"), 0o644); err != nil {
-		b.t.Fatal(err)
-	}
+	control := ""
 	p := "/srv/pkgs/" + name + "_" + version + "_all.deb"
 	if depends != "" {
+		control = "Depends: " + depends + "\n"
 		p = "/srv/pkgs/" + name + "_" + version + "_all+deps.deb"
 	}
+	return b.buildDebTree(name, version, p, control, func(src string) {
+		b.t.Helper()
+		writeTree(b.t, src, "usr/share/"+name+"/version", version+"\n", 0o644)
+	})
+}
+
+// buildDebTree builds a package whose files are what tree makes in the directory it is given
+// (where it may also add to DEBIAN, the control directory), with control added to its control
+// file, into p under the root, and returns p.
+func (b *bed) buildDebTree(name, version, p, control string, tree func(src string)) string {
+	b.t.Helper()
+	src := b.t.TempDir()
+	writeTree(b.t, src, "DEBIAN/control", "Package: "+name+"\nVersion: "+version+"\nArchitecture: all\nMaintainer: hq tests <tests@example.com>\nDescription: a package built by a test\n"+control, 0o644)
+	tree(src)
 	if err := os.MkdirAll(filepath.Dir(b.path(p)), 0o755); err != nil {
 		b.t.Fatal(err)
 	}
@@ -61,6 +60,30 @@ func (b *bed) buildDebDepending(name, version, depends string) string {
 		b.t.Fatalf("dpkg-deb: %v: %s", err, out)
 	}
 	return p
+}
+
+// writeTree writes content to rel under dir, making its parent directories.
+func writeTree(t *testing.T, dir, rel, content string, mode os.FileMode) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// linkTree makes a symbolic link rel -> target under dir, making its parent directories.
+func linkTree(t *testing.T, dir, rel, target string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // dpkgStatus is what dpkg's database in the root says of name: "install ok installed 1.0",
