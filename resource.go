@@ -15,6 +15,9 @@ const (
 	KindAction    = "action"
 	KindService   = "service"
 	KindPackage   = "package"
+	// KindContainer keeps a container running; KindJob runs one to completion once per spec.
+	KindContainer = "container"
+	KindJob       = "job"
 )
 
 // Package states: what a package resource asks for. The empty state is PackagePresent.
@@ -24,7 +27,7 @@ const (
 )
 
 // Kinds lists every kind a module may declare.
-var Kinds = []string{KindFile, KindDirectory, KindSymlink, KindAbsent, KindAction, KindService, KindPackage}
+var Kinds = []string{KindFile, KindDirectory, KindSymlink, KindAbsent, KindAction, KindService, KindPackage, KindContainer, KindJob}
 
 // Resource is one thing on a node, as a module declares it. Fields that do not belong to the
 // kind are rejected by Validate, so a spec means exactly what it says.
@@ -53,21 +56,32 @@ type Resource struct {
 	State   string `json:"state,omitempty"`
 	Source  string `json:"source,omitempty"`
 	Scripts bool   `json:"scripts,omitempty"`
+	// Image, Volumes, Ports, Network and User belong to a container or a job: its image pinned
+	// by digest (name@sha256:…), host paths under the root mounted at paths in the container
+	// ("/srv/app/data:/data", with ":ro" read-only), ports published as "127.0.0.1:8080:80",
+	// "host" to share the node's network instead, and the user it runs as.
+	Image   string   `json:"image,omitempty"`
+	Volumes []string `json:"volumes,omitempty"`
+	Ports   []string `json:"ports,omitempty"`
+	Network string   `json:"network,omitempty"`
+	User    string   `json:"user,omitempty"`
 }
 
-// Health is how hostd checks that a service is serving.
+// Health is how hostd checks that a service or a container is serving.
 type Health struct {
 	// HTTP is a URL that must answer 2xx.
 	HTTP string `json:"http"`
+	// Command, for a container, is run in it and must exit 0; instead of HTTP.
+	Command []string `json:"command,omitempty"`
 }
 
 // IsGate reports whether what follows r in its module waits for r to apply.
-// Actions gate unless they say otherwise; other kinds only when they ask to.
+// Actions and jobs gate unless they say otherwise; other kinds only when they ask to.
 func (r Resource) IsGate() bool {
 	if r.Gate != nil {
 		return *r.Gate
 	}
-	return r.Kind == KindAction
+	return r.Kind == KindAction || r.Kind == KindJob
 }
 
 // Digest identifies the spec: two resources with the same digest declare the same state.

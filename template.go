@@ -39,6 +39,13 @@ func (r *Resource) templated(each func(field string, s *string)) {
 		each("env."+k, &v)
 		r.Env[k] = v
 	}
+	for i := range r.Volumes {
+		each(fmt.Sprintf("volumes[%d]", i), &r.Volumes[i])
+	}
+	for i := range r.Ports {
+		each(fmt.Sprintf("ports[%d]", i), &r.Ports[i])
+	}
+	each("user", &r.User)
 }
 
 func isTemplate(s string) bool { return strings.Contains(s, "{{") }
@@ -54,6 +61,7 @@ func (r Resource) Templated() bool {
 // clone copies the slices and map a rendering writes into.
 func (r Resource) clone() Resource {
 	r.Command, r.Validate, r.Env = slices.Clone(r.Command), slices.Clone(r.Validate), maps.Clone(r.Env)
+	r.Volumes, r.Ports = slices.Clone(r.Volumes), slices.Clone(r.Ports)
 	return r
 }
 
@@ -124,8 +132,8 @@ func (r Resource) checkTemplates(add func(field, format string, args ...any)) {
 }
 
 // Render returns r with every template in it filled in from v. A key v lacks is an error
-// that names the field and the key; so is a rendered path or link target that the rule for
-// a literal one would refuse, since a value may hold "..".
+// that names the field and the key; so is a rendered path, link target, volume, port or user
+// that the rule for a literal one would refuse, since a value may hold ".." or a ':'.
 func (r Resource) Render(v Values) (Resource, error) {
 	out := r.clone()
 	var first error
@@ -151,14 +159,27 @@ func (r Resource) Render(v Values) (Resource, error) {
 	return out, first
 }
 
-// checkRendered holds a rendered path and link target to the rules a literal one is held to at
-// upload.
+// checkRendered holds a rendered path, link target, volume, port and user to the rules a
+// literal one is held to at upload.
 func (r Resource) checkRendered(src Resource) error {
 	if isTemplate(src.Path) && !validPath(r.Path) {
 		return fmt.Errorf("%s path: renders to %q, which is not absolute and clean (no '..', no trailing '/'), or is /", r.Name, clip(r.Path, 200))
 	}
 	if (isTemplate(src.Target) || isTemplate(src.Path)) && r.Kind == KindSymlink && climbsOut(path.Dir(r.Path), r.Target) {
 		return fmt.Errorf("%s target: renders to %q, which climbs above / from %s", r.Name, clip(r.Target, 200), path.Dir(r.Path))
+	}
+	if slices.ContainsFunc(src.Volumes, isTemplate) {
+		if i, p := volumesProblem(r.Volumes); p != "" {
+			return fmt.Errorf("%s volumes[%d]: renders to %q: %s", r.Name, i, clip(r.Volumes[i], 200), p)
+		}
+	}
+	if slices.ContainsFunc(src.Ports, isTemplate) {
+		if i, p := portsProblem(r.Ports, false); p != "" {
+			return fmt.Errorf("%s ports[%d]: renders to %q: %s", r.Name, i, clip(r.Ports[i], 200), p)
+		}
+	}
+	if isTemplate(src.User) && !validUser(r.User) {
+		return fmt.Errorf("%s user: renders to %q: %s", r.Name, clip(r.User, 200), userRule)
 	}
 	return nil
 }

@@ -255,7 +255,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"no resources", `{}`, 422, "resources"},
 		{"relative path", `{"resources":[{"name":"a","kind":"file","path":"etc/a"}]}`, 422, "resources[0].path"},
 		{"dot dot", `{"resources":[{"name":"a","kind":"file","path":"/etc/../a"}]}`, 422, "resources[0].path"},
-		{"unknown kind", `{"resources":[{"name":"a","kind":"container"}]}`, 422, "resources[0].kind"},
+		{"unknown kind", `{"resources":[{"name":"a","kind":"vm"}]}`, 422, "resources[0].kind"},
 		{"bad name", `{"resources":[{"name":"a/b","kind":"directory","path":"/a"}]}`, 422, "resources[0].name"},
 		{"duplicate name", `{"resources":[{"name":"a","kind":"directory","path":"/a"},{"name":"a","kind":"directory","path":"/b"}]}`, 422, "resources[1].name"},
 		{"field of another kind", `{"resources":[{"name":"a","kind":"directory","path":"/a","content":"x"}]}`, 422, "resources[0].content"},
