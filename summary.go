@@ -12,6 +12,8 @@ type Tally struct {
 	Held HeldCounts
 	// Drift names, in report order, the resources found changed by something else and put back.
 	Drift []string
+	// Notes are the results' notes, in report order.
+	Notes []string
 	// Sent is how many resources the declaration named; Accounted how many of them have a result.
 	Sent, Accounted int
 	// Transport is the refusal of TLS the report carries, said last.
@@ -44,6 +46,9 @@ func TallyResults(results []Result, sent int, stuck func(ref string) bool) Tally
 		if r.Drift {
 			t.Drift = append(t.Drift, Ref(r.Module, r.Resource))
 		}
+		if r.Note != "" {
+			t.Notes = append(t.Notes, r.Note)
+		}
 		switch r.Outcome {
 		case StateApplied:
 			t.Applied++
@@ -68,7 +73,8 @@ func TallyResults(results []Result, sent int, stuck func(ref string) bool) Tally
 //
 //	applied 330 resource(s) (2 drift put back: app/conf, app/unit), 16 held for untaken modules (route-proxy: 13, mailu: 3), 2 failed
 //
-// Every part but the first appears only when it is not zero. A report that carries a refusal of
+// Every part but the first appears only when it is not zero. Results' notes follow, each after
+// "; " ("app/db recreated: image changed"), up to three. A report that carries a refusal of
 // TLS ends with it: "; transport refused from 2026-11-30T03:12:00Z to …: tls: …".
 func (t Tally) Line() string {
 	var b strings.Builder
@@ -87,6 +93,13 @@ func (t Tally) Line() string {
 			fmt.Fprintf(&b, ", %d %s", p.n, p.word)
 		}
 	}
+	for i, n := range t.Notes {
+		if i == maxNotes {
+			fmt.Fprintf(&b, "; %d more note(s)", len(t.Notes)-maxNotes)
+			break
+		}
+		fmt.Fprintf(&b, "; %s", n)
+	}
 	if t.Accounted < t.Sent {
 		fmt.Fprintf(&b, "; %d of %d sent resource(s) unaccounted for", t.Sent-t.Accounted, t.Sent)
 	}
@@ -95,6 +108,9 @@ func (t Tally) Line() string {
 	}
 	return b.String()
 }
+
+// maxNotes bounds the notes a report line carries; the results keep every one.
+const maxNotes = 3
 
 // driftRefs names up to three drifted resources, then "…".
 func driftRefs(refs []string) string {

@@ -56,6 +56,7 @@ func (r *Report) Texts(each func(field string, s *string)) {
 		each("results[].hold_reason", &res.HoldReason)
 		each("results[].blocked_by", &res.BlockedBy)
 		each("results[].drift_detail", &res.DriftDetail)
+		each("results[].note", &res.Note)
 	}
 	if f := r.Refused; f != nil {
 		each("refused.digest", &f.Digest)

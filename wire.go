@@ -116,7 +116,10 @@ type Result struct {
 	// DriftDetail says what differed when Drift is set: "content sha256:… (want sha256:…)",
 	// "mode 0600 (want 0644)", "target /a (want /b)", "missing", "service not running".
 	DriftDetail string `json:"drift_detail,omitempty"`
-	DurationMS  int64  `json:"duration_ms"`
+	// Note is what hostd did that the report line says on its own: a container recreated and
+	// what of its spec changed, a volume whose host path moved with nothing copied.
+	Note       string `json:"note,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
 }
 
 // ReportResponse is the controller's answer to a report.

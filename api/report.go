@@ -492,6 +492,9 @@ func (s *scanner) result(seen *interns) hq.Result {
 		case "duration_ms":
 			r.DurationMS = s.int()
 			return 10
+		case "note":
+			r.Note = s.str()
+			return 11
 		}
 		return -1
 	})

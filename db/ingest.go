@@ -561,6 +561,10 @@ func outcomeDigest(rep hq.Report) string {
 		str(r.BlockedBy)
 		flag(r.Changed)
 		flag(r.Drift)
+		if r.Note != "" { // only then: the digests of reports without notes stay what they were
+			str("note")
+			str(r.Note)
+		}
 		if len(buf) > 4096 {
 			h.Write(buf)
 			buf = buf[:0]
