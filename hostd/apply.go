@@ -28,6 +28,11 @@ type ApplyConfig struct {
 	// machine. A declaration's modules say for themselves.
 	Take   bool
 	Logger *slog.Logger
+	// Node names the node on the containers it creates, as hostd run does (HOSTD_NODE); empty:
+	// the host's name.
+	Node string
+	// ContainerCLI is as in EngineConfig.
+	ContainerCLI string
 }
 
 // Applied is what one hostd apply did.
@@ -107,7 +112,11 @@ func Apply(ctx context.Context, cfg ApplyConfig) (Applied, error) {
 		d, err := LoadApplyFile(cfg.File, cfg.Module, cfg.Take)
 		file <- loaded{d, err}
 	}()
-	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Logger: cfg.Logger, Masterless: true})
+	if cfg.Node == "" {
+		cfg.Node, _ = os.Hostname()
+	}
+	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Logger: cfg.Logger, Masterless: true,
+		Node: cfg.Node, ContainerCLI: cfg.ContainerCLI})
 	f := <-file
 	if err != nil {
 		return Applied{}, err

@@ -37,6 +37,8 @@ func (o *op) driftDetail() string {
 		return "service not running"
 	case hq.KindPackage:
 		return o.packageDrift()
+	case hq.KindContainer:
+		return "container " + o.ctr.drift
 	case hq.KindAbsent:
 		if o.info == nil {
 			return ""

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -37,6 +38,12 @@ type EngineConfig struct {
 	// FailpointGroupCommitPause is for tests only: see failpointGroupCommitPause.
 	FailpointGroupCommitPause time.Duration
 
+	// Node names this node on the containers hostd creates (their hq.node label).
+	Node string
+	// ContainerCLI is the container engine's command line: podman, or a Docker-compatible one.
+	// Empty: podman when it is on the PATH.
+	ContainerCLI string
+
 	// Masterless is set for hostd apply, which reconciles once from the operator's own file:
 	// see ReconcileLocal. Back-off is neither read nor kept, so every resource is attempted and
 	// the daemon's back-off is left as it was.
@@ -65,6 +72,8 @@ type Engine struct {
 	pkgs packages
 	// pkgQueries counts the runs of dpkg-query, for tests.
 	pkgQueries int
+	// ctrs is the container CLI, and what it listed in the current reconcile.
+	ctrs *containers
 }
 
 // NewEngine loads the ledger and back-off state from the state dir, removes the staged files a
@@ -106,7 +115,8 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		cfg.Logger.Warn("back-off state unreadable, starting without it", "err", err)
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b, confiner: newConfiner(cfg.Root),
-		stateDirs: stateDirs(cfg.StateDir)}
+		stateDirs: stateDirs(cfg.StateDir), ctrs: &containers{cli: containerCLI{path: containerCLIPath(cfg.ContainerCLI), calls: &atomic.Int64{}}, node: cfg.Node,
+			stopTimeout: cfg.StopTimeout}}
 	e.sup = newSupervisor(cfg.StateDir, cfg.Root, cfg.StopTimeout, cfg.Logger)
 	e.sup.adopt()
 	e.sup.watch(watchInterval)
@@ -229,6 +239,7 @@ func (e *Engine) reconcile(ctx context.Context, d *hq.Declaration, start time.Ti
 	// The root is resolved again each time: it may be a link that was moved.
 	e.confiner = newConfiner(e.cfg.Root)
 	e.pkgs = packages{}
+	e.ctrs.byName = nil
 	for _, m := range d.Modules {
 		for _, r := range m.Resources {
 			if r.Kind == hq.KindPackage {

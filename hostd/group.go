@@ -399,6 +399,7 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 			ga.rc.changed[o.ref] = at
 			ga.rc.noteStart(o, at)
 			r.Changed, r.Drift, r.DriftDetail = true, ga.drift[k] != "", ga.drift[k]
+			r.Note = o.containerNote()
 		}
 		ga.rc.keep(o)
 		ga.rc.e.fails.drop(o.ref)

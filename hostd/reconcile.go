@@ -99,6 +99,7 @@ func (rc *reconcileRun) module(ctx context.Context, m hq.DeclaredModule) []hq.Re
 		}
 		mr.results[i] = res
 		if g == nil {
+			waitOnTake(m, r, &mr.results[i])
 			rc.track(mr, m, i)
 			continue
 		}
@@ -107,6 +108,7 @@ func (rc *reconcileRun) module(ctx context.Context, m hq.DeclaredModule) []hq.Re
 		}
 		mr.services = append(mr.services, rc.applyGroup(ctx, m, g, mr.results)...)
 		for _, j := range g.members {
+			waitOnTake(m, m.Resources[j], &mr.results[j])
 			rc.track(mr, m, j)
 		}
 	}
@@ -263,6 +265,7 @@ func (rc *reconcileRun) applyOp(ctx context.Context, m hq.DeclaredModule, o *op,
 	rc.changed[o.ref] = rc.next()
 	rc.noteStart(o, rc.seq)
 	res.Outcome, res.Changed, res.Drift, res.DriftDetail = hq.StateApplied, true, drift != "", drift
+	res.Note = o.containerNote()
 	return res, rc.dropOld(ctx, o)
 }
 
@@ -284,9 +287,26 @@ func (rc *reconcileRun) dropOld(ctx context.Context, o *op) error {
 	return nil
 }
 
+// waitOnTake holds a container or a job of a module that is not taken once it is as such a
+// module asks (a container created, not started; a job not run): it waits on the take.
+func waitOnTake(m hq.DeclaredModule, r hq.Resource, res *hq.Result) {
+	if m.Taken || res.Outcome != hq.StateApplied || r.Kind != hq.KindContainer && r.Kind != hq.KindJob {
+		return
+	}
+	what := "created, not started"
+	if r.Kind == hq.KindJob {
+		what = "not run"
+	}
+	res.Outcome, res.HoldReason = hq.StateHeld, fmt.Sprintf("%s until %s is taken", what, m.Name)
+}
+
 // holdReason says why o, checked and found not as declared, must not be changed: it would
 // overwrite what hostd found on the machine for a module that is not taken. "" when it may.
+// A container of the resource's name that hostd did not create is never its to change.
 func holdReason(m hq.DeclaredModule, o *op) string {
+	if o.ctr != nil && o.ctr.foreign != "" {
+		return o.ctr.foreign
+	}
 	if o.abs == "" && o.decl.Kind != hq.KindPackage || !o.present || o.managed || m.Taken {
 		return ""
 	}
@@ -394,8 +414,9 @@ func (rc *reconcileRun) newOp(_ context.Context, m hq.DeclaredModule, r hq.Resou
 	case en.Kind == hq.KindPackage && (r.Kind != hq.KindPackage || en.Package != "" && en.Package != r.Package):
 		// Another package (or kind) now: the one installed is removed once this one applies.
 		o.old, o.entry = en, nil
-	case en.Kind == hq.KindService && r.Kind != hq.KindService:
-		// The process is stopped once what replaces it applies.
+	case en.Kind == hq.KindService && r.Kind != hq.KindService,
+		en.Kind == hq.KindContainer && r.Kind != hq.KindContainer:
+		// The process (or container) is stopped once what replaces it applies.
 		o.old, o.entry = en, nil
 	case en.Path != r.Path:
 		if en.Path != "" && rc.refByPath[en.Path] == "" {

@@ -19,6 +19,7 @@ import (
 // declares is left until that group applies (see groupApply.done): a group that does not apply
 // leaves every member as it was.
 func (rc *reconcileRun) removeUndeclared(ctx context.Context) {
+	rc.removeStrayContainers(ctx)
 	// A process hostd supervises is hostd's even if the ledger missed it.
 	for _, ref := range rc.e.sup.refs() {
 		if !rc.declared[ref] && rc.e.ledger.Resources[ref] == nil && rc.inScope(ref) {
@@ -124,6 +125,8 @@ func (e *Engine) removeEntry(ctx context.Context, ref string, en *Entry) error {
 		return nil
 	case hq.KindPackage:
 		return e.removePackage(ctx, en.Package)
+	case hq.KindContainer, hq.KindJob:
+		return e.removeContainer(ctx, ref)
 	case hq.KindFile, hq.KindSymlink, hq.KindDirectory:
 		abs, err := under(e.cfg.Root, en.Path)
 		if err != nil {

@@ -41,7 +41,7 @@ func setup(t *testing.T) *bed {
 func (b *bed) open() {
 	b.t.Helper()
 	eng, err := NewEngine(EngineConfig{
-		Root: b.root, StateDir: b.state, Interval: testInterval,
+		Root: b.root, StateDir: b.state, Interval: testInterval, Node: "web-1",
 		Logger:         slog.New(slog.NewTextHandler(testWriter{b.t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:            func() time.Time { return b.now },
 		CommandTimeout: 10 * time.Second,

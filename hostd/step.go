@@ -33,6 +33,8 @@ var steps = map[string]step{
 	hq.KindAction:    actionStep{},
 	hq.KindService:   serviceStep{},
 	hq.KindPackage:   packageStep{},
+	hq.KindContainer: containerStep{},
+	hq.KindJob:       jobStep{},
 }
 
 // op carries one resource through its steps.
@@ -60,6 +62,8 @@ type op struct {
 	unhealthy error
 	// pkg is what dpkg's database says of a package.
 	pkg pkgState
+	// ctr is what a container's (or a job's) steps found and did.
+	ctr *containerOp
 
 	// Set by stage and commit, for commit, undo and finish.
 	staged    string

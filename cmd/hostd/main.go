@@ -86,10 +86,13 @@ func configure(args []string, stdout, stderr io.Writer) (hostd.Config, int, bool
 	return cfg, 0, true
 }
 
-// applyEnv is what hostd apply reads of the environment: the daemon's root and state dir.
+// applyEnv is what hostd apply reads of the environment: the daemon's root and state dir, and
+// what names this node's containers and runs them.
 type applyEnv struct {
-	Root     string `envconfig:"ROOT" default:"/"`
-	StateDir string `envconfig:"STATE_DIR" default:"/var/lib/hostd"`
+	Root         string `envconfig:"ROOT" default:"/"`
+	StateDir     string `envconfig:"STATE_DIR" default:"/var/lib/hostd"`
+	Node         string `envconfig:"NODE"`
+	ContainerCLI string `envconfig:"CONTAINER_CLI"`
 }
 
 // apply is hostd apply: one masterless reconcile from a local file. Its exit code is Puppet's
@@ -120,7 +123,7 @@ func apply(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	a, err := hostd.Apply(ctx, hostd.ApplyConfig{Root: env.Root, StateDir: env.StateDir, File: flags.Arg(0),
-		Module: *module, Take: *take, Logger: log})
+		Module: *module, Take: *take, Logger: log, Node: env.Node, ContainerCLI: env.ContainerCLI})
 	if err != nil {
 		fmt.Fprintln(stderr, "hostd apply:", err)
 		return 1

@@ -1,0 +1,390 @@
+package hostd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// containerCLI runs the container engine's command line: podman by default, or another CLI
+// that speaks Docker's commands (HOSTD_CONTAINER_CLI). hostd talks to it only through its
+// commands and their JSON, so it needs no library of the engine's, and the containers it
+// starts are the engine's children, not hostd's: they outlive hostd and are found again by
+// their labels. The CLI inherits hostd's environment (CONTAINERS_CONF and the like).
+type containerCLI struct {
+	path string
+	// calls counts the CLI's runs, for tests.
+	calls *atomic.Int64
+}
+
+// Labels hostd puts on every container it creates; it touches no container without them.
+const (
+	labelNode     = "hq.node"
+	labelModule   = "hq.module"
+	labelResource = "hq.resource"
+	labelSpec     = "hq.spec"
+	// labelDecl holds the resource as declared, so a recreate can say what changed.
+	labelDecl = "hq.decl"
+)
+
+// container is one container as the CLI lists it.
+type container struct {
+	ID       string
+	Name     string
+	State    string // created, running, exited, paused, …
+	ExitCode int
+	Labels   map[string]string
+}
+
+func (c container) running() bool { return c.State == "running" }
+
+// run runs the CLI with args and returns its standard output; a failure carries the end of
+// what it wrote to standard error.
+func (c containerCLI) run(ctx context.Context, timeout time.Duration, args ...string) ([]byte, error) {
+	c.calls.Add(1)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.path, args...)
+	var out bytes.Buffer
+	errOut := &tailBuffer{max: maxCaptured}
+	cmd.Stdout, cmd.Stderr = &out, errOut
+	cmd.WaitDelay = time.Second
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), cliError(c.path, args, err, errOut.String())
+	}
+	return out.Bytes(), nil
+}
+
+// cliError names the command (its verb and first operand) and keeps the end of what it said.
+func cliError(path string, args []string, err error, stderr string) error {
+	what := path
+	if len(args) > 0 {
+		what += " " + args[0]
+	}
+	msg := strings.TrimSpace(stderr)
+	if len(msg) > maxOutput {
+		msg = "…" + msg[len(msg)-maxOutput:]
+	}
+	if msg == "" {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w: %s", what, err, msg)
+}
+
+// list returns the containers labelled for node, in every state: one call, whatever their
+// number, is all a reconcile that changes nothing asks of the engine.
+func (c containerCLI) list(ctx context.Context, node string) (map[string]container, error) {
+	out, err := c.run(ctx, time.Minute, "ps", "-a", "--filter", "label="+labelNode+"="+node, "--format", "json")
+	if err != nil {
+		return nil, err
+	}
+	cs, err := parseContainers(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s ps: %w", c.path, err)
+	}
+	byName := make(map[string]container, len(cs))
+	for _, ct := range cs {
+		byName[ct.Name] = ct
+	}
+	return byName, nil
+}
+
+// named returns the container called name, labelled or not: a name is the engine's to give
+// once, and one hostd did not create holds the resource that would use it.
+func (c containerCLI) named(ctx context.Context, name string) (container, bool, error) {
+	out, err := c.run(ctx, time.Minute, "ps", "-a", "--filter", "name=^"+name+"$", "--format", "json")
+	if err != nil {
+		return container{}, false, err
+	}
+	cs, err := parseContainers(out)
+	if err != nil {
+		return container{}, false, fmt.Errorf("%s ps: %w", c.path, err)
+	}
+	for _, ct := range cs {
+		if ct.Name == name {
+			return ct, true, nil
+		}
+	}
+	return container{}, false, nil
+}
+
+// parseContainers reads the ps output of podman (one JSON array) or of Docker's CLI (one JSON
+// object a line, with names and labels as comma-separated text).
+func parseContainers(out []byte) ([]container, error) {
+	out = bytes.TrimSpace(out)
+	if len(out) == 0 {
+		return nil, nil
+	}
+	if out[0] == '[' {
+		var rows []struct {
+			ID       string `json:"Id"`
+			Names    []string
+			State    string
+			ExitCode int
+			Labels   map[string]string
+		}
+		if err := json.Unmarshal(out, &rows); err != nil {
+			return nil, err
+		}
+		cs := make([]container, 0, len(rows))
+		for _, r := range rows {
+			ct := container{ID: r.ID, State: r.State, ExitCode: r.ExitCode, Labels: r.Labels}
+			if len(r.Names) > 0 {
+				ct.Name = r.Names[0]
+			}
+			cs = append(cs, ct)
+		}
+		return cs, nil
+	}
+	var cs []container
+	for line := range bytes.SplitSeq(out, []byte("\n")) {
+		var r struct {
+			ID, Names, State, Labels, Status string
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			return nil, err
+		}
+		ct := container{ID: r.ID, Name: strings.Split(r.Names, ",")[0], State: r.State, Labels: map[string]string{}}
+		for kv := range strings.SplitSeq(r.Labels, ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				ct.Labels[k] = v
+			}
+		}
+		fmt.Sscanf(r.Status, "Exited (%d)", &ct.ExitCode)
+		cs = append(cs, ct)
+	}
+	return cs, nil
+}
+
+// imagePresent reports whether image is in the engine's store already.
+func (c containerCLI) imagePresent(ctx context.Context, image string) bool {
+	_, err := c.run(ctx, time.Minute, "image", "inspect", "--format", "{{.Id}}", image)
+	return err == nil
+}
+
+// pull fetches image by its digest, which the engine verifies.
+func (c containerCLI) pull(ctx context.Context, image string, timeout time.Duration) error {
+	_, err := c.run(ctx, timeout, "pull", "-q", image)
+	return err
+}
+
+// logs returns the last lines a container wrote, for a failure's error.
+func (c containerCLI) logs(ctx context.Context, name string) string {
+	c.calls.Add(1)
+	cmd := exec.CommandContext(ctx, c.path, "logs", "--tail", "20", name)
+	out := &tailBuffer{max: maxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = time.Second
+	if cmd.Run() != nil {
+		return ""
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// state reads one container's state now, for the wait after a start.
+func (c containerCLI) state(ctx context.Context, name string) (container, error) {
+	ct, ok, err := c.named(ctx, name)
+	if err == nil && !ok {
+		err = errors.New("the container is gone")
+	}
+	return ct, err
+}
+
+// containers is the engine's view of the container CLI for one reconcile: the node's labelled
+// containers are listed once, the first time a container resource asks.
+type containers struct {
+	cli  containerCLI
+	node string
+	// stopTimeout is what a container has between SIGTERM and SIGKILL when it is stopped.
+	stopTimeout time.Duration
+	// byName is the list of this reconcile; nil until it is read.
+	byName map[string]container
+}
+
+// containerList returns the node's labelled containers as listed at the start of this
+// reconcile's first look.
+func (e *Engine) containerList(ctx context.Context) (map[string]container, error) {
+	if e.ctrs.cli.path == "" {
+		return nil, errNoContainerCLI
+	}
+	if e.ctrs.byName == nil {
+		m, err := e.ctrs.cli.list(ctx, e.ctrs.node)
+		if err != nil {
+			return nil, err
+		}
+		e.ctrs.byName = m
+	}
+	return e.ctrs.byName, nil
+}
+
+func (c *containers) start(ctx context.Context, name string) error {
+	_, err := c.cli.run(ctx, time.Minute, "start", name)
+	return err
+}
+
+func (c *containers) stop(ctx context.Context, name string, timeout time.Duration) error {
+	secs := max(int(timeout/time.Second), 1)
+	_, err := c.cli.run(ctx, timeout+time.Minute, "stop", "-t", fmt.Sprint(secs), name)
+	return err
+}
+
+func (c *containers) rename(ctx context.Context, from, to string) error {
+	_, err := c.cli.run(ctx, time.Minute, "rename", from, to)
+	return err
+}
+
+// remove stops the container called name, giving it stopTimeout as a stop does, and removes
+// it; one that is not there is not an error.
+func (c *containers) remove(ctx context.Context, name string) error {
+	// rm -f alone would kill at once (Docker) or wait the engine's own timeout (podman).
+	c.stop(ctx, name, c.stopTimeout)
+	_, err := c.cli.run(ctx, time.Minute, "rm", "-f", name)
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "no such container") {
+		return nil
+	}
+	return err
+}
+
+// checkHTTPHealth asks a running container's health URL once, as every reconcile does for a
+// running service; a command check costs a process in the container, and runs only after a start.
+func (c *containers) checkHTTPHealth(ctx context.Context, d hq.Resource) error {
+	if d.Health == nil || d.Health.HTTP == "" {
+		return nil
+	}
+	if err := probe(ctx, d.Health.HTTP); err != nil {
+		return fmt.Errorf("unhealthy: GET %s: %w", d.Health.HTTP, err)
+	}
+	return nil
+}
+
+// waitReady waits for a started container to be up: its health check passes within timeout,
+// or, without one, it still runs after grace. One that exits fails at once, with its last lines.
+func (c *containers) waitReady(ctx context.Context, name string, d hq.Resource, timeout, grace time.Duration) error {
+	h := d.Health
+	if h == nil {
+		select {
+		case <-time.After(grace):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return c.stillRunning(ctx, name)
+	}
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		if err := c.stillRunning(ctx, name); err != nil {
+			return err
+		}
+		if h.HTTP != "" {
+			last = probe(ctx, h.HTTP)
+		} else {
+			_, last = c.cli.run(ctx, timeout, append([]string{"exec", name}, h.Command...)...)
+		}
+		if last == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if h.HTTP != "" {
+				return fmt.Errorf("not healthy within %s: GET %s: %w", timeout, h.HTTP, last)
+			}
+			return fmt.Errorf("not healthy within %s: %w", timeout, last)
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// stillRunning fails with the container's last lines when it is not running.
+func (c *containers) stillRunning(ctx context.Context, name string) error {
+	ct, err := c.cli.state(ctx, name)
+	if err != nil {
+		return err
+	}
+	if ct.running() {
+		return nil
+	}
+	msg := fmt.Sprintf("the container %s", stoppedDrift(ct))
+	if logs := c.cli.logs(ctx, name); logs != "" {
+		msg += ": " + logs
+	}
+	return errors.New(msg)
+}
+
+// containerCLIPath is the CLI named, or podman when it is on the PATH; "" when there is none.
+func containerCLIPath(named string) string {
+	if named != "" {
+		return named
+	}
+	if p, err := exec.LookPath("podman"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// removeContainer removes the container of ref (and any it kept aside), stopping it first.
+func (e *Engine) removeContainer(ctx context.Context, ref string) error {
+	if e.ctrs.cli.path == "" {
+		return errNoContainerCLI
+	}
+	module, resource, _ := strings.Cut(ref, "/")
+	name := containerName(module, resource)
+	for _, n := range []string{name + ".next", name + ".prev"} {
+		e.ctrs.remove(ctx, n)
+	}
+	return e.ctrs.remove(ctx, name)
+}
+
+// removeStrayContainers removes the containers labelled for this node whose resource is not
+// declared and that the ledger does not name (it names the rest, removed with it): hostd made
+// them, and a lost ledger must not leave them running. Only a node that runs containers asks.
+func (rc *reconcileRun) removeStrayContainers(ctx context.Context) {
+	e := rc.e
+	if e.ctrs.cli.path == "" || !rc.hasContainers() {
+		return
+	}
+	list, err := e.containerList(ctx)
+	if err != nil {
+		e.log.Error("listing containers", "err", err)
+		return
+	}
+	for name, ct := range list {
+		m, r := ct.Labels[labelModule], ct.Labels[labelResource]
+		ref := hq.Ref(m, r)
+		if m == "" || r == "" || rc.declared[ref] || e.ledger.Resources[ref] != nil || !rc.inScope(ref) {
+			continue
+		}
+		if err := e.ctrs.remove(ctx, name); err != nil {
+			e.log.Error("removing a container no longer declared; will retry", "resource", ref, "container", name, "err", err)
+			continue
+		}
+		e.log.Info("removed a container no longer declared", "resource", ref, "container", name)
+	}
+}
+
+// hasContainers reports whether the declaration or the ledger names a container or a job.
+func (rc *reconcileRun) hasContainers() bool {
+	for _, m := range rc.d.Modules {
+		for _, r := range m.Resources {
+			if r.Kind == hq.KindContainer || r.Kind == hq.KindJob {
+				return true
+			}
+		}
+	}
+	for _, en := range rc.e.ledger.Resources {
+		if en.Kind == hq.KindContainer || en.Kind == hq.KindJob {
+			return true
+		}
+	}
+	return false
+}

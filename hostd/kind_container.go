@@ -1,0 +1,406 @@
+package hostd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// containerStep keeps a container running with its declared spec, through the container CLI.
+// The container is named hq-<module>-<resource> and labelled with the node, the module, the
+// resource and the digest of its spec; any change of the spec recreates it: the new one is
+// created beside the old (pulled and created before anything stops), then the old is stopped
+// and kept aside, renamed, until the change stays (a group that does not apply brings it back).
+// In a module that is not taken it is created and not started, and held.
+type containerStep struct{}
+
+// containerOp is what a container's steps find and do.
+type containerOp struct {
+	// found is the container of the resource's name, when it is hostd's.
+	found *container
+	// foreign is set when a container of that name is not hostd's: the resource is held.
+	foreign string
+	// drift says what someone else changed: "missing", "exited with code 1", "stopped".
+	drift string
+	// next is the container stage created to replace found (or to be the first).
+	next string
+	// aside is found's name while commit keeps it for undo; wasRunning says it ran.
+	aside      string
+	wasRunning bool
+	// started is set once commit started the declared container.
+	started bool
+	// prev is the resource found was made from, to say what a recreate changes.
+	prev *hq.Resource
+}
+
+// containerName is the name hostd gives the container of a resource.
+func containerName(module, resource string) string { return "hq-" + module + "-" + resource }
+
+func (containerStep) check(ctx context.Context, o *op) error {
+	c := &containerOp{}
+	o.ctr = c
+	list, err := o.e.containerList(ctx)
+	if err != nil {
+		return err
+	}
+	name := containerName(o.module, o.decl.Name)
+	ct, ok := list[name]
+	switch {
+	case ok && !ownedBy(ct, o.module, o.decl.Name):
+		c.foreign = fmt.Sprintf("a container named %s on this node belongs to %s, not to %s", name, owner(ct), o.ref)
+	case ok:
+		c.found = &ct
+		if _, left := list[name+".prev"]; left {
+			o.e.ctrs.remove(ctx, name+".prev") // kept aside by a recreate that hostd did not see end
+		}
+		if d := ct.Labels[labelDecl]; d != "" {
+			var prev hq.Resource
+			if json.Unmarshal([]byte(d), &prev) == nil {
+				c.prev = &prev
+			}
+		}
+	default:
+		// Not hostd's under this node's labels: a container of the name without them is not
+		// hostd's to touch. Asked only when something is to change.
+		other, found, err := o.e.ctrs.cli.named(ctx, name)
+		if err != nil {
+			return err
+		}
+		if found {
+			c.foreign = fmt.Sprintf("a container named %s that hostd did not create is on this node (%s); remove or rename it", name, other.State)
+		}
+	}
+	o.present = ok || c.foreign != ""
+	o.managed = o.managed || c.found != nil
+	if c.found == nil || c.foreign != "" {
+		c.drift = "missing"
+		return nil
+	}
+	specOK := ct.Labels[labelSpec] == o.spec
+	switch {
+	case !specOK:
+		c.drift = "replaced with another spec"
+		return nil
+	case !o.taken:
+		// Created and not started is what an untaken module asks for.
+		o.equal = !ct.running()
+	case !ct.running():
+		c.drift = stoppedDrift(ct)
+		return nil
+	case o.restart:
+		// Something in its restart_on changed earlier in this reconcile: commit restarts it.
+		return nil
+	default:
+		if err := o.e.ctrs.checkHTTPHealth(ctx, o.decl); err != nil {
+			o.unhealthy = err
+			c.drift = err.Error()
+			return nil
+		}
+		o.equal = true
+	}
+	if o.equal {
+		o.record = containerEntry(o, "adopted")
+	}
+	return nil
+}
+
+// stoppedDrift says how a container that should run is found.
+func stoppedDrift(ct container) string {
+	if ct.State == "exited" {
+		return fmt.Sprintf("exited with code %d", ct.ExitCode)
+	}
+	return "not running (" + ct.State + ")"
+}
+
+// ownedBy reports whether ct carries the labels of module's resource.
+func ownedBy(ct container, module, resource string) bool {
+	return ct.Labels[labelModule] == module && ct.Labels[labelResource] == resource
+}
+
+func owner(ct container) string {
+	if m, r := ct.Labels[labelModule], ct.Labels[labelResource]; m != "" && r != "" {
+		return hq.Ref(m, r)
+	}
+	return "no resource of hostd's"
+}
+
+// containerEntry is the ledger entry of a container made (or found) with o's spec. An entry
+// already saying so is kept, so the ledger is not written again for nothing.
+func containerEntry(o *op, wrote string) *Entry {
+	if o.entry != nil && o.entry.Kind == o.decl.Kind && o.entry.Spec == o.spec {
+		return o.entry
+	}
+	return &Entry{Kind: o.decl.Kind, Spec: o.spec, Wrote: wrote}
+}
+
+// stage pulls the image and creates the container the declaration asks for, touching none
+// that runs: a new one beside a container of another spec, or the first one.
+func (containerStep) stage(ctx context.Context, o *op) error {
+	c := o.ctr
+	if c.found != nil && c.found.Labels[labelSpec] == o.spec {
+		return nil // the same container: commit starts (or stops) it
+	}
+	name := containerName(o.module, o.decl.Name)
+	if c.found != nil {
+		name += ".next"
+		if _, left := o.e.ctrs.byName[name]; left {
+			o.e.ctrs.remove(ctx, name) // left by a recreate that hostd did not see end
+		}
+	}
+	if err := o.e.createContainer(ctx, o, name); err != nil {
+		return err
+	}
+	c.next = name
+	return nil
+}
+
+func (s containerStep) commit(ctx context.Context, o *op) error {
+	c, cli := o.ctr, o.e.ctrs
+	name := containerName(o.module, o.decl.Name)
+	o.committed = true
+	if c.found != nil && c.next != "" {
+		// Recreate: the old one stops and is kept aside until the change stays.
+		c.wasRunning = c.found.running()
+		if err := cli.stop(ctx, name, o.e.cfg.StopTimeout); err != nil {
+			return err
+		}
+		c.aside = name + ".prev" // one left before was removed by check
+		if err := cli.rename(ctx, name, c.aside); err != nil {
+			c.aside = ""
+			return err
+		}
+		if err := cli.rename(ctx, c.next, name); err != nil {
+			return err
+		}
+		c.next = ""
+	} else if c.next != "" {
+		c.next = "" // created under its own name
+	}
+	wrote := "created"
+	if c.found != nil {
+		wrote = "replaced"
+	}
+	o.record = containerEntry(o, wrote)
+	if !o.taken {
+		if c.found != nil && c.found.running() && c.aside == "" {
+			return cli.stop(ctx, name, o.e.cfg.StopTimeout)
+		}
+		return nil
+	}
+	if c.found != nil && c.aside == "" && c.found.running() {
+		// The same spec, running but unhealthy, or restarted for its restart_on: start it again.
+		if err := cli.stop(ctx, name, o.e.cfg.StopTimeout); err != nil {
+			return err
+		}
+	}
+	if err := cli.start(ctx, name); err != nil {
+		return err
+	}
+	c.started = true
+	return cli.waitReady(ctx, name, o.decl, o.e.cfg.HealthTimeout, o.e.cfg.StartGrace)
+}
+
+// undo puts back what was there before stage and commit: the new container goes, and the one
+// kept aside comes back, started again when it ran.
+func (containerStep) undo(ctx context.Context, o *op) error {
+	c, cli := o.ctr, o.e.ctrs
+	if c == nil {
+		return nil
+	}
+	name := containerName(o.module, o.decl.Name)
+	if c.next != "" {
+		cli.remove(ctx, c.next)
+		c.next = ""
+	}
+	switch {
+	case c.aside != "":
+		cli.remove(ctx, name)
+		if err := cli.rename(ctx, c.aside, name); err != nil {
+			return err
+		}
+		c.aside = ""
+		if c.wasRunning {
+			return cli.start(ctx, name)
+		}
+	case c.found == nil && o.committed:
+		// The first container of the resource: nothing to go back to.
+		cli.remove(ctx, name)
+	case c.started && c.found != nil && !c.found.running():
+		return cli.stop(ctx, name, o.e.cfg.StopTimeout)
+	}
+	return nil
+}
+
+// finish removes the container kept aside: the change stays.
+func (containerStep) finish(o *op) {
+	if c := o.ctr; c != nil && c.aside != "" {
+		o.e.ctrs.remove(context.Background(), c.aside)
+		c.aside = ""
+	}
+}
+
+// note says what a recreate changed, and every volume whose host path moved with nothing
+// copied: the data the container used is where it was, not where it is now.
+func (o *op) containerNote() string {
+	c := o.ctr
+	if c == nil || c.found == nil || c.found.Labels[labelSpec] == o.spec {
+		return ""
+	}
+	note := o.ref + " recreated"
+	if c.prev == nil {
+		return note
+	}
+	if changed := specChanges(*c.prev, o.decl); len(changed) > 0 {
+		note += " (" + strings.Join(changed, ", ") + " changed)"
+	}
+	for _, v := range movedVolumes(c.prev.Volumes, o.decl.Volumes) {
+		note += fmt.Sprintf("; volume %s of %s now at %s (was %s): nothing was copied", v.target, o.ref, v.now, v.was)
+	}
+	return note
+}
+
+// specChanges names the fields of a container's spec that differ.
+func specChanges(a, b hq.Resource) []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		same bool
+	}{
+		{"image", a.Image == b.Image},
+		{"command", slices.Equal(a.Command, b.Command)},
+		{"env", mapsEqual(a.Env, b.Env)},
+		{"volumes", slices.Equal(a.Volumes, b.Volumes)},
+		{"ports", slices.Equal(a.Ports, b.Ports)},
+		{"network", a.Network == b.Network},
+		{"user", a.User == b.User},
+		{"health", fmt.Sprint(a.Health) == fmt.Sprint(b.Health)},
+	} {
+		if !f.same {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+type movedVolume struct{ target, was, now string }
+
+// movedVolumes lists the container paths mounted from another host path than before.
+func movedVolumes(before, after []string) []movedVolume {
+	was := map[string]string{}
+	for _, v := range before {
+		if host, target, _, err := hq.ParseVolume(v); err == nil {
+			was[target] = host
+		}
+	}
+	var out []movedVolume
+	for _, v := range after {
+		host, target, _, err := hq.ParseVolume(v)
+		if err != nil {
+			continue
+		}
+		if old, ok := was[target]; ok && old != host {
+			out = append(out, movedVolume{target, old, host})
+		}
+	}
+	return out
+}
+
+// createContainer ensures o's image is in the store, pulling it by its digest when it is not,
+// and creates the container o declares under name, not started.
+func (e *Engine) createContainer(ctx context.Context, o *op, name string) error {
+	cli := e.ctrs.cli
+	if !cli.imagePresent(ctx, o.decl.Image) {
+		if err := cli.pull(ctx, o.decl.Image, e.cfg.CommandTimeout); err != nil {
+			return err
+		}
+	}
+	args, err := e.createArgs(o, name)
+	if err != nil {
+		return err
+	}
+	_, err = cli.run(ctx, time.Minute, args...)
+	return err
+}
+
+// createArgs are the CLI's arguments creating o's container under name: its labels, its
+// volumes' host paths joined under the root (and made when missing), and its spec.
+func (e *Engine) createArgs(o *op, name string) ([]string, error) {
+	d := o.decl
+	decl, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"create", "--name", name,
+		"--label", labelNode + "=" + e.cfg.Node, "--label", labelModule + "=" + o.module,
+		"--label", labelResource + "=" + d.Name, "--label", labelSpec + "=" + o.spec,
+		"--label", labelDecl + "=" + string(decl)}
+	for _, v := range d.Volumes {
+		host, target, ro, err := hq.ParseVolume(v)
+		if err != nil {
+			return nil, err
+		}
+		abs, err := under(e.cfg.Root, host)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.confiner.check(abs, true); err != nil {
+			return nil, err
+		}
+		if err := e.guardState(host, abs, e.confiner.resolved(abs), false); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return nil, err
+		}
+		mount := abs + ":" + target
+		if ro {
+			mount += ":ro"
+		}
+		args = append(args, "--volume", mount)
+	}
+	for _, p := range d.Ports {
+		args = append(args, "--publish", p)
+	}
+	if d.Network != "" {
+		args = append(args, "--network", d.Network)
+	}
+	if d.User != "" {
+		args = append(args, "--user", d.User)
+	}
+	for _, k := range sortedKeys(d.Env) {
+		args = append(args, "--env", k+"="+d.Env[k])
+	}
+	args = append(args, d.Image)
+	return append(args, d.Command...), nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// errNoContainerCLI is the error of a container resource on a node whose hostd has no CLI.
+var errNoContainerCLI = errors.New("no container CLI: install podman, or name a Docker-compatible one with HOSTD_CONTAINER_CLI")

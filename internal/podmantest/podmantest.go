@@ -1,0 +1,214 @@
+// Package podmantest gives a test a podman of its own: a containers.conf with the settings a
+// sandbox without resource limits and with hybrid cgroups needs, its own image store, a
+// registries.conf, a small busybox image made offline, and, when asked, a registry on loopback
+// with the image pushed to it. Everything the test started is removed when it ends.
+//
+// Outside CI, a machine without podman, runc, busybox or docker-registry skips the test and
+// says which is missing; in CI (CI set) that fails the test, since CI installs them.
+package podmantest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Env is one test's podman.
+type Env struct {
+	t   testing.TB
+	dir string
+	// Vars are the environment variables that point podman at this Env; a process given them
+	// (hostd, say) uses the same store and settings.
+	Vars []string
+	// Image is a busybox image in the store, by digest: name@sha256:….
+	Image string
+}
+
+// Need skips (outside CI) or fails (in CI) t when a command is missing.
+func Need(t testing.TB, commands ...string) {
+	t.Helper()
+	for _, c := range commands {
+		if _, err := exec.LookPath(c); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed; .ci/run installs podman, runc, busybox-static and docker-registry", c)
+			}
+			t.Skipf("%s is not installed (apt-get install podman runc busybox-static docker-registry); skipped outside CI", c)
+		}
+	}
+}
+
+// New makes a podman environment for t with a busybox image in it.
+func New(t testing.TB) *Env {
+	t.Helper()
+	Need(t, "podman", "runc", "busybox")
+	dir := t.TempDir()
+	e := &Env{t: t, dir: dir}
+	write(t, filepath.Join(dir, "containers.conf"), "[containers]\ndefault_ulimits = []\n[engine]\ncgroup_manager = \"cgroupfs\"\nruntime = \"runc\"\n")
+	write(t, filepath.Join(dir, "storage.conf"), fmt.Sprintf("[storage]\ndriver = \"vfs\"\ngraphroot = %q\nrunroot = %q\n",
+		filepath.Join(dir, "graph"), filepath.Join(dir, "run")))
+	write(t, filepath.Join(dir, "registries.conf"), "")
+	e.Vars = []string{
+		"CONTAINERS_CONF=" + filepath.Join(dir, "containers.conf"),
+		"CONTAINERS_STORAGE_CONF=" + filepath.Join(dir, "storage.conf"),
+		"CONTAINERS_REGISTRIES_CONF=" + filepath.Join(dir, "registries.conf"),
+	}
+	t.Cleanup(func() {
+		// Containers are podman's, not the test's children: stop and remove them all.
+		e.run(context.Background(), "rm", "-a", "-f", "-t", "0")
+	})
+	e.Image = e.importBusybox()
+	return e
+}
+
+// Setenv points this process's podman at e, for tests that run hostd's engine in-process.
+func (e *Env) Setenv(t *testing.T) {
+	for _, v := range e.Vars {
+		k, val, _ := strings.Cut(v, "=")
+		t.Setenv(k, val)
+	}
+}
+
+func write(t testing.TB, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Podman runs podman in e and returns its standard output; it fails the test on an error.
+func (e *Env) Podman(args ...string) string {
+	e.t.Helper()
+	out, err := e.run(context.Background(), args...)
+	if err != nil {
+		e.t.Fatalf("podman %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func (e *Env) run(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "podman", args...)
+	cmd.Env = append(os.Environ(), e.Vars...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%w: %s", err, strings.TrimSpace(errOut.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// importBusybox makes an image of busybox and its applets, without a registry, and returns it
+// by digest.
+func (e *Env) importBusybox() string {
+	e.t.Helper()
+	busybox, err := exec.LookPath("busybox")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	rootfs := filepath.Join(e.dir, "rootfs")
+	if err := os.MkdirAll(filepath.Join(rootfs, "bin"), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	b, err := os.ReadFile(busybox)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	write(e.t, filepath.Join(rootfs, "bin", "busybox"), string(b))
+	os.Chmod(filepath.Join(rootfs, "bin", "busybox"), 0o755)
+	for _, applet := range []string{"sh", "sleep", "httpd", "echo", "cat", "ls", "true", "false", "test", "wget", "mkdir"} {
+		os.Symlink("busybox", filepath.Join(rootfs, "bin", applet))
+	}
+	for _, d := range []string{"tmp", "www", "data"} {
+		os.MkdirAll(filepath.Join(rootfs, d), 0o755)
+	}
+	write(e.t, filepath.Join(rootfs, "www", "index.html"), "hello from the image\n")
+	tarball := filepath.Join(e.dir, "rootfs.tar")
+	if out, err := exec.Command("tar", "-C", rootfs, "-cf", tarball, ".").CombinedOutput(); err != nil {
+		e.t.Fatalf("tar: %v: %s", err, out)
+	}
+	e.Podman("import", "-q", tarball, "localhost/hq-test/bb:1")
+	return e.Digest("localhost/hq-test/bb:1")
+}
+
+// Digest returns image (a tag in the store) by its digest.
+func (e *Env) Digest(image string) string {
+	e.t.Helper()
+	d := e.Podman("image", "inspect", "--format", "{{.Digest}}", image)
+	name := image
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		name = image[:i]
+	}
+	return name + "@" + d
+}
+
+// Registry starts a registry on loopback (Debian's docker-registry), tells podman it speaks
+// plain HTTP, pushes the busybox image to it, and returns the image there by digest. The
+// image is then removed from the store, so the first use of it pulls.
+func (e *Env) Registry() string {
+	e.t.Helper()
+	Need(e.t, "docker-registry")
+	addr := freeAddr(e.t)
+	cfg := filepath.Join(e.dir, "registry.yml")
+	write(e.t, cfg, fmt.Sprintf("version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n",
+		filepath.Join(e.dir, "registry"), addr))
+	write(e.t, filepath.Join(e.dir, "registries.conf"), fmt.Sprintf("[[registry]]\nlocation = %q\ninsecure = true\n", addr))
+	cmd := exec.Command("docker-registry", "serve", cfg)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the registry did not listen on %s: %s", addr, log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tag := addr + "/hq-test/bb:1"
+	e.Podman("tag", "localhost/hq-test/bb:1", tag)
+	digestFile := filepath.Join(e.dir, "digest")
+	e.Podman("push", "-q", "--digestfile", digestFile, tag)
+	d, err := os.ReadFile(digestFile)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.Podman("rmi", "-f", tag, "localhost/hq-test/bb:1")
+	return addr + "/hq-test/bb@" + strings.TrimSpace(string(d))
+}
+
+// freeAddr returns a loopback address with a port nothing listens on now.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// FreePort returns a loopback port nothing listens on now, for a container to publish.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
