@@ -2,10 +2,8 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -49,10 +47,15 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 // answerDeclaration composes, signs and writes the node's declaration: the answer of a poll
 // answered by its handler or by the lot.
 func (s *Server) answerDeclaration(w http.ResponseWriter, r *http.Request, node string) {
+	k := s.keys()
 	compose := s.Store.Declaration
 	if c, _ := r.Context().Value(callerKey).(caller); !c.operator {
 		compose = func(ctx context.Context, node string) (hq.Declaration, error) {
-			return s.Store.Compose(ctx, node, s.Instance)
+			var sign func(*hq.Declaration)
+			if k != nil {
+				sign = k.sign
+			}
+			return s.Store.ComposeSigned(ctx, node, s.Instance, sign)
 		}
 	}
 	d, err := compose(r.Context(), node)
@@ -60,7 +63,7 @@ func (s *Server) answerDeclaration(w http.ResponseWriter, r *http.Request, node 
 		s.writeError(w, r, err)
 		return
 	}
-	if k := s.keys(); k != nil {
+	if k != nil && d.Signature == "" {
 		k.sign(&d)
 	}
 	setETag(w, d.Generation)
@@ -72,54 +75,13 @@ func (s *Server) answerDeclaration(w http.ResponseWriter, r *http.Request, node 
 // signedFor returns whether a report's signature is this controller's over the node, the
 // generation and the digest the report names: then it answers a declaration this controller
 // made for this node at that generation. The key signing now and those still in grace are
-// the controller's; a retired key is not, whoever holds it now. nil: this controller signs
-// nothing, so no signature can be checked.
-//
-// A host names the same signed declaration in every report until its next one, so the last
-// signature verified for each node (under the same keys) is remembered, and a steady report
-// costs a comparison rather than a verification.
+// the controller's; a retired key is not, whoever holds it now. It is asked only of a report
+// whose send the database does not know.
 func (s *Server) signedFor(node string) func(hq.Report) bool {
-	k := s.keys()
-	if k == nil {
-		return nil
-	}
 	return func(rep hq.Report) bool {
-		if rep.Signature == "" {
-			return false
-		}
-		v := verified{keys: k, generation: rep.Generation, digest: rep.Digest, signature: rep.Signature}
-		if last, ok := s.verified.Load(node); ok && last.(verified) == v {
-			return true
-		}
-		if !k.signed(hq.SignedStatement(node, rep.Generation, rep.Digest), rep.Signature) {
-			return false
-		}
-		// Cloned: a report's strings may share the body's buffer, which is used again.
-		v.digest, v.signature = strings.Clone(v.digest), strings.Clone(v.signature)
-		s.verified.Store(node, v)
-		return true
+		k := s.keys()
+		return k != nil && rep.Signature != "" && k.signed(hq.SignedStatement(node, rep.Generation, rep.Digest), rep.Signature)
 	}
-}
-
-// verified is a signature found good for a node, under the keys that were honoured then.
-type verified struct {
-	keys              *Keys
-	generation        int64
-	digest, signature string
-}
-
-// checkSignature refuses a report that names a declaration (a send, a generation or a digest)
-// with a signature that is not this controller's over it: before the report reaches the
-// database, so it stores nothing. A host that has applied nothing yet names none.
-func checkSignature(rep hq.Report, signed func(hq.Report) bool) error {
-	if signed == nil || rep.SendID == 0 && rep.Generation == 0 && rep.Digest == "" {
-		return nil
-	}
-	if signed(rep) {
-		return nil
-	}
-	msg := fmt.Sprintf("the signature is not this controller's over generation %d and digest %s", rep.Generation, hq.TruncateText(rep.Digest))
-	return &hq.Error{Code: hq.CodeInvalid, Message: "report refused: " + msg, Details: []hq.FieldError{{Field: "signature", Message: msg}}}
 }
 
 func pollParams(r *http.Request, maxWait time.Duration) (after int64, wait time.Duration, err error) {
@@ -170,12 +132,7 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	signed := s.signedFor(t.node)
-	if err := checkSignature(rep, signed); err != nil {
-		fail(err)
-		return
-	}
-	resp, err := s.Store.Ingest(r.Context(), t.node, rep, db.IngestOptions{IfMatch: t.ifMatch, Signed: signed})
+	resp, err := s.Store.Ingest(r.Context(), t.node, rep, db.IngestOptions{IfMatch: t.ifMatch, Signed: s.signedFor(t.node)})
 	if err != nil {
 		fail(err)
 		return

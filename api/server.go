@@ -7,7 +7,6 @@ import (
 	"crypto/ed25519"
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,7 +44,6 @@ type Server struct {
 	// Lot, when set, parks the long-polls that wait, so that they hold no goroutine.
 	Lot       *Lot
 	inHandler atomic.Int64 // long-polls waiting in their handler
-	verified  sync.Map     // node → the last report signature found good (verified)
 	// Metrics, when set, is served at GET /metrics to the operator.
 	Metrics http.Handler
 	// Reports, when set, is told of every report admitted: whether it was committed, and how

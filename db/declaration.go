@@ -14,12 +14,22 @@ import (
 // a send. The send is recorded only if the generation it was composed from is still the
 // node's; otherwise it composes again, so no send ever carries a view older than its row says.
 func (s *Store) Compose(ctx context.Context, node, instance string) (hq.Declaration, error) {
+	return s.ComposeSigned(ctx, node, instance, nil)
+}
+
+// ComposeSigned is Compose with the declaration signed by sign before its send is recorded,
+// so the send keeps the signature the host receives: a report that carries another is not
+// believed (see Ingest).
+func (s *Store) ComposeSigned(ctx context.Context, node, instance string, sign func(*hq.Declaration)) (hq.Declaration, error) {
 	for {
 		d, err := s.compose(ctx, node)
 		if err != nil {
 			return d, err
 		}
 		d.ComposedBy, d.ComposedAt = instance, s.Now().UTC()
+		if sign != nil {
+			sign(&d)
+		}
 		var stale bool
 		// Every host fetches its declaration after each change, so a fleet's sends arrive
 		// together and share commits (batch.go); fn may run twice, so it starts from nothing.
@@ -35,7 +45,7 @@ func (s *Store) Compose(ctx context.Context, node, instance string) (hq.Declarat
 			}
 			d.SendID, err = q.SendInsert(ctx, dbsqlc.SendInsertParams{
 				Node: node, Generation: d.Generation, Digest: d.Digest, Resources: int64(d.ResourceCount()),
-				ComposedBy: instance, SentAt: hq.FormatTime(d.ComposedAt),
+				ComposedBy: instance, SentAt: hq.FormatTime(d.ComposedAt), Signature: d.Signature,
 			})
 			if err != nil {
 				return err

@@ -24,8 +24,8 @@ type IngestOptions struct {
 	IfMatch *int64
 	// Signed reports whether the report's signature is the controller's own over its digest.
 	// It is asked of a report whose send this database does not know (a database restored
-	// from a backup, a node registered again); nil means no signature is ever good. The API
-	// checks the signature of every report that names a send before it gets here.
+	// from a backup, a node registered again); nil means no signature is ever good. A send
+	// this database knows is believed only with the signature it was sent with.
 	Signed func(hq.Report) bool
 }
 
@@ -133,7 +133,10 @@ func (s *Store) answered(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, r
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return a, err
 		}
-		a.known = err == nil && send.Generation == rep.Generation && send.Digest == rep.Digest && send.Outcome != "refused"
+		// A send recorded with its signature is believed only with it; one recorded before
+		// sends kept signatures, by its generation and digest alone.
+		a.known = err == nil && send.Generation == rep.Generation && send.Digest == rep.Digest && send.Outcome != "refused" &&
+			(send.Signature == "" || send.Signature == rep.Signature)
 		a.sent = int(send.Resources)
 	}
 	if !a.known {

@@ -173,3 +173,42 @@ func strs(t *testing.T, db *sql.DB, query string) []string {
 	}
 	return out
 }
+
+// Sends recorded before sends kept their signature are believed by send id, generation and
+// digest, as they were; a send recorded since is believed only with the signature it was sent with.
+func TestSendsFromBeforeSignaturesAreStillBelieved(t *testing.T) {
+	ctx := context.Background()
+	path, old := databaseAt(t, 11)
+	for _, stmt := range []string{
+		`INSERT INTO nodes (name, token_hash, generation, applied_generation, created_at) VALUES ('web-1', 'h1', 1, 0, '2026-11-01T00:00:00.000Z')`,
+		`INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at) VALUES ('web-1', 1, 'sha256:z', 0, 'ctl', '2026-11-01T00:00:00.000Z')`,
+	} {
+		if _, err := old.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	old.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := strs(t, s.read, `SELECT signature FROM sends`); len(got) != 1 || got[0] != "" {
+		t.Fatalf("signatures after migrating: %q, want one empty", got)
+	}
+	if _, err := s.Ingest(ctx, "web-1", hq.Report{SendID: 1, Generation: 1, Digest: "sha256:z", Signature: "anything", Results: []hq.Result{}}, IngestOptions{}); err != nil {
+		t.Fatalf("a report of a send from before signatures: %v", err)
+	}
+	d, err := s.ComposeSigned(ctx, "web-1", "ctl", func(d *hq.Declaration) { d.Signature = "c2lnbmVk" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Signature: "b3RoZXI=", Results: []hq.Result{}}
+	if _, err := s.Ingest(ctx, "web-1", rep, IngestOptions{}); hq.ErrorCode(err) != hq.CodeInvalid {
+		t.Fatalf("a report with another signature than its send's: %v, want invalid", err)
+	}
+	rep.Signature = d.Signature
+	if _, err := s.Ingest(ctx, "web-1", rep, IngestOptions{}); err != nil {
+		t.Fatalf("a report with its send's signature: %v", err)
+	}
+}

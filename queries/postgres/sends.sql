@@ -1,6 +1,6 @@
 -- name: SendInsert :one
-INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at)
-VALUES (@node, @generation, @digest, @resources, @composed_by, @sent_at)
+INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, signature)
+VALUES (@node, @generation, @digest, @resources, @composed_by, @sent_at, @signature)
 RETURNING id;
 
 -- name: SendListByNode :many

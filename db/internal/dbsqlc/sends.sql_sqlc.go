@@ -44,7 +44,7 @@ func (q *Queries) SendCountByOutcome(ctx context.Context) ([]SendCountByOutcomeR
 }
 
 const sendGet = `-- name: SendGet :one
-SELECT id, node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason FROM sends WHERE node = ?1 AND id = ?2
+SELECT id, node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason, signature FROM sends WHERE node = ?1 AND id = ?2
 `
 
 type SendGetParams struct {
@@ -66,13 +66,14 @@ func (q *Queries) SendGet(ctx context.Context, arg SendGetParams) (Send, error) 
 		&i.Outcome,
 		&i.OutcomeAt,
 		&i.Reason,
+		&i.Signature,
 	)
 	return i, err
 }
 
 const sendInsert = `-- name: SendInsert :one
-INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+INSERT INTO sends (node, generation, digest, resources, composed_by, sent_at, signature)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
 RETURNING id
 `
 
@@ -83,6 +84,7 @@ type SendInsertParams struct {
 	Resources  int64
 	ComposedBy string
 	SentAt     string
+	Signature  string
 }
 
 func (q *Queries) SendInsert(ctx context.Context, arg SendInsertParams) (int64, error) {
@@ -93,6 +95,7 @@ func (q *Queries) SendInsert(ctx context.Context, arg SendInsertParams) (int64, 
 		arg.Resources,
 		arg.ComposedBy,
 		arg.SentAt,
+		arg.Signature,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -134,7 +137,7 @@ func (q *Queries) SendInsertRefused(ctx context.Context, arg SendInsertRefusedPa
 }
 
 const sendListByNode = `-- name: SendListByNode :many
-SELECT id, node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason FROM sends WHERE node = ?1 ORDER BY id DESC LIMIT ?2
+SELECT id, node, generation, digest, resources, composed_by, sent_at, outcome, outcome_at, reason, signature FROM sends WHERE node = ?1 ORDER BY id DESC LIMIT ?2
 `
 
 type SendListByNodeParams struct {
@@ -162,6 +165,7 @@ func (q *Queries) SendListByNode(ctx context.Context, arg SendListByNodeParams) 
 			&i.Outcome,
 			&i.OutcomeAt,
 			&i.Reason,
+			&i.Signature,
 		); err != nil {
 			return nil, err
 		}
@@ -177,7 +181,7 @@ func (q *Queries) SendListByNode(ctx context.Context, arg SendListByNodeParams) 
 }
 
 const sendListRefused = `-- name: SendListRefused :many
-SELECT s.id, s.node, s.generation, s.digest, s.resources, s.composed_by, s.sent_at, s.outcome, s.outcome_at, s.reason FROM sends s JOIN nodes n ON n.name = s.node
+SELECT s.id, s.node, s.generation, s.digest, s.resources, s.composed_by, s.sent_at, s.outcome, s.outcome_at, s.reason, s.signature FROM sends s JOIN nodes n ON n.name = s.node
 WHERE s.outcome = 'refused' AND n.deleted_at IS NULL AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
 ORDER BY s.node, s.id DESC
 `
@@ -203,6 +207,7 @@ func (q *Queries) SendListRefused(ctx context.Context) ([]Send, error) {
 			&i.Outcome,
 			&i.OutcomeAt,
 			&i.Reason,
+			&i.Signature,
 		); err != nil {
 			return nil, err
 		}
@@ -218,7 +223,7 @@ func (q *Queries) SendListRefused(ctx context.Context) ([]Send, error) {
 }
 
 const sendListRefusedByNodes = `-- name: SendListRefusedByNodes :many
-SELECT s.id, s.node, s.generation, s.digest, s.resources, s.composed_by, s.sent_at, s.outcome, s.outcome_at, s.reason FROM sends s JOIN nodes n ON n.name = s.node
+SELECT s.id, s.node, s.generation, s.digest, s.resources, s.composed_by, s.sent_at, s.outcome, s.outcome_at, s.reason, s.signature FROM sends s JOIN nodes n ON n.name = s.node
 WHERE s.node IN (SELECT value FROM json_each(CAST(?1 AS TEXT))) AND s.outcome = 'refused'
   AND (n.applied_at IS NULL OR s.outcome_at >= n.applied_at)
 ORDER BY s.node, s.id DESC
@@ -245,6 +250,7 @@ func (q *Queries) SendListRefusedByNodes(ctx context.Context, nodes string) ([]S
 			&i.Outcome,
 			&i.OutcomeAt,
 			&i.Reason,
+			&i.Signature,
 		); err != nil {
 			return nil, err
 		}

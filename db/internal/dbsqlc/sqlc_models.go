@@ -227,6 +227,7 @@ type Send struct {
 	Outcome    string
 	OutcomeAt  sql.NullString
 	Reason     string
+	Signature  string
 }
 
 type StuckResource struct {
