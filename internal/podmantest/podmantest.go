@@ -29,6 +29,8 @@ type Env struct {
 	Vars []string
 	// Image is a busybox image in the store, by digest: name@sha256:….
 	Image string
+	// registry is the address of the registry Registry started.
+	registry string
 }
 
 // Need skips (outside CI) or fails (in CI) t when a command is missing.
@@ -109,11 +111,19 @@ func (e *Env) run(ctx context.Context, args ...string) (string, error) {
 // by digest.
 func (e *Env) importBusybox() string {
 	e.t.Helper()
+	return e.Digest(e.Build("bb", "hello from the image\n"))
+}
+
+// Build makes an image of busybox and its applets whose /www/index.html says index, without a
+// registry, and returns its name in the store (localhost/hq-test/NAME:1). Images built with
+// other words have other digests.
+func (e *Env) Build(name, index string) string {
+	e.t.Helper()
 	busybox, err := exec.LookPath("busybox")
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	rootfs := filepath.Join(e.dir, "rootfs")
+	rootfs := filepath.Join(e.dir, "rootfs-"+name)
 	if err := os.MkdirAll(filepath.Join(rootfs, "bin"), 0o755); err != nil {
 		e.t.Fatal(err)
 	}
@@ -129,13 +139,14 @@ func (e *Env) importBusybox() string {
 	for _, d := range []string{"tmp", "www", "data"} {
 		os.MkdirAll(filepath.Join(rootfs, d), 0o755)
 	}
-	write(e.t, filepath.Join(rootfs, "www", "index.html"), "hello from the image\n")
-	tarball := filepath.Join(e.dir, "rootfs.tar")
+	write(e.t, filepath.Join(rootfs, "www", "index.html"), index)
+	tarball := filepath.Join(e.dir, "rootfs-"+name+".tar")
 	if out, err := exec.Command("tar", "-C", rootfs, "-cf", tarball, ".").CombinedOutput(); err != nil {
 		e.t.Fatalf("tar: %v: %s", err, out)
 	}
-	e.Podman("import", "-q", tarball, "localhost/hq-test/bb:1")
-	return e.Digest("localhost/hq-test/bb:1")
+	image := "localhost/hq-test/" + name + ":1"
+	e.Podman("import", "-q", tarball, image)
+	return image
 }
 
 // Digest returns image (a tag in the store) by its digest.
@@ -179,16 +190,29 @@ func (e *Env) Registry() string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	tag := addr + "/hq-test/bb:1"
-	e.Podman("tag", "localhost/hq-test/bb:1", tag)
+	e.registry = addr
+	return e.Publish("localhost/hq-test/bb:1")
+}
+
+// Publish pushes an image of the store to the registry Registry started, removes it from the
+// store, and returns it there by digest.
+func (e *Env) Publish(image string) string {
+	e.t.Helper()
+	name := strings.TrimPrefix(image, "localhost/")
+	tag := e.registry + "/" + name
+	e.Podman("tag", image, tag)
 	digestFile := filepath.Join(e.dir, "digest")
 	e.Podman("push", "-q", "--digestfile", digestFile, tag)
 	d, err := os.ReadFile(digestFile)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.Podman("rmi", "-f", tag, "localhost/hq-test/bb:1")
-	return addr + "/hq-test/bb@" + strings.TrimSpace(string(d))
+	e.Podman("rmi", "-f", tag, image)
+	repo := tag
+	if i := strings.LastIndex(tag, ":"); i > strings.LastIndex(tag, "/") {
+		repo = tag[:i]
+	}
+	return repo + "@" + strings.TrimSpace(string(d))
 }
 
 // freeAddr returns a loopback address with a port nothing listens on now.
