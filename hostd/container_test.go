@@ -64,8 +64,8 @@ func state(env *podmantest.Env, name string) (id, st string) {
 	return cs[0].ID, cs[0].State
 }
 
-// A container is pulled, created and started with its labels, serves, and a reconcile that
-// changes nothing asks podman one thing: the list of the node's containers.
+// A container is pulled, created and started with its labels, and serves. Its process is
+// recorded once it runs: a reconcile that finds that process still alive asks podman nothing.
 func TestContainerRunsAndANoOpListsOnce(t *testing.T) {
 	b, env := containerBed(t)
 	port := podmantest.FreePort(t)
@@ -78,10 +78,12 @@ func TestContainerRunsAndANoOpListsOnce(t *testing.T) {
 	if labels != "web-1 app web" {
 		t.Fatalf("labels %q", labels)
 	}
-	before := b.eng.ctrs.cli.calls.Load()
-	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, false)
-	if calls := b.eng.ctrs.cli.calls.Load() - before; calls != 1 {
-		t.Fatalf("a reconcile that changed nothing ran the container CLI %d times, want 1", calls)
+	for i, want := range []int64{0, 0} {
+		before := b.eng.ctrs.cli.calls.Load()
+		b.reconcile(d).want(t, "app/web", hq.StateApplied, true, false)
+		if calls := b.eng.ctrs.cli.calls.Load() - before; calls != want {
+			t.Fatalf("reconcile %d that changed nothing ran the container CLI %d times, want %d", i+2, calls, want)
+		}
 	}
 }
 
@@ -137,12 +139,13 @@ func TestContainerDriftAndForeignNames(t *testing.T) {
 	b, env := containerBed(t)
 	port := podmantest.FreePort(t)
 	d := b.decl(mod("app", true, web("web", env.Image, port)))
-	b.reconcile(d)
+	b.reconcile(d) // records its process: what follows is seen without a listing
 	env.Podman("rm", "-f", "-t", "0", "hq-app-web")
 	r := b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
 	if !r.Drift || r.DriftDetail != "container missing" {
 		t.Fatalf("after rm: %+v", r)
 	}
+	b.reconcile(d)
 	env.Podman("stop", "-t", "0", "hq-app-web")
 	if r := b.reconcile(d)["app/web"]; !r.Drift || !strings.Contains(r.DriftDetail, "container exited") {
 		t.Fatalf("after stop: %+v", r)

@@ -41,7 +41,11 @@ type container struct {
 	Name     string
 	State    string // created, running, exited, paused, …
 	ExitCode int
-	Labels   map[string]string
+	// PID is its main process, when it runs and the CLI says (podman does, Docker's ps not).
+	PID int
+	// Image is the image it was created from, as it was named.
+	Image  string
+	Labels map[string]string
 }
 
 func (c container) running() bool { return c.State == "running" }
@@ -129,6 +133,8 @@ func parseContainers(out []byte) ([]container, error) {
 			Names    []string
 			State    string
 			ExitCode int
+			Pid      int
+			Image    string
 			Labels   map[string]string
 		}
 		if err := json.Unmarshal(out, &rows); err != nil {
@@ -136,7 +142,7 @@ func parseContainers(out []byte) ([]container, error) {
 		}
 		cs := make([]container, 0, len(rows))
 		for _, r := range rows {
-			ct := container{ID: r.ID, State: r.State, ExitCode: r.ExitCode, Labels: r.Labels}
+			ct := container{ID: r.ID, State: r.State, ExitCode: r.ExitCode, PID: r.Pid, Image: r.Image, Labels: r.Labels}
 			if len(r.Names) > 0 {
 				ct.Name = r.Names[0]
 			}
@@ -147,12 +153,12 @@ func parseContainers(out []byte) ([]container, error) {
 	var cs []container
 	for line := range bytes.SplitSeq(out, []byte("\n")) {
 		var r struct {
-			ID, Names, State, Labels, Status string
+			ID, Names, State, Labels, Status, Image string
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
 			return nil, err
 		}
-		ct := container{ID: r.ID, Name: strings.Split(r.Names, ",")[0], State: r.State, Labels: map[string]string{}}
+		ct := container{ID: r.ID, Name: strings.Split(r.Names, ",")[0], State: r.State, Image: r.Image, Labels: map[string]string{}}
 		for kv := range strings.SplitSeq(r.Labels, ",") {
 			if k, v, ok := strings.Cut(kv, "="); ok {
 				ct.Labels[k] = v
@@ -225,6 +231,17 @@ func (e *Engine) containerList(ctx context.Context) (map[string]container, error
 	return e.ctrs.byName, nil
 }
 
+// imageInUse reports whether a container this reconcile listed was created from image: then
+// it is in the store, and needs neither a look nor a pull.
+func (c *containers) imageInUse(image string) bool {
+	for _, ct := range c.byName {
+		if ct.Image == image {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *containers) start(ctx context.Context, name string) error {
 	_, err := c.cli.run(ctx, time.Minute, "start", name)
 	return err
@@ -266,22 +283,24 @@ func (c *containers) checkHTTPHealth(ctx context.Context, d hq.Resource) error {
 }
 
 // waitReady waits for a started container to be up: its health check passes within timeout,
-// or, without one, it still runs after grace. One that exits fails at once, with its last lines.
-func (c *containers) waitReady(ctx context.Context, name string, d hq.Resource, timeout, grace time.Duration) error {
+// or, without one, it still runs after grace. One that exits fails at once, with its last
+// lines. It returns the container as last seen running, whose process the ledger keeps.
+func (c *containers) waitReady(ctx context.Context, name string, d hq.Resource, timeout, grace time.Duration) (container, error) {
 	h := d.Health
 	if h == nil {
 		select {
 		case <-time.After(grace):
 		case <-ctx.Done():
-			return ctx.Err()
+			return container{}, ctx.Err()
 		}
 		return c.stillRunning(ctx, name)
 	}
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
-		if err := c.stillRunning(ctx, name); err != nil {
-			return err
+		ct, err := c.stillRunning(ctx, name)
+		if err != nil {
+			return ct, err
 		}
 		if h.HTTP != "" {
 			last = probe(ctx, h.HTTP)
@@ -289,36 +308,36 @@ func (c *containers) waitReady(ctx context.Context, name string, d hq.Resource, 
 			_, last = c.cli.run(ctx, timeout, append([]string{"exec", name}, h.Command...)...)
 		}
 		if last == nil {
-			return nil
+			return ct, nil
 		}
 		if time.Now().After(deadline) {
 			if h.HTTP != "" {
-				return fmt.Errorf("not healthy within %s: GET %s: %w", timeout, h.HTTP, last)
+				return ct, fmt.Errorf("not healthy within %s: GET %s: %w", timeout, h.HTTP, last)
 			}
-			return fmt.Errorf("not healthy within %s: %w", timeout, last)
+			return ct, fmt.Errorf("not healthy within %s: %w", timeout, last)
 		}
 		select {
 		case <-time.After(200 * time.Millisecond):
 		case <-ctx.Done():
-			return ctx.Err()
+			return ct, ctx.Err()
 		}
 	}
 }
 
-// stillRunning fails with the container's last lines when it is not running.
-func (c *containers) stillRunning(ctx context.Context, name string) error {
+// stillRunning returns the container, and fails with its last lines when it is not running.
+func (c *containers) stillRunning(ctx context.Context, name string) (container, error) {
 	ct, err := c.cli.state(ctx, name)
 	if err != nil {
-		return err
+		return ct, err
 	}
 	if ct.running() {
-		return nil
+		return ct, nil
 	}
 	msg := fmt.Sprintf("the container %s", stoppedDrift(ct))
 	if logs := c.cli.logs(ctx, name); logs != "" {
 		msg += ": " + logs
 	}
-	return errors.New(msg)
+	return ct, errors.New(msg)
 }
 
 // containerCLIPath is the CLI named, or podman when it is on the PATH; "" when there is none.
@@ -347,17 +366,12 @@ func (e *Engine) removeContainer(ctx context.Context, ref string) error {
 
 // removeStrayContainers removes the containers labelled for this node whose resource is not
 // declared and that the ledger does not name (it names the rest, removed with it): hostd made
-// them, and a lost ledger must not leave them running. Only a node that runs containers asks.
+// them, and a lost ledger must not leave them running. It looks at the list this reconcile
+// read, if it read one: a ledger that lost its entries has no processes to check either, so
+// that reconcile lists.
 func (rc *reconcileRun) removeStrayContainers(ctx context.Context) {
 	e := rc.e
-	if e.ctrs.cli.path == "" || !rc.hasContainers() {
-		return
-	}
-	list, err := e.containerList(ctx)
-	if err != nil {
-		e.log.Error("listing containers", "err", err)
-		return
-	}
+	list := e.ctrs.byName
 	for name, ct := range list {
 		m, r := ct.Labels[labelModule], ct.Labels[labelResource]
 		ref := hq.Ref(m, r)
@@ -372,19 +386,29 @@ func (rc *reconcileRun) removeStrayContainers(ctx context.Context) {
 	}
 }
 
-// hasContainers reports whether the declaration or the ledger names a container or a job.
-func (rc *reconcileRun) hasContainers() bool {
-	for _, m := range rc.d.Modules {
-		for _, r := range m.Resources {
-			if r.Kind == hq.KindContainer || r.Kind == hq.KindJob {
-				return true
-			}
-		}
+// procID names a process across PID reuse: its PID and its start time, in clock ticks since boot.
+type procID struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+}
+
+// alive reports whether the process p names still runs.
+func (p *procID) alive() bool {
+	if p == nil || p.PID <= 0 {
+		return false
 	}
-	for _, en := range rc.e.ledger.Resources {
-		if en.Kind == hq.KindContainer || en.Kind == hq.KindJob {
-			return true
-		}
+	start, err := procStart(p.PID)
+	return err == nil && start == p.Start
+}
+
+// procOf is the process of a running container as listed, or nil when it is not known.
+func procOf(ct container) *procID {
+	if !ct.running() || ct.PID <= 0 {
+		return nil
 	}
-	return false
+	start, err := procStart(ct.PID)
+	if err != nil {
+		return nil
+	}
+	return &procID{PID: ct.PID, Start: start}
 }

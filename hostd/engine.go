@@ -254,6 +254,7 @@ func (e *Engine) reconcile(ctx context.Context, d *hq.Declaration, start time.Ti
 	for _, m := range d.Modules {
 		rc.results = append(rc.results, rc.module(ctx, m)...)
 	}
+	rc.removeStrayContainers(ctx)
 	e.saveLedger()
 	if !e.cfg.Masterless {
 		if err := e.fails.save(e.cfg.StateDir); err != nil {

@@ -54,6 +54,9 @@ type Entry struct {
 	Package string `json:"package,omitempty"`
 	// Stat fingerprints a file as last written or checked, so an unchanged file is not re-read.
 	Stat *fingerprint `json:"stat,omitempty"`
+	// Proc is the process of a running container as last listed, so a reconcile that finds it
+	// still alive need not ask the container CLI (see containerStep.check).
+	Proc *procID `json:"proc,omitempty"`
 }
 
 func newLedger() *Ledger {

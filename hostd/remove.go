@@ -19,7 +19,6 @@ import (
 // declares is left until that group applies (see groupApply.done): a group that does not apply
 // leaves every member as it was.
 func (rc *reconcileRun) removeUndeclared(ctx context.Context) {
-	rc.removeStrayContainers(ctx)
 	// A process hostd supervises is hostd's even if the ledger missed it.
 	for _, ref := range rc.e.sup.refs() {
 		if !rc.declared[ref] && rc.e.ledger.Resources[ref] == nil && rc.inScope(ref) {

@@ -70,7 +70,7 @@ func New(t testing.TB) *Env {
 }
 
 // Setenv points this process's podman at e, for tests that run hostd's engine in-process.
-func (e *Env) Setenv(t *testing.T) {
+func (e *Env) Setenv(t testing.TB) {
 	for _, v := range e.Vars {
 		k, val, _ := strings.Cut(v, "=")
 		t.Setenv(k, val)
