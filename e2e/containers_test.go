@@ -80,7 +80,9 @@ func TestContainerLifecycle(t *testing.T) {
 	newHost(t, c, ctl.url, "web-1", env.Vars...)
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
-	vol := func(host string) func(*hq.Resource) { return func(r *hq.Resource) { r.Volumes = []string{host + ":/data"} } }
+	vol := func(host string) func(*hq.Resource) {
+		return func(r *hq.Resource) { r.Volumes = []string{host + ":/data"} }
+	}
 
 	c.putModule("app", webContainer("web", image, port, vol("/srv/a")))
 	gen := c.assign("web-1", "app", true)
