@@ -39,9 +39,7 @@ type fixture struct {
 
 func setup(t testing.TB) *fixture { t.Helper(); return setupServer(t, false) }
 
-// setupTLS is setup serving HTTPS, as a controller with HQ_TLS_CERT does.
-func setupTLS(t testing.TB) *fixture { t.Helper(); return setupServer(t, true) }
-
+// setupServer is setup, serving HTTPS when https is set, as a controller with HQ_TLS_CERT does.
 func setupServer(t testing.TB, https bool) *fixture {
 	t.Helper()
 	store, err := db.Open(context.Background(), testdb.New(t))

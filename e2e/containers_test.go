@@ -165,7 +165,7 @@ func TestContainerTakeDriftAndRestart(t *testing.T) {
 		t.Fatalf("after kill -9 of hostd the container is %s %s, was %s", now, st, id)
 	}
 	restarted := time.Now()
-	h = startHost(t, ctl.url, "web-1", token, root, state, env.Vars...)
+	startHost(t, ctl.url, "web-1", token, root, state, env.Vars...)
 	waitFor(t, 30*time.Second, "the new hostd to report", func() bool {
 		v := c.node("web-1")
 		return v.LastReportAt != nil && v.LastReportAt.After(restarted) && v.Status == hq.StatusConverged
