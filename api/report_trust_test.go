@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -108,4 +109,24 @@ func TestNULInAReportIsReplaced(t *testing.T) {
 	if !seen {
 		t.Fatalf("the failed resource is not on the node's page: %+v", v.Resources)
 	}
+}
+
+// A template that is a program is refused at upload, naming the resource and the field, and
+// the controller goes on serving: nothing of it is ever rendered.
+func TestTemplateBombIsRefusedAtUpload(t *testing.T) {
+	f := setup(t)
+	for _, bomb := range []string{
+		"{{range 100000}}{{range 100000}}x{{end}}{{end}}",
+		`{{define "a"}}{{template "a"}}{{end}}{{template "a"}}`,
+	} {
+		body := fmt.Sprintf(`{"resources":[{"name":"motd","kind":"file","path":"/etc/motd","content":%q}]}`, bomb)
+		r := f.want(f.do("PUT", "/api/v1/modules/bomb", admin, body), 422)
+		var e struct{ Error hq.Error }
+		r.json(t, &e)
+		if len(e.Error.Details) != 1 || e.Error.Details[0].Field != "resources[0].content" {
+			t.Fatalf("%s: details %+v", bomb, e.Error.Details)
+		}
+	}
+	f.want(f.do("GET", "/healthz", "", nil), 200)
+	f.want(f.do("GET", "/api/v1/modules/bomb", admin, nil), 404)
 }
