@@ -28,7 +28,11 @@ install_missing() {
   [ -x /usr/bin/time ] || pkgs+=(time)
   if [ ${#pkgs[@]} -gt 0 ]; then
     echo "installing ${pkgs[*]} from Debian's packages" >&2
-    for p in "${pkgs[@]}"; do apt-cache policy "$p" | grep -q 'Candidate: [0-9]' || { echo "no candidate for $p: run apt-get update" >&2; exit 1; }; done
+    # The policy is read whole before grep looks at it: grep -q stops at its first match, and
+    # under pipefail the pipe from apt-cache would then count as failed.
+    candidate() { local policy; policy=$(apt-cache policy "$1"); grep -q 'Candidate: [0-9]' <<<"$policy"; }
+    for p in "${pkgs[@]}"; do candidate "$p" || { apt-get update -qq >&2; break; }; done
+    for p in "${pkgs[@]}"; do candidate "$p" || { echo "no candidate for $p in apt's lists" >&2; exit 1; }; done
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${pkgs[@]}" >&2
   fi
 }
