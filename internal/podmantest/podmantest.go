@@ -50,7 +50,14 @@ func Need(t testing.TB, commands ...string) {
 func New(t testing.TB) *Env {
 	t.Helper()
 	Need(t, "podman", "runc", "busybox")
-	dir := t.TempDir()
+	// Not t.TempDir: podman's conmon may still be writing a container's exit file in the store
+	// when rm returns, and TempDir fails the test when its removal meets a directory that is not
+	// empty. This one is removed after the containers, trying again for a while.
+	dir, err := os.MkdirTemp("", "podmantest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeAll(t, dir) })
 	e := &Env{t: t, dir: dir}
 	write(t, filepath.Join(dir, "containers.conf"), "[containers]\ndefault_ulimits = []\n[engine]\ncgroup_manager = \"cgroupfs\"\nruntime = \"runc\"\n")
 	write(t, filepath.Join(dir, "storage.conf"), fmt.Sprintf("[storage]\ndriver = \"vfs\"\ngraphroot = %q\nrunroot = %q\n",
@@ -75,6 +82,19 @@ func (e *Env) Setenv(t testing.TB) {
 		k, val, _ := strings.Cut(v, "=")
 		t.Setenv(k, val)
 	}
+}
+
+// removeAll removes dir, trying again while something still writes in it; what it cannot
+// remove in a few seconds is logged and left in the temporary directory.
+func removeAll(t testing.TB, dir string) {
+	var err error
+	for range 50 {
+		if err = os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("leaving %s: %v", dir, err)
 }
 
 func write(t testing.TB, name, content string) {
