@@ -126,7 +126,7 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	rep, err := decodeReport(body, buf.results)
+	rep, err := decodeReport(body, buf.results, s.GeneralDecoder)
 	buf.results = rep.Results
 	if err != nil {
 		fail(err)

@@ -48,7 +48,7 @@ func FuzzDecodeReport(f *testing.F) {
 		if ok && !reflect.DeepEqual(got, want) {
 			t.Fatalf("the token reader read\n%+v\nthe general decoder\n%+v\nfrom %q", got, want, body)
 		}
-		if _, err := decodeReport(body, nil); (err == nil) != (wantErr == nil) {
+		if _, err := decodeReport(body, nil, false); (err == nil) != (wantErr == nil) {
 			t.Fatalf("decodeReport error %v, general decoder %v", err, wantErr)
 		}
 	})

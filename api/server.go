@@ -41,6 +41,8 @@ type Server struct {
 	MaxReportsInFlight int
 	RetryAfter         int
 	reports            *admission
+	// GeneralDecoder reads every report with encoding/json, not the scanner (HQ_REPORT_DECODER).
+	GeneralDecoder bool
 	// Lot, when set, parks the long-polls that wait, so that they hold no goroutine.
 	Lot       *Lot
 	inHandler atomic.Int64 // long-polls waiting in their handler

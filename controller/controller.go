@@ -27,7 +27,7 @@ import (
 // Config is the controller's configuration, read from the environment.
 type Config struct {
 	Addr               string        `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
-	DB                 string        `envconfig:"DB" default:"./hq.db" desc:"the database file; its signing key is kept beside it as FILE.key"`
+	DB                 string        `envconfig:"DB" default:"./hq.db" desc:"the database: a SQLite file (its signing key kept beside it as FILE.key), or a postgres:// URL"`
 	AdminToken         string        `envconfig:"ADMIN_TOKEN" desc:"required: the operator's bearer token"`
 	StuckAttempts      int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
 	StuckAfter         time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
@@ -41,8 +41,11 @@ type Config struct {
 	TLSKey             string        `envconfig:"TLS_KEY" desc:"its PEM private key"`
 	ClientCA           string        `envconfig:"CLIENT_CA" desc:"a PEM bundle: node calls must then carry a client certificate from it naming the node (common name or DNS SAN), besides the node's token"`
 	// MaxConns is sized for a fleet: every node holds one connection open for its long-poll.
-	MaxConns    int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
-	MetricsAddr string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
+	// LongPoll and ReportDecoder turn hq's own protocol code off, back to the standard path.
+	LongPoll      string `envconfig:"LONGPOLL" default:"lot" desc:"lot: a long-poll that waits is set aside without a goroutine (about 1 KB a waiting host); handler: it waits in its handler, as net/http serves any request (about 36 KB), to rule the lot out"`
+	ReportDecoder string `envconfig:"REPORT_DECODER" default:"scanner" desc:"scanner: a report in hostd's shape is read by hq's own scanner (half the CPU), any other by encoding/json; general: every report by encoding/json, to rule the scanner out"`
+	MaxConns      int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
+	MetricsAddr   string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
 	// KeyFile's default is computed in one place, SigningKeyFile.
 	KeyFile string `envconfig:"KEY_FILE" desc:"the signing key file (mode 0600; hq key rotate replaces it); by default HQ_DB.key, beside the database file, and required when HQ_DB is not a file"`
 	// KeyGrace is a week by default: long enough for a host that was powered off over a long
@@ -81,6 +84,10 @@ func (c Config) Check() error {
 		return errors.New("HQ_MAX_CONNS must be at least 1")
 	case c.KeyGrace <= 0:
 		return errors.New("HQ_KEY_GRACE must be positive")
+	case c.LongPoll != "lot" && c.LongPoll != "handler":
+		return fmt.Errorf("HQ_LONGPOLL must be lot or handler, not %q", c.LongPoll)
+	case c.ReportDecoder != "scanner" && c.ReportDecoder != "general":
+		return fmt.Errorf("HQ_REPORT_DECODER must be scanner or general, not %q", c.ReportDecoder)
 	}
 	if err := db.CheckName(c.DB); err != nil {
 		return err
@@ -126,7 +133,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		return err
 	}
 	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Keys: keys.current, Log: log, MaxWait: maxWait,
-		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter}
+		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter, GeneralDecoder: cfg.ReportDecoder == "general"}
 	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, log)
 	if err != nil {
 		return err
@@ -160,9 +167,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		ln = tls.NewListener(ln, tc)
 	}
 	// Long-polls that wait are parked in the lot, without goroutines; answered, their
-	// connections come back to the server through the lot's Returns.
-	srv.Lot = api.NewLot(ln.Addr(), answering)
-	srv.Lot.Log = log
+	// connections come back to the server through the lot's Returns. With HQ_LONGPOLL=handler
+	// the lot stays empty, and every poll waits in its handler.
+	lot := api.NewLot(ln.Addr(), answering)
+	lot.Log = log
+	if cfg.LongPoll == "lot" {
+		srv.Lot = lot
+	}
 	// A connection the lot gives back is one kept alive after its answer: the server reads its
 	// next request as the first of a connection, with ReadHeaderTimeout, so here that is the
 	// idle timeout a kept-alive connection has.
@@ -185,10 +196,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	}
 	errc, returned := make(chan error, 1), make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	go func() { returned <- rs.Serve(srv.Lot.Returns()) }()
+	go func() { returned <- rs.Serve(lot.Returns()) }()
 	select {
 	case err := <-errc:
-		srv.Lot.Close()
+		lot.Close()
 		rs.Close()
 		<-returned
 		return err
@@ -198,7 +209,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	endRequests()
-	srv.Lot.Close()
+	lot.Close()
 	err = errors.Join(hs.Shutdown(shut), rs.Shutdown(shut))
 	<-errc // Serve has returned http.ErrServerClosed
 	<-returned
