@@ -186,7 +186,8 @@ a declaration (as the controller sends it) or a module file ({"resources":[…]}
 PUT /modules takes it), whose module is named --module NAME or after the file (web.json
 is module web), taken with --take (by default it holds what it would overwrite that it
 did not write, as for an untaken module). The file is the operator's own: no key, no
-signature. It uses HOSTD_ROOT and HOSTD_STATE_DIR only, and the daemon's ledger, journal
+signature. It uses HOSTD_ROOT and HOSTD_STATE_DIR (and HOSTD_NODE and HOSTD_CONTAINER_CLI
+for containers) only, and the daemon's ledger, journal
 and services; it refuses to run while a hostd run (or another apply) holds the state dir.
 It reconciles only the modules FILE names, removes what they no longer declare, and
 leaves the applied generation alone, so a later hostd run fences the controller's

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -29,7 +30,7 @@ var operators = map[string]operator{
 	"status":  {"", "the mesh at a glance: nodes by status and the lines that need a look", cmdStatus, nil},
 	"nodes":   {"[--status S] [--selector SEL]", "every node with its status, generation and last report line", cmdNodes, nodesFlags},
 	"node":    {"NAME", "one node: its status lines, last report, assignments, what is not applied", cmdNode, nil},
-	"module":  {"push|plan NAME FILE", "push uploads FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME; plan says what that would do, and does nothing", cmdModule, nil},
+	"module":  {"push|plan NAME FILE", "push uploads FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME; plan says what that would do, and does nothing, exiting 0 when nothing would change and 2 when something would or the upload would be refused", cmdModule, nil},
 	"assign":  {"NODE MODULE [--taken]", "assign a module to a node", cmdAssign, assignFlags},
 	"take":    {"NODE MODULE", "let an assigned module adopt what it finds on the node", cmdTake, nil},
 	"label":   {"NODE k=v…", "replace a node's labels", cmdLabel, nil},
@@ -108,10 +109,45 @@ func runOperator(ctx context.Context, name string, args []string, stdout, stderr
 			fs.Usage()
 			return 2
 		}
-		fmt.Fprintf(stderr, "hq %s: %v\n", name, err)
+		if c, ok := errors.AsType[exitCode](err); ok {
+			return int(c)
+		}
+		o.printError(stderr, name, err)
+		if name == "module" && len(rest) > 0 && rest[0] == "plan" && client.StatusOf(err) == 422 {
+			return 2 // the upload would be refused
+		}
 		return 1
 	}
 	return 0
+}
+
+// exitCode ends a command that said what it had to with a code of its own.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit %d", int(c)) }
+
+// printError says why a command failed: the API's answer with every detail it gives (as JSON
+// with -o json), and what to set when the token or the CA is what is missing.
+func (o *cliRun) printError(stderr io.Writer, name string, err error) {
+	e, api := errors.AsType[*client.Error](err)
+	if api && o.json {
+		enc := json.NewEncoder(o.out)
+		enc.SetIndent("", "  ")
+		enc.Encode(map[string]any{"error": e.API})
+		return
+	}
+	fmt.Fprintf(stderr, "hq %s: %v\n", name, err)
+	if api {
+		for _, d := range e.API.Details {
+			fmt.Fprintf(stderr, "  %s: %s\n", d.Field, d.Message)
+		}
+		if e.Status == 401 {
+			fmt.Fprintln(stderr, "  set HQ_ADMIN_TOKEN to the operator's token (the controller's HQ_ADMIN_TOKEN)")
+		}
+	}
+	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+		fmt.Fprintln(stderr, "  the controller's certificate is not from a CA this machine trusts: set HQ_CA to the PEM bundle it chains to")
+	}
 }
 
 func nodesFlags(fs *flag.FlagSet, o *cliRun) {
@@ -316,7 +352,15 @@ func cmdModule(ctx context.Context, o *cliRun, args []string) error {
 		if err != nil {
 			return err
 		}
-		return o.print(plan, func() []string { return planLines(plan) })
+		if err := o.print(plan, func() []string { return planLines(plan) }); err != nil {
+			return err
+		}
+		// As terraform plan -detailed-exitcode: 0 nothing would change, 2 something would
+		// (or the upload would be refused).
+		if !plan.Unchanged || len(plan.Conflicts) > 0 {
+			return exitCode(2)
+		}
+		return nil
 	}
 	res, err := o.c.PutModule(ctx, name, resources)
 	if err != nil {
@@ -486,3 +530,31 @@ func cmdRetry(ctx context.Context, o *cliRun, args []string) error {
 		return []string{fmt.Sprintf("%s: retrying %s", args[0], args[1])}
 	})
 }
+
+// operatorLine finds the operator command in a command line whose flags may stand before it
+// (hq -o json status) as well as after, and returns it with the rest of the line, flags
+// first; false when the line names no operator command.
+func operatorLine(args []string) (string, []string, bool) {
+	var flags []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if _, ok := operators[a]; ok {
+			return a, append(flags, args[i+1:]...), true
+		}
+		if !strings.HasPrefix(a, "-") || isHelpFlag(a) {
+			return "", nil, false
+		}
+		flags = append(flags, a)
+		// A flag that takes a value and was not given one with '=' takes the next word.
+		if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") && valueFlags[name] && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return "", nil, false
+}
+
+// valueFlags are the flags of operator commands that take a value.
+var valueFlags = map[string]bool{"o": true, "status": true, "selector": true, "rollout": true}
+
+func isHelpFlag(a string) bool { return a == "-h" || a == "-help" || a == "--help" }

@@ -97,10 +97,10 @@ func TestCLI(t *testing.T) {
 	}
 	mod2 := filepath.Join(t.TempDir(), "app2.json")
 	os.WriteFile(mod2, []byte(`[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"y"},{"name":"more","kind":"directory","path":"/srv/app"}]`), 0o644)
-	if out, want := e.ok("module", "plan", "app", mod2), "app: would make revision 2: 1 added (more), 1 changed (conf)\nwould move 1 node(s): web-1 (generation 1 → 2)\n"; out != want {
-		t.Errorf("module plan:\n%s\nwant\n%s", out, want)
+	if code, out, _ := e.run("module", "plan", "app", mod2); code != 2 || out != "app: would make revision 2: 1 added (more), 1 changed (conf)\nwould move 1 node(s): web-1 (generation 1 → 2)\n" {
+		t.Errorf("module plan: exit %d (want 2: it would change something)\n%s", code, out)
 	}
-	if out := e.ok("module", "plan", "app", mod); out != "app: unchanged, revision 1 stays; nothing would move\n" {
+	if out := e.ok("module", "plan", "app", mod); out != "app: unchanged, revision 1 stays; nothing would move\n" { // exit 0
 		t.Errorf("module plan of the same module: %q", out)
 	}
 	out := e.ok("node", "web-1")
@@ -166,6 +166,10 @@ func TestCLITrustsHQCA(t *testing.T) {
 			t.Errorf("HQ_CA=%q: exit %d, %q, %q; want 1 and %q", ca, code, out, errs, want)
 		}
 	}
+	e.env = map[string]string{"HQ_CA": ""}
+	if _, _, errs := e.run("status"); !strings.Contains(errs, "set HQ_CA") {
+		t.Errorf("an untrusted certificate does not say what to set: %q", errs)
+	}
 	e.env = map[string]string{"HQ_CA": caFile}
 	if out := e.ok("status"); out != "0 node(s)\n" {
 		t.Errorf("status over HTTPS: %q", out)
@@ -180,3 +184,55 @@ func newNode(t *testing.T, url, name string) {
 }
 
 func clientFor(url string) *client.Client { return client.New(url, "admin") }
+
+// A module the API refuses is refused with every problem it names, in text and in JSON; a
+// plan of it exits 2, as one that would change something does.
+func TestCLIPrintsWhatTheAPIRefuses(t *testing.T) {
+	e := newCLIEnv(t)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"resources":[{"name":"web","kind":"container","image":"app:latest"},{"name":"x","kind":"file","path":"relative"}]}`), 0o644)
+	code, _, errs := e.run("module", "push", "app", bad)
+	for _, want := range []string{"resources[0].image: must be pinned by digest", "resources[1].path: must be absolute"} {
+		if code != 1 || !strings.Contains(errs, want) {
+			t.Errorf("module push of a bad module: exit %d, no %q in\n%s", code, want, errs)
+		}
+	}
+	code, out, _ := e.run("module", "push", "app", bad, "-o", "json")
+	var j struct {
+		Error struct{ Details []struct{ Field, Message string } }
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &j) != nil || len(j.Error.Details) != 2 || j.Error.Details[0].Field != "resources[0].image" {
+		t.Errorf("module push -o json of a bad module: exit %d, %s", code, out)
+	}
+	if code, _, errs := e.run("module", "plan", "app", bad); code != 2 || !strings.Contains(errs, "resources[0].image") {
+		t.Errorf("module plan of a bad module: exit %d (want 2), %q", code, errs)
+	}
+	e.env = map[string]string{"HQ_ADMIN_TOKEN": ""}
+	if code, _, errs := e.run("status"); code != 1 || !strings.Contains(errs, "set HQ_ADMIN_TOKEN") {
+		t.Errorf("without a token: exit %d, %q; want it to name HQ_ADMIN_TOKEN", code, errs)
+	}
+}
+
+// Flags may stand before the command as well as after it.
+func TestOperatorFlagsBeforeTheCommand(t *testing.T) {
+	for _, c := range []struct {
+		line []string
+		name string
+		rest []string
+	}{
+		{[]string{"-o", "json", "status"}, "status", []string{"-o", "json"}},
+		{[]string{"-o=json", "nodes", "--status", "stuck"}, "nodes", []string{"-o=json", "--status", "stuck"}},
+		{[]string{"--selector", "role=web", "nodes"}, "nodes", []string{"--selector", "role=web"}},
+		{[]string{"node", "web-1", "-o", "json"}, "node", []string{"web-1", "-o", "json"}},
+	} {
+		name, rest, ok := operatorLine(c.line)
+		if !ok || name != c.name || strings.Join(rest, " ") != strings.Join(c.rest, " ") {
+			t.Errorf("%v: %q %v %v", c.line, name, rest, ok)
+		}
+	}
+	for _, line := range [][]string{{"serve"}, {"-o", "json"}, {"-h", "status"}, {"-o", "json", "serve"}} {
+		if _, _, ok := operatorLine(line); ok {
+			t.Errorf("%v taken for an operator command", line)
+		}
+	}
+}

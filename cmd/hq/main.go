@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -53,9 +54,9 @@ func main() {
 		printUsage()
 		return
 	}
-	if _, ok := operators[os.Args[1]]; ok {
+	if name, args, ok := operatorLine(os.Args[1:]); ok {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := runOperator(ctx, os.Args[1], os.Args[2:], os.Stdout, os.Stderr, os.Getenv)
+		code := runOperator(ctx, name, args, os.Stdout, os.Stderr, os.Getenv)
 		stop()
 		os.Exit(code)
 	}
@@ -108,7 +109,9 @@ func printUsage() {
 		fmt.Fprintf(&ops, "  %s\n            %s\n", strings.TrimSpace(fmt.Sprintf("%-9s %s", name, operators[name].args)), operators[name].summary)
 	}
 	fmt.Fprintf(os.Stderr, usage, ops.String())
-	envconfig.Usagef("HQ", &controller.Config{}, os.Stderr, envconfig.DefaultTableFormat)
+	tw := tabwriter.NewWriter(os.Stderr, 1, 0, 2, ' ', 0)
+	envconfig.Usagef("HQ", &controller.Config{}, tw, envconfig.DefaultTableFormat)
+	tw.Flush()
 }
 
 func fail(err error) {
