@@ -199,7 +199,9 @@ func TestCLIPrintsWhatTheAPIRefuses(t *testing.T) {
 	}
 	code, out, _ := e.run("module", "push", "app", bad, "-o", "json")
 	var j struct {
-		Error struct{ Details []struct{ Field, Message string } }
+		Error struct {
+			Details []struct{ Field, Message string }
+		}
 	}
 	if code != 1 || json.Unmarshal([]byte(out), &j) != nil || len(j.Error.Details) != 2 || j.Error.Details[0].Field != "resources[0].image" {
 		t.Errorf("module push -o json of a bad module: exit %d, %s", code, out)
