@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/meshhq/hq"
 )
@@ -79,15 +80,31 @@ func cmdRollout(ctx context.Context, o *cliRun, args []string) error {
 	if err != nil {
 		return err
 	}
-	return o.print(r, func() []string {
-		lines := []string{r.MakeLine()}
-		for _, n := range r.Progress {
-			line := fmt.Sprintf("  %s  wave %d  %s", n.Node, n.Wave, n.State)
-			if n.Reason != "" {
-				line += ": " + n.Reason
-			}
-			lines = append(lines, strings.TrimRight(line, " "))
+	return o.print(r, func() []string { return rolloutLines(r) })
+}
+
+// rolloutLines are a rollout's line, then a node a line in aligned columns: its wave, or
+// "waiting" while its wave has not started, its state and why.
+func rolloutLines(r hq.Rollout) []string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 1, 0, 2, ' ', 0)
+	for _, n := range r.Progress {
+		wave := "waiting"
+		if n.StartedAt != nil {
+			wave = fmt.Sprintf("wave %d", n.Wave)
 		}
-		return lines
-	})
+		state := n.State
+		if n.Reason != "" {
+			state += ": " + n.Reason
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", n.Node, wave, state)
+	}
+	tw.Flush()
+	lines := []string{r.MakeLine()}
+	for l := range strings.SplitSeq(strings.TrimRight(b.String(), "\n"), "\n") {
+		if l != "" {
+			lines = append(lines, strings.TrimRight(l, " "))
+		}
+	}
+	return lines
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/api"
 	"github.com/meshhq/hq/certs"
 	"github.com/meshhq/hq/client"
@@ -236,5 +237,24 @@ func TestOperatorFlagsBeforeTheCommand(t *testing.T) {
 		if _, _, ok := operatorLine(line); ok {
 			t.Errorf("%v taken for an operator command", line)
 		}
+	}
+}
+
+// A rollout's nodes line up, and a node whose wave has not started waits.
+func TestRolloutLinesAlign(t *testing.T) {
+	at := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	r := hq.Rollout{ID: 3, Module: "app", Progress: []hq.RolloutNode{
+		{Node: "web-1", Wave: 0, State: "done", StartedAt: &at},
+		{Node: "web-10000", Wave: 1, State: "failed", Reason: "app/conf failed", StartedAt: &at},
+		{Node: "db-2", Wave: 2, State: "pending"},
+	}}
+	lines := rolloutLines(r)
+	want := []string{
+		"  web-1      wave 0   done",
+		"  web-10000  wave 1   failed: app/conf failed",
+		"  db-2       waiting  pending",
+	}
+	if len(lines) != 4 || strings.Join(lines[1:], "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lines:\n%s\nwant\n%s", strings.Join(lines[1:], "\n"), strings.Join(want, "\n"))
 	}
 }
