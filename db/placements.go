@@ -376,9 +376,12 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 		return p, err
 	}
 	s.ringAll(gens)
+	// Read before the mover is woken: what this write assigned, not what the mover has added
+	// by the time the read comes.
+	out, err := s.GetPlacement(ctx, p.Name)
 	s.wakeMover() // the rest of the chunks, and any assignments the old module of p left
 	_ = more
-	return s.GetPlacement(ctx, p.Name)
+	return out, err
 }
 
 // placementConflicts refuses a placement whose module some matched node has from elsewhere,
