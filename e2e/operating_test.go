@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -158,6 +159,17 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 }
 
 // hqCLI runs the hq binary's operator commands against a controller.
+// exitStatus is the exit code of a command's error: 0 when there is none.
+func exitStatus(err error) int {
+	if e, ok := errors.AsType[*exec.ExitError](err); ok {
+		return e.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
 func hqCLI(t *testing.T, url string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "hq"), args...)
@@ -234,8 +246,10 @@ func TestCLIAgainstAController(t *testing.T) {
 	run("assign", "edge-1", "broken")
 	// A plan of another content for the module: what would change, on which node, and nothing changes.
 	os.WriteFile(mod, []byte(`{"resources":[{"name":"ca","kind":"file","path":"/etc/proxy/ca.pem","content":"rotated\n"}]}`), 0o644)
-	if out, want := run("module", "plan", "route-proxy", mod), "route-proxy: would make revision 2: 1 changed (ca)\nwould move 1 node(s): edge-1 (generation 3 → 4)\n"; out != want {
-		t.Fatalf("module plan:\n%s\nwant\n%s", out, want)
+	// It exits 2, as terraform plan -detailed-exitcode does when something would change.
+	out, err = hqCLI(t, ctl.url, "module", "plan", "route-proxy", mod)
+	if want := "route-proxy: would make revision 2: 1 changed (ca)\nwould move 1 node(s): edge-1 (generation 3 → 4)\n"; out != want || exitStatus(err) != 2 {
+		t.Fatalf("module plan: exit %d\n%s\nwant 2 and\n%s", exitStatus(err), out, want)
 	}
 	v := must[hq.NodeView](t)(c.Node(context.Background(), "edge-1"))
 	for _, a := range v.Assignments {
