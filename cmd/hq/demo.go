@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -31,6 +32,9 @@ func demo(ctx context.Context, cfg controller.Config) error {
 	if err != nil {
 		return err
 	}
+	// Removed last, once every process the demo started has stopped (the deferred wait below
+	// runs first), whether it ended with Ctrl-C or failed to start.
+	defer os.RemoveAll(dir)
 	hostdBin, err := findHostd(dir)
 	if err != nil {
 		return err
@@ -63,6 +67,9 @@ func demo(ctx context.Context, cfg controller.Config) error {
 	select {
 	case addr = <-ready:
 	case err := <-errc:
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w: set HQ_ADDR to a free address, e.g. HQ_ADDR=127.0.0.1:8081 hq demo", err)
+		}
 		return err
 	}
 	base := demoURL(addr)
@@ -216,7 +223,7 @@ the hosts trust it through HOSTD_CA, curl through --cacert, the CLI through HQ_C
   status page: %[1]s/ (any user name, the token as password; the browser does not know the
   demo's CA: import %[5]s, or accept its warning for this address)
 
-Ctrl-C stops it all.
+Ctrl-C stops it all, and removes %[3]s.
 `
 
 // setUpDemo registers the demo's nodes, uploads and assigns its modules, and returns the hosts'
