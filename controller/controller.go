@@ -84,9 +84,10 @@ func (c Config) Check() error {
 		return errors.New("HQ_MAX_CONNS must be at least 1")
 	case c.KeyGrace <= 0:
 		return errors.New("HQ_KEY_GRACE must be positive")
-	case c.LongPoll != "lot" && c.LongPoll != "handler":
+	// Empty is the default, for a Config made without envconfig.
+	case c.LongPoll != "" && c.LongPoll != "lot" && c.LongPoll != "handler":
 		return fmt.Errorf("HQ_LONGPOLL must be lot or handler, not %q", c.LongPoll)
-	case c.ReportDecoder != "scanner" && c.ReportDecoder != "general":
+	case c.ReportDecoder != "" && c.ReportDecoder != "scanner" && c.ReportDecoder != "general":
 		return fmt.Errorf("HQ_REPORT_DECODER must be scanner or general, not %q", c.ReportDecoder)
 	}
 	if err := db.CheckName(c.DB); err != nil {
@@ -171,7 +172,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	// the lot stays empty, and every poll waits in its handler.
 	lot := api.NewLot(ln.Addr(), answering)
 	lot.Log = log
-	if cfg.LongPoll == "lot" {
+	if cfg.LongPoll != "handler" {
 		srv.Lot = lot
 	}
 	// A connection the lot gives back is one kept alive after its answer: the server reads its
