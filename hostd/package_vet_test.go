@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testenv"
 )
 
 // wantRefused checks that ref failed with an error holding want, and that dpkg in the root
@@ -283,7 +284,7 @@ func (b *bed) shellInRoot() {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			b.t.Skipf("no shell to put in the root: %v", err)
+			testenv.Missing(b.t, "no shell to put in the root: %v", err)
 		}
 		b.write(f, string(data), 0o755)
 	}
@@ -345,9 +346,7 @@ func TestPackageWithoutScriptsIsInstalledWithoutScripts(t *testing.T) {
 // read it: a flat repository in a directory beside the root, which apt trusts unsigned.
 func (b *bed) aptRepo(debs ...string) {
 	b.t.Helper()
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		b.t.Skip("apt-get is missing")
-	}
+	testenv.Need(b.t, "apt-get")
 	repo := b.t.TempDir()
 	var index strings.Builder
 	for _, deb := range debs {

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meshhq/hq/internal/testenv"
 )
 
 // Env is one test's podman.
@@ -33,23 +35,10 @@ type Env struct {
 	registry string
 }
 
-// Need skips (outside CI) or fails (in CI) t when a command is missing.
-func Need(t testing.TB, commands ...string) {
-	t.Helper()
-	for _, c := range commands {
-		if _, err := exec.LookPath(c); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed; .ci/run installs podman, runc, busybox-static and docker-registry", c)
-			}
-			t.Skipf("%s is not installed (apt-get install podman runc busybox-static docker-registry); skipped outside CI", c)
-		}
-	}
-}
-
 // New makes a podman environment for t with a busybox image in it.
 func New(t testing.TB) *Env {
 	t.Helper()
-	Need(t, "podman", "runc", "busybox")
+	testenv.Need(t, "podman", "runc", "busybox")
 	// Not t.TempDir: podman's conmon may still be writing a container's exit file in the store
 	// when rm returns, and TempDir fails the test when its removal meets a directory that is not
 	// empty. This one is removed after the containers, trying again for a while.
@@ -185,7 +174,7 @@ func (e *Env) Digest(image string) string {
 // image is then removed from the store, so the first use of it pulls.
 func (e *Env) Registry() string {
 	e.t.Helper()
-	Need(e.t, "docker-registry")
+	testenv.Need(e.t, "docker-registry")
 	addr := freeAddr(e.t)
 	cfg := filepath.Join(e.dir, "registry.yml")
 	write(e.t, cfg, fmt.Sprintf("version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n",
