@@ -109,10 +109,7 @@ func TestAdmissionBoundsBytes(t *testing.T) {
 func TestShedReportKeepsItsConnection(t *testing.T) {
 	f := setup(t)
 	tok := f.node("web-1")
-	s := &Server{Store: f.store, AdminToken: admin, Instance: "t", Key: f.key, MaxWait: time.Second,
-		Log: slog.New(slog.DiscardHandler), MaxReportsInFlight: 1, RetryAfter: 2}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	_, srv := oneReportAtATime(t, f)
 	slow := &blockingBody{release: make(chan struct{})}
 	var once sync.Once
 	release := func() { once.Do(func() { close(slow.release) }) }
@@ -167,10 +164,7 @@ func TestShedReportKeepsItsConnection(t *testing.T) {
 func TestShedBeforeTheBodyArrives(t *testing.T) {
 	f := setup(t)
 	tok := f.node("web-1")
-	s := &Server{Store: f.store, AdminToken: admin, Instance: "t", Key: f.key, MaxWait: time.Second,
-		Log: slog.New(slog.DiscardHandler), MaxReportsInFlight: 1, RetryAfter: 2}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	s, srv := oneReportAtATime(t, f)
 	post := fmt.Sprintf("POST /api/v1/nodes/web-1/reports HTTP/1.1\r\nHost: hq\r\nAuthorization: Bearer %s\r\nContent-Length: 1000\r\n\r\n", tok)
 	// The report in flight: its headers, and a body that does not come.
 	held, err := net.Dial("tcp", srv.Listener.Addr().String())
@@ -201,4 +195,13 @@ func TestShedBeforeTheBodyArrives(t *testing.T) {
 	if b, err := r.ReadByte(); err == nil {
 		t.Fatalf("read %q after the 503, want the connection closed once its body did not come", b)
 	}
+}
+
+// oneReportAtATime serves the fixture's store with room for one report in flight.
+func oneReportAtATime(t *testing.T, f *fixture) (*Server, *httptest.Server) {
+	s := &Server{Store: f.store, AdminToken: admin, Instance: "t", Key: f.key, MaxWait: time.Second,
+		Log: slog.New(slog.DiscardHandler), MaxReportsInFlight: 1, RetryAfter: 2}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return s, srv
 }

@@ -45,18 +45,6 @@ func ctrState(t *testing.T, env *podmantest.Env, name string) (id, state string)
 	return cs[0].ID, cs[0].State
 }
 
-// webContainer serves the image's /www on a loopback port, checked by its health URL.
-func webContainer(name, image string, port int, edit ...func(*hq.Resource)) hq.Resource {
-	r := hq.Resource{Name: name, Kind: hq.KindContainer, Image: image,
-		Command: []string{"httpd", "-f", "-p", "80", "-h", "/www"},
-		Ports:   []string{fmt.Sprintf("127.0.0.1:%d:80", port)},
-		Health:  &hq.Health{HTTP: fmt.Sprintf("http://127.0.0.1:%d/", port)}}
-	for _, e := range edit {
-		e(&r)
-	}
-	return r
-}
-
 // convergedAt waits for node to be converged at a generation of at least gen.
 func convergedAt(t *testing.T, c *client, node string, gen int64, what string) hq.NodeView {
 	t.Helper()
@@ -84,7 +72,7 @@ func TestContainerLifecycle(t *testing.T) {
 		return func(r *hq.Resource) { r.Volumes = []string{host + ":/data"} }
 	}
 
-	c.putModule("app", webContainer("web", image, port, vol("/srv/a")))
+	c.putModule("app", podmantest.Web("web", image, port, vol("/srv/a")))
 	gen := c.assign("web-1", "app", true)
 	convergedAt(t, c, "web-1", gen, "web-1 converged on the first image")
 	if got := fetch(url); got != "hello from the image\n" {
@@ -92,7 +80,7 @@ func TestContainerLifecycle(t *testing.T) {
 	}
 	first, _ := ctrState(t, env, "hq-app-web")
 
-	c.putModule("app", webContainer("web", second, port, vol("/srv/a")))
+	c.putModule("app", podmantest.Web("web", second, port, vol("/srv/a")))
 	convergedAt(t, c, "web-1", c.node("web-1").Generation, "web-1 converged on the second image")
 	if got := fetch(url); got != "the second image\n" {
 		t.Fatalf("after the new digest the container serves %q", got)
@@ -101,7 +89,7 @@ func TestContainerLifecycle(t *testing.T) {
 		t.Fatal("a new image digest did not recreate the container")
 	}
 
-	c.putModule("app", webContainer("web", second, port, vol("/srv/b")))
+	c.putModule("app", podmantest.Web("web", second, port, vol("/srv/b")))
 	convergedAt(t, c, "web-1", c.node("web-1").Generation, "web-1 converged on the new volume")
 	want := "volume /data of app/web now at /srv/b (was /srv/a): nothing was copied"
 	if !slices.ContainsFunc(c.reports("web-1"), func(r hq.ReportView) bool { return strings.Contains(r.Summary, want) }) {
@@ -134,7 +122,7 @@ func TestContainerTakeDriftAndRestart(t *testing.T) {
 	h := startHost(t, ctl.url, "web-1", token, root, state, env.Vars...)
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
-	c.putModule("app", webContainer("web", env.Image, port))
+	c.putModule("app", podmantest.Web("web", env.Image, port))
 	c.assign("web-1", "app", false)
 	waitFor(t, 60*time.Second, "web-1 waiting on take", func() bool {
 		v := c.node("web-1")
@@ -184,14 +172,14 @@ func TestContainerGroupComesBack(t *testing.T) {
 	newHost(t, c, ctl.url, "web-1", env.Vars...)
 	p1, p2 := freePort(t), freePort(t)
 	grouped := func(r *hq.Resource) { r.Group = "pair" }
-	c.putModule("app", webContainer("a", env.Image, p1, grouped), webContainer("b", env.Image, p2, grouped))
+	c.putModule("app", podmantest.Web("a", env.Image, p1, grouped), podmantest.Web("b", env.Image, p2, grouped))
 	gen := c.assign("web-1", "app", true)
 	convergedAt(t, c, "web-1", gen, "the pair converged")
 	idA, _ := ctrState(t, env, "hq-app-a")
 
 	c.putModule("app",
-		webContainer("a", env.Image, p1, grouped, func(r *hq.Resource) { r.Env = map[string]string{"V": "2"} }),
-		webContainer("b", env.Image, p2, grouped, func(r *hq.Resource) { r.Health.HTTP = fmt.Sprintf("http://127.0.0.1:%d/missing", p2) }))
+		podmantest.Web("a", env.Image, p1, grouped, func(r *hq.Resource) { r.Env = map[string]string{"V": "2"} }),
+		podmantest.Web("b", env.Image, p2, grouped, func(r *hq.Resource) { r.Health.HTTP = fmt.Sprintf("http://127.0.0.1:%d/missing", p2) }))
 	changed := c.node("web-1").Generation
 	var seen []hq.Status
 	waitFor(t, 90*time.Second, "the group to fail", func() bool {

@@ -28,18 +28,6 @@ func containerBed(t *testing.T) (*bed, *podmantest.Env) {
 	return b, env
 }
 
-// web is a container serving dir of the image on a loopback port, with a health check.
-func web(name, image string, port int, extra ...func(*hq.Resource)) hq.Resource {
-	r := hq.Resource{Name: name, Kind: hq.KindContainer, Image: image,
-		Command: []string{"httpd", "-f", "-p", "80", "-h", "/www"},
-		Ports:   []string{fmt.Sprintf("127.0.0.1:%d:80", port)},
-		Health:  &hq.Health{HTTP: fmt.Sprintf("http://127.0.0.1:%d/", port)}}
-	for _, f := range extra {
-		f(&r)
-	}
-	return r
-}
-
 func get(t *testing.T, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -69,7 +57,7 @@ func state(env *podmantest.Env, name string) (id, st string) {
 func TestContainerRunsAndANoOpListsOnce(t *testing.T) {
 	b, env := containerBed(t)
 	port := podmantest.FreePort(t)
-	d := b.decl(mod("app", true, web("web", env.Image, port)))
+	d := b.decl(mod("app", true, podmantest.Web("web", env.Image, port)))
 	b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
 	if got := get(t, fmt.Sprintf("http://127.0.0.1:%d/", port)); got != "hello from the image\n" {
 		t.Fatalf("served %q", got)
@@ -95,9 +83,9 @@ func TestContainerSpecChangeRecreates(t *testing.T) {
 	vol := func(host string) func(*hq.Resource) {
 		return func(r *hq.Resource) { r.Volumes = []string{host + ":/data"} }
 	}
-	b.reconcile(b.decl(mod("app", true, web("db", env.Image, port, vol("/srv/old")))))
+	b.reconcile(b.decl(mod("app", true, podmantest.Web("db", env.Image, port, vol("/srv/old")))))
 	id1, _ := state(env, "hq-app-db")
-	rs := b.reconcile(b.decl(mod("app", true, web("db", env.Image, port, vol("/srv/new"), func(r *hq.Resource) { r.Env = map[string]string{"A": "1"} }))))
+	rs := b.reconcile(b.decl(mod("app", true, podmantest.Web("db", env.Image, port, vol("/srv/new"), func(r *hq.Resource) { r.Env = map[string]string{"A": "1"} }))))
 	r := rs.want(t, "app/db", hq.StateApplied, true, true)
 	want := "app/db recreated (env, volumes changed); volume /data of app/db now at /srv/new (was /srv/old): nothing was copied"
 	if r.Note != want {
@@ -120,14 +108,14 @@ func TestContainerSpecChangeRecreates(t *testing.T) {
 func TestContainerWaitsOnTake(t *testing.T) {
 	b, env := containerBed(t)
 	port := podmantest.FreePort(t)
-	r := b.reconcile(b.decl(mod("app", false, web("web", env.Image, port))))["app/web"]
+	r := b.reconcile(b.decl(mod("app", false, podmantest.Web("web", env.Image, port))))["app/web"]
 	if r.Outcome != hq.StateHeld || !strings.Contains(r.HoldReason, "until app is taken") {
 		t.Fatalf("untaken: %+v", r)
 	}
 	if _, st := state(env, "hq-app-web"); st != "created" {
 		t.Fatalf("untaken: the container is %q, want created", st)
 	}
-	b.reconcile(b.decl(mod("app", true, web("web", env.Image, port)))).want(t, "app/web", hq.StateApplied, true, true)
+	b.reconcile(b.decl(mod("app", true, podmantest.Web("web", env.Image, port)))).want(t, "app/web", hq.StateApplied, true, true)
 	if _, st := state(env, "hq-app-web"); st != "running" {
 		t.Fatalf("taken: the container is %q, want running", st)
 	}
@@ -138,7 +126,7 @@ func TestContainerWaitsOnTake(t *testing.T) {
 func TestContainerDriftAndForeignNames(t *testing.T) {
 	b, env := containerBed(t)
 	port := podmantest.FreePort(t)
-	d := b.decl(mod("app", true, web("web", env.Image, port)))
+	d := b.decl(mod("app", true, podmantest.Web("web", env.Image, port)))
 	b.reconcile(d) // records its process: what follows is seen without a listing
 	env.Podman("rm", "-f", "-t", "0", "hq-app-web")
 	r := b.reconcile(d).want(t, "app/web", hq.StateApplied, true, true)
@@ -153,7 +141,7 @@ func TestContainerDriftAndForeignNames(t *testing.T) {
 
 	env.Podman("run", "-d", "--name", "hq-app-other", env.Image, "sleep", "600")
 	id, _ := state(env, "hq-app-other")
-	d = b.decl(mod("app", true, web("web", env.Image, port), hq.Resource{Name: "other", Kind: hq.KindContainer, Image: env.Image, Command: []string{"sleep", "600"}}))
+	d = b.decl(mod("app", true, podmantest.Web("web", env.Image, port), hq.Resource{Name: "other", Kind: hq.KindContainer, Image: env.Image, Command: []string{"sleep", "600"}}))
 	r = b.reconcile(d)["app/other"]
 	if r.Outcome != hq.StateHeld || !strings.Contains(r.HoldReason, "hostd did not create") {
 		t.Fatalf("a foreign container of the name: %+v", r)
@@ -167,7 +155,7 @@ func TestContainerDriftAndForeignNames(t *testing.T) {
 func TestContainerOutlivesTheEngine(t *testing.T) {
 	b, env := containerBed(t)
 	port := podmantest.FreePort(t)
-	d := b.decl(mod("app", true, web("web", env.Image, port)))
+	d := b.decl(mod("app", true, podmantest.Web("web", env.Image, port)))
 	b.reconcile(d)
 	id, _ := state(env, "hq-app-web")
 	b.restart()
@@ -217,10 +205,10 @@ func TestContainerGroupRollsBack(t *testing.T) {
 	b.eng.cfg.HealthTimeout = 2 * time.Second
 	p1, p2 := podmantest.FreePort(t), podmantest.FreePort(t)
 	grouped := func(r hq.Resource) hq.Resource { r.Group = "pair"; return r }
-	b.reconcile(b.decl(mod("app", true, grouped(web("a", env.Image, p1)), grouped(web("b", env.Image, p2)))))
+	b.reconcile(b.decl(mod("app", true, grouped(podmantest.Web("a", env.Image, p1)), grouped(podmantest.Web("b", env.Image, p2)))))
 	idA, _ := state(env, "hq-app-a")
-	broken := grouped(web("b", env.Image, p2, func(r *hq.Resource) { r.Health.HTTP = fmt.Sprintf("http://127.0.0.1:%d/nothing-here", p2) }))
-	changedA := grouped(web("a", env.Image, p1, func(r *hq.Resource) { r.Env = map[string]string{"V": "2"} }))
+	broken := grouped(podmantest.Web("b", env.Image, p2, func(r *hq.Resource) { r.Health.HTTP = fmt.Sprintf("http://127.0.0.1:%d/nothing-here", p2) }))
+	changedA := grouped(podmantest.Web("a", env.Image, p1, func(r *hq.Resource) { r.Env = map[string]string{"V": "2"} }))
 	rs := b.reconcile(b.decl(mod("app", true, changedA, broken)))
 	if rs["app/b"].Outcome != hq.StateFailed || rs["app/a"].Outcome == hq.StateApplied {
 		t.Fatalf("a group whose member failed its health check: a %+v, b %+v", rs["app/a"], rs["app/b"])
@@ -250,7 +238,7 @@ func TestContainerRestartsOn(t *testing.T) {
 	conf := func(v string) hq.Resource {
 		return hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/srv/conf/app.conf", Content: v}
 	}
-	app := web("web", env.Image, port, func(r *hq.Resource) { r.RestartOn = []string{"conf"}; r.Volumes = []string{"/srv/conf:/conf:ro"} })
+	app := podmantest.Web("web", env.Image, port, func(r *hq.Resource) { r.RestartOn = []string{"conf"}; r.Volumes = []string{"/srv/conf:/conf:ro"} })
 	b.reconcile(b.decl(mod("app", true, conf("1"), app)))
 	started := env.Podman("inspect", "--format", "{{.State.StartedAt}}", "hq-app-web")
 	b.reconcile(b.decl(mod("app", true, conf("1"), app))).want(t, "app/web", hq.StateApplied, true, false)

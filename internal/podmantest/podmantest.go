@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/internal/testenv"
 )
 
@@ -238,10 +239,22 @@ func freeAddr(t testing.TB) string {
 // FreePort returns a loopback port nothing listens on now, for a container to publish.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := net.ResolveTCPAddr("tcp", freeAddr(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return addr.Port
+}
+
+// Web is a container resource that serves the image's /www (Build writes its index.html) on a
+// loopback port, with the port's root as its health check; edit changes it further.
+func Web(name, image string, port int, edit ...func(*hq.Resource)) hq.Resource {
+	r := hq.Resource{Name: name, Kind: hq.KindContainer, Image: image,
+		Command: []string{"httpd", "-f", "-p", "80", "-h", "/www"},
+		Ports:   []string{fmt.Sprintf("127.0.0.1:%d:80", port)},
+		Health:  &hq.Health{HTTP: fmt.Sprintf("http://127.0.0.1:%d/", port)}}
+	for _, e := range edit {
+		e(&r)
+	}
+	return r
 }
