@@ -351,17 +351,23 @@ func containerCLIPath(named string) string {
 	return ""
 }
 
-// removeContainer removes the container of ref (and any it kept aside), stopping it first.
+// removeContainer removes the containers of ref (the one of its name, and any it kept aside),
+// stopping them first: those labelled as ref's, and no other.
 func (e *Engine) removeContainer(ctx context.Context, ref string) error {
-	if e.ctrs.cli.path == "" {
-		return errNoContainerCLI
+	list, err := e.containerList(ctx)
+	if err != nil {
+		return err
 	}
 	module, resource, _ := strings.Cut(ref, "/")
 	name := containerName(module, resource)
-	for _, n := range []string{name + ".next", name + ".prev"} {
-		e.ctrs.remove(ctx, n)
+	for _, n := range []string{name + ".next", name + ".prev", name} {
+		if ct, ok := list[n]; ok && ownedBy(ct, module, resource) {
+			if err := e.ctrs.remove(ctx, n); err != nil {
+				return err
+			}
+		}
 	}
-	return e.ctrs.remove(ctx, name)
+	return nil
 }
 
 // removeStrayContainers removes the containers labelled for this node whose resource is not

@@ -118,8 +118,8 @@ func (containerStep) check(ctx context.Context, o *op) error {
 // the ledger recorded running with o's spec: its process, named by PID and start time, is
 // alive, and its health URL answers. A container stopped, removed, restarted or replaced by
 // anything has another process or none, and is then looked at through the CLI. A reconcile
-// whose containers all stand as recorded runs no CLI at all, where a listing costs a process
-// of the CLI's (about 100 ms for podman with 20 containers).
+// whose containers all stand as recorded runs no CLI at all: a listing is a process of the
+// CLI's, which costs more than the rest of a reconcile.
 func (o *op) stillAsRecorded(ctx context.Context) bool {
 	en := o.entry
 	if en == nil || en.Kind != hq.KindContainer || en.Spec != o.spec || !o.taken || o.restart || !en.Proc.alive() {

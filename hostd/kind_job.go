@@ -28,12 +28,18 @@ func (jobStep) check(_ context.Context, o *op) error {
 func (jobStep) stage(context.Context, *op) error { return nil }
 
 func (jobStep) commit(ctx context.Context, o *op) error {
-	if _, err := o.e.containerList(ctx); err != nil {
+	list, err := o.e.containerList(ctx)
+	if err != nil {
 		return err
 	}
 	cli := o.e.ctrs
 	name := containerName(o.module, o.decl.Name)
-	cli.remove(ctx, name) // left by a run hostd did not see end
+	if ct, ok := list[name]; ok {
+		if !ownedBy(ct, o.module, o.decl.Name) {
+			return fmt.Errorf("a container named %s on this node belongs to %s, not to %s", name, owner(ct), o.ref)
+		}
+		cli.remove(ctx, name) // left by a run hostd did not see end
+	}
 	if err := o.e.createContainer(ctx, o, name); err != nil {
 		return err
 	}
