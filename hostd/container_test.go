@@ -247,3 +247,17 @@ func TestContainerRestartsOn(t *testing.T) {
 		t.Fatal("the container did not restart after its configuration changed")
 	}
 }
+
+// A container of a job's name that hostd did not create is not removed to make room for it.
+func TestJobLeavesAForeignContainerAlone(t *testing.T) {
+	b, env := containerBed(t)
+	env.Podman("run", "-d", "--name", "hq-app-migrate", "--label", "hq.node=web-1", env.Image, "sleep", "600")
+	id, _ := state(env, "hq-app-migrate")
+	r := b.reconcile(b.decl(mod("app", true, hq.Resource{Name: "migrate", Kind: hq.KindJob, Image: env.Image, Command: []string{"true"}})))["app/migrate"]
+	if r.Outcome != hq.StateFailed || !strings.Contains(r.Error, "belongs to") {
+		t.Fatalf("a job whose name another container has: %+v", r)
+	}
+	if now, st := state(env, "hq-app-migrate"); now != id || st != "running" {
+		t.Fatalf("the other container was touched: %s %s", now, st)
+	}
+}
