@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
@@ -21,7 +20,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
-	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/teststore"
 )
 
 const admin = "operator-secret"
@@ -37,15 +36,13 @@ type fixture struct {
 	keys atomic.Pointer[Keys]
 }
 
-func setup(t testing.TB) *fixture { t.Helper(); return setupServer(t, false) }
+func setup(t testing.TB) *fixture { t.Helper(); return setupServer(t, false, db.Options{}) }
 
-// setupServer is setup, serving HTTPS when https is set, as a controller with HQ_TLS_CERT does.
-func setupServer(t testing.TB, https bool) *fixture {
+// setupServer is setup with the store's options opt, serving HTTPS when https is set, as a
+// controller with HQ_TLS_CERT does.
+func setupServer(t testing.TB, https bool, opt db.Options) *fixture {
 	t.Helper()
-	store, err := db.Open(context.Background(), testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := teststore.Open(t, opt)
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	f := &fixture{t: t, store: store, key: key}
 	f.keys.Store(NewKeys(key, nil, nil))

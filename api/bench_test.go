@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db"
 )
 
 // BenchmarkIngestNoChange500 posts a 500-resource report in which nothing changed, through the
@@ -28,8 +29,7 @@ func BenchmarkIngestOneFailing500(b *testing.B) { benchmarkIngest(b, true, false
 func BenchmarkIngestNotARepeat500(b *testing.B) { benchmarkIngest(b, false, true) }
 
 func benchmarkIngest(b *testing.B, failing, alternate bool) {
-	f := setup(b)
-	f.store.StuckAttempts = 1 << 30
+	f := setupServer(b, false, db.Options{StuckAttempts: 1 << 30})
 	tok := f.node("web-1")
 	rs := make([]hq.Resource, 500)
 	for i := range rs {

@@ -38,7 +38,11 @@ type fuzzBed struct {
 func newFuzzBed(f *testing.F) *fuzzBed {
 	f.Helper()
 	path := filepath.Join(f.TempDir(), "hq.db")
-	store, err := db.Open(context.Background(), path)
+	// A still clock and no workers (there are no other processes, and each report commits
+	// alone): the code an input runs then depends on the input and the database alone, and
+	// the fuzzer does not chase coverage that came from the time of day.
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	store, err := db.Open(context.Background(), path, db.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -47,12 +51,6 @@ func newFuzzBed(f *testing.F) *fuzzBed {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { raw.Close(); store.Close() })
-	// A still clock and no watcher (there are no other processes): the code an input runs then
-	// depends on the input and the database alone, and the fuzzer does not chase coverage that
-	// came from the time of day.
-	store.WatchEvery = time.Hour
-	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
-	store.Now = func() time.Time { return now }
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	s := &Server{Store: store, AdminToken: admin, Instance: "fuzz", Key: key,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: time.Second}

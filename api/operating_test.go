@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,7 +9,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq/db"
-	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/teststore"
 )
 
 func TestPutModuleDryRunWritesNothing(t *testing.T) {
@@ -37,11 +36,7 @@ func (o *countingObserver) ObserveReport(committed bool, _ time.Duration) {
 }
 
 func TestMetricsRouteAndReportObserver(t *testing.T) {
-	store, err := db.Open(context.Background(), testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.Open(t, db.Options{})
 	obs := &countingObserver{}
 	s := &Server{Store: store, AdminToken: admin, Instance: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		MaxWait: time.Second, Reports: obs,

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/wait"
 )
 
@@ -58,7 +59,7 @@ func readAnswers(t *testing.T, c net.Conn, quiet time.Duration) []int {
 // HTTP and on HTTPS.
 func TestPollWithABodyIsNotParked(t *testing.T) {
 	for _, https := range []bool{false, true} {
-		f := setupServer(t, https)
+		f := setupServer(t, https, db.Options{})
 		tok := f.node("web-1")
 		smuggled := "GET /healthz HTTP/1.1\r\nHost: hq\r\n\r\n"
 		chunk := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(smuggled), smuggled)

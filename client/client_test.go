@@ -12,18 +12,15 @@ import (
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/api"
 	"github.com/meshhq/hq/db"
-	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/teststore"
 )
 
 func setup(t *testing.T) *Client {
 	t.Helper()
-	store, err := db.Open(context.Background(), testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := teststore.Open(t, db.Options{})
 	s := &api.Server{Store: store, AdminToken: "admin", Instance: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: time.Second}
 	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { srv.Close(); store.Close() })
+	t.Cleanup(srv.Close)
 	return New(srv.URL+"/", "admin")
 }
 

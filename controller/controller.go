@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/meshhq/hq/api"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/workers"
 	"github.com/meshhq/hq/webui"
 )
 
@@ -120,14 +120,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	if err := cfg.Check(); err != nil {
 		return err
 	}
-	store, err := db.Open(ctx, cfg.DB)
+	store, err := db.Open(ctx, cfg.DB, db.Options{StuckAttempts: cfg.StuckAttempts, StuckAfter: cfg.StuckAfter,
+		SilentAfter: cfg.SilentAfter, DriftThreshold: cfg.DriftThreshold, Log: log})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	store.StuckAttempts, store.StuckAfter, store.SilentAfter = cfg.StuckAttempts, cfg.StuckAfter, cfg.SilentAfter
-	store.DriftThreshold, store.Log = cfg.DriftThreshold, log
-	store.StartBackground()
 	keyFile, _ := cfg.SigningKeyFile() // checked above
 	keys, err := newKeyWatcher(keyFile, cfg.KeyGrace, log)
 	if err != nil {
@@ -144,6 +142,27 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	if err != nil {
 		return err
 	}
+	retention := db.DefaultRetention
+	retention.For = cfg.Retain
+	// Everything that runs beside the requests, started before the first request (each ready
+	// before the next) and stopped after the last, before the store closes. The mover and the
+	// rollout worker run whether or not there is work yet: work another controller on the
+	// database began is this one's to finish when that one dies, and a crash leaves work too.
+	run := []workers.Worker{
+		store.Committer(),    // reports that arrive together share a commit
+		store.Watcher(),      // long-polls wake when another controller moves their generation
+		store.Checkpointer(), // SQLite's log is copied into the file beside the writer
+		store.Mover(),        // pins move to a new revision in chunks; placements follow labels
+		store.Rollouts(),     // rollouts move on in waves
+		workers.Loop("pruner", func(ctx context.Context) { prune(ctx, store, retention, cfg.PruneEvery, log) }),
+		workers.Loop("keys", func(ctx context.Context) { keys.run(ctx, time.Second) }),
+	}
+	if serveMetrics != nil {
+		run = append(run, workers.Loop("metrics", serveMetrics))
+	}
+	// Not ended by ctx: the requests still being answered after it ends lean on them.
+	background := workers.Start(context.WithoutCancel(ctx), log, run...)
+	defer background.Stop()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -183,17 +202,6 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	log.Info("hq serving", "addr", ln.Addr().String(), "db", store.Where(), "instance", srv.Instance)
 	if ready != nil {
 		ready(ln.Addr().String())
-	}
-	retention := db.DefaultRetention
-	retention.For = cfg.Retain
-	var background sync.WaitGroup
-	defer background.Wait()
-	bg, stopBackground := context.WithCancel(ctx)
-	defer stopBackground() // before the wait above
-	background.Go(func() { prune(bg, store, retention, cfg.PruneEvery, log) })
-	background.Go(func() { keys.run(bg, time.Second) })
-	if serveMetrics != nil {
-		background.Go(func() { serveMetrics(bg) })
 	}
 	errc, returned := make(chan error, 1), make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

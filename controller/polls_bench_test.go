@@ -13,6 +13,7 @@ import (
 
 	"github.com/meshhq/hq/api"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/teststore"
 	"github.com/meshhq/hq/webui"
 )
 
@@ -31,11 +32,8 @@ func BenchmarkParkedPollMemory(b *testing.B) {
 func benchmarkParkedPolls(b *testing.B, lot bool) {
 	const polls = 2000
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "hq.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.OpenAt(b, filepath.Join(b.TempDir(), "hq.db"), db.Options{})
+	var err error
 	tokens := make([]string, polls)
 	gens := make([]int64, polls)
 	for i := range polls {

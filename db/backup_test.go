@@ -59,7 +59,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		t.Fatalf("integrity_check: %q %v", check, err)
 	}
 	raw.Close()
-	b, err := Open(ctx, dst)
+	b, err := Open(ctx, dst, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,13 @@ import (
 // milliseconds at most (a report's statements take about one).
 const maxBatch = 32
 
+// committer is a running committer: the requests it takes, and gone, closed once it takes no
+// more.
+type committer struct {
+	requests chan *batchRequest
+	gone     chan struct{}
+}
+
 type batchRequest struct {
 	ctx  context.Context
 	fn   func(ctx context.Context, q dbsqlc.Querier) error
@@ -35,59 +42,66 @@ type batchRequest struct {
 // its end, and one request's cancellation does not undo a batch. A statement on a context
 // that can end also costs a goroutine of the driver's and one of database/sql's, which were
 // about a twentieth of a steady report's CPU.
+//
+// Without a committer running, each request commits alone.
 func (s *Store) inBatchTx(ctx context.Context, fn func(ctx context.Context, q dbsqlc.Querier) error) error {
-	s.batchOnce.Do(func() {
-		s.batches = make(chan *batchRequest)
-		if !s.goBackground(s.commitBatches) {
-			s.batches = nil
-		}
-	})
-	if s.batches == nil {
-		return errors.New("the store is closed")
-	}
 	r := &batchRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	c := s.committer.Load()
+	if c == nil {
+		return s.commitAlone(r)
+	}
 	select {
-	case s.batches <- r:
+	case c.requests <- r:
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-s.closed:
-		return errors.New("the store is closed")
+	case <-c.gone:
+		return s.commitAlone(r)
 	}
 	return <-r.done
 }
 
-// commitBatches is the store's committer: it takes a request, and with it every request
-// already waiting, and commits them together.
-func (s *Store) commitBatches() {
+// commitBatches is the committer's run: it takes a request, and with it every request already
+// waiting, and commits them together, until ctx ends. A batch it has taken it commits to the
+// end.
+func (s *Store) commitBatches(ctx context.Context, ready func()) {
+	c := &committer{requests: make(chan *batchRequest), gone: make(chan struct{})}
+	if !s.committer.CompareAndSwap(nil, c) {
+		panic("db: two committers on one store")
+	}
+	defer func() {
+		s.committer.Store(nil)
+		close(c.gone)
+	}()
+	ready()
 	for {
 		var batch []*batchRequest
 		select {
-		case <-s.closed:
+		case <-ctx.Done():
 			return
-		case r := <-s.batches:
+		case r := <-c.requests:
 			batch = append(batch, r)
 		}
 	more:
 		for len(batch) < maxBatch {
 			select {
-			case r := <-s.batches:
+			case r := <-c.requests:
 				batch = append(batch, r)
 			default:
 				break more
 			}
 		}
-		s.commitBatch(batch)
+		s.commitBatch(ctx, batch)
 	}
 }
 
-func (s *Store) commitBatch(batch []*batchRequest) {
+func (s *Store) commitBatch(ctx context.Context, batch []*batchRequest) {
 	if len(batch) == 1 {
 		batch[0].done <- s.commitAlone(batch[0])
 		return
 	}
 	errs := make([]error, len(batch))
 	rolledBack := false
-	ctx := context.WithoutCancel(s.backgroundCtx)
+	ctx = context.WithoutCancel(ctx)
 	err := s.inTxWith(ctx, func(q dbsqlc.Querier, tx *sql.Tx) error {
 		for i, r := range batch {
 			if errs[i] = r.ctx.Err(); errs[i] != nil {

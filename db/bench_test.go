@@ -205,7 +205,7 @@ func BenchmarkFleetStatus(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			s, _ := setup(b)
 			mustNode(b, s, "n0")
-			at := hq.FormatTime(s.Now())
+			at := hq.FormatTime(s.clock())
 			if _, err := s.write.Exec(`WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < ?)
 				INSERT INTO nodes (name, token_hash, created_at, last_report_at, resources_applied, resources_stuck)
 				SELECT printf('n%05d', n), 'h' || n, ?2, ?2, 500 - (n % 100 = 0), n % 100 = 0 FROM i`, n-1, at); err != nil {

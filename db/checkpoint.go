@@ -1,6 +1,9 @@
 package db
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SQLite appends every commit to the write-ahead log, and a checkpoint copies the log back into
 // the database file and syncs it. SQLite checkpoints in the commit that takes the log past
@@ -14,30 +17,25 @@ import "time"
 // over; but by then most of the log is in the file already, and its checkpoint copies and syncs
 // only what came since.
 
-// startCheckpoints starts the loop, once, when the store first writes.
-func (e *sqliteEngine) startCheckpoints(s *Store) {
-	every := s.CheckpointEvery
-	if every <= 0 {
-		every = checkpointEvery
-	}
-	s.goBackground(func() { e.checkpoint(s, every) })
+func (e *sqliteEngine) checkpoints(s *Store) func(ctx context.Context, ready func()) {
+	return func(ctx context.Context, ready func()) { ready(); e.checkpoint(ctx, s) }
 }
 
 // checkpointEvery: at a fleet-wide change the log grows by about 15 MB a second, and a
 // checkpoint every second kept it under 10 MB at 10,000 nodes × 500 resources.
 const checkpointEvery = time.Second
 
-func (e *sqliteEngine) checkpoint(s *Store, every time.Duration) {
-	t := time.NewTicker(every)
+func (e *sqliteEngine) checkpoint(ctx context.Context, s *Store) {
+	t := time.NewTicker(s.opt.CheckpointEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.closed:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if _, err := e.checkpoints.ExecContext(s.backgroundCtx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && s.backgroundCtx.Err() == nil {
-			s.Log.Warn("checkpointing the database's log", "err", err)
+		if _, err := e.checkpointer.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && ctx.Err() == nil {
+			s.log.Warn("checkpointing the database's log", "err", err)
 		}
 	}
 }

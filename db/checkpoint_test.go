@@ -33,8 +33,8 @@ func TestTheLogStartsOverUnderSteadyWrites(t *testing.T) {
 	if testdb.Postgres() {
 		t.Skip("checkpointing is SQLite's; PostgreSQL's server checkpoints its own log")
 	}
-	s, _ := setup(t)
-	s.CheckpointEvery = 5 * time.Millisecond
+	s, _ := setupWith(t, Options{CheckpointEvery: 5 * time.Millisecond})
+	start(t, s.Workers()...)
 	mustNode(t, s, "n0")
 	for i := range 40 {
 		fillNodes(t, s, i*1000, 1000) // about 40 MB in all, 650 KB a commit
@@ -54,8 +54,8 @@ func TestTheCheckpointerCopiesTheLog(t *testing.T) {
 	if testdb.Postgres() {
 		t.Skip("checkpointing is SQLite's; PostgreSQL's server checkpoints its own log")
 	}
-	s, _ := setup(t)
-	s.CheckpointEvery = 20 * time.Millisecond
+	s, _ := setupWith(t, Options{CheckpointEvery: 20 * time.Millisecond})
+	start(t, s.Workers()...)
 	mustNode(t, s, "n0")
 	before := mainFileSize(t, s)
 	fillNodes(t, s, 0, 1000) // about 650 KB

@@ -26,7 +26,7 @@ func (s *Store) ComposeSigned(ctx context.Context, node, instance string, sign f
 		if err != nil {
 			return d, err
 		}
-		d.ComposedBy, d.ComposedAt = instance, s.Now().UTC()
+		d.ComposedBy, d.ComposedAt = instance, s.clock().UTC()
 		if sign != nil {
 			sign(&d)
 		}
@@ -129,11 +129,10 @@ func (s *Store) WaitGeneration(ctx context.Context, node string, after int64, wa
 // read the generation, so a change between the two is never missed. f runs on the goroutine
 // of the change, after its commit, and must not block.
 func (s *Store) OnGeneration(node string, f func()) (stop func()) {
-	s.watchOnce.Do(func() { s.eng.startWatch(s) })
 	return s.bells.listen(node, f)
 }
 
-// watch reads every node's generation once a period and rings the bells of those another
+// watchGenerations reads every node's generation once a period and rings the bells of those another
 // process changed: one query for the whole mesh, however many hosts are waiting. The first look
 // (look without ring) comes before any waiter reads its own generation, so a change made by
 // another process after that read is always one the watcher sees move.
@@ -141,29 +140,37 @@ func (s *Store) OnGeneration(node string, f func()) (stop func()) {
 // Each period it first reads the nodes' count and the sum of their generations, which the
 // database adds up without handing a row to Go: in a fleet's steady state nothing moves, and
 // the generations of 50,000 nodes are not read one by one every second for nothing.
-func (s *Store) watch(known map[string]int64, last dbsqlc.NodeGenerationTotalRow) {
-	tick := time.NewTicker(s.WatchEvery)
+func (s *Store) watchGenerations(ctx context.Context, ready func()) {
+	known := map[string]int64{}
+	// Unread, the first tick looks.
+	last, err := s.rq.NodeGenerationTotal(ctx)
+	if err != nil {
+		s.log.Warn("reading the nodes' generations", "err", err)
+	}
+	s.look(ctx, known, false)
+	ready()
+	tick := time.NewTicker(s.opt.WatchEvery)
 	defer tick.Stop()
 	for {
 		select {
-		case <-s.closed:
+		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		total, err := s.rq.NodeGenerationTotal(context.Background())
+		total, err := s.rq.NodeGenerationTotal(ctx)
 		if err != nil || total == last {
 			continue // unreadable now, or nothing moved
 		}
 		// Read before the look: a change made after it is seen by the look or by the next total.
 		last = total
-		s.look(known, true)
+		s.look(ctx, known, true)
 	}
 }
 
 // look reads every node's generation into known and, when ring is set, rings the bell of each
 // that moved or that is new since the last look (registered by another process).
-func (s *Store) look(known map[string]int64, ring bool) {
-	rows, err := s.rq.NodeGenerationList(context.Background())
+func (s *Store) look(ctx context.Context, known map[string]int64, ring bool) {
+	rows, err := s.rq.NodeGenerationList(ctx)
 	if err != nil {
 		return // the next tick tries again; waiters still time out on their own
 	}

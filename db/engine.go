@@ -26,13 +26,13 @@ type engine interface {
 	diskFull(err error) bool
 	// sizes are the bytes the database and its write-ahead log take.
 	sizes(ctx context.Context, read *sql.DB) (database, wal int64, err error)
-	// startWatch starts ringing the bells of nodes whose generation another controller moves,
-	// until the store closes. It returns once a change committed after it returned is sure to
-	// ring: waiters read their generation after it.
-	startWatch(s *Store)
-	// startCheckpoints starts whatever keeps the engine's log from growing without bound,
-	// until the store closes.
-	startCheckpoints(s *Store)
+	// watch is the watcher's run: it rings the bells of nodes whose generation another
+	// controller moves, until its context ends, and is ready once a change committed after
+	// that is sure to ring.
+	watch(s *Store) func(ctx context.Context, ready func())
+	// checkpoints is the checkpointer's run: whatever keeps the engine's log from growing
+	// without bound.
+	checkpoints(s *Store) func(ctx context.Context, ready func())
 	close() error
 }
 

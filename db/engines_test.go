@@ -18,12 +18,12 @@ func TestEnginesHaveTheSameTablesAndColumns(t *testing.T) {
 		t.Skip("compares with PostgreSQL: runs when " + testdb.Env + " names a server, as in CI's second pass")
 	}
 	ctx := context.Background()
-	lite, err := Open(ctx, filepath.Join(t.TempDir(), "hq.db"))
+	lite, err := Open(ctx, filepath.Join(t.TempDir(), "hq.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lite.Close()
-	pg, err := Open(ctx, testdb.New(t))
+	pg, err := Open(ctx, testdb.New(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

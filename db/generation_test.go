@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/workers"
 )
 
 func TestGenerationFollowsEveryDeclarationChange(t *testing.T) {
@@ -150,19 +151,15 @@ func TestTwoModulesMayNotDeclareOnePathOnANode(t *testing.T) {
 
 // A long-poll wakes on a change made by another process on the same database.
 func TestWaitGenerationSeesAnotherProcess(t *testing.T) {
-	s, _ := setup(t)
+	s, _ := setupWith(t, Options{WatchEvery: 20 * time.Millisecond})
+	start(t, s.Workers()...)
 	ctx := context.Background()
-	s.WatchEvery = 20 * time.Millisecond
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
-	other, err := Open(ctx, s.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := open(t, s.path, Options{})
 	got := make(chan int64, 1)
 	go func() { g, _ := s.WaitGeneration(ctx, "web-1", 0, 10*time.Second); got <- g }()
-	time.Sleep(50 * time.Millisecond) // let the waiter and the watcher settle
+	waitListening(t, s, "web-1")
 	start := time.Now()
 	if _, err := other.Assign(ctx, "web-1", "app", nil, nil); err != nil {
 		t.Fatal(err)
@@ -175,19 +172,15 @@ func TestWaitGenerationSeesAnotherProcess(t *testing.T) {
 // A change another process makes before the watcher's first tick still wakes the long-poll:
 // the watcher takes its first look before the waiter reads its generation.
 func TestWaitGenerationSeesAChangeBeforeTheFirstTick(t *testing.T) {
-	s, _ := setup(t)
+	s, _ := setupWith(t, Options{WatchEvery: 300 * time.Millisecond})
+	start(t, s.Workers()...)
 	ctx := context.Background()
-	s.WatchEvery = 300 * time.Millisecond
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
-	other, err := Open(ctx, s.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := open(t, s.path, Options{})
 	got := make(chan int64, 1)
 	go func() { g, _ := s.WaitGeneration(ctx, "web-1", 0, 10*time.Second); got <- g }()
-	time.Sleep(5 * time.Millisecond)
+	waitListening(t, s, "web-1")
 	if _, err := other.Assign(ctx, "web-1", "app", nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -201,14 +194,19 @@ func TestWaitGenerationSeesAChangeBeforeTheFirstTick(t *testing.T) {
 	}
 }
 
-// Close stops the watcher, waits for it, and may be called twice.
-func TestCloseTwice(t *testing.T) {
-	s, _ := setup(t)
-	s.WatchEvery = time.Millisecond
+// The workers stop when told and are waited for, the store closes after them, and Close may
+// be called twice.
+func TestWorkersStopAndCloseTwice(t *testing.T) {
+	s, _ := setupWith(t, Options{WatchEvery: time.Millisecond, MoveEvery: time.Millisecond, RolloutEvery: time.Millisecond, CheckpointEvery: time.Millisecond})
+	g := workers.Start(context.Background(), nil, asWorkers(s.Workers())...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	mustNode(t, s, "web-1")
 	s.WaitGeneration(ctx, "web-1", 0, time.Second)
+	g.Stop()
+	if s.committer.Load() != nil {
+		t.Fatal("the committer is still taking reports after it stopped")
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	}
 	rep.BoundText()
 	outcome := outcomeDigest(rep)
-	now := s.Now()
+	now := s.clock()
 	at := hq.FormatTime(now)
 	raised := false
 	// Written in a commit it may share with other reports (batch.go), and so from nothing each
@@ -285,7 +285,7 @@ func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node,
 		rows[hq.Ref(r.Module, r.Resource)] = r
 	}
 	a.rows = n.ResourcesApplied + n.ResourcesPending + n.ResourcesFailed + n.ResourcesStuck + n.ResourcesHeld + n.ResourcesGroupedPending
-	p := stuckPolicy{attempts: s.StuckAttempts, after: s.StuckAfter}
+	p := stuckPolicy{attempts: s.opt.StuckAttempts, after: s.opt.StuckAfter}
 	for _, res := range rep.Results {
 		// Most reports find every row fine: then a result's ref is built only when it is used.
 		row, ok := dbsqlc.ResourceState{}, false

@@ -109,9 +109,8 @@ func TestFailedBecomesStuckNeverApplied(t *testing.T) {
 }
 
 func TestRegressedAndStuckAfterDuration(t *testing.T) {
-	s, c := setup(t)
+	s, c := setupWith(t, Options{StuckAttempts: 100, StuckAfter: 30 * time.Minute})
 	ctx := context.Background()
-	s.StuckAttempts, s.StuckAfter = 100, 30*time.Minute
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("conf", "x"))
 	mustAssign(t, s, "web-1", "app")
@@ -126,9 +125,8 @@ func TestRegressedAndStuckAfterDuration(t *testing.T) {
 }
 
 func TestStuckScope(t *testing.T) {
-	s, _ := setup(t)
+	s, _ := setupWith(t, Options{StuckAttempts: 1})
 	ctx := context.Background()
-	s.StuckAttempts = 1
 	for _, n := range []string{"n1", "n2", "n3"} {
 		mustNode(t, s, n)
 	}
@@ -275,9 +273,8 @@ func TestReportFromTheFutureRaisesTheGeneration(t *testing.T) {
 // A failing resource alternately attempted and skipped by back-off says the same thing each
 // time: one report row, repeated.
 func TestBackoffSkipsDoNotAddReportRows(t *testing.T) {
-	s, _ := setup(t)
+	s, _ := setupWith(t, Options{StuckAttempts: 100})
 	ctx := context.Background()
-	s.StuckAttempts = 100
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
@@ -297,7 +294,7 @@ func TestBackoffSkipsDoNotAddReportRows(t *testing.T) {
 	}
 }
 
-func clockOf(s *Store) time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
+func clockOf(s *Store) time.Time { return s.clock().UTC().Truncate(time.Millisecond) }
 
 // A refused declaration this database never sent keeps the line's format: the composer it
 // claims, and the reason saying no such send was recorded.

@@ -9,9 +9,8 @@ import (
 )
 
 func TestFiguresAgreeWithStatus(t *testing.T) {
-	s, _ := setup(t)
+	s, _ := setupWith(t, Options{StuckAttempts: 1})
 	ctx := context.Background()
-	s.StuckAttempts = 1
 	for _, n := range []string{"n1", "n2", "n3"} {
 		mustNode(t, s, n)
 	}

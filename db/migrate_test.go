@@ -48,7 +48,7 @@ func TestMigrateKeepsWhatAnEarlierSchemaWrote(t *testing.T) {
 	}
 	old.Close()
 
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestOpenFillsTheRowsOfEarlierRevisions(t *testing.T) {
 	}
 	old.Close()
 
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestOpenFillsTheRowsOfEarlierRevisions(t *testing.T) {
 	}
 	// Opened again (the rows are there: nothing is missing), assigning the revision copies them.
 	s.Close()
-	if s, err = Open(ctx, path); err != nil {
+	if s, err = Open(ctx, path, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
@@ -188,7 +188,7 @@ func TestSendsFromBeforeSignaturesAreStillBelieved(t *testing.T) {
 		}
 	}
 	old.Close()
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

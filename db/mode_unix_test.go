@@ -18,7 +18,7 @@ func TestDatabaseFilesArePrivate(t *testing.T) {
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
 	path := filepath.Join(t.TempDir(), "hq.db")
-	s, err := Open(context.Background(), path)
+	s, err := Open(context.Background(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,6 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 	})
 	if err == nil {
 		if rolled {
-			s.startRolloutLoop()
 			s.rolloutsActive.Store(true)
 			s.WakeRollouts()
 		}

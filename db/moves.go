@@ -68,26 +68,22 @@ func (s *Store) pinNodes(ctx context.Context, q dbsqlc.Querier, module string, d
 	return gens, err
 }
 
-// startMover starts, once, the goroutine that moves the pins a new revision has still to
-// reach, and makes placements' memberships true, a chunk per transaction, until nothing is
-// left; it wakes on wakeMover and every MoveEvery (for work left by a crash or by another
-// controller).
-func (s *Store) startMover() {
-	s.moverOnce.Do(func() { s.goBackground(s.moveLoop) })
-}
-
-// wakeMover tells the mover there is work, starting it if need be.
+// wakeMover tells the mover there is work.
 func (s *Store) wakeMover() {
-	s.startMover()
 	select {
 	case s.moveBell <- struct{}{}:
 	default: // already told
 	}
 }
 
-func (s *Store) moveLoop() {
-	ctx := s.backgroundCtx
-	tick := time.NewTicker(s.MoveEvery)
+// moveLoop is the mover's run: it moves the pins a new revision has still to reach, and makes
+// placements' memberships true, a chunk per transaction, until nothing is left; it wakes on
+// wakeMover and every MoveEvery (for work left by a crash or by another controller). It runs
+// from the start whether or not there is work yet, because work another controller began is
+// this one's to finish when that one dies; idle, it is one cheap read a period.
+func (s *Store) moveLoop(ctx context.Context, ready func()) {
+	ready()
+	tick := time.NewTicker(s.opt.MoveEvery)
 	defer tick.Stop()
 	for {
 		for {
@@ -97,14 +93,14 @@ func (s *Store) moveLoop() {
 				more, err = s.placeSome(ctx)
 			}
 			if err != nil && ctx.Err() == nil {
-				s.Log.Error("moving pins to a new revision", "err", err)
+				s.log.Error("moving pins to a new revision", "err", err)
 			}
 			if err != nil || !more {
 				break
 			}
 		}
 		select {
-		case <-s.closed:
+		case <-ctx.Done():
 			return
 		case <-s.moveBell:
 		case <-tick.C:

@@ -13,9 +13,8 @@ import (
 
 // The views operators read in sqlite3 answer from the same rows the API does.
 func TestOperatorViews(t *testing.T) {
-	s, _ := setup(t)
+	s, _ := setupWith(t, Options{StuckAttempts: 1})
 	ctx := context.Background()
-	s.StuckAttempts = 1
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"), file("b", "1"))
 	mustAssign(t, s, "web-1", "app")

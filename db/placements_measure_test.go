@@ -15,7 +15,7 @@ func TestMeasurePlacementOverAFleet(t *testing.T) {
 	if os.Getenv("HQ_MEASURE") == "" {
 		t.Skip("a measurement: HQ_MEASURE=1 runs it")
 	}
-	s, _ := setup(t)
+	s, _ := setupSteppingRollouts(t)
 	ctx := context.Background()
 	const nodes = 10000
 	rs := make([]hq.Resource, 10)
@@ -54,7 +54,6 @@ func TestMeasurePlacementOverAFleet(t *testing.T) {
 		Rollout: &hq.RolloutPolicy{MaxUnavailable: hq.Amount{N: 10, Percent: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	s.rolloutOnce.Do(func() {})
 	rs[0].Content = "2"
 	mustModule(t, s, "app", rs...)
 	var steps []time.Duration

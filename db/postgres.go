@@ -43,7 +43,7 @@ const (
 	quiet         = 30 * time.Second
 )
 
-func openPostgres(ctx context.Context, hqDB string) (*Store, error) {
+func openPostgres(ctx context.Context, hqDB string, opt Options) (*Store, error) {
 	config, err := pgx.ParseConfig(hqDB)
 	if err != nil {
 		return nil, fmt.Errorf("HQ_DB: %w", err)
@@ -67,7 +67,7 @@ func openPostgres(ctx context.Context, hqDB string) (*Store, error) {
 	read := stdlib.OpenDB(*config)
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8) // see openSQLite
-	return newStore(where, &postgresEngine{config: config}, write, read), nil
+	return newStore(where, &postgresEngine{config: config}, write, read, opt), nil
 }
 
 // migratePostgres applies every pending migration, holding goose's session lock so that
@@ -110,20 +110,20 @@ func (e *postgresEngine) sizes(ctx context.Context, read *sql.DB) (database, wal
 	return database, 0, err
 }
 
-// startCheckpoints has nothing to start: the server checkpoints its own log.
-func (e *postgresEngine) startCheckpoints(*Store) {}
+// checkpoints has nothing to do: the server checkpoints its own log.
+func (e *postgresEngine) checkpoints(*Store) func(ctx context.Context, ready func()) { return idle }
 
-// startWatch listens for the generations every controller's commits move: PostgreSQL tells
-// each listener at commit, so no controller scans the nodes.
-// A connection that cannot be made at once is retried in the background; meanwhile long-polls
-// still end at their deadline.
-func (e *postgresEngine) startWatch(s *Store) {
-	conn, err := e.listen(s.backgroundCtx)
-	if err != nil {
-		s.Log.Warn("cannot listen for other controllers' changes; retrying", "err", err)
-	}
-	if !s.goBackground(func() { e.watch(s, conn) }) && conn != nil {
-		conn.Close(context.Background())
+// watch listens for the generations every controller's commits move: PostgreSQL tells each
+// listener at commit, so no controller scans the nodes. A connection that cannot be made at
+// once is retried; meanwhile long-polls still end at their deadline.
+func (e *postgresEngine) watch(s *Store) func(ctx context.Context, ready func()) {
+	return func(ctx context.Context, ready func()) {
+		conn, err := e.listen(ctx)
+		if err != nil {
+			s.log.Warn("cannot listen for other controllers' changes; retrying", "err", err)
+		}
+		ready()
+		e.listenLoop(ctx, s, conn)
 	}
 }
 
@@ -153,10 +153,9 @@ func alive(ctx context.Context, conn *pgx.Conn) bool {
 	return conn.Ping(ctx) == nil
 }
 
-// watch rings the bell of every node notified until the store closes. A lost connection may
-// have lost notifications with it: once listening again, every waiter is woken to look.
-func (e *postgresEngine) watch(s *Store, conn *pgx.Conn) {
-	ctx := s.backgroundCtx
+// listenLoop rings the bell of every node notified until ctx ends. A lost connection may have
+// lost notifications with it: once listening again, every waiter is woken to look.
+func (e *postgresEngine) listenLoop(ctx context.Context, s *Store, conn *pgx.Conn) {
 	for ctx.Err() == nil {
 		if conn == nil {
 			select {
@@ -180,7 +179,7 @@ func (e *postgresEngine) watch(s *Store, conn *pgx.Conn) {
 			conn.Close(context.Background())
 			conn = nil
 			if ctx.Err() == nil {
-				s.Log.Warn("lost the listening connection; listening again", "err", err)
+				s.log.Warn("lost the listening connection; listening again", "err", err)
 			}
 			continue
 		}

@@ -72,7 +72,7 @@ var historyTables = []historyTable{
 // first window whose newest row is younger than the cutoff: rows are written in time order,
 // so everything after it is younger too.
 func (s *Store) Prune(ctx context.Context, r Retention) (map[string]int64, error) {
-	cutoff := hq.FormatTime(s.Now().Add(-r.For))
+	cutoff := hq.FormatTime(s.clock().Add(-r.For))
 	deleted := map[string]int64{}
 	for _, t := range historyTables {
 		var after int64

@@ -10,9 +10,8 @@ import (
 // Retention prunes history older than its age, window by window, but keeps every node's
 // newest rows of each table however old they are.
 func TestPruneKeepsTheNewestRowsPerNode(t *testing.T) {
-	s, clock := setup(t)
+	s, clock := setupWith(t, Options{StuckAttempts: 1000})
 	ctx := context.Background()
-	s.StuckAttempts = 1000
 	for _, n := range []string{"busy", "quiet"} {
 		mustNode(t, s, n)
 	}

@@ -15,7 +15,7 @@ import (
 // lastAttempt is the consecutive failures at which a failing resource is on its last allowed
 // attempt: one more failure makes it stuck. A node with such a resource fails its rollout
 // then rather than one attempt later.
-func (s *Store) lastAttempt() int64 { return int64(max(1, s.StuckAttempts-1)) }
+func (s *Store) lastAttempt() int64 { return int64(max(1, s.opt.StuckAttempts-1)) }
 
 // startRollouts begins a rollout of revision to for every placement of module with a rollout
 // policy, in q's transaction, before any pin moves: the mover leaves the pins a rollout
@@ -81,7 +81,7 @@ func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 	}
 	if _, err := q.RolloutNodeMarkFailed(ctx, dbsqlc.RolloutNodeMarkFailedParams{Rollout: r.ID, Module: r.Module, Now: nullString(now),
 		LastAttempt: s.lastAttempt(), LateReason: "not converged within " + pol.ProgressDeadline,
-		Deadline: nullString(hq.FormatTime(s.Now().Add(-pol.Deadline())))}); err != nil {
+		Deadline: nullString(hq.FormatTime(s.clock().Add(-pol.Deadline())))}); err != nil {
 		return nil, false, err
 	}
 	chunk, err := s.rolloutChunk(ctx, q, r)
@@ -295,21 +295,11 @@ func failureReason(ctx context.Context, q dbsqlc.Querier, rollout int64) (string
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
 
-// startRolloutLoop starts, once, the goroutine that moves rollouts on; it wakes on
-// WakeRollouts and every RolloutEvery.
-func (s *Store) startRolloutLoop() {
-	s.rolloutOnce.Do(func() {
-		if s.goBackground(s.rolloutLoop) {
-			s.rolloutStarted.Store(true)
-		}
-	})
-}
-
-// WakeRollouts tells the rollout loop something changed (a report came in), when it runs.
+// WakeRollouts tells the rollout worker something changed (a report came in), when it runs.
 func (s *Store) WakeRollouts() {
-	// Without a rollout under way a report has nothing to move on: the loop's own period
-	// finds one another controller starts.
-	if !s.rolloutStarted.Load() || !s.rolloutsActive.Load() {
+	// Without a rollout under way (or a worker to find one) a report has nothing to move on:
+	// the worker's own period finds one another controller starts.
+	if !s.rolloutsActive.Load() {
 		return
 	}
 	select {
@@ -318,22 +308,25 @@ func (s *Store) WakeRollouts() {
 	}
 }
 
-func (s *Store) rolloutLoop() {
-	ctx := s.backgroundCtx
-	tick := time.NewTicker(s.RolloutEvery)
+// rolloutLoop is the rollout worker's run: it moves rollouts on, waking on WakeRollouts and
+// every RolloutEvery, from the start, for the reasons the mover does.
+func (s *Store) rolloutLoop(ctx context.Context, ready func()) {
+	defer s.rolloutsActive.Store(false)
+	ready()
+	tick := time.NewTicker(s.opt.RolloutEvery)
 	defer tick.Stop()
 	for {
 		for {
 			more, err := s.stepRollouts(ctx)
 			if err != nil && ctx.Err() == nil {
-				s.Log.Error("moving rollouts on", "err", err)
+				s.log.Error("moving rollouts on", "err", err)
 			}
 			if err != nil || !more {
 				break
 			}
 		}
 		select {
-		case <-s.closed:
+		case <-ctx.Done():
 			return
 		case <-s.rolloutBell:
 		case <-tick.C:

@@ -10,6 +10,7 @@ import (
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/workers"
 )
 
 // report composes a node's declaration and reports every resource of it with outcome.
@@ -64,8 +65,7 @@ func pinsOf(t *testing.T, s *Store, module string, nodes ...string) string {
 }
 
 func TestRolloutInWaves(t *testing.T) {
-	s, _ := setup(t)
-	s.rolloutOnce.Do(func() {}) // no rollout loop: this test steps the rollout itself
+	s, _ := setupSteppingRollouts(t)
 	ctx := context.Background()
 	nodes := []string{"web-1", "web-2", "web-3", "web-4"}
 	mustModule(t, s, "app", file("conf", "1"))
@@ -226,7 +226,7 @@ func TestRolloutSuperseded(t *testing.T) {
 
 // A wave wider than a chunk is moved a chunk per transaction, like the mover's.
 func TestRolloutWaveInChunks(t *testing.T) {
-	s, _ := setup(t)
+	s, _ := setupSteppingRollouts(t)
 	ctx := context.Background()
 	const nodes, resources = 120, 50
 	rs := func(content string) []hq.Resource {
@@ -249,7 +249,6 @@ func TestRolloutWaveInChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.rolloutOnce.Do(func() {}) // no rollout loop: this test steps the rollout itself
 	mustModule(t, s, "app", rs("2")...)
 	r, err := s.inTxRollout(ctx)
 	if err != nil {
@@ -290,7 +289,7 @@ func (s *Store) inTxRollout(ctx context.Context) (hq.Rollout, error) {
 // A node that has not converged within progress_deadline fails the rollout; a held resource
 // fails it at once.
 func TestRolloutDeadlineAndHeld(t *testing.T) {
-	s, c := setup(t)
+	s, c := setupSteppingRollouts(t)
 	ctx := context.Background()
 	mustModule(t, s, "app", file("conf", "1"))
 	for _, n := range []string{"web-1", "web-2", "web-3"} {
@@ -303,7 +302,6 @@ func TestRolloutDeadlineAndHeld(t *testing.T) {
 	for _, n := range []string{"web-1", "web-2", "web-3"} {
 		report(t, s, n, true)
 	}
-	s.rolloutOnce.Do(func() {}) // this test steps the rollout itself
 	mustModule(t, s, "app", file("conf", "2"))
 	step(t, s) // web-1 and web-2 in flight
 	d, _ := s.Compose(ctx, "web-2", "test")
@@ -325,15 +323,11 @@ func TestRolloutDeadlineAndHeld(t *testing.T) {
 // Two controllers on one database: b opened before any rollout existed, a starts one and
 // dies. b moves it on: the work a controller began is any controller's to finish.
 func TestARolloutOutlivesTheControllerThatStartedIt(t *testing.T) {
-	b, _ := setup(t)
+	b, _ := setupWith(t, Options{RolloutEvery: 20 * time.Millisecond})
+	start(t, b.Workers()...)
 	ctx := context.Background()
-	b.RolloutEvery = 20 * time.Millisecond
-	b.StartBackground()
-	a, err := Open(ctx, b.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.RolloutEvery = time.Hour
+	a := open(t, b.path, Options{RolloutEvery: time.Hour})
+	aWorkers := workers.Start(ctx, nil, asWorkers(a.Workers())...)
 	nodes := []string{"web-1", "web-2", "web-3", "web-4"}
 	mustModule(t, a, "app", file("conf", "1"))
 	for _, n := range nodes {
@@ -347,6 +341,7 @@ func TestARolloutOutlivesTheControllerThatStartedIt(t *testing.T) {
 		report(t, a, n, true)
 	}
 	mustModule(t, a, "app", file("conf", "2"))
+	aWorkers.Stop()
 	a.Close()
 	// Whatever a did before it died (its loop may have advanced the canary), the rest of the
 	// waves are b's to move: the hosts report to b, and every node reaches revision 2.

@@ -20,8 +20,8 @@ import (
 // sqliteEngine is the embedded default: one file, written through one connection.
 type sqliteEngine struct {
 	path string
-	// checkpoints is the connection the log is checkpointed on (checkpoint.go).
-	checkpoints *sql.DB
+	// checkpointer is the connection the log is checkpointed on (checkpoint.go).
+	checkpointer *sql.DB
 	// prepared holds every query prepared once on each pool: modernc's SQLite otherwise
 	// compiles each statement anew on every call.
 	prepared map[*sql.DB]*dbsqlc.Queries
@@ -49,7 +49,7 @@ func dsn(path string, writer bool) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
-func openSQLite(ctx context.Context, path string) (*Store, error) {
+func openSQLite(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := createPrivate(path); err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	checkpoints.SetMaxOpenConns(1)
-	eng := &sqliteEngine{path: path, checkpoints: checkpoints, prepared: map[*sql.DB]*dbsqlc.Queries{}}
+	eng := &sqliteEngine{path: path, checkpointer: checkpoints, prepared: map[*sql.DB]*dbsqlc.Queries{}}
 	for _, pool := range []*sql.DB{write, read} {
 		q, err := dbsqlc.Prepare(ctx, pool)
 		if err != nil {
@@ -90,7 +90,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		}
 		eng.prepared[pool] = q
 	}
-	return newStore(path, eng, write, read), nil
+	return newStore(path, eng, write, read, opt), nil
 }
 
 // createPrivate creates the database file with mode 0600 when it does not exist yet. SQLite
@@ -153,11 +153,8 @@ func (e *sqliteEngine) sizes(context.Context, *sql.DB) (database, wal int64, err
 
 // watch is the store's per-period look at every node's generation: SQLite has no way to tell
 // one process of another's commits.
-func (e *sqliteEngine) startWatch(s *Store) {
-	known := map[string]int64{}
-	total, _ := s.rq.NodeGenerationTotal(context.Background()) // unread, the first tick looks
-	s.look(known, false)
-	s.goBackground(func() { s.watch(known, total) })
+func (e *sqliteEngine) watch(s *Store) func(ctx context.Context, ready func()) {
+	return s.watchGenerations
 }
 
 func (e *sqliteEngine) close() error {
@@ -165,5 +162,5 @@ func (e *sqliteEngine) close() error {
 	for _, q := range e.prepared {
 		errs = append(errs, q.Close())
 	}
-	return errors.Join(append(errs, e.checkpoints.Close())...)
+	return errors.Join(append(errs, e.checkpointer.Close())...)
 }

@@ -55,7 +55,7 @@ func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 		for _, r := range refused {
 			st.RefusedSends = append(st.RefusedSends, refusedView(r, applied[r.Node]))
 		}
-		top, err := q.DriftTopSince(ctx, dbsqlc.DriftTopSinceParams{Since: hq.FormatTime(s.Now().Add(-24 * time.Hour)), Max: 10})
+		top, err := q.DriftTopSince(ctx, dbsqlc.DriftTopSinceParams{Since: hq.FormatTime(s.clock().Add(-24 * time.Hour)), Max: 10})
 		if err != nil {
 			return err
 		}
@@ -141,7 +141,7 @@ func fleetCounts(ctx context.Context, q dbsqlc.Querier, silent string) (fleet, e
 // call it silent now: now-SilentAfter, which a report time (kept to the millisecond) is before
 // exactly when it is before that instant rounded up to the millisecond.
 func (s *Store) silentBefore() string {
-	return hq.FormatTime(s.Now().Add(-s.SilentAfter).Add(time.Millisecond - 1).Truncate(time.Millisecond))
+	return hq.FormatTime(s.clock().Add(-s.opt.SilentAfter).Add(time.Millisecond - 1).Truncate(time.Millisecond))
 }
 
 // appliedGenerations reads the applied generation of the nodes that refused sends, which a

@@ -37,7 +37,7 @@ func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
 	report("silent", fine...)
 	c.advance(time.Millisecond)
 	report("edge", fine...)
-	c.advance(s.SilentAfter - time.Millisecond + 400*time.Microsecond)
+	c.advance(s.opt.SilentAfter - time.Millisecond + 400*time.Microsecond)
 	for range 3 {
 		report("stuck", failing("app", "conf"), fine[1])
 	}
@@ -59,7 +59,7 @@ func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
 			}
 			nodes, err := q.NodeStatusList(ctx)
 			for _, n := range nodes {
-				st := s.nodeStatus(n, s.Now())
+				st := s.nodeStatus(n, s.clock())
 				perNode[st]++
 				named[st] = append(named[st], n.Name)
 			}

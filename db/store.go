@@ -25,55 +25,25 @@ type Store struct {
 	// wq and rq are the queries on each pool.
 	wq, rq dbsqlc.Querier
 	eng    engine
-	// Now is the clock; tests replace it.
-	Now func() time.Time
-	// StuckAttempts and StuckAfter decide when failing becomes stuck.
-	StuckAttempts int
-	StuckAfter    time.Duration
-	// SilentAfter is how long without a report before a node is silent.
-	SilentAfter time.Duration
-	// DriftThreshold is how many put-backs of one resource within hq.DriftWindow give its
-	// node a drift line.
-	DriftThreshold int
-
-	// WatchEvery is how often generations changed by other processes are looked for.
-	WatchEvery time.Duration
-	bells      bells
-	revisions  revisions
-	watchOnce  sync.Once
-	// background waits for the store's own goroutines; closed tells them to stop, and ends
-	// backgroundCtx, which their queries run in.
-	background       sync.WaitGroup
-	backgroundMu     sync.Mutex // orders starting a goroutine against Close
-	backgroundCtx    context.Context
-	cancelBackground context.CancelFunc
-	closed           chan struct{}
-	// The mover moves pins to new revisions in chunks; moveBell wakes it.
-	moverOnce sync.Once
-	moveBell  chan struct{}
-	// MoveEvery is how often the mover looks for work nobody told it of.
-	MoveEvery time.Duration
-	// The rollout loop moves rollouts on in waves; rolloutBell wakes it, and RolloutEvery is
-	// how often it looks without being told.
-	rolloutOnce    sync.Once
-	rolloutStarted atomic.Bool
-	// rolloutsActive is whether the loop's last look found a rollout under way.
-	rolloutsActive atomic.Bool
+	opt    Options
+	// clock is opt.Now.
+	clock     func() time.Time
+	bells     bells
+	revisions revisions
+	// moveBell wakes the mover (moves.go).
+	moveBell chan struct{}
+	// rolloutBell wakes the rollout worker; rolloutsActive is whether its last look found a
+	// rollout under way.
 	rolloutBell    chan struct{}
-	RolloutEvery   time.Duration
-	// CheckpointEvery is how often the SQLite write-ahead log is copied into the database
-	// file, away from the writer (checkpoint.go); it is read when the first write begins.
-	CheckpointEvery time.Duration
-	checkpointOnce  sync.Once
+	rolloutsActive atomic.Bool
 	// writeTurn holds a write transaction's turn (inTxWith).
 	writeTurn chan struct{}
-	// batches takes the reports that share a commit to the committer (batch.go).
-	batchOnce sync.Once
-	batches   chan *batchRequest
+	// committer is the running committer, if one runs (batch.go).
+	committer atomic.Pointer[committer]
 	// batched is the most reports one commit has held.
 	batched atomic.Int64
-	// Log receives what the store's own goroutines have to say.
-	Log       *slog.Logger
+	// log receives what the store's workers have to say, opt.Log.
+	log       *slog.Logger
 	closeOnce sync.Once
 	closeErr  error
 	// trouble is set while writes fail for a reason an operator must fix (a full disk), and
@@ -83,7 +53,8 @@ type Store struct {
 
 // Open opens (creating if needed) and migrates the database hqDB names: a PostgreSQL URL
 // (postgres://…) or the path of a SQLite file.
-func Open(ctx context.Context, hqDB string) (*Store, error) {
+// The store starts no work of its own: its background work is Workers, which its owner runs.
+func Open(ctx context.Context, hqDB string, opt Options) (*Store, error) {
 	if err := CheckName(hqDB); err != nil {
 		return nil, err
 	}
@@ -92,9 +63,9 @@ func Open(ctx context.Context, hqDB string) (*Store, error) {
 		err error
 	)
 	if IsPostgres(hqDB) {
-		s, err = openPostgres(ctx, hqDB)
+		s, err = openPostgres(ctx, hqDB, opt)
 	} else {
-		s, err = openSQLite(ctx, hqDB)
+		s, err = openSQLite(ctx, hqDB, opt)
 	}
 	if err != nil {
 		return nil, err
@@ -106,46 +77,25 @@ func Open(ctx context.Context, hqDB string) (*Store, error) {
 	return s, nil
 }
 
-// StartBackground starts the store's own work once its settings are made: the mover and the
-// rollout loop run from then on, whether or not there is work yet, because work another
-// controller on the database began is this one's to finish when that one dies, and a crash
-// leaves work behind too. Idle, each is one cheap read a period. Without it they start with
-// the first change that gives them work.
-func (s *Store) StartBackground() {
-	s.startMover()
-	s.startRolloutLoop()
-}
-
 // Where says where the database is, as logs may show it: a file, or a URL without its password.
 func (s *Store) Where() string { return s.path }
 
-// newStore is a store on an engine's two pools, with the defaults of every setting.
-func newStore(where string, eng engine, write, read *sql.DB) *Store {
+// newStore is a store on an engine's two pools.
+func newStore(where string, eng engine, write, read *sql.DB, opt Options) *Store {
+	opt = opt.withDefaults()
 	s := &Store{
-		path: where, eng: eng, write: write, read: read, Now: time.Now,
-		StuckAttempts: 5, StuckAfter: 30 * time.Minute, SilentAfter: 3 * time.Minute, DriftThreshold: hq.DriftThreshold,
-		WatchEvery: time.Second, closed: make(chan struct{}), moveBell: make(chan struct{}, 1),
-		MoveEvery: 5 * time.Second, Log: slog.New(slog.DiscardHandler),
-		rolloutBell: make(chan struct{}, 1), RolloutEvery: time.Second, CheckpointEvery: checkpointEvery,
-		writeTurn: make(chan struct{}, 1),
+		path: where, eng: eng, write: write, read: read, opt: opt, clock: opt.Now, log: opt.Log,
+		moveBell: make(chan struct{}, 1), rolloutBell: make(chan struct{}, 1), writeTurn: make(chan struct{}, 1),
 	}
-	s.backgroundCtx, s.cancelBackground = context.WithCancel(context.Background())
 	s.wq, s.rq = eng.queries(write, nil), eng.queries(read, nil)
 	return s
 }
 
-// Close stops the store's background work, waits for it, and closes both pools. Calling it
-// again returns the first call's result.
+// Close closes both pools; the store's workers must have stopped first. Calling it again
+// returns the first call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.backgroundMu.Lock()
-		close(s.closed)
-		s.backgroundMu.Unlock()
-		s.cancelBackground()
-		s.background.Wait()
-		var errs []error
-		errs = append(errs, s.eng.close())
-		s.closeErr = errors.Join(append(errs, s.read.Close(), s.write.Close())...)
+		s.closeErr = errors.Join(s.eng.close(), s.read.Close(), s.write.Close())
 	})
 	return s.closeErr
 }
@@ -158,7 +108,6 @@ func (s *Store) inTx(ctx context.Context, fn func(q dbsqlc.Querier) error) error
 
 // inTxWith is inTx for a caller that needs the transaction itself (for savepoints).
 func (s *Store) inTxWith(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.Tx) error) error {
-	s.checkpointOnce.Do(func() { s.eng.startCheckpoints(s) })
 	// One writer at a time from begin to end, not only while it holds the connection: Commit
 	// hands the pool's one connection to the next writer before this one has told the cache
 	// whether it committed, and the next one's begin would reset what this one's end reads.
@@ -183,7 +132,7 @@ func (s *Store) inTxWith(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.
 		s.revisions.end(false)
 	}
 	if err != nil && s.eng.diskFull(err) {
-		s.trouble.CompareAndSwap(nil, &WriteTrouble{Since: s.Now(), Cause: "the database's disk is full"})
+		s.trouble.CompareAndSwap(nil, &WriteTrouble{Since: s.clock(), Cause: "the database's disk is full"})
 		return hq.Errorf(hq.CodeUnavailable, "the database's disk is full: nothing was written; free space where %s lives and try again", s.path)
 	}
 	if err == nil && s.trouble.Load() != nil {
@@ -259,7 +208,7 @@ func notFound(err error, format string, args ...any) error {
 	return err
 }
 
-func (s *Store) now() string { return hq.FormatTime(s.Now()) }
+func (s *Store) now() string { return hq.FormatTime(s.clock()) }
 
 func nullTime(ns sql.NullString) *time.Time {
 	if !ns.Valid {
@@ -274,18 +223,4 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
-}
-
-// goBackground runs fn as one of the store's own goroutines, unless the store is closing:
-// Close waits for every goroutine started before it, and none starts after.
-func (s *Store) goBackground(fn func()) bool {
-	s.backgroundMu.Lock()
-	defer s.backgroundMu.Unlock()
-	select {
-	case <-s.closed:
-		return false
-	default:
-	}
-	s.background.Go(fn)
-	return true
 }

@@ -2,12 +2,15 @@ package db
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/wait"
+	"github.com/meshhq/hq/internal/workers"
 )
 
 // clock is a settable time for tests.
@@ -23,18 +26,84 @@ func (c *clock) advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// setup opens a store on a fresh database built by the real migrations.
+// setup opens a store on a fresh database built by the real migrations, on a clock of the
+// test's, and runs every worker of the store until the test ends.
 func setup(t testing.TB) (*Store, *clock) {
 	t.Helper()
-	s, err := Open(context.Background(), testdb.New(t))
+	s, c := setupWith(t, Options{})
+	start(t, s.Workers()...)
+	return s, c
+}
+
+// setupWith opens a store with opt (on the test's clock and with 3 attempts to stuck unless opt
+// says otherwise) and runs none of its workers.
+func setupWith(t testing.TB, opt Options) (*Store, *clock) {
+	t.Helper()
+	c := &clock{t: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
+	if opt.Now == nil {
+		opt.Now = c.now
+	}
+	if opt.StuckAttempts == 0 {
+		opt.StuckAttempts = 3
+	}
+	return open(t, testdb.New(t), opt), c
+}
+
+// open opens hqDB, closed when the test ends.
+func open(t testing.TB, hqDB string, opt Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), hqDB, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	c := &clock{t: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
-	s.Now = c.now
-	s.StuckAttempts = 3
+	return s
+}
+
+// setupSteppingRollouts is setup without the rollout worker, for a test that steps rollouts
+// itself.
+func setupSteppingRollouts(t testing.TB) (*Store, *clock) {
+	t.Helper()
+	s, c := setupWith(t, Options{})
+	start(t, without(s.Workers(), "rollouts")...)
 	return s, c
+}
+
+// start runs ws until the test ends, stopped before the store they work on is closed (the
+// store was opened before, so its Close is cleaned up after).
+func start(t testing.TB, ws ...Worker) {
+	t.Helper()
+	g := workers.Start(context.Background(), nil, asWorkers(ws)...)
+	t.Cleanup(g.Stop)
+}
+
+func asWorkers(ws []Worker) []workers.Worker {
+	list := make([]workers.Worker, len(ws))
+	for i, w := range ws {
+		list[i] = w
+	}
+	return list
+}
+
+// waitListening returns once something waits for node's generation to move.
+func waitListening(t testing.TB, s *Store, node string) {
+	t.Helper()
+	wait.For(t, 5*time.Second, "a waiter on "+node, func() bool {
+		s.bells.mu.Lock()
+		defer s.bells.mu.Unlock()
+		return len(s.bells.on[node]) > 0
+	})
+}
+
+// without is ws less the workers named.
+func without(ws []Worker, names ...string) []Worker {
+	var out []Worker
+	for _, w := range ws {
+		if !slices.Contains(names, w.Name()) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func mustNode(t testing.TB, s *Store, name string) {

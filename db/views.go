@@ -66,7 +66,7 @@ func statusRow(n dbsqlc.Node) dbsqlc.NodeStatusListRow {
 // nodeStatus is a node's status at now from its row alone.
 func (s *Store) nodeStatus(n dbsqlc.NodeStatusListRow, now time.Time) hq.Status {
 	return hq.StatusOf(hq.NodeFacts{Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
-		LastReportAt: nullTime(n.LastReportAt), Counts: statusCounts(n)}, now, s.SilentAfter)
+		LastReportAt: nullTime(n.LastReportAt), Counts: statusCounts(n)}, now, s.opt.SilentAfter)
 }
 
 func statusCounts(n dbsqlc.NodeStatusListRow) map[hq.State]int {
@@ -116,7 +116,7 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 		v.RefusedSends = append(v.RefusedSends, refusedView(r, p.node.AppliedGeneration))
 	}
 	f.Refused, f.Drifting = v.RefusedSends, v.Drifting
-	v.Status, v.Lines = hq.ComputeStatus(f, s.Now(), s.SilentAfter)
+	v.Status, v.Lines = hq.ComputeStatus(f, s.clock(), s.opt.SilentAfter)
 	if v.Lines == nil {
 		v.Lines = []string{}
 	}
@@ -174,7 +174,7 @@ func (s *Store) views(ctx context.Context, q dbsqlc.Querier, nodes []dbsqlc.Node
 	for _, r := range refused {
 		parts[r.Node].refused = append(parts[r.Node].refused, r)
 	}
-	drifts, err := q.DriftCountsByNodesSince(ctx, dbsqlc.DriftCountsByNodesSinceParams{Nodes: list, Since: s.driftSince(), Threshold: int64(s.DriftThreshold)})
+	drifts, err := q.DriftCountsByNodesSince(ctx, dbsqlc.DriftCountsByNodesSinceParams{Nodes: list, Since: s.driftSince(), Threshold: int64(s.opt.DriftThreshold)})
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +324,7 @@ func (s *Store) pickByRow(ctx context.Context, q dbsqlc.Querier, f NodeFilter, p
 	}
 	page.Total = len(nodes)
 	var keep []string
-	now := s.Now() // one instant for the whole listing, as the counting in the database has
+	now := s.clock() // one instant for the whole listing, as the counting in the database has
 	for _, n := range nodes {
 		st := s.nodeStatus(n, now)
 		page.Counts[st]++
@@ -366,4 +366,4 @@ func refusedView(r dbsqlc.Send, applied int64) hq.RefusedSend {
 }
 
 // driftSince is where a node's drift lines start looking.
-func (s *Store) driftSince() string { return hq.FormatTime(s.Now().Add(-hq.DriftWindow)) }
+func (s *Store) driftSince() string { return hq.FormatTime(s.clock().Add(-hq.DriftWindow)) }

@@ -13,16 +13,12 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/meshhq/hq/db"
-	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/teststore"
 )
 
 func TestMetricsPage(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := teststore.Open(t, db.Options{})
 	for _, n := range []string{"a", "b"} {
 		if _, _, err := store.CreateNode(ctx, n); err != nil {
 			t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
-	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/teststore"
 )
 
 const token = "operator-secret"
@@ -44,13 +44,8 @@ type bundle struct {
 
 func setup(tb testing.TB) *bundle {
 	tb.Helper()
-	s, err := db.Open(context.Background(), testdb.New(tb))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
 	c := &clock{t: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
-	s.Now, s.StuckAttempts = c.now, 2
+	s := teststore.Open(tb, db.Options{Now: c.now, StuckAttempts: 2})
 	logs := &strings.Builder{}
 	u, err := New(s, token, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {

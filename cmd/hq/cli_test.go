@@ -22,7 +22,7 @@ import (
 	"github.com/meshhq/hq/certs"
 	"github.com/meshhq/hq/client"
 	"github.com/meshhq/hq/db"
-	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/teststore"
 )
 
 // cliEnv runs operator commands against an API on a fresh database.
@@ -43,11 +43,7 @@ func newCLIEnv(t *testing.T) *cliEnv {
 // newAPI is the API on a fresh database.
 func newAPI(t *testing.T) http.Handler {
 	t.Helper()
-	store, err := db.Open(context.Background(), testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := teststore.Open(t, db.Options{})
 	s := &api.Server{Store: store, AdminToken: "admin", Instance: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: time.Second}
 	return s.Handler()
 }

@@ -93,7 +93,7 @@ func main() {
 }
 
 func migrate(ctx context.Context, cfg controller.Config) error {
-	s, err := db.Open(ctx, cfg.DB)
+	s, err := db.Open(ctx, cfg.DB, db.Options{})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,58 @@
+package db
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// Options are the store's settings, all given at Open; a zero field takes its default.
+type Options struct {
+	// Now is the clock; tests give their own.
+	Now func() time.Time
+	// StuckAttempts and StuckAfter decide when failing becomes stuck.
+	StuckAttempts int
+	StuckAfter    time.Duration
+	// SilentAfter is how long without a report before a node is silent.
+	SilentAfter time.Duration
+	// DriftThreshold is how many put-backs of one resource within hq.DriftWindow give its
+	// node a drift line.
+	DriftThreshold int
+	// WatchEvery is how often the watcher looks for generations other processes moved (on
+	// SQLite; PostgreSQL tells at commit).
+	WatchEvery time.Duration
+	// MoveEvery is how often the mover looks for work nobody told it of.
+	MoveEvery time.Duration
+	// RolloutEvery is how often the rollout worker looks without being told.
+	RolloutEvery time.Duration
+	// CheckpointEvery is how often the checkpointer copies SQLite's log into the file.
+	CheckpointEvery time.Duration
+	// Log receives what the store's workers have to say.
+	Log *slog.Logger
+}
+
+// withDefaults is o with every zero field set to its default.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	set(&o.StuckAttempts, 5)
+	set(&o.StuckAfter, 30*time.Minute)
+	set(&o.SilentAfter, 3*time.Minute)
+	set(&o.DriftThreshold, hq.DriftThreshold)
+	set(&o.WatchEvery, time.Second)
+	set(&o.MoveEvery, 5*time.Second)
+	set(&o.RolloutEvery, time.Second)
+	set(&o.CheckpointEvery, checkpointEvery)
+	return o
+}
+
+func set[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
