@@ -26,7 +26,39 @@ var servingRE = regexp.MustCompile(`"hq serving" addr=(\S+)`)
 // StartController runs bin serve on dir/hq.db, listening on addr (127.0.0.1:0 for any port),
 // logging to dir/hq.log, and waits until it listens. env is added to the controller's.
 func StartController(bin, dir, addr, token string, env ...string) (*Controller, error) {
-	c := &Controller{Token: token, DB: filepath.Join(dir, "hq.db"), Log: filepath.Join(dir, "hq.log"), done: make(chan struct{})}
+	return startController(bin, filepath.Join(dir, "hq.db"), filepath.Join(dir, "hq.log"), addr, token, env)
+}
+
+// StartControllers runs n controllers on one database, dir/hq.db (or whatever HQ_DB env
+// names), the first listening on addrs[0] and logging to dir/hq.log, the k-th on addrs[k-1]
+// (the last address for those past the list) logging to dir/hq-k.log. They start one after
+// another: the first creates the signing key all of them must share (beside a SQLite file, or
+// HQ_KEY_FILE), and one that started at the same time would create a key of its own. On an
+// error the ones already started are stopped.
+func StartControllers(bin, dir string, n int, addrs []string, token string, env ...string) ([]*Controller, error) {
+	if n < 1 || len(addrs) == 0 {
+		return nil, errors.New("no controller to start")
+	}
+	var ctls []*Controller
+	for k := 1; k <= n; k++ {
+		log := "hq.log"
+		if k > 1 {
+			log = fmt.Sprintf("hq-%d.log", k)
+		}
+		c, err := startController(bin, filepath.Join(dir, "hq.db"), filepath.Join(dir, log), addrs[min(k, len(addrs))-1], token, env)
+		if err != nil {
+			for _, c := range ctls {
+				c.Stop()
+			}
+			return nil, fmt.Errorf("controller %d of %d: %w", k, n, err)
+		}
+		ctls = append(ctls, c)
+	}
+	return ctls, nil
+}
+
+func startController(bin, dbPath, logPath, addr, token string, env []string) (*Controller, error) {
+	c := &Controller{Token: token, DB: dbPath, Log: logPath, done: make(chan struct{})}
 	log, err := os.OpenFile(c.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -35,14 +34,18 @@ var Phases = []string{PhaseRegister, PhaseAssign, PhaseApply, PhaseSteady, Phase
 
 // Config is what a fleet run does.
 type Config struct {
-	URL   string // the controller, http://host:port
-	Token string // the operator's token
-	// Pid is the controller's process, for its CPU and memory; 0 leaves them out. DB is its
-	// database file, for its size; "" leaves it out.
-	Pid int
-	DB  string
-	// DBProcess names the database server's processes (postgres) when the controller runs on
-	// one: their CPU is the controller's work too, and each phase counts it apart. "" for
+	// URLs are the controllers, http://host:port, all on one database. Host i speaks to
+	// URLs[i mod len(URLs)] for everything, its registration too, so that the hosts' load is
+	// split evenly; the operator's other calls (uploads, assignments, /status, the status page)
+	// go to the first.
+	URLs  []string
+	Token string // the operator's token, the same on every controller
+	// Pids are the controllers' processes, in the order of URLs, for their CPU and memory;
+	// none, or a 0, leaves them out. DB is their database file, for its size; "" leaves it out.
+	Pids []int
+	DB   string
+	// DBProcess names the database server's processes (postgres) when the controllers run on
+	// one: their CPU is the controllers' work too, and each phase counts it apart. "" for
 	// SQLite, which runs inside the controller.
 	DBProcess string
 
@@ -93,16 +96,23 @@ type PhaseResult struct {
 	Converged time.Duration `json:"converged_ns,omitempty"`
 	Put       time.Duration `json:"put_ns,omitempty"`
 
-	CPU time.Duration `json:"cpu_ns"` // controller's user+system time during the phase
+	// CPU is the controllers' user+system time during the phase, summed over them, and Cores
+	// that over the wall time; both are left 0 unless every controller could be sampled.
+	CPU time.Duration `json:"cpu_ns"`
 	// DBCPU is the database server's user+system time during the phase (Config.DBProcess).
 	DBCPU time.Duration `json:"db_cpu_ns,omitempty"`
 	Cores float64       `json:"cores"`
-	RSS   int64         `json:"rss_bytes"` // controller's resident size at the end
-	// HWM is the controller's peak resident size during the phase (during its lifetime when
-	// the peak could not be reset); StatusHWM and PageHWM its peak while it served each view.
+	RSS   int64         `json:"rss_bytes"` // the controllers' resident size at the end, summed
+	// HWM is the controllers' peak resident sizes during the phase (during their lifetime when
+	// the peak could not be reset), summed: each peaks when it will, so with more than one
+	// controller this bounds their peak together from above. StatusHWM and PageHWM are the
+	// first controller's peak while it served each view.
 	HWM       int64 `json:"hwm_bytes"`
 	StatusHWM int64 `json:"status_hwm_bytes,omitempty"`
 	PageHWM   int64 `json:"page_hwm_bytes,omitempty"`
+	// Controllers is each controller's share, in the order of Config.URLs, when there are more
+	// than one (with one, the figures above are its own).
+	Controllers []ControllerResult `json:"controllers,omitempty"`
 	// LoadgenCPU is the generator's own CPU time in the phase, and Load the machine's
 	// one-minute load average at its end: the generator and the controller share the machine.
 	LoadgenCPU time.Duration `json:"loadgen_cpu_ns"`
@@ -131,10 +141,29 @@ type PhaseResult struct {
 	hasProc    bool
 }
 
-// Fleet is a run of simulated hosts against one controller.
+// ControllerResult is one controller's figures in a phase.
+type ControllerResult struct {
+	URL string `json:"url"`
+	Pid int    `json:"pid,omitempty"`
+	// CPU, Cores, RSS and HWM are as PhaseResult's, of this controller alone; 0 when it could
+	// not be sampled.
+	CPU   time.Duration `json:"cpu_ns"`
+	Cores float64       `json:"cores"`
+	RSS   int64         `json:"rss_bytes"`
+	HWM   int64         `json:"hwm_bytes"`
+	// Requests are those it answered (long-polls left out) and Acked the reports it
+	// acknowledged with 200.
+	Requests int `json:"requests"`
+	Acked    int `json:"acked"`
+	hasProc  bool
+}
+
+// Fleet is a run of simulated hosts against controllers on one database.
 type Fleet struct {
 	cfg    Config
 	client *http.Client
+	// admins are the operator's clients of each controller; admin is the first's.
+	admins []*Admin
 	admin  *Admin
 	hosts  []*fleetHost
 	rec    atomic.Pointer[Recorder]
@@ -172,13 +201,29 @@ func NewFleet(cfg Config) *Fleet {
 	if cfg.Polls < 0 || cfg.Polls > cfg.Nodes {
 		cfg.Polls = 0
 	}
-	f := &Fleet{cfg: cfg, client: client, admin: &Admin{Base: cfg.URL, Token: cfg.Token, HTTP: client}}
+	f := &Fleet{cfg: cfg, client: client}
+	for _, u := range cfg.URLs {
+		f.admins = append(f.admins, &Admin{Base: u, Token: cfg.Token, HTTP: client})
+	}
+	if len(f.admins) == 0 {
+		f.admins = []*Admin{{Token: cfg.Token, HTTP: client}}
+	}
+	f.admin = f.admins[0]
 	f.rec.Store(NewRecorder())
 	f.cache.m, f.cache.modules = map[string][]byte{}, map[string][]hq.DeclaredModule{}
 	return f
 }
 
-func (f *Fleet) observe(kind string, c Call) { f.rec.Load().Observe(kind, c) }
+// observe records a call to the first controller, where the operator's calls go.
+func (f *Fleet) observe(kind string, c Call) { f.rec.Load().ObserveAt(0, kind, c) }
+
+// observer records the calls to controller ctl, in the phase's recorder at the time.
+func (f *Fleet) observer(ctl int) Observer {
+	return func(kind string, c Call) { f.rec.Load().ObserveAt(ctl, kind, c) }
+}
+
+// controllerOf is the place in Config.URLs of host i's controller.
+func (f *Fleet) controllerOf(i int) int { return i % len(f.admins) }
 
 func (f *Fleet) wants(phase string) bool {
 	return slices.Contains(f.cfg.Phases, phase)
@@ -233,30 +278,42 @@ func (f *Fleet) measure(ctx context.Context, name string, run func(context.Conte
 	runtime.GC()
 	rec := NewRecorder()
 	f.rec.Store(rec)
-	if f.cfg.Pid > 0 {
-		ResetPeak(f.cfg.Pid)
+	for _, pid := range f.cfg.Pids {
+		if pid > 0 {
+			ResetPeak(pid)
+		}
 	}
 	self, _ := ReadProc(os.Getpid())
-	before, procErr := f.readProc()
+	before := f.readProcs()
 	dbBefore := ProcessesCPU(f.cfg.DBProcess)
 	start := time.Now()
 	err := run(ctx, &r)
 	r.Wall = time.Since(start)
-	after, procErr2 := f.readProc()
+	after := f.readProcs()
 	r.DBCPU = ProcessesCPU(f.cfg.DBProcess) - dbBefore
 	if self2, err := ReadProc(os.Getpid()); err == nil {
 		r.LoadgenCPU = self2.CPU - self.CPU
 	}
 	r.Load = LoadAverage()
-	if procErr == nil && procErr2 == nil && f.cfg.Pid > 0 {
-		r.hasProc = true
-		r.CPU, r.RSS, r.HWM = after.CPU-before.CPU, after.RSS, after.HWM
+	s := rec.Snapshot()
+	ctls := f.controllerResults(before, after, r.Wall, s.ByController)
+	r.hasProc = len(f.cfg.Pids) > 0 && len(ctls) > 0
+	for _, c := range ctls {
+		r.hasProc = r.hasProc && c.hasProc
+		r.CPU, r.RSS, r.HWM = r.CPU+c.CPU, r.RSS+c.RSS, r.HWM+c.HWM
+	}
+	if !r.hasProc {
+		// A sum that leaves a controller out would pass for the whole.
+		r.CPU, r.RSS, r.HWM = 0, 0, 0
+	} else if r.Wall > 0 {
 		r.Cores = r.CPU.Seconds() / r.Wall.Seconds()
+	}
+	if len(ctls) > 1 {
+		r.Controllers = ctls
 	}
 	if r.Wall > 0 {
 		r.Rate = float64(r.Count) / r.Wall.Seconds()
 	}
-	s := rec.Snapshot()
 	r.Requests, r.Acked, r.P50, r.P90, r.P99, r.Max, r.Statuses, r.LastError = s.Requests, s.Acked, s.P50, s.P90, s.P99, s.Max, s.Statuses, s.LastError
 	r.LateP99, r.WorstP99, r.WorstAt = s.LateP99, s.WorstP99, s.WorstAt
 	if f.cfg.DB != "" {
@@ -273,29 +330,63 @@ func (f *Fleet) measure(ctx context.Context, name string, run func(context.Conte
 	return r, err
 }
 
-// peakOf runs fn and returns the controller's peak resident size while it ran, or 0.
-func (f *Fleet) peakOf(fn func()) int64 {
-	if f.cfg.Pid > 0 {
-		ResetPeak(f.cfg.Pid)
+// controllerResults gives each controller's figures from its samples before and after the
+// phase (nil where it could not be read) and what it answered in it.
+func (f *Fleet) controllerResults(before, after []*Proc, wall time.Duration, counts []ControllerCount) []ControllerResult {
+	out := make([]ControllerResult, len(f.cfg.URLs))
+	for i := range out {
+		c := &out[i]
+		c.URL = f.cfg.URLs[i]
+		if i < len(f.cfg.Pids) {
+			c.Pid = f.cfg.Pids[i]
+		}
+		if i < len(counts) {
+			c.Requests, c.Acked = counts[i].Requests, counts[i].Acked
+		}
+		if before[i] != nil && after[i] != nil {
+			c.hasProc = true
+			c.CPU, c.RSS, c.HWM = after[i].CPU-before[i].CPU, after[i].RSS, after[i].HWM
+			if wall > 0 {
+				c.Cores = c.CPU.Seconds() / wall.Seconds()
+			}
+		}
 	}
+	return out
+}
+
+// readProcs samples every controller, in the order of Config.URLs: nil for one without a pid
+// or whose process could not be read.
+func (f *Fleet) readProcs() []*Proc {
+	out := make([]*Proc, len(f.cfg.URLs))
+	for i := range out {
+		if i < len(f.cfg.Pids) && f.cfg.Pids[i] > 0 {
+			if p, err := ReadProc(f.cfg.Pids[i]); err == nil {
+				out[i] = &p
+			}
+		}
+	}
+	return out
+}
+
+// peakOf runs fn, a call to the first controller, and returns that controller's peak
+// resident size while it ran, or 0.
+func (f *Fleet) peakOf(fn func()) int64 {
+	if len(f.cfg.Pids) == 0 || f.cfg.Pids[0] <= 0 {
+		fn()
+		return 0
+	}
+	ResetPeak(f.cfg.Pids[0])
 	fn()
-	p, err := f.readProc()
+	p, err := ReadProc(f.cfg.Pids[0])
 	if err != nil {
 		return 0
 	}
 	return p.HWM
 }
 
-func (f *Fleet) readProc() (Proc, error) {
-	if f.cfg.Pid <= 0 {
-		return Proc{}, errors.New("no pid")
-	}
-	return ReadProc(f.cfg.Pid)
-}
-
 // timePage fetches the status page with basic auth, as a browser would; 0 when it failed.
 func (f *Fleet) timePage(ctx context.Context) (time.Duration, int) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(f.cfg.URL, "/")+"/", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(f.admin.Base, "/")+"/", nil)
 	if err != nil {
 		return 0, 0
 	}
@@ -349,12 +440,14 @@ func (f *Fleet) register(ctx context.Context, r *PhaseResult) error {
 	f.hosts = make([]*fleetHost, f.cfg.Nodes)
 	n, err := f.each(ctx, func(ctx context.Context, i int) error {
 		name := fmt.Sprintf("%s%05d", f.cfg.Prefix, i)
-		token, gen, c, err := f.admin.Register(ctx, name)
-		f.observe("register", c)
+		ctl := f.controllerOf(i)
+		token, gen, c, err := f.admins[ctl].Register(ctx, name)
+		obs := f.observer(ctl)
+		obs("register", c)
 		if err != nil {
 			return err
 		}
-		f.hosts[i] = &fleetHost{Host: NewHost(f.cfg.URL, name, token, f.client, f.observe), registered: gen}
+		f.hosts[i] = &fleetHost{Host: NewHost(f.admins[ctl].Base, name, token, f.client, obs), registered: gen}
 		return nil
 	})
 	r.Count, r.Unit = n, "nodes/s"

@@ -26,10 +26,27 @@ func (r PhaseResult) Line() string {
 		fmt.Fprintf(&b, ", converged in %.1fs", r.Converged.Seconds())
 	}
 	if r.hasProc || r.CPU > 0 || r.RSS > 0 {
-		fmt.Fprintf(&b, " | cpu %.2fs %.2f cores, rss %s peak %s", r.CPU.Seconds(), r.Cores, mb(r.RSS), mb(r.HWM))
+		b.WriteString(" | ")
+		if len(r.Controllers) > 1 {
+			fmt.Fprintf(&b, "%d controllers ", len(r.Controllers))
+		}
+		fmt.Fprintf(&b, "cpu %.2fs %.2f cores%s, rss %s peak %s", r.CPU.Seconds(), r.Cores, r.perOp(r.CPU), mb(r.RSS), mb(r.HWM))
+	}
+	if len(r.Controllers) > 1 {
+		b.WriteString(" |")
+		for i, c := range r.Controllers {
+			if i > 0 {
+				b.WriteString(";")
+			}
+			fmt.Fprintf(&b, " #%d", i+1)
+			if c.hasProc || c.CPU > 0 || c.RSS > 0 {
+				fmt.Fprintf(&b, " cpu %.2fs rss %s peak %s,", c.CPU.Seconds(), mb(c.RSS), mb(c.HWM))
+			}
+			fmt.Fprintf(&b, " %d req %d acked", c.Requests, c.Acked)
+		}
 	}
 	if r.DBCPU > 0 {
-		fmt.Fprintf(&b, " | db server cpu %.2fs", r.DBCPU.Seconds())
+		fmt.Fprintf(&b, " | db server cpu %.2fs%s", r.DBCPU.Seconds(), r.perOp(r.DBCPU))
 	}
 	fmt.Fprintf(&b, " | loadgen cpu %.2fs, load %.1f", r.LoadgenCPU.Seconds(), r.Load)
 	if r.DB > 0 {
@@ -52,6 +69,18 @@ func (r PhaseResult) Line() string {
 		fmt.Fprintf(&b, " (peak %s)", mb(r.PageHWM))
 	}
 	return b.String()
+}
+
+// perOp is cpu over what the phase did, " 1.49ms/report" (or "/node"), or "" when it did nothing.
+func (r PhaseResult) perOp(cpu time.Duration) string {
+	if r.Count <= 0 || cpu <= 0 {
+		return ""
+	}
+	unit := "node"
+	if r.Unit == "reports/s" {
+		unit = "report"
+	}
+	return " " + ms(cpu/time.Duration(r.Count)) + "/" + unit
 }
 
 func ms(d time.Duration) string {

@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -180,5 +186,133 @@ func TestHostsShareTheResourcesTheyDeclare(t *testing.T) {
 	}
 	if &next.Modules[0] == &a.Modules[0] || next.Modules[0].Revision != 2 {
 		t.Fatal("another revision was given the first revision's resources")
+	}
+}
+
+// buildHQ builds cmd/hq into a temporary directory and returns the binary's path.
+func buildHQ(t *testing.T) string {
+	t.Helper()
+	// go test caches a pass by the files the test itself opens or stats; the build reads the
+	// module's sources in another process, so without this a change to hq would replay a
+	// stale pass.
+	filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".sql", ".html", ".css", ".mod", ".sum":
+			os.Stat(path)
+		}
+		return nil
+	})
+	bin := filepath.Join(t.TempDir(), "hq")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hq")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/hq: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// Two controllers on one SQLite file: each host speaks to its own, so both answer its
+// registrations, declarations and reports, while the operator's calls go to the first; a
+// module uploaded to the first reaches the hosts of the second; and each phase's CPU is the
+// sum of the two.
+func TestFleetSplitsHostsAcrossControllers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs hq")
+	}
+	dir := t.TempDir()
+	ctls, err := StartControllers(buildHQ(t), dir, 2, []string{"127.0.0.1:0"}, "loadgen-test-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var wg sync.WaitGroup
+		for _, c := range ctls {
+			wg.Go(c.Stop)
+		}
+		wg.Wait()
+	})
+	cfg := Config{Token: "loadgen-test-token", DB: ctls[0].DB, Nodes: 20, Resources: 3, Prefix: "lgt-", Module: "lgt",
+		SteadyRate: 40, SteadyFor: time.Second, Concurrency: 4, Wait: 5 * time.Second, PhaseTimeout: 30 * time.Second,
+		Phases: []string{PhaseSteady, PhaseRevision}}
+	for _, c := range ctls {
+		cfg.URLs, cfg.Pids = append(cfg.URLs, c.URL), append(cfg.Pids, c.Pid())
+	}
+	var results []PhaseResult
+	if err := NewFleet(cfg).Run(t.Context(), func(r PhaseResult) { results = append(results, r) }); err != nil {
+		t.Fatal(err)
+	}
+	var phases []string
+	cpu := make([]time.Duration, 2)
+	for _, r := range results {
+		phases = append(phases, r.Phase)
+		if len(r.Controllers) != 2 || r.Controllers[0].URL != cfg.URLs[0] || r.Controllers[1].Pid != cfg.Pids[1] {
+			t.Fatalf("%s: controllers %+v", r.Phase, r.Controllers)
+		}
+		var sum time.Duration
+		acked, requests := 0, 0
+		for i, c := range r.Controllers {
+			sum, acked, requests = sum+c.CPU, acked+c.Acked, requests+c.Requests
+			cpu[i] += c.CPU
+		}
+		if !r.hasProc || r.CPU != sum || acked != r.Acked || requests != r.Requests {
+			t.Errorf("%s: cpu %s, %d acked, %d requests; the controllers' sum to %s, %d, %d", r.Phase, r.CPU, r.Acked, r.Requests, sum, acked, requests)
+		}
+		if !strings.Contains(r.Line(), "2 controllers cpu") || !strings.Contains(r.Line(), "; #2 cpu") {
+			t.Errorf("%s: the line does not give both controllers: %s", r.Phase, r.Line())
+		}
+		ctl := r.Controllers
+		switch r.Phase {
+		case PhaseRegister:
+			if ctl[0].Requests != 10 || ctl[1].Requests != 10 {
+				t.Errorf("register: %d and %d registrations, want 10 each", ctl[0].Requests, ctl[1].Requests)
+			}
+		case PhaseAssign:
+			if ctl[1].Requests != 0 {
+				t.Errorf("assign: the second controller answered %d operator call(s)", ctl[1].Requests)
+			}
+		case PhaseApply, PhaseSteady, PhaseRevision:
+			if ctl[0].Acked == 0 || ctl[1].Acked == 0 {
+				t.Errorf("%s: %d and %d reports acknowledged; hosts were not split", r.Phase, ctl[0].Acked, ctl[1].Acked)
+			}
+		}
+	}
+	if want := []string{PhaseRegister, PhaseAssign, PhaseApply, PhaseSteady, PhaseRevision}; !slices.Equal(phases, want) {
+		t.Fatalf("phases %v, want %v", phases, want)
+	}
+	if cpu[0] <= 0 || cpu[1] <= 0 {
+		t.Errorf("controllers' CPU over the run: %v", cpu)
+	}
+	// Each its own log; one signing key, made by the first and read by the second.
+	for _, f := range []string{"hq.log", "hq-2.log", "hq.db.key"} {
+		if FileSize(filepath.Join(dir, f)) == 0 {
+			t.Errorf("no %s", f)
+		}
+	}
+	if keys, _ := filepath.Glob(filepath.Join(dir, "*.key")); len(keys) != 1 {
+		t.Errorf("signing keys %v", keys)
+	}
+}
+
+// With one controller the line and the JSON are as they were: no share of each, and the
+// controller's CPU per operation beside its total.
+func TestLineOfOneControllerAndOfTwo(t *testing.T) {
+	one := PhaseResult{Phase: PhaseSteady, Wall: 2 * time.Second, Count: 400, Unit: "reports/s", CPU: time.Second, Cores: 0.5, DBCPU: 200 * time.Millisecond, hasProc: true}
+	if l := one.Line(); !strings.Contains(l, "| cpu 1.00s 0.50 cores 2.50ms/report, rss") || !strings.Contains(l, "| db server cpu 0.20s 0.50ms/report") || strings.Contains(l, "#1") {
+		t.Errorf("one controller: %s", l)
+	}
+	if b, _ := json.Marshal(one); bytes.Contains(b, []byte(`"controllers"`)) {
+		t.Errorf("one controller's JSON lists controllers: %s", b)
+	}
+	two := one
+	two.Controllers = []ControllerResult{
+		{URL: "http://a", CPU: 600 * time.Millisecond, RSS: 1 << 20, HWM: 2 << 20, Requests: 210, Acked: 200, hasProc: true},
+		{URL: "http://b", CPU: 400 * time.Millisecond, RSS: 1 << 20, HWM: 2 << 20, Requests: 200, Acked: 200, hasProc: true},
+	}
+	want := "| 2 controllers cpu 1.00s 0.50 cores 2.50ms/report, rss 0.0MB peak 0.0MB | #1 cpu 0.60s rss 1.0MB peak 2.0MB, 210 req 200 acked; #2 cpu 0.40s rss 1.0MB peak 2.0MB, 200 req 200 acked |"
+	if l := two.Line(); !strings.Contains(l, want) {
+		t.Errorf("two controllers:\n%s\nwant in it\n%s", l, want)
 	}
 }

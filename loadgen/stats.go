@@ -27,13 +27,26 @@ type Recorder struct {
 	acked     int
 	attempts  int
 	lastError string
+	// byController counts each controller's requests and acknowledged reports, by its place
+	// in the fleet's list: whether the hosts were split as meant.
+	byController []ControllerCount
+}
+
+// ControllerCount is what one controller of a fleet answered in a phase: its requests (polls
+// left out, as in Requests) and the reports it acknowledged.
+type ControllerCount struct {
+	Requests int
+	Acked    int
 }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder { return &Recorder{start: time.Now(), statuses: map[string]int{}} }
 
 // Observe records one request; it is an Observer.
-func (r *Recorder) Observe(kind string, c Call) {
+func (r *Recorder) Observe(kind string, c Call) { r.ObserveAt(0, kind, c) }
+
+// ObserveAt records one request that controller ctl (its place in the fleet's list) answered.
+func (r *Recorder) ObserveAt(ctl int, kind string, c Call) {
 	key := strconv.Itoa(c.Status)
 	if c.Err != nil && c.Status == 0 {
 		key = "error"
@@ -41,13 +54,18 @@ func (r *Recorder) Observe(kind string, c Call) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.statuses[kind+" "+key]++
+	if len(r.byController) <= ctl {
+		r.byController = append(r.byController, make([]ControllerCount, ctl+1-len(r.byController))...)
+	}
 	if kind != "poll" {
 		r.took = append(r.took, c.Took)
 		r.done = append(r.done, time.Since(r.start))
 		r.attempts++
+		r.byController[ctl].Requests++
 	}
 	if kind == "report" && c.Status == 200 && c.Err == nil {
 		r.acked++
+		r.byController[ctl].Acked++
 	}
 	if c.Err != nil {
 		r.lastError = c.Err.Error()
@@ -70,13 +88,17 @@ type Snapshot struct {
 	WorstAt   time.Duration
 	Statuses  map[string]int
 	LastError string
+	// ByController is each controller's share, by its place in the fleet's list; it is as
+	// long as the highest place that answered anything.
+	ByController []ControllerCount
 }
 
 // Snapshot summarises the requests recorded so far.
 func (r *Recorder) Snapshot() Snapshot {
 	r.mu.Lock()
 	took, done := slices.Clone(r.took), slices.Clone(r.done)
-	s := Snapshot{Requests: r.attempts, Acked: r.acked, Statuses: make(map[string]int, len(r.statuses)), LastError: r.lastError}
+	s := Snapshot{Requests: r.attempts, Acked: r.acked, Statuses: make(map[string]int, len(r.statuses)), LastError: r.lastError,
+		ByController: slices.Clone(r.byController)}
 	for k, v := range r.statuses {
 		s.Statuses[k] = v
 	}

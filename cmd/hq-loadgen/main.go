@@ -1,6 +1,7 @@
-// Command hq-loadgen runs a hollow fleet: many simulated hosts, over loopback, against a real
-// hq serve that it starts itself (-hq) or that already runs (-url, -token). The hosts speak
-// only the HTTP API, as hostd would. See docs/testing.md, "The hollow fleet".
+// Command hq-loadgen runs a hollow fleet: many simulated hosts, over loopback, against real
+// hq serve processes on one database that it starts itself (-hq, -controllers) or that already
+// run (-url, -token). The hosts speak only the HTTP API, as hostd would. See docs/testing.md,
+// "The hollow fleet".
 package main
 
 import (
@@ -16,7 +17,9 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -43,14 +46,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cfg     loadgen.Config
 		phases  = fs.String("phases", strings.Join(loadgen.Phases, ","), "phases to run, comma-separated: "+strings.Join(loadgen.Phases, ", ")+" (register, assign and apply run whenever a later phase needs them)")
 		hqBin   = fs.String("hq", "", "the hq binary to start on a temporary database (build it with go build ./cmd/hq); or give -url and -token")
-		addr    = fs.String("addr", "127.0.0.1:0", "with -hq, where the controller listens")
-		keep    = fs.Bool("keep", false, "with -hq, keep the controller's directory (database, log) and say where it is")
+		nctl    = fs.Int("controllers", 1, "with -hq, how many controllers to start on the one database; host i speaks to controller i mod N")
+		addr    = fs.String("addr", "127.0.0.1:0", "with -hq, where the controller listens; with -controllers, a port-0 address for all or a comma-separated list, one per controller")
+		keep    = fs.Bool("keep", false, "with -hq, keep the controllers' directory (database, logs) and say where it is")
 		ctlEnv  envFlag
-		pg      = fs.String("postgres", "", "with -hq, run the controller on this PostgreSQL database (a postgres:// URL) rather than a SQLite file, and count the server's CPU apart")
+		pg      = fs.String("postgres", "", "with -hq, run the controllers on this PostgreSQL database (a postgres:// URL) rather than a SQLite file, and count the server's CPU apart")
+		urls    = fs.String("url", "", "hq serve processes already running on one database, comma-separated, e.g. http://127.0.0.1:8080")
+		pids    = fs.String("pid", "", "with -url, the controllers' process ids, comma-separated in the order of -url, for their CPU and memory (and their database, found from the first's environment)")
 		output  = fs.String("o", "text", "output: text (a line per phase) or json")
 		timeout = fs.Duration("timeout", 30*time.Minute, "the whole run stops after this long, whatever it is doing")
 	)
-	fs.Var(&ctlEnv, "env", "with -hq, KEY=VALUE added to the controller's environment (and not the generator's), e.g. GOMEMLIMIT=400MiB; may be repeated")
+	fs.Var(&ctlEnv, "env", "with -hq, KEY=VALUE added to the controllers' environment (and not the generator's), e.g. GOMEMLIMIT=400MiB; may be repeated")
 	fs.IntVar(&cfg.Nodes, "nodes", 200, "simulated hosts")
 	fs.IntVar(&cfg.Resources, "resources", 500, "files in the module every node is assigned")
 	fs.Float64Var(&cfg.SteadyRate, "steady-rate", 100, "reports/s of the whole fleet in steady (overload is 3× this)")
@@ -58,10 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.OverloadFor, "overload-for", 30*time.Second, "how long overload lasts; recovery at the steady rate follows")
 	fs.DurationVar(&cfg.RecoverFor, "recover-for", 10*time.Second, "how long recovery lasts after overload")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 16, "requests at once in register, assign and apply")
-	fs.StringVar(&cfg.URL, "url", "", "an hq serve already running, e.g. http://127.0.0.1:8080")
 	fs.StringVar(&cfg.Token, "token", os.Getenv("HQ_ADMIN_TOKEN"), "with -url, the operator's token (default $HQ_ADMIN_TOKEN)")
-	fs.IntVar(&cfg.Pid, "pid", 0, "with -url, the controller's process id, for its CPU and memory (and its database, found from its environment)")
-	fs.StringVar(&cfg.DB, "db", "", "with -url, the controller's database file, for its size")
+	fs.StringVar(&cfg.DB, "db", "", "with -url, the controllers' database file, for its size")
 	fs.StringVar(&cfg.Prefix, "prefix", "", "node names start with this (default lg-<random>-)")
 	fs.StringVar(&cfg.Module, "module", "", "the module's name (default loadgen-<random>)")
 	fs.DurationVar(&cfg.Wait, "wait", 30*time.Second, "each long-poll's wait")
@@ -91,10 +95,41 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail("-o is text or json")
 	case cfg.Nodes < 1 || cfg.Resources < 1:
 		return fail("-nodes and -resources must be at least 1")
-	case (*hqBin == "") == (cfg.URL == ""):
-		return fail("give either -hq (a controller to start) or -url and -token (one that runs)")
-	case cfg.URL != "" && cfg.Token == "":
+	case (*hqBin == "") == (*urls == ""):
+		return fail("give either -hq (controllers to start) or -url and -token (controllers that run)")
+	case *urls != "" && cfg.Token == "":
 		return fail("-url needs -token (or HQ_ADMIN_TOKEN)")
+	case *nctl < 1:
+		return fail("-controllers must be at least 1")
+	case *pids != "" && *urls == "":
+		return fail("-pid goes with -url")
+	}
+	var addrs []string
+	if *hqBin != "" {
+		addrs = list(*addr)
+		switch {
+		case len(addrs) == 0:
+			return fail("-addr is empty")
+		case len(addrs) > 1 && len(addrs) != *nctl:
+			return fail("-addr lists %d address(es) for %d controller(s)", len(addrs), *nctl)
+		case len(addrs) == 1 && *nctl > 1 && !strings.HasSuffix(addrs[0], ":0"):
+			return fail("-controllers %d cannot all listen on %s: give port 0 or one address each", *nctl, addrs[0])
+		}
+	} else {
+		cfg.URLs = list(*urls)
+		if *nctl != 1 && *nctl != len(cfg.URLs) {
+			return fail("-controllers %d but -url lists %d", *nctl, len(cfg.URLs))
+		}
+		for _, p := range list(*pids) {
+			pid, err := strconv.Atoi(p)
+			if err != nil || pid < 1 {
+				return fail("-pid: %q is not a process id", p)
+			}
+			cfg.Pids = append(cfg.Pids, pid)
+		}
+		if len(cfg.Pids) > 0 && len(cfg.Pids) != len(cfg.URLs) {
+			return fail("-pid lists %d process(es) for %d -url(s)", len(cfg.Pids), len(cfg.URLs))
+		}
 	}
 	suffix := strings.ToLower(rand.Text()[:6])
 	if cfg.Prefix == "" {
@@ -115,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 		if *keep {
-			defer fmt.Fprintf(stderr, "hq-loadgen: the controller's database and log are in %s\n", dir)
+			defer fmt.Fprintf(stderr, "hq-loadgen: the controllers' database and logs are in %s\n", dir)
 		} else {
 			defer os.RemoveAll(dir)
 		}
@@ -123,23 +158,43 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if *pg != "" {
 			env = append(env, "HQ_DB="+*pg, "HQ_KEY_FILE="+filepath.Join(dir, "hq.key"))
 		}
-		ctl, err := loadgen.StartController(*hqBin, dir, *addr, rand.Text(), env...)
+		token := rand.Text()
+		ctls, err := loadgen.StartControllers(*hqBin, dir, *nctl, addrs, token, env...)
 		if err != nil {
 			return fail("%v", err)
 		}
-		defer ctl.Stop()
-		cfg.URL, cfg.Token, cfg.Pid, cfg.DB = ctl.URL, ctl.Token, ctl.Pid(), ctl.DB
+		// Stopped together: one by one, the last would wait out the others' shutdowns.
+		defer func() {
+			var wg sync.WaitGroup
+			for _, c := range ctls {
+				wg.Go(c.Stop)
+			}
+			wg.Wait()
+		}()
+		cfg.Token, cfg.DB = token, ctls[0].DB
+		for _, c := range ctls {
+			cfg.URLs, cfg.Pids = append(cfg.URLs, c.URL), append(cfg.Pids, c.Pid())
+		}
 		if *pg != "" {
 			cfg.DB, cfg.DBProcess = "", "postgres"
 		}
-	} else if cfg.Pid > 0 && cfg.DB == "" {
-		cfg.DB = loadgen.DBPathOf(cfg.Pid)
+	} else if len(cfg.Pids) > 0 && cfg.DB == "" {
+		cfg.DB = loadgen.DBPathOf(cfg.Pids[0])
 	}
 
 	var results []loadgen.PhaseResult
 	if *output == "text" {
+		against := cfg.URLs[0]
+		if len(cfg.URLs) > 1 {
+			// Numbered as each phase's line numbers the controllers' shares.
+			var each []string
+			for i, u := range cfg.URLs {
+				each = append(each, fmt.Sprintf("#%d %s", i+1, u))
+			}
+			against = fmt.Sprintf("%d controllers on one database (%s)", len(cfg.URLs), strings.Join(each, ", "))
+		}
 		fmt.Fprintf(stdout, "hq-loadgen: %d node(s) × %d resource(s) against %s, phases %s; steady %.0f reports/s for %s, overload %.0f/s for %s\n",
-			cfg.Nodes, cfg.Resources, cfg.URL, strings.Join(cfg.Phases, ","), cfg.SteadyRate, cfg.SteadyFor, 3*cfg.SteadyRate, cfg.OverloadFor)
+			cfg.Nodes, cfg.Resources, against, strings.Join(cfg.Phases, ","), cfg.SteadyRate, cfg.SteadyFor, 3*cfg.SteadyRate, cfg.OverloadFor)
 	}
 	err := loadgen.NewFleet(cfg).Run(ctx, func(r loadgen.PhaseResult) {
 		results = append(results, r)
@@ -164,6 +219,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	return 0
+}
+
+// list splits a comma-separated flag, dropping blanks.
+func list(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func errString(err error) string {
