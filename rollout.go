@@ -85,6 +85,28 @@ type RolloutPolicy struct {
 	AutoRevert bool `json:"auto_revert"`
 }
 
+// WaveSize is how many of a rollout's total nodes its wave (counted from 1) declares the new
+// revision to, with nothing in flight: the canaries first, then MaxUnavailable at a time.
+func (p RolloutPolicy) WaveSize(total, wave int) int {
+	if wave == 1 && p.Canary > 0 {
+		return p.Canary
+	}
+	return p.MaxUnavailable.Of(total)
+}
+
+// Waves splits nodes, in the order a rollout takes them, into the waves it would run if every
+// node converged: what a plan shows before the rollout starts. Failures and the deadline may
+// pause the real one.
+func (p RolloutPolicy) Waves(nodes []string) [][]string {
+	var waves [][]string
+	for rest := nodes; len(rest) > 0; {
+		n := min(len(rest), max(1, p.WaveSize(len(nodes), len(waves)+1)))
+		waves = append(waves, rest[:n:n])
+		rest = rest[n:]
+	}
+	return waves
+}
+
 // DefaultProgressDeadline is a node's time to converge when the policy names none.
 const DefaultProgressDeadline = 10 * time.Minute
 

@@ -11,17 +11,19 @@ func TestComputeStatusOrderAndLines(t *testing.T) {
 	recent := now.Add(-time.Minute)
 	old := now.Add(-time.Hour)
 	stuck := StuckView{Module: "app", Resource: "migrate", Attempts: 7, Since: old, NeverApplied: true, Blocks: 5}
+	stuckLine := "stuck: app/migrate (never applied, 7 attempts since 2026-11-30T02:12:00Z), blocks 5 resource(s)"
 	cases := []struct {
 		name  string
 		f     NodeFacts
 		want  Status
-		lines []string
+		lines []string // every line, in order
 	}{
 		{"new", NodeFacts{}, StatusNew, []string{"new: never reported"}},
-		{"converged", NodeFacts{LastReportAt: &recent, Generation: 3, AppliedGeneration: 3}, StatusConverged, nil},
+		{"converged", NodeFacts{LastReportAt: &recent, Generation: 3, AppliedGeneration: 3}, StatusConverged, []string{}},
 		{"silent beats stuck", NodeFacts{LastReportAt: &old, Stuck: []StuckView{stuck}}, StatusSilent,
-			[]string{"silent: no report since 2026-11-30T02:12:00Z (1h0m0s ago)", "stuck: app/migrate (never applied, 7 attempts since 2026-11-30T02:12:00Z), blocks 5 resource(s)"}},
-		{"stuck beats held", NodeFacts{LastReportAt: &recent, Stuck: []StuckView{stuck}, Held: map[string]int{"route-proxy": 13}}, StatusStuck, nil},
+			[]string{"silent: no report since 2026-11-30T02:12:00Z (1h0m0s ago)", stuckLine}},
+		{"stuck beats held", NodeFacts{LastReportAt: &recent, Stuck: []StuckView{stuck}, Held: map[string]int{"route-proxy": 13}}, StatusStuck,
+			[]string{stuckLine, "waiting on take: route-proxy (13 held)"}},
 		{"waiting on take", NodeFacts{LastReportAt: &recent, Held: map[string]int{"route-proxy": 13, "mailu": 3}}, StatusWaitingOnTake,
 			[]string{"waiting on take: route-proxy (13 held)", "waiting on take: mailu (3 held)"}},
 		{"behind is mid-change", NodeFacts{LastReportAt: &recent, Generation: 42, AppliedGeneration: 41, Failed: []string{"a/b"}}, StatusMidChange,
@@ -39,7 +41,7 @@ func TestComputeStatusOrderAndLines(t *testing.T) {
 			if got != c.want {
 				t.Fatalf("status %s, want %s (lines %q)", got, c.want, lines)
 			}
-			if c.lines != nil && !slices.Equal(lines, c.lines) {
+			if !slices.Equal(lines, c.lines) {
 				t.Fatalf("lines\n got %q\nwant %q", lines, c.lines)
 			}
 		})

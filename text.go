@@ -66,6 +66,11 @@ func (r *Report) Texts(each func(field string, s *string)) {
 	if f := r.Transport; f != nil {
 		each("transport.reason", &f.Reason)
 	}
+	if f := r.Host; f != nil {
+		each("host.hostd_version", &f.HostdVersion)
+		each("host.os", &f.OS)
+		each("host.arch", &f.Arch)
+	}
 }
 
 // BoundText cleans every text of the report in place (CleanText).

@@ -573,6 +573,11 @@ func ValidateReport(rep Report) error {
 	if tr := rep.Transport; tr != nil && (tr.From.IsZero() || tr.To.Before(tr.From) || tr.Reason == "") {
 		errs = append(errs, FieldError{Field: "transport", Message: "needs from, a to not before it, and a reason"})
 	}
+	if h := rep.Host; h != nil {
+		if h.HostdVersion == "" || len(h.HostdVersion) > MaxHostFact || len(h.OS) > MaxHostFact || len(h.Arch) > MaxHostFact {
+			errs = append(errs, FieldError{Field: "host", Message: fmt.Sprintf("needs a hostd_version, and each text at most %d bytes", MaxHostFact)})
+		}
+	}
 	// Keyed by the two names, not by their joined ref: a report of 500 results would
 	// otherwise build 500 strings only to look them up.
 	seen := seenResults.Get().(map[[2]string]struct{})

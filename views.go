@@ -12,12 +12,14 @@ type NodeView struct {
 	Generation        int64             `json:"generation"`
 	AppliedGeneration int64             `json:"applied_generation"`
 	LastReportAt      *time.Time        `json:"last_report_at"`
-	Counts            map[State]int     `json:"counts"`
-	LastReport        *ReportView       `json:"last_report"`
-	Assignments       []AssignmentView  `json:"assignments"`
-	Holds             []Hold            `json:"holds"`
-	Stuck             []StuckView       `json:"stuck"`
-	RefusedSends      []RefusedSend     `json:"refused_sends"`
+	// Host is what the node's hostd said of the host, once it has (GET /nodes/{node} only).
+	Host         *HostFacts       `json:"host,omitempty"`
+	Counts       map[State]int    `json:"counts"`
+	LastReport   *ReportView      `json:"last_report"`
+	Assignments  []AssignmentView `json:"assignments"`
+	Holds        []Hold           `json:"holds"`
+	Stuck        []StuckView      `json:"stuck"`
+	RefusedSends []RefusedSend    `json:"refused_sends"`
 	// Drifting lists the resources put back repeatedly within the last hour.
 	Drifting []DriftCount `json:"drifting"`
 	// Rollouts are the unfinished rollouts the node is in (GET /nodes/{node} only).

@@ -80,8 +80,23 @@ type Report struct {
 	// Transport, when set, says the host could not talk to the controller for a while
 	// because TLS failed; only the first report it could send after carries it.
 	Transport *TransportRefusal `json:"transport,omitempty"`
-	Results   []Result          `json:"results"`
+	// Host, when set, says what the host runs. hostd sends it in its reports from its start
+	// until one is taken: facts that change only with a restart are not sent on every report.
+	Host    *HostFacts `json:"host,omitempty"`
+	Results []Result   `json:"results"`
 }
+
+// HostFacts are what a host says of itself: the hostd it runs, its operating system and
+// architecture, and when it booted (its uptime is the time since).
+type HostFacts struct {
+	HostdVersion string    `json:"hostd_version"`
+	OS           string    `json:"os"`
+	Arch         string    `json:"arch"`
+	BootedAt     time.Time `json:"booted_at"`
+}
+
+// MaxHostFact bounds each text of HostFacts.
+const MaxHostFact = 200
 
 // TransportRefusal is a time the host could not talk to the controller because TLS failed (a
 // certificate expired, or from a CA it does not trust, or refused by the other side): from

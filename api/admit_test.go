@@ -36,6 +36,7 @@ func (b *blockingBody) Close() error { return nil }
 // Past the bound of reports in flight a report is answered 503 with Retry-After before its
 // body is read, and the bound frees as the reports in flight end.
 func TestReportsPastTheBoundAreShedUnread(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok := f.node("web-1")
 	s := &Server{Store: f.store, AdminToken: admin, Instance: "t", Key: f.key, MaxWait: time.Second,
@@ -50,9 +51,7 @@ func TestReportsPastTheBoundAreShedUnread(t *testing.T) {
 		h.ServeHTTP(w, req)
 		first <- w.Code
 	}()
-	for !slow.read.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, 5*time.Second, "the first report's body to be read", slow.read.Load)
 	shed := &blockingBody{release: make(chan struct{})}
 	close(shed.release)
 	req := httptest.NewRequest("POST", "/api/v1/nodes/web-1/reports", shed)
@@ -107,6 +106,7 @@ func TestAdmissionBoundsBytes(t *testing.T) {
 // read of the database, and on the connection it came on: the next request reuses it rather
 // than opening another.
 func TestShedReportKeepsItsConnection(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok := f.node("web-1")
 	_, srv := oneReportAtATime(t, f)
@@ -116,7 +116,11 @@ func TestShedReportKeepsItsConnection(t *testing.T) {
 	defer release() // before the server closes, which waits for the report in flight
 	first := make(chan error, 1)
 	go func() {
-		req, _ := http.NewRequest("POST", srv.URL+"/api/v1/nodes/web-1/reports", slow)
+		req, err := http.NewRequest("POST", srv.URL+"/api/v1/nodes/web-1/reports", slow)
+		if err != nil {
+			first <- err
+			return
+		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := http.DefaultTransport.(*http.Transport).Clone().RoundTrip(req)
 		if err == nil {
@@ -124,16 +128,17 @@ func TestShedReportKeepsItsConnection(t *testing.T) {
 		}
 		first <- err
 	}()
-	for !slow.read.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, 5*time.Second, "the first report's body to be read", slow.read.Load)
 	client := &http.Client{Transport: &http.Transport{}}
 	post := func(token string) (*http.Response, bool) {
 		t.Helper()
 		reused := false
 		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
 		body := strings.NewReader(`{"results": [` + strings.Repeat(`{"module": "m", "resource": "r", "outcome": "applied"},`, 500) + `{}]}`)
-		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", srv.URL+"/api/v1/nodes/web-1/reports", body)
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", srv.URL+"/api/v1/nodes/web-1/reports", body)
+		if err != nil {
+			t.Fatal(err)
+		}
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := client.Do(req)
 		if err != nil {
@@ -162,6 +167,7 @@ func TestShedReportKeepsItsConnection(t *testing.T) {
 // then stalls its body has its 503 at once, and a body that never comes closes the connection,
 // so nothing sent later on it is read as a request.
 func TestShedBeforeTheBodyArrives(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok := f.node("web-1")
 	s, srv := oneReportAtATime(t, f)

@@ -21,6 +21,7 @@ import (
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/teststore"
+	"github.com/meshhq/hq/internal/wait"
 )
 
 const admin = "operator-secret"
@@ -28,6 +29,7 @@ const admin = "operator-secret"
 type fixture struct {
 	t       testing.TB
 	srv     *httptest.Server
+	server  *Server
 	handler http.Handler
 	lot     *Lot
 	store   *db.Store
@@ -48,6 +50,7 @@ func setupServer(t testing.TB, https bool, opt db.Options) *fixture {
 	f.keys.Store(NewKeys(key, nil, nil))
 	s := &Server{Store: store, AdminToken: admin, Instance: "test-instance", Keys: f.keys.Load,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: 5 * time.Second}
+	f.server = s
 	f.handler = s.Handler()
 	// Served as the controller serves: waiting long-polls parked in a lot.
 	f.srv = httptest.NewUnstartedServer(f.handler)
@@ -100,10 +103,16 @@ func (f *fixture) do(method, path, token string, body any, headers ...string) re
 	case []byte:
 		rd = bytes.NewReader(b)
 	default:
-		j, _ := json.Marshal(b)
+		j, err := json.Marshal(b)
+		if err != nil {
+			f.t.Fatal(err)
+		}
 		rd = bytes.NewReader(j)
 	}
-	req, _ := http.NewRequest(method, f.srv.URL+path, rd)
+	req, err := http.NewRequest(method, f.srv.URL+path, rd)
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -115,7 +124,10 @@ func (f *fixture) do(method, path, token string, body any, headers ...string) re
 		f.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		f.t.Fatalf("%s %s: reading the answer: %v", method, path, err)
+	}
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
@@ -145,11 +157,13 @@ const appModule = `{"resources":[
 ]}`
 
 func TestHealthzNeedsNoAuth(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.want(f.do("GET", "/healthz", "", nil), 200)
 }
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok1 := f.node("web-1")
 	tok2 := f.node("web-2")
@@ -176,6 +190,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestNodeLifecycle(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.node("web-1")
 	if c := f.want(f.do("POST", "/api/v1/nodes", admin, `{"name":"web-1"}`), 409).errCode(t); c != hq.CodeConflict {
@@ -199,6 +214,7 @@ func TestNodeLifecycle(t *testing.T) {
 // The acceptance path: register, upload, assign at generation 1, a stale If-Match is refused
 // naming generation 1, a new revision is generation 2.
 func TestGenerationsThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.node("web-1")
 	f.want(f.do("PUT", "/api/v1/modules/app", admin, appModule), 201)
@@ -230,6 +246,7 @@ func TestGenerationsThroughTheAPI(t *testing.T) {
 
 // Every bad input answers its code and writes nothing.
 func TestBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.node("web-1")
 	f.want(f.do("PUT", "/api/v1/modules/app", admin, appModule), 201)
@@ -294,7 +311,7 @@ func TestDeclarationLongPollAndReport(t *testing.T) {
 
 	got := make(chan response, 1)
 	go func() { got <- f.do("GET", "/api/v1/nodes/web-1/declaration?after=0&wait=5s", tok, nil) }()
-	time.Sleep(50 * time.Millisecond)
+	wait.For(t, 5*time.Second, "the long-poll to wait", func() bool { return f.server.Waiting() == 1 })
 	start := time.Now()
 	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200)
 	r := f.want(<-got, 200)
@@ -303,7 +320,10 @@ func TestDeclarationLongPollAndReport(t *testing.T) {
 	}
 	var d hq.Declaration
 	r.json(t, &d)
-	sig, _ := base64.StdEncoding.DecodeString(d.Signature)
+	sig, err := base64.StdEncoding.DecodeString(d.Signature)
+	if err != nil {
+		t.Fatalf("signature %q: %v", d.Signature, err)
+	}
 	if d.Generation != 1 || d.Digest != d.ComputeDigest() || !ed25519.Verify(f.key.Public().(ed25519.PublicKey), hq.SignedStatement(d.Node, d.Generation, d.Digest), sig) {
 		t.Fatalf("declaration %+v does not verify", d)
 	}
@@ -338,12 +358,13 @@ func TestDeclarationLongPollAndReport(t *testing.T) {
 	}
 	var key struct{ Key string }
 	f.want(f.do("GET", "/api/v1/controller-key", "", nil), 200).json(t, &key)
-	if pub, _ := base64.StdEncoding.DecodeString(key.Key); !bytes.Equal(pub, f.key.Public().(ed25519.PublicKey)) {
-		t.Fatal("controller-key is not the signing key")
+	if pub, err := base64.StdEncoding.DecodeString(key.Key); err != nil || !bytes.Equal(pub, f.key.Public().(ed25519.PublicKey)) {
+		t.Fatalf("controller-key %q is not the signing key (%v)", key.Key, err)
 	}
 }
 
 func TestRetry(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok := f.node("web-1")
 	f.want(f.do("PUT", "/api/v1/modules/app", admin, `{"resources":[{"name":"conf","kind":"file","path":"/a"}]}`), 201)
@@ -369,6 +390,7 @@ func TestRetry(t *testing.T) {
 
 // Two operators change the same node at once from the same generation: exactly one wins.
 func TestIfMatchRaceOverHTTP(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.node("web-1")
 	for round := range 10 {
@@ -394,6 +416,7 @@ func TestIfMatchRaceOverHTTP(t *testing.T) {
 
 // An operator may read a node's declaration; that is not a delivery and records no send.
 func TestOperatorReadsDeclarationWithoutASend(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.node("web-1")
 	f.want(f.do("PUT", "/api/v1/modules/app", admin, appModule), 201)
@@ -412,6 +435,7 @@ func TestOperatorReadsDeclarationWithoutASend(t *testing.T) {
 
 // The router's own errors answer in the API's error shape.
 func TestRouterErrorsAreJSON(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	for _, c := range []struct {
 		method, path string
@@ -435,6 +459,7 @@ func TestRouterErrorsAreJSON(t *testing.T) {
 // A report of a declaration this database does not know raises the node's generation only
 // when the controller's own key signed it; forged or foreign signatures are refused.
 func TestReportSignatureDecidesTheGenerationRaise(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok := f.node("web-1")
 	digest := "sha256:" + strings.Repeat("ab", 32)
@@ -467,6 +492,7 @@ func TestReportSignatureDecidesTheGenerationRaise(t *testing.T) {
 // Every node-scoped answer carries the node's generation as its ETag, errors about a known
 // node included.
 func TestNodeScopedAnswersCarryTheETag(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok := f.node("web-1")
 	f.want(f.do("PUT", "/api/v1/modules/app", admin, `{"resources":[{"name":"conf","kind":"file","path":"/a"}]}`), 201)
@@ -505,6 +531,7 @@ func TestNodeScopedAnswersCarryTheETag(t *testing.T) {
 
 // An invalid name is a 422 with a detail naming the field, like every other 422.
 func TestInvalidNamesHaveDetails(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	for _, c := range []struct{ method, path, body string }{
 		{"POST", "/api/v1/nodes", `{"name":"../x"}`},
@@ -520,6 +547,7 @@ func TestInvalidNamesHaveDetails(t *testing.T) {
 
 // GET /nodes pages through the mesh in name order and filters by status, counting every node.
 func TestListNodesPagesAndFilters(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	for i := range 5 {
 		f.node(fmt.Sprintf("web-%d", i))

@@ -53,11 +53,16 @@ func benchmarkIngest(b *testing.B, failing, alternate bool) {
 	if failing {
 		rep.Results[250] = hq.Result{Module: "app", Resource: rs[250].Name, Outcome: hq.StateFailed, Attempted: true, Error: "validate: exit status 1"}
 	}
-	body, _ := json.Marshal(rep)
+	body, err := json.Marshal(rep)
+	if err != nil {
+		b.Fatal(err)
+	}
 	other := body
 	if alternate {
 		rep.Results[7].Changed = true // not attempted: it moves nothing
-		other, _ = json.Marshal(rep)
+		if other, err = json.Marshal(rep); err != nil {
+			b.Fatal(err)
+		}
 	}
 	var n atomic.Int64
 	h := f.handler

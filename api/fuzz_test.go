@@ -140,7 +140,10 @@ func (b *fuzzBed) rows(out *strings.Builder, table, query string) error {
 		return err
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -201,7 +204,9 @@ func FuzzPutModule(f *testing.F) {
 	b := newFuzzBed(f)
 	tok := ""
 	var reg struct{ Token string }
-	json.Unmarshal(b.must(f, "POST", "/api/v1/nodes", admin, `{"name":"web-1"}`, 201), &reg)
+	if err := json.Unmarshal(b.must(f, "POST", "/api/v1/nodes", admin, `{"name":"web-1"}`, 201), &reg); err != nil || reg.Token == "" {
+		f.Fatalf("registering web-1: token %q, %v", reg.Token, err)
+	}
 	tok = reg.Token
 	b.must(f, "PUT", "/api/v1/modules/base", admin, `{"resources":[
 		{"name":"motd","kind":"file","path":"/etc/motd","content":"hi\n"},
@@ -282,7 +287,9 @@ func FuzzPutModule(f *testing.F) {
 func FuzzPostReport(f *testing.F) {
 	b := newFuzzBed(f)
 	var reg struct{ Token string }
-	json.Unmarshal(b.must(f, "POST", "/api/v1/nodes", admin, `{"name":"web-1"}`, 201), &reg)
+	if err := json.Unmarshal(b.must(f, "POST", "/api/v1/nodes", admin, `{"name":"web-1"}`, 201), &reg); err != nil || reg.Token == "" {
+		f.Fatalf("registering web-1: token %q, %v", reg.Token, err)
+	}
 	tok := reg.Token
 	b.must(f, "PUT", "/api/v1/modules/app", admin, `{"resources":[
 		{"name":"conf","kind":"file","path":"/etc/app/app.conf","content":"v1\n","group":"pair"},
@@ -313,7 +320,10 @@ func FuzzPostReport(f *testing.F) {
 		rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Signature: d.Signature,
 			StartedAt: at, FinishedAt: at.Add(time.Second), Results: results(hq.StateApplied)}
 		edit(&rep)
-		body, _ := json.Marshal(rep)
+		body, err := json.Marshal(rep)
+		if err != nil {
+			f.Fatal(err)
+		}
 		return body
 	}
 	for _, s := range [][]byte{

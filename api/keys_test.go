@@ -14,6 +14,7 @@ import (
 // every declaration and report answer, and honours reports signed by a key in grace, not by
 // one retired.
 func TestRotatedKeysSignAndVerify(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok := f.node("web-1")
 	f.want(f.do("PUT", "/api/v1/modules/app", admin, `{"resources":[{"name":"conf","kind":"file","path":"/a"}]}`), 201)
@@ -32,7 +33,10 @@ func TestRotatedKeysSignAndVerify(t *testing.T) {
 
 	f.keys.Store(NewKeys(k2, []hq.KeyVouch{v12}, []ed25519.PublicKey{pub(k1)}))
 	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration", tok, nil), 200).json(t, &d)
-	sig, _ := base64.StdEncoding.DecodeString(d.Signature)
+	sig, err := base64.StdEncoding.DecodeString(d.Signature)
+	if err != nil {
+		t.Fatalf("signature %q: %v", d.Signature, err)
+	}
 	if !ed25519.Verify(pub(k2), hq.SignedStatement(d.Node, d.Generation, d.Digest), sig) ||
 		d.Key != v12.Key || len(d.KeyChain) != 1 || d.KeyChain[0] != v12 {
 		t.Fatalf("after a rotation: key %s, chain %+v, signature by the new key: %v", d.Key, d.KeyChain, ed25519.Verify(pub(k2), hq.SignedStatement(d.Node, d.Generation, d.Digest), sig))

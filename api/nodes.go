@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	"github.com/go-chi/chi/v5"
 
@@ -102,30 +101,20 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
 
 func nodeFilter(r *http.Request) (db.NodeFilter, error) {
 	q := r.URL.Query()
-	f := db.NodeFilter{After: q.Get("cursor")}
-	switch st := hq.Status(q.Get("status")); {
-	case st == "":
-	case st == notConverged:
-		f.NotConverged = true
-	case slices.Contains(hq.Statuses, st):
-		f.Status = st
-	default:
-		return f, hq.Errorf(hq.CodeBadRequest, "status must be one of %v or %s", hq.Statuses, notConverged)
-	}
+	var sel *string
 	if q.Has("selector") {
-		sel, err := hq.ParseSelector(q.Get("selector"))
-		if err != nil {
-			return f, err
-		}
-		f.Selector = &sel
+		s := q.Get("selector")
+		sel = &s
 	}
+	f, err := db.ParseNodeFilter(q.Get("status"), sel)
+	if err != nil {
+		return f, err
+	}
+	f.After = q.Get("cursor")
 	limit, err := limitOr(r, defaultNodeLimit)
 	f.Limit = int(limit)
 	return f, err
 }
-
-// notConverged is the status filter for every node that needs a look.
-const notConverged hq.Status = "not-converged"
 
 func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
 	node, err := name(r, "node")

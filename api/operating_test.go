@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/teststore"
 )
 
 func TestPutModuleDryRunWritesNothing(t *testing.T) {
 	f := setup(t)
-	var plan db.ModulePlan
+	var plan hq.ModulePlan
 	f.want(f.do("PUT", "/api/v1/modules/app?dry_run=true", admin, appModule), 200).json(t, &plan)
 	if plan.Module != "app" || plan.Revision != 1 || plan.Unchanged || len(plan.Added) != 6 {
 		t.Fatalf("plan %+v", plan)

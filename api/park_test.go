@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/wait"
 )
 
 // rawPoll sends a long-poll on a connection of its own and returns it with its reader, so a
@@ -31,11 +32,7 @@ func (f *fixture) rawPoll(node, token, query string) (net.Conn, *bufio.Reader) {
 
 func (f *fixture) waitParked(n int) {
 	f.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); f.lot.Parked() != n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("%d polls parked, want %d", f.lot.Parked(), n)
-		}
-	}
+	wait.For(f.t, 10*time.Second, fmt.Sprintf("%d parked poll(s)", n), func() bool { return f.lot.Parked() == n })
 }
 
 // Waiting polls hold no goroutine; a change answers its node's poll alone, with the
@@ -69,7 +66,10 @@ func TestParkedPollsHoldNoGoroutineAndAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var d hq.Declaration
 	if resp.StatusCode != 200 || resp.Header.Get("ETag") != `"1"` || json.Unmarshal(body, &d) != nil || d.Generation != 1 || len(d.Modules) != 1 || d.Signature == "" {
 		t.Fatalf("the changed node's poll: %d %v %s", resp.StatusCode, resp.Header, body)
@@ -97,12 +97,16 @@ func TestParkedPollsHoldNoGoroutineAndAnswer(t *testing.T) {
 // An answered poll's connection goes back to the server: the host's next request is read on
 // it, as on any kept-alive connection.
 func TestAnsweredPollKeepsItsConnection(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok := f.node("web-1")
 	var conns []net.Conn
 	for range 3 {
 		var got net.Conn
-		req, _ := http.NewRequest("GET", f.srv.URL+"/api/v1/nodes/web-1/declaration?after=0&wait=50ms", nil)
+		req, err := http.NewRequest("GET", f.srv.URL+"/api/v1/nodes/web-1/declaration?after=0&wait=50ms", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { got = i.Conn }}))
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := f.srv.Client().Do(req)
@@ -162,6 +166,7 @@ func TestPollParkedAgainWhenTheChangeIsNotNewEnough(t *testing.T) {
 
 // Closing the lot closes the parked connections: their hosts poll again.
 func TestLotCloseClosesParkedPolls(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok := f.node("web-1")
 	c, r := f.rawPoll("web-1", tok, "after=0&wait=30s")

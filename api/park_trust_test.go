@@ -58,6 +58,7 @@ func readAnswers(t *testing.T, c net.Conn, quiet time.Duration) []int {
 // pools connections its answer would go to another client. Each way of sending a body, on
 // HTTP and on HTTPS.
 func TestPollWithABodyIsNotParked(t *testing.T) {
+	t.Parallel()
 	for _, https := range []bool{false, true} {
 		f := setupServer(t, https, db.Options{})
 		tok := f.node("web-1")
@@ -72,9 +73,12 @@ func TestPollWithABodyIsNotParked(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/https=%v", name, https), func(t *testing.T) {
 				c := f.dial()
 				fmt.Fprintf(c, "GET /api/v1/nodes/web-1/declaration?after=0&wait=500ms HTTP/1.1\r\nHost: hq\r\nAuthorization: Bearer %s\r\n%s\r\n", tok, fr.header)
-				// The body comes late, as the attack sends it: after the poll would be parked.
-				time.Sleep(200 * time.Millisecond)
-				io.WriteString(c, fr.body)
+				// The body comes late, as the attack sends it: once the poll waits, where it would
+				// be parked.
+				wait.For(t, 5*time.Second, "the poll to wait", func() bool { return f.server.Waiting() == 1 })
+				if _, err := io.WriteString(c, fr.body); err != nil {
+					t.Fatal(err)
+				}
 				got := readAnswers(t, c, 2*time.Second)
 				if len(got) != 1 || got[0] != http.StatusNotModified {
 					t.Fatalf("answers %v, want one 304: the body was read as a request", got)
@@ -111,6 +115,7 @@ func TestParkableRequestsHaveNoBody(t *testing.T) {
 // An HTTP/1.0 client that asks to keep its connection is answered as net/http answers it:
 // with Connection: keep-alive, and its next request read on the same connection.
 func TestHTTP10PollIsAnsweredAsNetHTTPDoes(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok := f.node("web-1")
 	c := f.dial()
@@ -132,6 +137,7 @@ func TestHTTP10PollIsAnsweredAsNetHTTPDoes(t *testing.T) {
 // A panic in composing a parked poll's answer is recovered: the poll is answered 500, and the
 // controller goes on answering others.
 func TestPanicInAParkedAnswerIsRecovered(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.lot.beforeAnswer = func(node string) {
 		if node == "boom" {
@@ -187,7 +193,10 @@ func TestSlowReadersDoNotDelayOtherNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	took := time.Since(moved)
 	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"app"`)) {
 		t.Fatalf("the other node's answer: %d %.200s", resp.StatusCode, body)

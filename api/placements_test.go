@@ -9,6 +9,7 @@ import (
 )
 
 func TestLabelsAndPlacementsOverHTTP(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.want(f.do("PUT", "/api/v1/modules/app", admin, `{"resources":[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"1"}]}`), 201)
 	f.want(f.do("POST", "/api/v1/nodes", admin, map[string]any{"name": "web-1", "labels": map[string]string{"role": "web"}}), 201)
@@ -87,6 +88,7 @@ func TestLabelsAndPlacementsOverHTTP(t *testing.T) {
 }
 
 func TestRolloutPoliciesAndRolloutsOverHTTP(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.want(f.do("PUT", "/api/v1/modules/app", admin, `{"resources":[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"1"}]}`), 201)
 	f.want(f.do("POST", "/api/v1/nodes", admin, map[string]any{"name": "web-1", "labels": map[string]string{"role": "web"}}), 201)

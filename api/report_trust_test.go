@@ -35,6 +35,7 @@ func (f *fixture) declared(node string) (string, hq.Declaration) {
 // controller made, or a known send with a signature that is not the controller's, is refused
 // and stores nothing: not its results, not its report line.
 func TestReportOfNoRecordedSendIsRefused(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok, d := f.declared("web-1")
 	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, appliedReport(d)), 200)
@@ -66,6 +67,7 @@ func TestReportOfNoRecordedSendIsRefused(t *testing.T) {
 // A refusal's digest is a text like any other a node sends: stored clean and cut at 2 KiB,
 // whatever the host put in it.
 func TestRefusedDigestIsBounded(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok, d := f.declared("web-1")
 	huge := "sha256:\x00\xff" + strings.Repeat("a", 7<<20)
@@ -90,6 +92,7 @@ func TestRefusedDigestIsBounded(t *testing.T) {
 // A NUL in a text a node sends is stored as U+FFFD: what sqlite3 shows and what the API
 // answers are the same text.
 func TestNULInAReportIsReplaced(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	tok, d := f.declared("web-1")
 	rep := appliedReport(d)
@@ -114,6 +117,7 @@ func TestNULInAReportIsReplaced(t *testing.T) {
 // A template that is a program is refused at upload, naming the resource and the field, and
 // the controller goes on serving: nothing of it is ever rendered.
 func TestTemplateBombIsRefusedAtUpload(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	for _, bomb := range []string{
 		"{{range 100000}}{{range 100000}}x{{end}}{{end}}",

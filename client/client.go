@@ -225,29 +225,9 @@ func (c *Client) PutModule(ctx context.Context, name string, resources []hq.Reso
 	return r, c.Do(ctx, "PUT", "/modules/"+url.PathEscape(name), map[string][]hq.Resource{"resources": resources}, &r)
 }
 
-// Plan is what an upload would do; PUT /modules/{module}?dry_run=true answers it.
-type Plan struct {
-	Module    string     `json:"module"`
-	Revision  int64      `json:"revision"`
-	Unchanged bool       `json:"unchanged"`
-	Added     []string   `json:"added"`
-	Changed   []string   `json:"changed"`
-	Moved     []string   `json:"moved"`
-	Removed   []string   `json:"removed"`
-	Nodes     []PlanNode `json:"nodes"`
-	Conflicts []string   `json:"conflicts"`
-}
-
-// PlanNode is a node an upload would move, from its generation to another.
-type PlanNode struct {
-	Node         string `json:"node"`
-	Generation   int64  `json:"generation"`
-	ToGeneration int64  `json:"to_generation"`
-}
-
 // PlanModule asks what uploading resources as module name would do; nothing is written.
-func (c *Client) PlanModule(ctx context.Context, name string, resources []hq.Resource) (Plan, error) {
-	var p Plan
+func (c *Client) PlanModule(ctx context.Context, name string, resources []hq.Resource) (hq.ModulePlan, error) {
+	var p hq.ModulePlan
 	if resources == nil {
 		resources = []hq.Resource{}
 	}

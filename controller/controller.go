@@ -35,6 +35,7 @@ type Config struct {
 	DriftThreshold     int           `envconfig:"DRIFT_THRESHOLD" default:"3" desc:"put-backs of one resource within an hour that give its node a drift line"`
 	Retain             time.Duration `envconfig:"RETAIN" default:"720h" desc:"history (transitions, reports, sends, drifts) older than this is pruned, keeping each node's newest 100 rows per table"`
 	PruneEvery         time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
+	Lease              time.Duration `envconfig:"LEASE" default:"15s" desc:"of controllers sharing a database, one at a time runs the mover, the rollouts and the pruner; another takes them over within this long after it dies"`
 	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"256" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
 	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
 	TLSCert            string        `envconfig:"TLS_CERT" desc:"a PEM certificate (chain) to serve HTTPS with, and only HTTPS; reloaded when the file changes"`
@@ -84,6 +85,8 @@ func (c Config) Check() error {
 		return errors.New("HQ_MAX_CONNS must be at least 1")
 	case c.KeyGrace <= 0:
 		return errors.New("HQ_KEY_GRACE must be positive")
+	case c.Lease < 0: // zero is the default, for a Config made without envconfig
+		return errors.New("HQ_LEASE must be positive")
 	// Empty is the default, for a Config made without envconfig.
 	case c.LongPoll != "" && c.LongPoll != "lot" && c.LongPoll != "handler":
 		return fmt.Errorf("HQ_LONGPOLL must be lot or handler, not %q", c.LongPoll)
@@ -121,7 +124,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		return err
 	}
 	store, err := db.Open(ctx, cfg.DB, db.Options{StuckAttempts: cfg.StuckAttempts, StuckAfter: cfg.StuckAfter,
-		SilentAfter: cfg.SilentAfter, DriftThreshold: cfg.DriftThreshold, Log: log})
+		SilentAfter: cfg.SilentAfter, DriftThreshold: cfg.DriftThreshold, LeaseFor: cfg.Lease, Log: log})
 	if err != nil {
 		return err
 	}
@@ -145,17 +148,19 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	retention := db.DefaultRetention
 	retention.For = cfg.Retain
 	// Everything that runs beside the requests, started before the first request (each ready
-	// before the next) and stopped after the last, before the store closes. The mover and the
-	// rollout worker run whether or not there is work yet: work another controller on the
-	// database began is this one's to finish when that one dies, and a crash leaves work too.
+	// before the next) and stopped after the last, before the store closes. The leased ones
+	// run in one controller at a time of those sharing the database, and in another within a
+	// lease's length once that one dies: work a controller began is any controller's to finish.
+	pruner := workers.Loop("pruner", func(ctx context.Context) { prune(ctx, store, retention, cfg.PruneEvery, log) })
+	leased := func(w workers.Worker) workers.Worker { return store.Leased(w, srv.Instance) }
 	run := []workers.Worker{
-		store.Committer(),    // reports that arrive together share a commit
-		store.Watcher(),      // long-polls wake when another controller moves their generation
-		store.Checkpointer(), // SQLite's log is copied into the file beside the writer
-		store.Mover(),        // pins move to a new revision in chunks; placements follow labels
-		store.Rollouts(),     // rollouts move on in waves
-		workers.Loop("pruner", func(ctx context.Context) { prune(ctx, store, retention, cfg.PruneEvery, log) }),
-		workers.Loop("keys", func(ctx context.Context) { keys.run(ctx, time.Second) }),
+		store.Committer(),        // reports that arrive together share a commit
+		store.Watcher(),          // long-polls wake when another controller moves their generation
+		store.Checkpointer(),     // SQLite's log is copied into the file beside the writer
+		leased(store.Mover()),    // pins move to a new revision in chunks; placements follow labels
+		leased(store.Rollouts()), // rollouts move on in waves
+		leased(pruner),           // history past HQ_RETAIN is deleted
+		workers.Loop("keys", func(ctx context.Context) { keys.run(ctx, time.Second) }), // a rotated key is taken up
 	}
 	if serveMetrics != nil {
 		run = append(run, workers.Loop("metrics", serveMetrics))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/wait"
 )
 
 // Controllers starting together on a fresh database agree on one key, made 0600.
@@ -41,7 +42,7 @@ func TestLoadOrCreateKeyConcurrently(t *testing.T) {
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file mode %v (%v), want 0600", fi.Mode(), err)
 	}
-	os.WriteFile(path, []byte("not a key"), 0o600)
+	writeFile(t, path, []byte("not a key"))
 	if _, err := LoadOrCreateKeys(path); err == nil {
 		t.Fatal("a garbled key file was accepted")
 	}
@@ -87,7 +88,7 @@ func TestKeyFileFromBeforeRotationLoadsAndRotates(t *testing.T) {
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file mode %v (%v), want 0600", fi.Mode(), err)
 	}
-	if b, _ := os.ReadFile(path); bytes.Count(b, []byte("BEGIN "+pemKey)) != 1 || bytes.Contains(b, []byte(base64.StdEncoding.EncodeToString(old.Seed()))) {
+	if b := readFile(t, path); bytes.Count(b, []byte("BEGIN "+pemKey)) != 1 || bytes.Contains(b, []byte(base64.StdEncoding.EncodeToString(old.Seed()))) {
 		t.Fatal("the rotated-away private key is still in the file")
 	}
 	noTemps(t, filepath.Dir(path))
@@ -106,7 +107,10 @@ func TestRotationsChainAndRetire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub2, _ := hq.ParsePublicKey(k3.Rotations[1].Vouch.By)
+	pub2, err := hq.ParsePublicKey(k3.Rotations[1].Vouch.By)
+	if err != nil {
+		t.Fatal(err)
+	}
 	within := k3.ForAPI(t0.Add(week-time.Minute), week)
 	if next, err := hq.FollowKeyChain(pub1, within.Chain); err != nil || !next.Equal(k3.Public()) {
 		t.Fatalf("K1 does not lead to K3 within grace: %v", err)
@@ -145,7 +149,7 @@ func TestRotationRecordsItsGrace(t *testing.T) {
 	if _, err := RotateKeys(path, t0, 24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte("Honoured-Until: "+t0.Add(24*time.Hour).Format(time.RFC3339))) {
+	if b := readFile(t, path); !bytes.Contains(b, []byte("Honoured-Until: "+t0.Add(24*time.Hour).Format(time.RFC3339))) {
 		t.Fatalf("the file does not record the end of the rotation's grace:\n%s", b)
 	}
 	for _, serving := range []time.Duration{time.Hour, week} {
@@ -173,7 +177,10 @@ func TestVouchWithoutRecordedGrace(t *testing.T) {
 	path, k1 := oldKeyFile(t)
 	_, k2, _ := ed25519.GenerateKey(nil)
 	v := hq.Vouch(k1, k2.Public().(ed25519.PublicKey))
-	sig, _ := base64.StdEncoding.DecodeString(v.Signature)
+	sig, err := base64.StdEncoding.DecodeString(v.Signature)
+	if err != nil {
+		t.Fatal(err)
+	}
 	old := append(pem.EncodeToMemory(&pem.Block{Type: "HQ ED25519 PRIVATE KEY", Bytes: k2.Seed()}),
 		pem.EncodeToMemory(&pem.Block{Type: "HQ KEY VOUCH", Bytes: sig, Headers: map[string]string{
 			"By": v.By, "Key": v.Key, "Rotated-At": t0.Format(time.RFC3339)}})...)
@@ -221,7 +228,7 @@ func TestRotateRefusesWhatIsNotAKeyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, _ := os.ReadFile(path)
+	good := readFile(t, path)
 	tampered := bytes.Replace(good, []byte(rotated.Rotations[0].Vouch.Key), []byte(rotated.Rotations[0].Vouch.By), 1)
 	_, other, _ := ed25519.GenerateKey(nil)
 	swapped := append(pem.EncodeToMemory(&pem.Block{Type: pemKey, Bytes: other.Seed()}), good[bytes.Index(good, []byte("-----BEGIN "+pemVouch)):]...)
@@ -238,11 +245,11 @@ func TestRotateRefusesWhatIsNotAKeyFile(t *testing.T) {
 		"no rotation time":  {bytes.Replace(good, []byte("Rotated-At"), []byte("Rotated-On"), 1), "Rotated-At"},
 		"a garbled grace":   {bytes.Replace(good, []byte("Honoured-Until: "), []byte("Honoured-Until: soon"), 1), "Honoured-Until"},
 	} {
-		os.WriteFile(path, c.content, 0o600)
+		writeFile(t, path, c.content)
 		if _, err := RotateKeys(path, t0, week); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", name, err, c.want)
 		}
-		if b, _ := os.ReadFile(path); !bytes.Equal(b, c.content) {
+		if b := readFile(t, path); !bytes.Equal(b, c.content) {
 			t.Errorf("%s: a refused rotation changed the file", name)
 		}
 	}
@@ -267,9 +274,37 @@ func TestConcurrentRotationsChain(t *testing.T) {
 	}
 }
 
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// renameOver puts b in path at once, by a rename, as an operator's tools replace a file.
+func renameOver(t *testing.T, path string, b []byte) {
+	t.Helper()
+	writeFile(t, path+".tmp", b)
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func noTemps(t *testing.T, dir string) {
 	t.Helper()
-	es, _ := os.ReadDir(dir)
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range es {
 		if strings.HasPrefix(e.Name(), ".hq-key-") {
 			t.Fatalf("left behind %s", e.Name())
@@ -321,13 +356,14 @@ func TestKeyWatcherFollowsTheFile(t *testing.T) {
 	done := make(chan struct{})
 	go func() { w.run(ctx, 10*time.Millisecond); close(done) }()
 	defer func() { cancel(); <-done }()
+	defer func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", logs.String())
+		}
+	}()
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; log:\n%s", what, logs.String())
-			}
-		}
+		wait.For(t, 5*time.Second, what, cond)
 	}
 
 	k2, err := RotateKeys(path, time.Now(), week)
@@ -343,17 +379,15 @@ func TestKeyWatcherFollowsTheFile(t *testing.T) {
 			strings.Contains(logs.String(), "new_fingerprint="+hq.KeyFingerprint(k2.Public()))
 	})
 
-	good, _ := os.ReadFile(path)
-	os.WriteFile(path+".tmp", []byte("half a key"), 0o600)
-	os.Rename(path+".tmp", path)
+	good := readFile(t, path)
+	renameOver(t, path, []byte("half a key"))
 	waitUntil("the bad file logged", func() bool { return strings.Contains(logs.String(), "does not load") })
 	if !w.current().Sign.Equal(k2.Key) {
 		t.Fatal("a file that does not load changed the key")
 	}
 
 	_, stranger, _ := ed25519.GenerateKey(nil)
-	os.WriteFile(path+".tmp", pem.EncodeToMemory(&pem.Block{Type: pemKey, Bytes: stranger.Seed()}), 0o600)
-	os.Rename(path+".tmp", path)
+	renameOver(t, path, pem.EncodeToMemory(&pem.Block{Type: pemKey, Bytes: stranger.Seed()}))
 	waitUntil("the unrelated key", func() bool { return w.current().Sign.Equal(stranger) })
 	if len(w.current().Chain) != 0 || !strings.Contains(logs.String(), "does not vouch for") {
 		t.Fatalf("an unrelated key: chain %d; log:\n%s", len(w.current().Chain), logs.String())
@@ -361,7 +395,7 @@ func TestKeyWatcherFollowsTheFile(t *testing.T) {
 
 	cancel()
 	<-done
-	os.WriteFile(path, good, 0o600)
+	writeFile(t, path, good)
 	w.check()
 	if got := w.current(); !got.Sign.Equal(k2.Key) || len(got.Honoured) != 2 {
 		t.Fatalf("the rotated file back: honoured %d", len(got.Honoured))

@@ -7,11 +7,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/meshhq/hq/internal/wait"
 )
 
 // With a cap of two, a third connection is not served while two are open, and is served as
@@ -91,19 +94,17 @@ func TestLimitListenerCloseWhileFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln := newLimitListener(inner, 1)
-	go func() {
-		c, err := net.Dial("tcp", inner.Addr().String())
-		if err == nil {
-			defer c.Close()
-			time.Sleep(time.Second)
-		}
-	}()
+	c, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	if _, err := ln.Accept(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { _, err := ln.Accept(); done <- err }()
-	time.Sleep(50 * time.Millisecond)
+	wait.For(t, 5*time.Second, "an Accept waiting for a slot", acceptWaiting)
 	ln.Close()
 	select {
 	case err := <-done:
@@ -113,6 +114,18 @@ func TestLimitListenerCloseWhileFull(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Accept still waits after Close")
 	}
+}
+
+// acceptWaiting reports whether a goroutine waits in a limitListener's Accept for a slot.
+func acceptWaiting() bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, " [select") && strings.Contains(g, ".(*limitListener).Accept(") {
+			return true
+		}
+	}
+	return false
 }
 
 // The server outlasts the longest long-poll before it times out a write, and bounds idle

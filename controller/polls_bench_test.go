@@ -14,6 +14,7 @@ import (
 	"github.com/meshhq/hq/api"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/teststore"
+	"github.com/meshhq/hq/internal/wait"
 	"github.com/meshhq/hq/webui"
 )
 
@@ -88,12 +89,7 @@ func benchmarkParkedPolls(b *testing.B, lot bool) {
 			conns[i] = c
 			fmt.Fprintf(c, "GET /api/v1/nodes/n%04d/declaration?after=%d&wait=50s HTTP/1.1\r\nHost: hq\r\nAuthorization: Bearer %s\r\n\r\n", i, gens[i], tokens[i])
 		}
-		for deadline := time.Now().Add(30 * time.Second); parked() < polls; {
-			if time.Now().After(deadline) {
-				b.Fatalf("%d polls parked, want %d", parked(), polls)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		wait.For(b, 30*time.Second, fmt.Sprintf("%d parked polls", polls), func() bool { return parked() >= polls })
 		after := memory()
 		b.ReportMetric(float64(int64(after.heap)-int64(before.heap))/polls, "heap-B/poll")
 		b.ReportMetric(float64(int64(after.stack)-int64(before.stack))/polls, "stack-B/poll")
@@ -101,12 +97,9 @@ func benchmarkParkedPolls(b *testing.B, lot bool) {
 		for _, c := range conns {
 			c.Close()
 		}
-		for deadline := time.Now().Add(30 * time.Second); runtime.NumGoroutine() > before.goroutines+polls/10; {
-			if time.Now().After(deadline) {
-				b.Fatalf("%d goroutines still there after the polls closed", runtime.NumGoroutine()-before.goroutines)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		wait.For(b, 30*time.Second, "the closed polls' goroutines to end", func() bool {
+			return runtime.NumGoroutine() <= before.goroutines+polls/10
+		})
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 // TestBackupWhileWriting copies the database while another goroutine keeps writing: the copy
 // is whole (integrity_check passes), opens as a store, and holds what was written before it.
 func TestBackupWhileWriting(t *testing.T) {
+	t.Parallel()
 	if testdb.Postgres() {
 		t.Skip("hq backup copies a SQLite file; a PostgreSQL database is backed up with its own tools")
 	}

@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/wait"
 )
 
 // waitingTogether sends one report per node at once while the one write connection is held,
-// so that they all wait for the writer together, and returns each one's error.
+// so that they all wait for the writer together, and returns each one's error. It lets the
+// writer go once the committer waits for the connection and every report has come to the
+// committer's door.
 func waitingTogether(t *testing.T, s *Store, decls []hq.Declaration, results func(i int) []hq.Result) []error {
 	t.Helper()
 	ctx := context.Background()
@@ -20,17 +24,35 @@ func waitingTogether(t *testing.T, s *Store, decls []hq.Declaration, results fun
 	if err != nil {
 		t.Fatal(err)
 	}
+	waits := s.write.Stats().WaitCount
+	var arrived atomic.Int64
 	errs := make([]error, len(decls))
 	var wg sync.WaitGroup
 	for i, d := range decls {
 		wg.Go(func() {
+			ctx := &arrival{Context: ctx, arrived: func() { arrived.Add(1) }}
 			_, errs[i] = s.Ingest(ctx, d.Node, hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: results(i)}, IngestOptions{})
 		})
 	}
-	time.Sleep(200 * time.Millisecond)
+	wait.For(t, 10*time.Second, "every report at the committer, and the committer waiting for the writer", func() bool {
+		return arrived.Load() == int64(len(decls)) && s.write.Stats().WaitCount > waits
+	})
 	hold.Close()
 	wg.Wait()
 	return errs
+}
+
+// arrival is a report's context that notices the report arrive at the committer: Ingest asks
+// for its Done channel first in inBatchTx, to offer the report to the committer or give up.
+type arrival struct {
+	context.Context
+	once    sync.Once
+	arrived func()
+}
+
+func (c *arrival) Done() <-chan struct{} {
+	c.once.Do(c.arrived)
+	return c.Context.Done()
 }
 
 // Reports that wait for the writer together are committed together, and each still gets its
@@ -38,8 +60,8 @@ func waitingTogether(t *testing.T, s *Store, decls []hq.Declaration, results fun
 // One the database itself refuses (a trigger here) fails alone, and the others of its batch
 // are written again without it.
 func TestReportsWaitingTogetherShareACommit(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
-	ctx := context.Background()
 	const nodes = 12
 	mustModule(t, s, "app", file("conf", "1"), file("motd", "1"))
 	decls := make([]hq.Declaration, nodes)
@@ -47,7 +69,7 @@ func TestReportsWaitingTogetherShareACommit(t *testing.T) {
 		name := fmt.Sprintf("n%02d", i)
 		mustNode(t, s, name)
 		mustAssign(t, s, name, "app")
-		decls[i], _ = s.Compose(ctx, name, "test")
+		decls[i] = mustCompose(t, s, name, "test")
 	}
 	states := func(name string) []hq.State {
 		out := make([]hq.State, nodes)

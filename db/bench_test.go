@@ -102,7 +102,7 @@ func BenchmarkIngestWhilePruning(b *testing.B) {
 			mustModule(b, s, "app", rs...)
 			mustNode(b, s, "web-1")
 			mustAssign(b, s, "web-1", "app")
-			d, _ := s.Compose(ctx, "web-1", "bench")
+			d := mustCompose(b, s, "web-1", "bench")
 			rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: make([]hq.Result, len(rs))}
 			for j, r := range rs {
 				rep.Results[j] = hq.Result{Module: "app", Resource: r.Name, Outcome: hq.StateApplied, Attempted: true, Changed: true}
@@ -152,7 +152,9 @@ func BenchmarkIngestWhilePruning(b *testing.B) {
 			if prune {
 				<-pruned
 				var left int
-				s.read.QueryRow(`SELECT COUNT(*) FROM transitions WHERE node LIKE 'old-%'`).Scan(&left)
+				if err := s.read.QueryRow(`SELECT COUNT(*) FROM transitions WHERE node LIKE 'old-%'`).Scan(&left); err != nil {
+					b.Fatal(err)
+				}
 				if left == 200000 {
 					b.Fatal("nothing was pruned while the reports were ingested")
 				}

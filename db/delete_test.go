@@ -12,6 +12,7 @@ import (
 // Deleting a node keeps its history; registering the name again starts a new registration
 // whose generations are above every one the old had, and SQL tells the two apart.
 func TestDeleteNodeKeepsItsHistory(t *testing.T) {
+	t.Parallel()
 	s, clock := setup(t)
 	ctx := context.Background()
 	// The triggers date some transitions by SQLite's clock: keep the test's clock beside it.
@@ -19,7 +20,7 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	ingest(t, s, "web-1", d, applied("app", "a")...)
 	clock.advance(time.Minute)
 	if _, err := s.DeleteNode(ctx, "web-1", nil); err != nil {
@@ -29,8 +30,8 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	if err != nil || len(trs) != 3 || trs[0].To != "removed" {
 		t.Fatalf("transitions after delete: %+v, %v", trs, err)
 	}
-	if reps, _ := s.Reports(ctx, "web-1", 10); len(reps) != 1 {
-		t.Fatalf("reports after delete: %+v", reps)
+	if reps, err := s.Reports(ctx, "web-1", 10); err != nil || len(reps) != 1 {
+		t.Fatalf("reports after delete: %+v, %v", reps, err)
 	}
 	_, err = s.GetNode(ctx, "web-1")
 	wantCode(t, err, hq.CodeNotFound)
@@ -40,8 +41,8 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	if at, err := s.DeletedAt(ctx, "web-1"); err != nil || !at.Equal(clock.now()) {
 		t.Fatalf("deleted at %s, %v", at, err)
 	}
-	if page, _ := s.ListNodes(ctx, NodeFilter{}); len(page.Nodes) != 0 {
-		t.Fatalf("a deleted node is listed: %+v", page.Nodes)
+	if page, err := s.ListNodes(ctx, NodeFilter{}); err != nil || len(page.Nodes) != 0 {
+		t.Fatalf("nodes after delete: %+v, %v; want none", page.Nodes, err)
 	}
 	_, err = s.Ingest(ctx, "web-1", hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest}, IngestOptions{})
 	wantCode(t, err, hq.CodeNotFound)
@@ -51,10 +52,10 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.NodeTokenValid(ctx, "web-1", token); !ok {
-		t.Fatal("the new registration's token is refused")
+	if ok, err := s.NodeTokenValid(ctx, "web-1", token); err != nil || !ok {
+		t.Fatalf("the new registration's token is refused: %v", err)
 	}
-	if g, _ := s.NodeGeneration(ctx, "web-1"); g <= d.Generation || g != gen {
+	if g := mustGeneration(t, s, "web-1"); g <= d.Generation || g != gen {
 		t.Fatalf("registered again at generation %d (said %d), not above %d", g, gen, d.Generation)
 	}
 	var regs, ended int

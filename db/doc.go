@@ -1,6 +1,7 @@
-// Package db is the controller's store: one SQLite database whose tables and triggers are the
-// resource lifecycle, and the transactions that move it. It knows no HTTP; the API and the
-// status pages are two faces of it.
+// Package db is the controller's store: one database — a SQLite file, or PostgreSQL shared by
+// several controllers — whose tables and triggers are the resource lifecycle, and the
+// transactions that move it. It knows no HTTP; the API and the status pages are two faces of
+// it. It starts no goroutine of its own: its background work is Workers, run by its owner.
 //
 // Errors are the coded errors of package hq (hq.Error), so every face answers them alike:
 //   - invalid: a name, module or report that could not be right (with per-field details);

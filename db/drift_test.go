@@ -13,12 +13,13 @@ import (
 // says what the one before said; three within the hour give the node a line, and the mesh
 // lists the resource.
 func TestDriftIsKeptCountedAndShown(t *testing.T) {
+	t.Parallel()
 	s, clock := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("conf", "1"), file("other", "1"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	ingest(t, s, "web-1", d, applied("app", "conf", "other")...)
 	drifted := applied("app", "conf", "other")
 	drifted[0].Changed, drifted[0].Drift, drifted[0].DriftDetail = true, true, "content sha256:ab12 (want sha256:cd34)"
@@ -34,19 +35,19 @@ func TestDriftIsKeptCountedAndShown(t *testing.T) {
 	if err != nil || len(drifts) != 3 || drifts[0].Detail != "content sha256:ab12 (want sha256:cd34)" || drifts[0].ReportID == nil {
 		t.Fatalf("drifts %+v, %v", drifts, err)
 	}
-	v, _ := s.GetNode(ctx, "web-1")
+	v := mustGetNode(t, s, "web-1")
 	want := "drift: app/conf put back 3 time(s) in the last hour"
 	if v.Status != hq.StatusConverged || !strings.Contains(strings.Join(v.Lines, "\n"), want) || len(v.Drifting) != 1 {
 		t.Fatalf("node %s, lines %q, drifting %+v", v.Status, v.Lines, v.Drifting)
 	}
-	st, _ := s.MeshStatus(ctx)
+	st := mustMeshStatus(t, s)
 	if len(st.Drifting) != 1 || st.Drifting[0].Drifts != 3 || st.Drifting[0].Nodes != 1 ||
 		!strings.Contains(strings.Join(st.Lines, "\n"), "drift: app/conf put back 3 time(s) on 1 node(s) in the last 24h") {
 		t.Fatalf("mesh drifting %+v, lines %q", st.Drifting, st.Lines)
 	}
 	// An hour later the line is gone; the rows stay until retention.
 	clock.advance(2 * time.Hour)
-	v, _ = s.GetNode(ctx, "web-1")
+	v = mustGetNode(t, s, "web-1")
 	if strings.Contains(strings.Join(v.Lines, "\n"), "drift:") {
 		t.Fatalf("a drift line two hours on: %q", v.Lines)
 	}

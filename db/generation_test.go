@@ -12,6 +12,7 @@ import (
 )
 
 func TestGenerationFollowsEveryDeclarationChange(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
@@ -36,12 +37,13 @@ func TestGenerationFollowsEveryDeclarationChange(t *testing.T) {
 	if g, err := s.Unassign(ctx, "web-1", "app", nil); err != nil || g != 4 {
 		t.Fatalf("unassign: %d, %v; want 4", g, err)
 	}
-	if g, _ := s.NodeGeneration(ctx, "web-2"); g != 0 {
+	if g := mustGeneration(t, s, "web-2"); g != 0 {
 		t.Fatalf("web-2 was never changed: generation %d, want 0", g)
 	}
 }
 
 func TestIfMatchConflictChangesNothing(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
@@ -54,7 +56,7 @@ func TestIfMatchConflictChangesNothing(t *testing.T) {
 	if e := err.(*hq.Error); e.Generation == nil || *e.Generation != 1 {
 		t.Fatalf("conflict names generation %v, want 1", e.Generation)
 	}
-	v, _ := s.GetNode(ctx, "web-1")
+	v := mustGetNode(t, s, "web-1")
 	if v.Assignments[0].Taken || v.Generation != 1 {
 		t.Fatalf("after a refused write: %+v, want untaken at generation 1", v.Assignments)
 	}
@@ -66,6 +68,7 @@ func TestIfMatchConflictChangesNothing(t *testing.T) {
 
 // Two writers with the same If-Match: exactly one wins, the other sees the conflict.
 func TestIfMatchRace(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
@@ -74,7 +77,7 @@ func TestIfMatchRace(t *testing.T) {
 		for _, m := range mods {
 			mustModule(t, s, m, file(m, "1"))
 		}
-		gen, _ := s.NodeGeneration(ctx, "web-1")
+		gen := mustGeneration(t, s, "web-1")
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		for i, m := range mods {
@@ -92,22 +95,23 @@ func TestIfMatchRace(t *testing.T) {
 		if won != 1 {
 			t.Fatalf("round %d: %d writers won, want exactly 1 (%v)", round, won, errs)
 		}
-		if now, _ := s.NodeGeneration(ctx, "web-1"); now != gen+1 {
+		if now := mustGeneration(t, s, "web-1"); now != gen+1 {
 			t.Fatalf("round %d: generation %d, want %d", round, now, gen+1)
 		}
 	}
 }
 
 func TestRevisionResetsChangedResourcesOnly(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"), file("b", "1"), file("c", "1"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	ingest(t, s, "web-1", d, applied("app", "a", "b", "c")...)
 	mustModule(t, s, "app", file("a", "1"), file("b", "2"), file("d", "1"))
-	v, _ := s.GetNode(ctx, "web-1")
+	v := mustGetNode(t, s, "web-1")
 	got := map[string]hq.State{}
 	for _, r := range v.Resources {
 		got[r.Resource] = r.State
@@ -121,13 +125,17 @@ func TestRevisionResetsChangedResourcesOnly(t *testing.T) {
 			t.Fatalf("resources %v, want %v", got, want)
 		}
 	}
-	tr, _ := s.Transitions(ctx, "web-1", 10)
+	tr, err := s.Transitions(ctx, "web-1", 10)
+	if err != nil || len(tr) < 3 {
+		t.Fatalf("transitions %+v, %v; want at least 3", tr, err)
+	}
 	if tr[0].To != "removed" && tr[1].To != "removed" && tr[2].To != "removed" {
 		t.Fatalf("no removed transition for c in %+v", tr[:3])
 	}
 }
 
 func TestTwoModulesMayNotDeclareOnePathOnANode(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
@@ -141,12 +149,18 @@ func TestTwoModulesMayNotDeclareOnePathOnANode(t *testing.T) {
 	// A new revision of b that takes a's path is refused whole, and changes nothing.
 	_, err = s.PutModule(ctx, "b", []hq.Resource{file("conf", "b too")})
 	wantCode(t, err, hq.CodeConflict)
-	if m, _ := s.GetModule(ctx, "b"); m.Revision != 1 {
+	if m := mustGetModule(t, s, "b"); m.Revision != 1 {
 		t.Fatalf("module b at revision %d after a refused upload", m.Revision)
 	}
-	if g, _ := s.NodeGeneration(ctx, "web-1"); g != 2 {
+	if g := mustGeneration(t, s, "web-1"); g != 2 {
 		t.Fatalf("generation %d after refused changes, want 2", g)
 	}
+}
+
+// woken is what a long-poll returned.
+type woken struct {
+	gen int64
+	err error
 }
 
 // A long-poll wakes on a change made by another process on the same database.
@@ -157,15 +171,15 @@ func TestWaitGenerationSeesAnotherProcess(t *testing.T) {
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	other := open(t, s.path, Options{})
-	got := make(chan int64, 1)
-	go func() { g, _ := s.WaitGeneration(ctx, "web-1", 0, 10*time.Second); got <- g }()
+	got := make(chan woken, 1)
+	go func() { g, err := s.WaitGeneration(ctx, "web-1", 0, 10*time.Second); got <- woken{g, err} }()
 	waitListening(t, s, "web-1")
 	start := time.Now()
 	if _, err := other.Assign(ctx, "web-1", "app", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if g := <-got; g != 1 || time.Since(start) > 2*time.Second {
-		t.Fatalf("woke with generation %d after %s", g, time.Since(start))
+	if w := <-got; w.err != nil || w.gen != 1 || time.Since(start) > 2*time.Second {
+		t.Fatalf("woke with generation %d, %v after %s", w.gen, w.err, time.Since(start))
 	}
 }
 
@@ -178,16 +192,16 @@ func TestWaitGenerationSeesAChangeBeforeTheFirstTick(t *testing.T) {
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	other := open(t, s.path, Options{})
-	got := make(chan int64, 1)
-	go func() { g, _ := s.WaitGeneration(ctx, "web-1", 0, 10*time.Second); got <- g }()
+	got := make(chan woken, 1)
+	go func() { g, err := s.WaitGeneration(ctx, "web-1", 0, 10*time.Second); got <- woken{g, err} }()
 	waitListening(t, s, "web-1")
 	if _, err := other.Assign(ctx, "web-1", "app", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case g := <-got:
-		if g != 1 {
-			t.Fatalf("woke with generation %d, want 1", g)
+	case w := <-got:
+		if w.err != nil || w.gen != 1 {
+			t.Fatalf("woke with generation %d, %v; want 1", w.gen, w.err)
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatal("the long-poll slept through a change made by another process")
@@ -197,6 +211,7 @@ func TestWaitGenerationSeesAChangeBeforeTheFirstTick(t *testing.T) {
 // The workers stop when told and are waited for, the store closes after them, and Close may
 // be called twice.
 func TestWorkersStopAndCloseTwice(t *testing.T) {
+	t.Parallel()
 	s, _ := setupWith(t, Options{WatchEvery: time.Millisecond, MoveEvery: time.Millisecond, RolloutEvery: time.Millisecond, CheckpointEvery: time.Millisecond})
 	g := workers.Start(context.Background(), nil, asWorkers(s.Workers())...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

@@ -94,6 +94,12 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		if err := recordSends(ctx, q, n, rep, ans, at); err != nil {
 			return err
 		}
+		if h := rep.Host; h != nil {
+			if err := q.NodeSetHost(ctx, dbsqlc.NodeSetHostParams{Name: node, HostdVersion: h.HostdVersion, Os: h.OS, Arch: h.Arch,
+				BootedAt: nullTimeOf(h.BootedAt)}); err != nil {
+				return err
+			}
+		}
 		resp.Stuck, resp.Retry, err = nodeFlags(ctx, q, node)
 		return err
 	})

@@ -47,12 +47,13 @@ func resource(t *testing.T, s *Store, node, module, name string) hq.ResourceView
 }
 
 func TestFailedBecomesStuckNeverApplied(t *testing.T) {
+	t.Parallel()
 	s, c := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("conf", "x"), file("ok", "y"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	for i := range 3 {
 		resp := ingest(t, s, "web-1", d, failing("app", "conf"), applied("app", "ok")[0])
 		c.advance(time.Minute)
@@ -74,7 +75,7 @@ func TestFailedBecomesStuckNeverApplied(t *testing.T) {
 	if resp := ingest(t, s, "web-1", d, failing("app", "conf"), applied("app", "ok")[0]); resp.Summary != "applied 1 resource(s), 1 stuck" {
 		t.Fatalf("summary after stuck: %q", resp.Summary)
 	}
-	v, _ := s.GetNode(ctx, "web-1")
+	v := mustGetNode(t, s, "web-1")
 	if v.LastReport.Summary != "applied 1 resource(s), 1 stuck" {
 		t.Fatalf("last report line %q", v.LastReport.Summary)
 	}
@@ -91,12 +92,15 @@ func TestFailedBecomesStuckNeverApplied(t *testing.T) {
 	if r := resource(t, s, "web-1", "app", "conf"); r.State != hq.StatePending || r.ConsecutiveFailures != 0 {
 		t.Fatalf("after a new revision: %+v, want pending with counts reset", r)
 	}
-	d, _ = s.Compose(ctx, "web-1", "test")
+	d = mustCompose(t, s, "web-1", "test")
 	ingest(t, s, "web-1", d, applied("app", "conf", "ok")...)
-	if v, _ := s.GetNode(ctx, "web-1"); v.Status != hq.StatusConverged {
+	if v := mustGetNode(t, s, "web-1"); v.Status != hq.StatusConverged {
 		t.Fatalf("status %s %q, want converged", v.Status, v.Lines)
 	}
-	tr, _ := s.Transitions(ctx, "web-1", 100)
+	tr, err := s.Transitions(ctx, "web-1", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var story []string
 	for i := len(tr) - 1; i >= 0; i-- {
 		if tr[i].Resource == "conf" {
@@ -109,12 +113,12 @@ func TestFailedBecomesStuckNeverApplied(t *testing.T) {
 }
 
 func TestRegressedAndStuckAfterDuration(t *testing.T) {
+	t.Parallel()
 	s, c := setupWith(t, Options{StuckAttempts: 100, StuckAfter: 30 * time.Minute})
-	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("conf", "x"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	ingest(t, s, "web-1", d, applied("app", "conf")...)
 	ingest(t, s, "web-1", d, failing("app", "conf"))
 	c.advance(31 * time.Minute)
@@ -125,8 +129,8 @@ func TestRegressedAndStuckAfterDuration(t *testing.T) {
 }
 
 func TestStuckScope(t *testing.T) {
+	t.Parallel()
 	s, _ := setupWith(t, Options{StuckAttempts: 1})
-	ctx := context.Background()
 	for _, n := range []string{"n1", "n2", "n3"} {
 		mustNode(t, s, n)
 	}
@@ -134,7 +138,7 @@ func TestStuckScope(t *testing.T) {
 	stick := func(nodes ...string) {
 		for _, n := range nodes {
 			mustAssign(t, s, n, "app")
-			d, _ := s.Compose(ctx, n, "test")
+			d := mustCompose(t, s, n, "test")
 			ingest(t, s, n, d, failing("app", "conf"))
 			ingest(t, s, n, d, failing("app", "conf"))
 		}
@@ -142,12 +146,12 @@ func TestStuckScope(t *testing.T) {
 	stick("n1")
 	mustAssign(t, s, "n2", "app")
 	mustAssign(t, s, "n3", "app")
-	st, _ := s.MeshStatus(ctx)
+	st := mustMeshStatus(t, s)
 	if len(st.Stuck) != 1 || st.Stuck[0].Scope != hq.ScopeNodeLocal {
 		t.Fatalf("one of three: %+v, want node-local", st.Stuck)
 	}
 	stick("n2")
-	st, _ = s.MeshStatus(ctx)
+	st = mustMeshStatus(t, s)
 	if len(st.Stuck) != 1 || st.Stuck[0].Scope != hq.ScopeMeshWide || len(st.Stuck[0].Nodes) != 2 {
 		t.Fatalf("two of three: %+v, want one mesh-wide entry on 2 nodes", st.Stuck)
 	}
@@ -157,12 +161,13 @@ func TestStuckScope(t *testing.T) {
 }
 
 func TestIdenticalReportsAddNoRows(t *testing.T) {
+	t.Parallel()
 	s, c := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	first := ingest(t, s, "web-1", d, applied("app", "a")...)
 	for range 3 {
 		c.advance(time.Minute)
@@ -170,43 +175,44 @@ func TestIdenticalReportsAddNoRows(t *testing.T) {
 			t.Fatalf("identical report made row %d, want repeat of %d", again.ReportID, first.ReportID)
 		}
 	}
-	reps, _ := s.Reports(ctx, "web-1", 10)
-	if len(reps) != 1 || reps[0].Repeats != 3 || !reps[0].LastAt.Equal(c.now()) {
-		t.Fatalf("reports %+v, want one row repeated 3 times, last at %s", reps, c.now())
+	reps, err := s.Reports(ctx, "web-1", 10)
+	if err != nil || len(reps) != 1 || reps[0].Repeats != 3 || !reps[0].LastAt.Equal(c.now()) {
+		t.Fatalf("reports %+v, %v; want one row repeated 3 times, last at %s", reps, err, c.now())
 	}
-	sends, _ := s.Sends(ctx, "web-1", 10)
-	if sends[0].Outcome != "applied" {
-		t.Fatalf("send outcome %s, want applied", sends[0].Outcome)
+	sends, err := s.Sends(ctx, "web-1", 10)
+	if err != nil || len(sends) == 0 || sends[0].Outcome != "applied" {
+		t.Fatalf("sends %+v, %v; want the last applied", sends, err)
 	}
 }
 
 func TestOlderGenerationReportMovesNothing(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
-	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	mustModule(t, s, "app", file("a", "2"))
 	ingest(t, s, "web-1", d, applied("app", "a")...)
 	if r := resource(t, s, "web-1", "app", "a"); r.State != hq.StatePending {
 		t.Fatalf("a report of the old spec moved the new one to %s", r.State)
 	}
-	if v, _ := s.GetNode(ctx, "web-1"); v.Status != hq.StatusMidChange {
+	if v := mustGetNode(t, s, "web-1"); v.Status != hq.StatusMidChange {
 		t.Fatalf("status %s, want mid-change", v.Status)
 	}
 }
 
 func TestRefusedSendIsRecordedAndShown(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
-	old, _ := s.Compose(ctx, "web-1", "ctl-a")
+	old := mustCompose(t, s, "web-1", "ctl-a")
 	ingest(t, s, "web-1", old, applied("app", "a")...)
 	mustModule(t, s, "app", file("a", "2"))
-	cur, _ := s.Compose(ctx, "web-1", "ctl-b")
+	cur := mustCompose(t, s, "web-1", "ctl-b")
 	replayed := hq.Report{SendID: cur.SendID, Generation: cur.Generation, Digest: cur.Digest, Results: applied("app", "a"),
 		Refused: &hq.Refusal{Generation: old.Generation, Digest: old.Digest, SendID: old.SendID, ComposedBy: "ctl-a", Reason: "generation 1 is older than applied 2"}}
 	for range 2 { // the second is the same report posted again after a lost answer
@@ -214,7 +220,10 @@ func TestRefusedSendIsRecordedAndShown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sends, _ := s.Sends(ctx, "web-1", 10)
+	sends, err := s.Sends(ctx, "web-1", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The replayed send keeps its history (applied once); the refusal of its replay is a row.
 	if len(sends) != 3 || sends[0].Outcome != "refused" || sends[0].Generation != 1 || sends[0].ComposedBy != "ctl-a" ||
 		!strings.HasPrefix(sends[0].Reason, fmt.Sprintf("replay of send %d: ", old.SendID)) ||
@@ -225,13 +234,14 @@ func TestRefusedSendIsRecordedAndShown(t *testing.T) {
 	if sends[0].Resources != 1 || !sends[0].SentAt.Equal(clockOf(s)) {
 		t.Fatalf("refused row %+v, want 1 resource refused at %s", sends[0], clockOf(s))
 	}
-	v, _ := s.GetNode(ctx, "web-1")
+	v := mustGetNode(t, s, "web-1")
 	if len(v.RefusedSends) != 1 || !strings.Contains(strings.Join(v.Lines, "\n"), "refused declaration generation 1 (applied 2) composed by ctl-a") {
 		t.Fatalf("lines %q", v.Lines)
 	}
 }
 
 func TestComposeRecordsOnlyCurrentGeneration(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
@@ -241,15 +251,16 @@ func TestComposeRecordsOnlyCurrentGeneration(t *testing.T) {
 	if err != nil || d.Generation != 1 || d.Digest != d.ComputeDigest() || d.SendID == 0 || len(d.Modules) != 1 {
 		t.Fatalf("compose: %+v, %v", d, err)
 	}
-	sends, _ := s.Sends(ctx, "web-1", 10)
-	if len(sends) != 1 || sends[0].Generation != 1 || sends[0].Resources != 1 || sends[0].ComposedBy != "test" {
-		t.Fatalf("sends %+v", sends)
+	sends, err := s.Sends(ctx, "web-1", 10)
+	if err != nil || len(sends) != 1 || sends[0].Generation != 1 || sends[0].Resources != 1 || sends[0].ComposedBy != "test" {
+		t.Fatalf("sends %+v, %v", sends, err)
 	}
 }
 
 // A host that applied generations this database never handed out (the node was registered
 // again, or the database restored) moves the node's generation past them.
 func TestReportFromTheFutureRaisesTheGeneration(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
@@ -258,13 +269,13 @@ func TestReportFromTheFutureRaisesTheGeneration(t *testing.T) {
 	if _, err := s.Ingest(ctx, "web-1", hq.Report{SendID: 7, Generation: 42, Digest: "sha256:old", Results: applied("app", "a")}, signedByUs); err != nil {
 		t.Fatal(err)
 	}
-	if g, _ := s.NodeGeneration(ctx, "web-1"); g != 43 {
+	if g := mustGeneration(t, s, "web-1"); g != 43 {
 		t.Fatalf("generation %d, want 43", g)
 	}
 	if r := resource(t, s, "web-1", "app", "a"); r.State != hq.StatePending {
 		t.Fatalf("a report of another database's generation moved %s", r.State)
 	}
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	if d.Generation != 43 {
 		t.Fatalf("composed generation %d, want 43", d.Generation)
 	}
@@ -273,21 +284,22 @@ func TestReportFromTheFutureRaisesTheGeneration(t *testing.T) {
 // A failing resource alternately attempted and skipped by back-off says the same thing each
 // time: one report row, repeated.
 func TestBackoffSkipsDoNotAddReportRows(t *testing.T) {
+	t.Parallel()
 	s, _ := setupWith(t, Options{StuckAttempts: 100})
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	skipped := failing("app", "a")
 	skipped.Attempted = false
 	for range 3 {
 		ingest(t, s, "web-1", d, failing("app", "a"))
 		ingest(t, s, "web-1", d, skipped)
 	}
-	reps, _ := s.Reports(ctx, "web-1", 10)
-	if len(reps) != 1 || reps[0].Repeats != 5 {
-		t.Fatalf("reports %+v, want one row repeated 5 times", reps)
+	reps, err := s.Reports(ctx, "web-1", 10)
+	if err != nil || len(reps) != 1 || reps[0].Repeats != 5 {
+		t.Fatalf("reports %+v, %v; want one row repeated 5 times", reps, err)
 	}
 	if r := resource(t, s, "web-1", "app", "a"); r.ConsecutiveFailures != 3 {
 		t.Fatalf("%d failures counted, want 3 attempts", r.ConsecutiveFailures)
@@ -299,6 +311,7 @@ func clockOf(s *Store) time.Time { return s.clock().UTC().Truncate(time.Millisec
 // A refused declaration this database never sent keeps the line's format: the composer it
 // claims, and the reason saying no such send was recorded.
 func TestRefusalOfAnUnknownDeclaration(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
@@ -306,7 +319,7 @@ func TestRefusalOfAnUnknownDeclaration(t *testing.T) {
 		ComposedBy: "ctl-z", Reason: "signature does not verify"}}, IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	v, _ := s.GetNode(ctx, "web-1")
+	v := mustGetNode(t, s, "web-1")
 	want := "refused declaration generation 9 (applied 0) composed by ctl-z at "
 	if len(v.RefusedSends) != 1 || !strings.HasPrefix(v.RefusedSends[0].Reason, "no such send recorded: ") ||
 		!strings.Contains(strings.Join(v.Lines, "\n"), want) {
@@ -318,12 +331,12 @@ func TestRefusalOfAnUnknownDeclaration(t *testing.T) {
 // moves exactly what it names: an unreported pending row stays pending, and an applied row
 // changed again counts its attempt.
 func TestApplyingAsManyAsArePendingMovesOnlyThoseNamed(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
-	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"), file("b", "1"), file("c", "1"), file("d", "1"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	ingest(t, s, "web-1", d, applied("app", "c", "d")...)
 	// a and b pending, c and d applied; the host reports a and c changed.
 	results := []hq.Result{
@@ -346,12 +359,13 @@ func TestApplyingAsManyAsArePendingMovesOnlyThoseNamed(t *testing.T) {
 // A report that carries a refusal of TLS is news: its line says when and why, and the next
 // report, identical otherwise, gets a row of its own rather than repeating that one.
 func TestTransportRefusalIsInTheLineOfItsReportAlone(t *testing.T) {
+	t.Parallel()
 	s, c := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	first := ingest(t, s, "web-1", d, applied("app", "a")...)
 	from := time.Date(2026, 11, 30, 3, 12, 0, 0, time.UTC)
 	rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: applied("app", "a"),
@@ -379,6 +393,7 @@ func TestTransportRefusalIsInTheLineOfItsReportAlone(t *testing.T) {
 // A report that changed a few resources of a node with many finds their rows by key, and one
 // that changed many reads the node's rows: both move exactly the rows their results name.
 func TestFewAndManyChangedResultsMoveTheirRows(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	rs := make([]hq.Resource, 20)

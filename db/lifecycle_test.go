@@ -8,6 +8,7 @@ import (
 
 // The trigger holds the lifecycle even against SQL written by hand.
 func TestLifecycleTriggerRefusesIllegalTransition(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
@@ -65,6 +66,7 @@ func TestLifecycleTriggerRefusesIllegalTransition(t *testing.T) {
 
 // Every state the lifecycle names may be left and entered somehow, and stuck only from failed.
 func TestLifecycleTable(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	rows, err := s.read.Query(`SELECT from_state FROM lifecycle WHERE to_state = 'stuck'`)
 	if err != nil {
@@ -74,8 +76,13 @@ func TestLifecycleTable(t *testing.T) {
 	var from []string
 	for rows.Next() {
 		var f string
-		rows.Scan(&f)
+		if err := rows.Scan(&f); err != nil {
+			t.Fatal(err)
+		}
 		from = append(from, f)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	if len(from) != 1 || from[0] != "failed" {
 		t.Fatalf("stuck is entered from %v, want only failed", from)

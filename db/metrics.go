@@ -21,8 +21,21 @@ type Figures struct {
 	Stuck map[string]int
 	// Sends counts the sends retention keeps, by outcome.
 	Sends map[string]int
+	// Rollouts counts the rollouts by state, every state present.
+	Rollouts map[hq.RolloutState]int
+	// Unfinished are the rollouts under way or paused, each with its nodes by state.
+	Unfinished []RolloutFigures
 	// DatabaseBytes and WALBytes are the sizes of the database file and its write-ahead log.
 	DatabaseBytes, WALBytes int64
+}
+
+// RolloutFigures are an unfinished rollout's nodes by state (pending, in-flight, done, failed;
+// failed counts the reverted too), from the counts the rollout worker keeps on its row.
+type RolloutFigures struct {
+	ID        int64
+	Module    string
+	Placement string
+	Nodes     map[string]int
 }
 
 // SendOutcomes lists every outcome a send can have.
@@ -32,7 +45,11 @@ var SendOutcomes = []string{"sent", "applied", "refused", "superseded"}
 // triggers keep in nodes, so the cost grows with the nodes, never with every resource row;
 // stuck resources come from the partial index over what is not fine.
 func (s *Store) Figures(ctx context.Context) (Figures, error) {
-	f := Figures{Nodes: map[hq.Status]int{}, Resources: map[hq.State]int{}, Stuck: map[string]int{}, Sends: map[string]int{}}
+	f := Figures{Nodes: map[hq.Status]int{}, Resources: map[hq.State]int{}, Stuck: map[string]int{}, Sends: map[string]int{},
+		Rollouts: map[hq.RolloutState]int{}}
+	for _, st := range hq.RolloutStates {
+		f.Rollouts[st] = 0
+	}
 	for _, st := range hq.Statuses {
 		f.Nodes[st] = 0
 	}
@@ -68,7 +85,7 @@ func (s *Store) Figures(ctx context.Context) (Figures, error) {
 		for _, r := range sends {
 			f.Sends[r.Outcome] = int(r.Sends)
 		}
-		return nil
+		return rolloutFigures(ctx, q, &f)
 	})
 	if err != nil {
 		return Figures{}, err
@@ -77,6 +94,30 @@ func (s *Store) Figures(ctx context.Context) (Figures, error) {
 		return Figures{}, err
 	}
 	return f, nil
+}
+
+// rolloutFigures reads the rollouts by state, and the nodes of each unfinished one.
+func rolloutFigures(ctx context.Context, q dbsqlc.Querier, f *Figures) error {
+	counts, err := q.RolloutCountByState(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range counts {
+		f.Rollouts[hq.RolloutState(c.State)] = int(c.Rollouts)
+	}
+	active, err := q.RolloutListActive(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range active {
+		f.Unfinished = append(f.Unfinished, RolloutFigures{ID: r.ID, Module: r.Module, Placement: r.Placement, Nodes: map[string]int{
+			hq.RolloutNodePending:  int(r.Nodes - r.Done - r.InFlight - r.Failed),
+			hq.RolloutNodeInFlight: int(r.InFlight),
+			hq.RolloutNodeDone:     int(r.Done),
+			hq.RolloutNodeFailed:   int(r.Failed),
+		}})
+	}
+	return nil
 }
 
 // fileSize is a file's size, 0 when it does not exist (a WAL between checkpoints may not).

@@ -9,6 +9,7 @@ import (
 )
 
 func TestFiguresAgreeWithStatus(t *testing.T) {
+	t.Parallel()
 	s, _ := setupWith(t, Options{StuckAttempts: 1})
 	ctx := context.Background()
 	for _, n := range []string{"n1", "n2", "n3"} {
@@ -17,7 +18,7 @@ func TestFiguresAgreeWithStatus(t *testing.T) {
 	mustModule(t, s, "app", file("conf", "x"), file("ok", "y"))
 	for _, n := range []string{"n1", "n2"} {
 		mustAssign(t, s, n, "app")
-		d, _ := s.Compose(ctx, n, "test")
+		d := mustCompose(t, s, n, "test")
 		ingest(t, s, n, d, failing("app", "conf"), applied("app", "ok")[0])
 		ingest(t, s, n, d, failing("app", "conf"), applied("app", "ok")[0])
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pressly/goose/v3"
 
@@ -210,5 +211,35 @@ func TestSendsFromBeforeSignaturesAreStillBelieved(t *testing.T) {
 	rep.Signature = d.Signature
 	if _, err := s.Ingest(ctx, "web-1", rep, IngestOptions{}); err != nil {
 		t.Fatalf("a report with its send's signature: %v", err)
+	}
+}
+
+// A node registered before hosts said what they run keeps its row, with nothing said yet; its
+// hostd's next report that says fills it in.
+func TestNodesFromBeforeHostFactsKeepTheirRows(t *testing.T) {
+	ctx := context.Background()
+	path, old := databaseAt(t, 12)
+	if _, err := old.Exec(`INSERT INTO nodes (name, token_hash, generation, applied_generation, created_at, labels) VALUES ('web-1', 'h1', 2, 2, '2026-11-01T00:00:00.000Z', '{"role":"web"}')`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	s := open(t, path, Options{})
+	v, err := s.GetNode(ctx, "web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Generation != 2 || v.Labels["role"] != "web" || v.Host != nil {
+		t.Fatalf("after migrating: generation %d, labels %v, host %+v; want 2, role=web, none", v.Generation, v.Labels, v.Host)
+	}
+	booted := time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)
+	host := &hq.HostFacts{HostdVersion: "v1.2.3", OS: "Debian GNU/Linux 13 (trixie)", Arch: "amd64", BootedAt: booted}
+	if _, err := s.Ingest(ctx, "web-1", hq.Report{Generation: 0, Host: host, Results: []hq.Result{}}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err = s.GetNode(ctx, "web-1"); err != nil {
+		t.Fatal(err)
+	}
+	if v.Host == nil || *v.Host != *host {
+		t.Fatalf("host facts %+v, want %+v", v.Host, host)
 	}
 }

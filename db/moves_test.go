@@ -8,11 +8,13 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/wait"
 )
 
 // A new revision on more nodes than one chunk holds: the upload moves the first chunk in its
 // own transaction, the mover the rest, every node once, each with its generation and rows.
 func TestNewRevisionReachesAFleetInChunks(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	const nodes, resources = 200, 50
@@ -37,20 +39,13 @@ func TestNewRevisionReachesAFleetInChunks(t *testing.T) {
 	if !res.More || len(res.Generations) != perChunk {
 		t.Fatalf("the upload moved %d node(s) (more: %v), want the first chunk of %d", len(res.Generations), res.More, perChunk)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	wait.For(t, 20*time.Second, "the mover to move every pin", func() bool {
 		behind, err := s.reader().ModuleListBehind(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(behind) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the mover did not move every pin")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(behind) == 0
+	})
 	page, err := s.ListNodes(ctx, NodeFilter{})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +55,7 @@ func TestNewRevisionReachesAFleetInChunks(t *testing.T) {
 			t.Fatalf("%s: generation %d, revision %d, %d pending", v.Name, v.Generation, v.Assignments[0].Revision, v.Counts[hq.StatePending])
 		}
 	}
-	d, _ := s.Compose(ctx, "n199", "test")
+	d := mustCompose(t, s, "n199", "test")
 	if d.Modules[0].Revision != 2 || d.Modules[0].Resources[0].Content != "2" {
 		t.Fatalf("n199 composed %+v", d.Modules[0])
 	}
@@ -70,6 +65,7 @@ func TestNewRevisionReachesAFleetInChunks(t *testing.T) {
 // decoded revisions: the next upload takes the same revision number, and its nodes get its
 // resources, not the rolled-back ones.
 func TestARolledBackUploadLeavesNoCachedRevision(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
@@ -90,7 +86,7 @@ func TestARolledBackUploadLeavesNoCachedRevision(t *testing.T) {
 	if res := mustModule(t, s, "app", file("a", "2")); res.Revision != 2 {
 		t.Fatalf("revision %d, want the rolled-back one's number, 2", res.Revision)
 	}
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	if rs := d.Modules[0].Resources; len(rs) != 1 || rs[0].Content != "2" {
 		t.Fatalf("web-1 is declared %+v", rs)
 	}

@@ -13,12 +13,13 @@ import (
 
 // The views operators read in sqlite3 answer from the same rows the API does.
 func TestOperatorViews(t *testing.T) {
+	t.Parallel()
 	s, _ := setupWith(t, Options{StuckAttempts: 1})
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"), file("b", "1"))
 	mustAssign(t, s, "web-1", "app")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	ingest(t, s, "web-1", d, failing("app", "a"), applied("app", "b")[0])
 	ingest(t, s, "web-1", d, failing("app", "a"), applied("app", "b")[0])
 
@@ -41,6 +42,7 @@ func TestOperatorViews(t *testing.T) {
 
 // The sudoers question of docs/database.md, run as written there, and drift_by_resource.
 func TestDriftQuestionsInSQL(t *testing.T) {
+	t.Parallel()
 	s, clock := setup(t)
 	ctx := context.Background()
 	clock.t = time.Now().UTC() // the view and the query measure from SQLite's clock
@@ -48,7 +50,7 @@ func TestDriftQuestionsInSQL(t *testing.T) {
 	mustModule(t, s, "base", hq.Resource{Name: "sudoers", Kind: hq.KindFile, Path: "/etc/sudoers", Content: "root ALL=(ALL) ALL\n"},
 		file("motd", "hi"))
 	mustAssign(t, s, "web-1", "base")
-	d, _ := s.Compose(ctx, "web-1", "test")
+	d := mustCompose(t, s, "web-1", "test")
 	rs := applied("base", "sudoers", "motd")
 	ingest(t, s, "web-1", d, rs...)
 	for _, ref := range []int{0, 1, 0} {
@@ -73,6 +75,9 @@ func TestDriftQuestionsInSQL(t *testing.T) {
 	n := 0
 	for rows.Next() {
 		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	rows.Close()
 	if n != 2 {

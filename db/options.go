@@ -28,6 +28,9 @@ type Options struct {
 	RolloutEvery time.Duration
 	// CheckpointEvery is how often the checkpointer copies SQLite's log into the file.
 	CheckpointEvery time.Duration
+	// LeaseFor is how long a worker's lease lasts unrenewed (leases.go): another controller
+	// takes the work over within it when its holder dies.
+	LeaseFor time.Duration
 	// Log receives what the store's workers have to say.
 	Log *slog.Logger
 }
@@ -48,6 +51,7 @@ func (o Options) withDefaults() Options {
 	set(&o.MoveEvery, 5*time.Second)
 	set(&o.RolloutEvery, time.Second)
 	set(&o.CheckpointEvery, checkpointEvery)
+	set(&o.LeaseFor, 15*time.Second)
 	return o
 }
 

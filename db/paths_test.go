@@ -22,6 +22,7 @@ func at(kind, name, path string) hq.Resource {
 // Two modules on one node may not declare one path, nor a path under another's file, symlink or
 // absent: the assignment that would do it is refused with a conflict and changes nothing.
 func TestOverlappingPathsAcrossModulesRefusedAtAssignment(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		first  hq.Resource
@@ -59,7 +60,7 @@ func TestOverlappingPathsAcrossModulesRefusedAtAssignment(t *testing.T) {
 					t.Errorf("%q does not name %s", err, ref)
 				}
 			}
-			v, _ := s.GetNode(ctx, "web-1")
+			v := mustGetNode(t, s, "web-1")
 			if v.Generation != 1 || len(v.Assignments) != 1 || len(v.Resources) != 1 {
 				t.Fatalf("after a refused assignment: generation %d, %d assignment(s), %d resource(s); want 1, 1, 1",
 					v.Generation, len(v.Assignments), len(v.Resources))
@@ -71,6 +72,7 @@ func TestOverlappingPathsAcrossModulesRefusedAtAssignment(t *testing.T) {
 // A new revision that would overlap with another module already on one of its nodes is refused
 // with a conflict: no revision, no generation moves, on any node.
 func TestOverlappingPathsAcrossModulesRefusedAtUpload(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	for _, n := range []string{"web-1", "web-2", "web-3"} {
@@ -91,12 +93,12 @@ func TestOverlappingPathsAcrossModulesRefusedAtUpload(t *testing.T) {
 	}
 	_, err = s.PutModule(ctx, "app", []hq.Resource{at(hq.KindFile, "conf", "/etc/app/app.conf"), at(hq.KindFile, "motd", "/etc/motd")})
 	wantCode(t, err, hq.CodeConflict)
-	m, _ := s.GetModule(ctx, "app")
+	m := mustGetModule(t, s, "app")
 	if m.Revision != 1 {
 		t.Fatalf("a refused upload made revision %d", m.Revision)
 	}
 	for n, want := range map[string]int64{"web-1": 1, "web-2": 2, "web-3": 1} {
-		if g, _ := s.NodeGeneration(ctx, n); g != want {
+		if g := mustGeneration(t, s, n); g != want {
 			t.Fatalf("%s at generation %d after a refused upload, want %d", n, g, want)
 		}
 	}
@@ -110,6 +112,7 @@ func TestOverlappingPathsAcrossModulesRefusedAtUpload(t *testing.T) {
 // A fleet-wide upload passes on nodes alike (whose check is remembered from the first of them)
 // and is still refused for the one node whose other modules differ and overlap.
 func TestOverlapCheckAcrossAFleet(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustModule(t, s, "base", at(hq.KindDirectory, "etc", "/etc/app"))
@@ -130,7 +133,7 @@ func TestOverlapCheckAcrossAFleet(t *testing.T) {
 	if !strings.Contains(err.Error(), "web-bx") {
 		t.Fatalf("%q does not name web-bx", err)
 	}
-	if m, _ := s.GetModule(ctx, "app"); m.Revision != 2 {
+	if m := mustGetModule(t, s, "app"); m.Revision != 2 {
 		t.Fatalf("a refused upload made revision %d", m.Revision)
 	}
 }

@@ -342,7 +342,6 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 		policy = string(b)
 	}
 	var gens map[string]int64
-	var more bool
 	err = s.inTx(ctx, func(q dbsqlc.Querier) error {
 		rev, err := latestRevision(ctx, q, p.Module)
 		if err != nil {
@@ -369,7 +368,7 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 		}
 		// What the module's old placement assignments leave (a placement moved to another
 		// module) goes with the orphans; this placement's own first chunk is written here.
-		gens, more, err = s.reconcilePlacement(ctx, q, row, nodes, false)
+		gens, _, err = s.reconcilePlacement(ctx, q, row, nodes, false)
 		return err
 	})
 	if err != nil {
@@ -380,7 +379,6 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 	// by the time the read comes.
 	out, err := s.GetPlacement(ctx, p.Name)
 	s.wakeMover() // the rest of the chunks, and any assignments the old module of p left
-	_ = more
 	return out, err
 }
 
@@ -513,7 +511,10 @@ func placementView(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, no
 		Matched: len(m.matched), Assigned: len(have),
 		CreatedAt: hq.ParseTime(p.CreatedAt), UpdatedAt: hq.ParseTime(p.UpdatedAt)}
 	if p.Rollout != "" {
-		pol := rolloutPolicy(p.Rollout)
+		pol, err := rolloutPolicy(p.Rollout)
+		if err != nil {
+			return hq.Placement{}, fmt.Errorf("placement %s: %w", p.Name, err)
+		}
 		v.Rollout = &pol
 	}
 	return v, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/wait"
 )
 
 // TestMeasurePlacementOverAFleet times a placement over 10,000 nodes: the request (its first
@@ -35,12 +36,12 @@ func TestMeasurePlacementOverAFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	request := time.Since(start)
-	for p.Assigned < p.Matched {
-		time.Sleep(200 * time.Millisecond)
+	wait.For(t, 10*time.Minute, "the placement on every node it matches", func() bool {
 		if p, err = s.GetPlacement(ctx, "web"); err != nil {
 			t.Fatal(err)
 		}
-	}
+		return p.Assigned >= p.Matched
+	})
 	all := time.Since(start)
 	start = time.Now()
 	work, err := s.placementWork(ctx)
@@ -64,7 +65,7 @@ func TestMeasurePlacementOverAFleet(t *testing.T) {
 		}
 		steps = append(steps, time.Since(start))
 	}
-	r, _ := s.ListRollouts(ctx, 1)
+	r := mustRollouts(t, s, 1)
 	t.Logf("rollout over %d nodes, 10%% in flight: steps %v; then %d in flight", r[0].Nodes, steps, r[0].InFlight)
 	chunk := moveChunkRows / len(rs)
 	t.Logf("placement over %d of %d nodes × %d resources: request (first chunk of %d) %s, all %s (%d chunks, %s each on average), a look at rest %s",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/wait"
 )
 
 func mustLabelled(t *testing.T, s *Store, name string, labels map[string]string) {
@@ -36,6 +37,7 @@ func placedOn(t *testing.T, s *Store, module string) map[string]string {
 }
 
 func TestPlacementFollowsLabels(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustModule(t, s, "app", file("app.conf", "1"))
@@ -53,7 +55,7 @@ func TestPlacementFollowsLabels(t *testing.T) {
 	if got := placedOn(t, s, "app"); len(got) != 2 || got["web-1"] != "web-app" || got["web-2"] != "web-app" {
 		t.Fatalf("app is on %v", got)
 	}
-	g1, _ := s.NodeGeneration(ctx, "web-1")
+	g1 := mustGeneration(t, s, "web-1")
 
 	// Labels that change no membership move no generation.
 	if g, err := s.SetLabels(ctx, "web-1", map[string]string{"role": "web"}, &g1); err != nil || g != g1 {
@@ -67,16 +69,19 @@ func TestPlacementFollowsLabels(t *testing.T) {
 	if got := placedOn(t, s, "app"); len(got) != 1 || got["web-2"] == "" {
 		t.Fatalf("app is on %v after relabelling web-1", got)
 	}
-	if v, _ := s.GetNode(ctx, "web-1"); len(v.Resources) != 0 || v.Labels["role"] != "db" {
+	if v := mustGetNode(t, s, "web-1"); len(v.Resources) != 0 || v.Labels["role"] != "db" {
 		t.Fatalf("web-1 after leaving: %+v", v)
 	}
 	// A node registered into the selector gains it at once.
 	mustLabelled(t, s, "web-3", map[string]string{"role": "web"})
-	if v, _ := s.GetNode(ctx, "web-3"); v.Generation != 1 || len(v.Resources) != 1 || v.Assignments[0].Source != "web-app" {
+	if v := mustGetNode(t, s, "web-3"); v.Generation != 1 || len(v.Resources) != 1 || v.Assignments[0].Source != "web-app" {
 		t.Fatalf("web-3: %+v", v)
 	}
 	// The selector filters the node list.
-	sel, _ := hq.ParseSelector("role=web")
+	sel, err := hq.ParseSelector("role=web")
+	if err != nil {
+		t.Fatal(err)
+	}
 	page, err := s.ListNodes(ctx, NodeFilter{Selector: &sel})
 	if err != nil || len(page.Nodes) != 2 {
 		t.Fatalf("role=web lists %d node(s), %v", len(page.Nodes), err)
@@ -92,6 +97,7 @@ func TestPlacementFollowsLabels(t *testing.T) {
 }
 
 func TestPlacementConflictsChangeNothing(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustModule(t, s, "app", file("app.conf", "1"))
@@ -103,7 +109,7 @@ func TestPlacementConflictsChangeNothing(t *testing.T) {
 	gens := func() []int64 {
 		var out []int64
 		for _, n := range []string{"web-1", "web-2", "web-3"} {
-			g, _ := s.NodeGeneration(ctx, n)
+			g := mustGeneration(t, s, n)
 			out = append(out, g)
 		}
 		return out
@@ -132,7 +138,7 @@ func TestPlacementConflictsChangeNothing(t *testing.T) {
 	// A relabel into a placement whose module the node has from an operator.
 	_, err = s.SetLabels(ctx, "web-3", map[string]string{"region": "eu"}, nil)
 	wantCode(t, err, hq.CodeConflict)
-	if v, _ := s.GetNode(ctx, "web-3"); v.Labels["region"] != "" {
+	if v := mustGetNode(t, s, "web-3"); v.Labels["region"] != "" {
 		t.Fatalf("the refused labels were stored: %v", v.Labels)
 	}
 	if got := gens(); !slices.Equal(got, before) {
@@ -147,6 +153,7 @@ func TestPlacementConflictsChangeNothing(t *testing.T) {
 // A placement over more nodes than a chunk: the first chunk in the request's transaction, the
 // mover the rest, each node once with its generation bumped.
 func TestPlacementReachesAFleetInChunks(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	const nodes = moveChunkNodes + 120
@@ -161,17 +168,16 @@ func TestPlacementReachesAFleetInChunks(t *testing.T) {
 	if p.Matched != nodes || p.Assigned != moveChunkNodes {
 		t.Fatalf("placement %+v: want %d matched, the first chunk of %d assigned", p, nodes, moveChunkNodes)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for p.Assigned < nodes {
-		if time.Now().After(deadline) {
-			t.Fatalf("the mover placed %d of %d", p.Assigned, nodes)
-		}
-		time.Sleep(20 * time.Millisecond)
+	wait.For(t, 20*time.Second, fmt.Sprintf("the mover to place all %d nodes", nodes), func() bool {
 		if p, err = s.GetPlacement(ctx, "all"); err != nil {
 			t.Fatal(err)
 		}
+		return p.Assigned >= nodes
+	})
+	page, err := s.ListNodes(ctx, NodeFilter{})
+	if err != nil || len(page.Nodes) != nodes {
+		t.Fatalf("%d node(s) listed, %v; want %d", len(page.Nodes), err, nodes)
 	}
-	page, _ := s.ListNodes(ctx, NodeFilter{})
 	for _, v := range page.Nodes {
 		if v.Generation != 1 || len(v.Assignments) != 1 {
 			t.Fatalf("%s: generation %d, %d assignment(s)", v.Name, v.Generation, len(v.Assignments))
@@ -180,6 +186,7 @@ func TestPlacementReachesAFleetInChunks(t *testing.T) {
 }
 
 func TestVarsAreStoredAndMoveNothing(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustNode(t, s, "web-1")
@@ -187,7 +194,7 @@ func TestVarsAreStoredAndMoveNothing(t *testing.T) {
 	if err != nil || g != 0 {
 		t.Fatalf("generation %d, %v", g, err)
 	}
-	if v, _ := s.GetNode(ctx, "web-1"); v.Vars["motd"] != "hello {{ there }}" {
+	if v := mustGetNode(t, s, "web-1"); v.Vars["motd"] != "hello {{ there }}" {
 		t.Fatalf("vars %v", v.Vars)
 	}
 	_, err = s.SetVars(ctx, "web-1", map[string]string{"-bad": "x"}, nil)
@@ -197,6 +204,7 @@ func TestVarsAreStoredAndMoveNothing(t *testing.T) {
 // Changing a placement's taken flag changes it on every node it placed, each with its
 // generation; a node that leaves a placement mid-rollout leaves the rollout.
 func TestPlacementTakenAndLeavingMidRollout(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustModule(t, s, "app", file("app.conf", "1"))
@@ -211,7 +219,7 @@ func TestPlacementTakenAndLeavingMidRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"web-1", "web-2"} {
-		if v, _ := s.GetNode(ctx, n); v.Generation != 2 || !v.Assignments[0].Taken {
+		if v := mustGetNode(t, s, n); v.Generation != 2 || !v.Assignments[0].Taken {
 			t.Fatalf("%s after taken: generation %d, %+v", n, v.Generation, v.Assignments)
 		}
 	}
@@ -220,8 +228,8 @@ func TestPlacementTakenAndLeavingMidRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	step(t, s)
-	rs, _ := s.ListRollouts(ctx, 1)
-	if r, _ := s.GetRollout(ctx, rs[0].ID); len(r.Progress) != 1 || r.Progress[0].Node != "web-1" {
+	rs := mustRollouts(t, s, 1)
+	if r := mustGetRollout(t, s, rs[0].ID); len(r.Progress) != 1 || r.Progress[0].Node != "web-1" {
 		t.Fatalf("progress %+v", r.Progress)
 	}
 }
@@ -229,6 +237,7 @@ func TestPlacementTakenAndLeavingMidRollout(t *testing.T) {
 // A deleted name registered again starts with its new labels and no vars, and the placements
 // its new labels match.
 func TestRegisteredAgainStartsWithItsNewLabels(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustModule(t, s, "app", file("app.conf", "1"))
@@ -243,7 +252,7 @@ func TestRegisteredAgainStartsWithItsNewLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustLabelled(t, s, "n1", map[string]string{"role": "db"})
-	v, _ := s.GetNode(ctx, "n1")
+	v := mustGetNode(t, s, "n1")
 	if v.Labels["role"] != "db" || len(v.Vars) != 0 || len(v.Assignments) != 0 {
 		t.Fatalf("n1 registered again: %+v", v)
 	}
@@ -252,6 +261,7 @@ func TestRegisteredAgainStartsWithItsNewLabels(t *testing.T) {
 // An operator may take a placed module on one node, and the take stays; unassigning a placed
 // module is refused, since the placement would put it back.
 func TestOperatorOnAPlacedModule(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustModule(t, s, "app", file("app.conf", "1"))
@@ -267,7 +277,7 @@ func TestOperatorOnAPlacedModule(t *testing.T) {
 	if more, err := s.placeSome(ctx); err != nil || more {
 		t.Fatalf("placement work after a take: %v, %v", more, err)
 	}
-	if v, _ := s.GetNode(ctx, "n1"); !v.Assignments[0].Taken {
+	if v := mustGetNode(t, s, "n1"); !v.Assignments[0].Taken {
 		t.Fatalf("the take did not stay: %+v", v.Assignments)
 	}
 }

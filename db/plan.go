@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/meshhq/hq"
@@ -11,44 +12,47 @@ import (
 )
 
 // dryRunKey marks a context whose write transactions are rolled back instead of committed: a
-// plan runs the real code of a change and keeps nothing of it.
+// plan runs the real code of a change and keeps nothing of it. Its value, a *dryRun, takes
+// what the plan shows that the rolled-back writes made.
 type dryRunKey struct{}
+
+type dryRun struct {
+	rollouts []hq.PlanRollout
+}
+
+// planned tells a dry run of the rollout the change started: its placement and its nodes in
+// waves, as they were written.
+func planned(ctx context.Context, q dbsqlc.Querier, id int64, p dbsqlc.Placement) error {
+	run, ok := ctx.Value(dryRunKey{}).(*dryRun)
+	if !ok {
+		return nil
+	}
+	nodes, err := q.RolloutNodeList(ctx, id)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Node
+	}
+	slices.Sort(names) // the order the rollout takes them in
+	pol, err := rolloutPolicy(p.Rollout)
+	if err != nil {
+		return fmt.Errorf("placement %s: %w", p.Name, err)
+	}
+	run.rollouts = append(run.rollouts, hq.PlanRollout{Placement: p.Name, Policy: pol, Waves: pol.Waves(names)})
+	return nil
+}
 
 // errDryRun is what a transaction in a dry run returns in place of committing.
 var errDryRun = errors.New("dry run: rolled back")
 
-// ModulePlan is what an upload of a module would do.
-type ModulePlan struct {
-	Module string `json:"module"`
-	// Revision is the revision the upload would make, or the newest when it is Unchanged
-	// (identical to the newest, so it would change nothing).
-	Revision  int64 `json:"revision"`
-	Unchanged bool  `json:"unchanged"`
-	// Added, Changed and Removed name resources against the newest revision; Moved ones keep
-	// their spec but take another place or group.
-	Added   []string `json:"added"`
-	Changed []string `json:"changed"`
-	Moved   []string `json:"moved"`
-	Removed []string `json:"removed"`
-	// Nodes are the nodes whose generation would move.
-	Nodes []PlanNode `json:"nodes"`
-	// Conflicts say why the upload would be refused (409): paths that would overlap on a node.
-	Conflicts []string `json:"conflicts"`
-}
-
-// PlanNode is one node an upload would move: its generation now and the one it would get.
-type PlanNode struct {
-	Node         string `json:"node"`
-	Generation   int64  `json:"generation"`
-	ToGeneration int64  `json:"to_generation"`
-}
-
 // PlanModule works out what PutModule would do with the same arguments by running it in a
 // write transaction that is rolled back: the same checks and writes, none of them kept. An
 // invalid module is the same error as the upload's; a conflict is a line of the plan.
-func (s *Store) PlanModule(ctx context.Context, name string, resources []hq.Resource) (ModulePlan, error) {
-	plan := ModulePlan{Module: name, Added: []string{}, Changed: []string{}, Moved: []string{}, Removed: []string{},
-		Nodes: []PlanNode{}, Conflicts: []string{}}
+func (s *Store) PlanModule(ctx context.Context, name string, resources []hq.Resource) (hq.ModulePlan, error) {
+	plan := hq.ModulePlan{Module: name, Added: []string{}, Changed: []string{}, Moved: []string{}, Removed: []string{},
+		Nodes: []hq.PlanNode{}, Conflicts: []string{}, Rollouts: []hq.PlanRollout{}}
 	var current []hq.Resource
 	var assigned []string
 	gens := map[string]int64{}
@@ -74,7 +78,8 @@ func (s *Store) PlanModule(ctx context.Context, name string, resources []hq.Reso
 	if err != nil {
 		return plan, err
 	}
-	res, err := s.PutModule(context.WithValue(ctx, dryRunKey{}, true), name, resources)
+	run := &dryRun{}
+	res, err := s.PutModule(context.WithValue(ctx, dryRunKey{}, run), name, resources)
 	switch {
 	case errors.Is(err, errDryRun):
 	case hq.ErrorCode(err) == hq.CodeConflict:
@@ -101,13 +106,22 @@ func (s *Store) PlanModule(ctx context.Context, name string, resources []hq.Reso
 	if len(plan.Conflicts) > 0 {
 		return plan, nil // refused: no node would move
 	}
+	plan.Rollouts = append(plan.Rollouts, run.rollouts...)
+	wave := map[string]int{}
+	for _, r := range run.rollouts {
+		for i, w := range r.Waves {
+			for _, n := range w {
+				wave[n] = i + 1
+			}
+		}
+	}
 	slices.Sort(assigned)
 	for _, n := range assigned {
 		to, ok := res.Generations[n]
 		if !ok {
-			to = gens[n] + 1 // past the first chunk: the mover would move it, one step
+			to = gens[n] + 1 // past the first chunk, or in a rollout's wave: moved later, one step
 		}
-		plan.Nodes = append(plan.Nodes, PlanNode{Node: n, Generation: gens[n], ToGeneration: to})
+		plan.Nodes = append(plan.Nodes, hq.PlanNode{Node: n, Generation: gens[n], ToGeneration: to, Wave: wave[n]})
 	}
 	return plan, nil
 }

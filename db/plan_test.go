@@ -21,8 +21,13 @@ func everyTableCount(t *testing.T, s *Store) map[string]int64 {
 	var tables []string
 	for rows.Next() {
 		var n string
-		rows.Scan(&n)
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
 		tables = append(tables, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	rows.Close()
 	counts := map[string]int64{}
@@ -53,6 +58,7 @@ func generationsOf(t *testing.T, s *Store, nodes ...string) []int64 {
 }
 
 func TestPlanModuleChangesNothing(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	for _, n := range []string{"n1", "n2", "n3"} {
@@ -63,7 +69,7 @@ func TestPlanModuleChangesNothing(t *testing.T) {
 	mustAssign(t, s, "n1", "app")
 	mustAssign(t, s, "n2", "app")
 	mustAssign(t, s, "n3", "other")
-	d, _ := s.Compose(ctx, "n1", "test")
+	d := mustCompose(t, s, "n1", "test")
 	ingest(t, s, "n1", d, applied("app", "keep", "change", "drop")...)
 	before, gens := everyTableCount(t, s), generationsOf(t, s, "n1", "n2", "n3")
 
@@ -76,7 +82,7 @@ func TestPlanModuleChangesNothing(t *testing.T) {
 		!slices.Equal(plan.Changed, []string{"change"}) || !slices.Equal(plan.Removed, []string{"drop"}) || len(plan.Conflicts) != 0 {
 		t.Fatalf("plan %+v", plan)
 	}
-	want := []PlanNode{{Node: "n1", Generation: gens[0], ToGeneration: gens[0] + 1}, {Node: "n2", Generation: gens[1], ToGeneration: gens[1] + 1}}
+	want := []hq.PlanNode{{Node: "n1", Generation: gens[0], ToGeneration: gens[0] + 1}, {Node: "n2", Generation: gens[1], ToGeneration: gens[1] + 1}}
 	if !slices.Equal(plan.Nodes, want) {
 		t.Fatalf("plan nodes %+v, want %+v", plan.Nodes, want)
 	}

@@ -11,6 +11,7 @@ import (
 // Reads at the pool's full width keep its connections: none is closed for want of room among
 // the idle ones, only to be opened again (schema read, statements prepared) for the next read.
 func TestTheReadPoolKeepsItsConnections(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	mustNode(t, s, "n0")
 	ctx := context.Background()

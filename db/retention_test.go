@@ -10,6 +10,7 @@ import (
 // Retention prunes history older than its age, window by window, but keeps every node's
 // newest rows of each table however old they are.
 func TestPruneKeepsTheNewestRowsPerNode(t *testing.T) {
+	t.Parallel()
 	s, clock := setupWith(t, Options{StuckAttempts: 1000})
 	ctx := context.Background()
 	for _, n := range []string{"busy", "quiet"} {
@@ -20,7 +21,7 @@ func TestPruneKeepsTheNewestRowsPerNode(t *testing.T) {
 	mustAssign(t, s, "quiet", "app")
 	// The trigger dates a change whose since did not move by SQLite's clock, not the test's.
 	clock.advance(time.Minute)
-	quiet, _ := s.Compose(ctx, "quiet", "test")
+	quiet := mustCompose(t, s, "quiet", "test")
 	ingest(t, s, "quiet", quiet, applied("app", "a")...)
 	// The busy node flips between failed and applied: two transitions and a report each time.
 	for i := range 120 {
@@ -59,7 +60,7 @@ func TestPruneKeepsTheNewestRowsPerNode(t *testing.T) {
 		}
 	}
 	// The newest are the ones kept: the last report is still the node's last report.
-	v, _ := s.GetNode(ctx, "busy")
+	v := mustGetNode(t, s, "busy")
 	if v.LastReport == nil || v.LastReport.Summary != "applied 1 resource(s)" {
 		t.Fatalf("last report %+v", v.LastReport)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -53,16 +54,27 @@ func (s *Store) startRollouts(ctx context.Context, q dbsqlc.Querier, module stri
 		if err := setRolloutCounts(ctx, q, id); err != nil {
 			return false, err
 		}
+		if err := planned(ctx, q, id, p); err != nil {
+			return false, err
+		}
 		started = true
 	}
 	return started, nil
 }
 
-func rolloutPolicy(text string) hq.RolloutPolicy {
+// rolloutPolicy reads a stored policy. One that does not decode or does not hold is an error:
+// acting on the default in its place would move nodes as no one asked.
+func rolloutPolicy(text string) (hq.RolloutPolicy, error) {
 	var p hq.RolloutPolicy
-	_ = json.Unmarshal([]byte(text), &p)
-	_ = p.Normalize()
-	return p
+	if err := json.Unmarshal([]byte(text), &p); err != nil {
+		return p, fmt.Errorf("stored rollout policy does not decode: %w", err)
+	}
+	if err := p.Normalize(); err != nil {
+		// Not %w: the stored row is at fault, not the request that read it, so its code is not
+		// the request's.
+		return p, fmt.Errorf("stored rollout policy does not hold: %v", err)
+	}
+	return p, nil
 }
 
 // stepRollout moves one rollout on, in q's transaction, from what the nodes reported: it
@@ -70,7 +82,10 @@ func rolloutPolicy(text string) hq.RolloutPolicy {
 // when the policy says so, then pauses, completes, or advances the next wave. It returns the
 // generations it moved and whether more is to do at once.
 func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rollout) (map[string]int64, bool, error) {
-	pol := rolloutPolicy(r.Policy)
+	pol, err := rolloutPolicy(r.Policy)
+	if err != nil {
+		return nil, false, err
+	}
 	now := s.now()
 	gens := map[string]int64{}
 	if _, err := q.RolloutNodeDeleteGone(ctx, dbsqlc.RolloutNodeDeleteGoneParams{Rollout: r.ID, Module: r.Module}); err != nil {
@@ -132,10 +147,7 @@ func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 	if c.Pending == 0 || pol.Canary > 0 && c.FirstWaveInFlight > 0 {
 		return gens, more, nil // the canaries first, alone
 	}
-	n := pol.MaxUnavailable.Of(int(c.Nodes)) - int(c.InFlight)
-	if c.LastWave == 0 && pol.Canary > 0 {
-		n = pol.Canary
-	}
+	n := pol.WaveSize(int(c.Nodes), int(c.LastWave)+1) - int(c.InFlight)
 	if n <= 0 {
 		return gens, more, nil
 	}
@@ -342,6 +354,7 @@ func (s *Store) stepRollouts(ctx context.Context) (bool, error) {
 	}
 	s.rolloutsActive.Store(len(active) > 0)
 	more := false
+	var errs []error
 	for _, a := range active {
 		var gens map[string]int64
 		var m bool
@@ -357,12 +370,15 @@ func (s *Store) stepRollouts(ctx context.Context) (bool, error) {
 			return err
 		})
 		if err != nil {
-			return false, fmt.Errorf("rollout %d: %w", a.ID, err)
+			// One rollout that cannot step (a stored policy that no longer reads) does not
+			// hold up the others.
+			errs = append(errs, fmt.Errorf("rollout %d: %w", a.ID, err))
+			continue
 		}
 		s.ringAll(gens)
 		more = more || m
 	}
-	return more, nil
+	return more, errors.Join(errs...)
 }
 
 // ResumeRollout sets a paused rollout progressing again; the failures so far no longer count
@@ -439,12 +455,31 @@ func rolloutNotIn(ctx context.Context, q dbsqlc.Querier, id int64, want string) 
 	return hq.Errorf(hq.CodeConflict, "rollout %d is %s, not %s", id, r.State, want)
 }
 
-func rolloutView(r dbsqlc.Rollout) hq.Rollout {
+// readRollout is the view of a stored rollout; a stored policy that does not read is an error
+// naming the rollout.
+func readRollout(r dbsqlc.Rollout) (hq.Rollout, error) {
+	pol, err := rolloutPolicy(r.Policy)
+	if err != nil {
+		return hq.Rollout{}, fmt.Errorf("rollout %d: %w", r.ID, err)
+	}
 	v := hq.Rollout{ID: r.ID, Module: r.Module, Placement: r.Placement, FromRevision: r.FromRevision, ToRevision: r.ToRevision,
-		State: hq.RolloutState(r.State), Policy: rolloutPolicy(r.Policy), Nodes: int(r.Nodes), Done: int(r.Done),
+		State: hq.RolloutState(r.State), Policy: pol, Nodes: int(r.Nodes), Done: int(r.Done),
 		InFlight: int(r.InFlight), Failed: int(r.Failed), Forgiven: int(r.Forgiven), Reason: r.Reason,
 		CreatedAt: hq.ParseTime(r.CreatedAt), UpdatedAt: hq.ParseTime(r.UpdatedAt), EndedAt: nullTime(r.EndedAt)}
 	v.Line = v.MakeLine()
+	return v, nil
+}
+
+// rolloutView is readRollout for the operator's pages (pages.go), which list a rollout whose
+// stored policy does not read without its policy.
+//
+// Deprecated: use readRollout, which returns the error.
+func rolloutView(r dbsqlc.Rollout) hq.Rollout {
+	v, err := readRollout(r)
+	if err != nil {
+		v = hq.Rollout{ID: r.ID, Module: r.Module, Placement: r.Placement, FromRevision: r.FromRevision, ToRevision: r.ToRevision,
+			State: hq.RolloutState(r.State), Reason: r.Reason}
+	}
 	return v
 }
 
@@ -456,7 +491,9 @@ func (s *Store) GetRollout(ctx context.Context, id int64) (hq.Rollout, error) {
 		if err != nil {
 			return notFound(err, "no rollout %d", id)
 		}
-		v = rolloutView(r)
+		if v, err = readRollout(r); err != nil {
+			return err
+		}
 		rows, err := q.RolloutNodeList(ctx, id)
 		if err != nil {
 			return err
@@ -474,21 +511,31 @@ func (s *Store) GetRollout(ctx context.Context, id int64) (hq.Rollout, error) {
 // ListRollouts returns the newest rollouts first, without their nodes.
 func (s *Store) ListRollouts(ctx context.Context, limit int) ([]hq.Rollout, error) {
 	rows, err := s.reader().RolloutList(ctx, int64(limit))
+	if err != nil {
+		return nil, err
+	}
+	return readRollouts(rows)
+}
+
+func readRollouts(rows []dbsqlc.Rollout) ([]hq.Rollout, error) {
 	out := make([]hq.Rollout, len(rows))
 	for i, r := range rows {
-		out[i] = rolloutView(r)
+		v, err := readRollout(r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
 	}
-	return out, err
+	return out, nil
 }
 
 // activeRollouts are the unfinished rollouts, for /status.
 func activeRollouts(ctx context.Context, q dbsqlc.Querier) ([]hq.Rollout, error) {
 	rows, err := q.RolloutListActive(ctx)
-	out := make([]hq.Rollout, len(rows))
-	for i, r := range rows {
-		out[i] = rolloutView(r)
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	return readRollouts(rows)
 }
 
 // nodeRollouts are the unfinished rollouts a node is in.

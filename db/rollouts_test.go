@@ -10,6 +10,7 @@ import (
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/internal/dbsqlc"
 	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/wait"
 	"github.com/meshhq/hq/internal/workers"
 )
 
@@ -65,6 +66,7 @@ func pinsOf(t *testing.T, s *Store, module string, nodes ...string) string {
 }
 
 func TestRolloutInWaves(t *testing.T) {
+	t.Parallel()
 	s, _ := setupSteppingRollouts(t)
 	ctx := context.Background()
 	nodes := []string{"web-1", "web-2", "web-3", "web-4"}
@@ -90,13 +92,13 @@ func TestRolloutInWaves(t *testing.T) {
 	if got := pinsOf(t, s, "app", nodes...); got != "web-1@2 web-2@1 web-3@1 web-4@1" {
 		t.Fatalf("after the first step: %s", got)
 	}
-	moved, _ := s.reader().ModuleListBehind(ctx)
-	if len(moved) != 0 {
-		t.Fatalf("the mover sees work a rollout governs: %v", moved)
+	moved, err := s.reader().ModuleListBehind(ctx)
+	if err != nil || len(moved) != 0 {
+		t.Fatalf("the mover sees work a rollout governs: %v, %v", moved, err)
 	}
 	report(t, s, "web-1", false) // one failure of three allowed: not yet
 	step(t, s)
-	rs, _ := s.ListRollouts(ctx, 10)
+	rs := mustRollouts(t, s, 10)
 	if rs[0].State != hq.RolloutProgressing || rs[0].InFlight != 1 {
 		t.Fatalf("after one failure: %+v", rs[0])
 	}
@@ -116,11 +118,11 @@ func TestRolloutInWaves(t *testing.T) {
 	if p := r.Progress[0]; p.Node != "web-1" || p.State != hq.RolloutNodeReverted || p.Wave != 1 {
 		t.Fatalf("web-1's progress %+v", p)
 	}
-	st, _ := s.MeshStatus(ctx)
+	st := mustMeshStatus(t, s)
 	if len(st.Rollouts) != 1 || !strings.Contains(strings.Join(st.Lines, "\n"), want) {
 		t.Fatalf("status lines %q", st.Lines)
 	}
-	if v, _ := s.GetNode(ctx, "web-2"); len(v.Rollouts) != 1 || v.Rollouts[0].NodeState != hq.RolloutNodePending {
+	if v := mustGetNode(t, s, "web-2"); len(v.Rollouts) != 1 || v.Rollouts[0].NodeState != hq.RolloutNodePending {
 		t.Fatalf("web-2's rollouts %+v", v.Rollouts)
 	}
 	// A node registered into the placement now joins at the old revision and waits its turn.
@@ -128,7 +130,7 @@ func TestRolloutInWaves(t *testing.T) {
 	if got := pinsOf(t, s, "app", "web-5"); got != "web-5@1" {
 		t.Fatalf("a node joining mid-rollout: %s", got)
 	}
-	if v, _ := s.GetNode(ctx, "web-5"); len(v.Rollouts) != 1 || v.Rollouts[0].NodeState != hq.RolloutNodePending {
+	if v := mustGetNode(t, s, "web-5"); len(v.Rollouts) != 1 || v.Rollouts[0].NodeState != hq.RolloutNodePending {
 		t.Fatalf("web-5's rollouts %+v", v.Rollouts)
 	}
 	if _, err := s.DeleteNode(ctx, "web-5", nil); err != nil {
@@ -180,7 +182,7 @@ func TestRolloutInWaves(t *testing.T) {
 		}
 	}
 	step(t, s)
-	rs, _ = s.ListRollouts(ctx, 10)
+	rs = mustRollouts(t, s, 10)
 	if rs[0].State != hq.RolloutComplete || rs[0].Done != 4 || rs[0].ToRevision != 3 {
 		t.Fatalf("the good rollout: %+v", rs[0])
 	}
@@ -193,7 +195,9 @@ func TestRolloutInWaves(t *testing.T) {
 		t.Fatalf("complete → progressing by hand: %v", err)
 	}
 	var transitions int
-	s.read.QueryRow(testdb.Rebind(`SELECT COUNT(*) FROM rollout_transitions WHERE rollout = ?`), rs[0].ID).Scan(&transitions)
+	if err := s.read.QueryRow(testdb.Rebind(`SELECT COUNT(*) FROM rollout_transitions WHERE rollout = ?`), rs[0].ID).Scan(&transitions); err != nil {
+		t.Fatal(err)
+	}
 	if transitions != 2 {
 		t.Fatalf("%d transitions of the good rollout, want 2 (started, complete)", transitions)
 	}
@@ -202,6 +206,7 @@ func TestRolloutInWaves(t *testing.T) {
 // A new revision supersedes an unfinished rollout: it ends aborted, and the new one starts
 // from the pins the nodes have.
 func TestRolloutSuperseded(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustModule(t, s, "app", file("conf", "1"))
@@ -214,11 +219,11 @@ func TestRolloutSuperseded(t *testing.T) {
 	mustModule(t, s, "app", file("conf", "2"))
 	step(t, s)
 	mustModule(t, s, "app", file("conf", "3"))
-	rs, _ := s.ListRollouts(ctx, 10)
+	rs := mustRollouts(t, s, 10)
 	if len(rs) != 2 || rs[1].State != hq.RolloutAborted || rs[1].Reason != "superseded by revision 3" || rs[0].State != hq.RolloutProgressing {
 		t.Fatalf("rollouts %+v", rs)
 	}
-	r, _ := s.GetRollout(ctx, rs[0].ID)
+	r := mustGetRollout(t, s, rs[0].ID)
 	if r.Nodes != 0 && len(r.Progress) != 2 || r.Progress[0].FromRevision+r.Progress[1].FromRevision != 3 {
 		t.Fatalf("the new rollout starts from %+v", r.Progress)
 	}
@@ -226,6 +231,7 @@ func TestRolloutSuperseded(t *testing.T) {
 
 // A wave wider than a chunk is moved a chunk per transaction, like the mover's.
 func TestRolloutWaveInChunks(t *testing.T) {
+	t.Parallel()
 	s, _ := setupSteppingRollouts(t)
 	ctx := context.Background()
 	const nodes, resources = 120, 50
@@ -244,11 +250,19 @@ func TestRolloutWaveInChunks(t *testing.T) {
 		Rollout: &hq.RolloutPolicy{MaxUnavailable: hq.Amount{N: 100, Percent: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	for p, _ := s.GetPlacement(ctx, "web"); p.Assigned < nodes; p, _ = s.GetPlacement(ctx, "web") {
+	wait.For(t, 20*time.Second, "the placement on every node", func() bool {
+		p, err := s.GetPlacement(ctx, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Assigned >= nodes {
+			return true
+		}
 		if _, err := s.placeSome(ctx); err != nil { // the placement's other chunks
 			t.Fatal(err)
 		}
-	}
+		return false
+	})
 	mustModule(t, s, "app", rs("2")...)
 	r, err := s.inTxRollout(ctx)
 	if err != nil {
@@ -260,7 +274,7 @@ func TestRolloutWaveInChunks(t *testing.T) {
 	for range nodes / (moveChunkRows / resources) {
 		step(t, s)
 	}
-	rsList, _ := s.ListRollouts(ctx, 1)
+	rsList := mustRollouts(t, s, 1)
 	if rsList[0].InFlight != nodes {
 		t.Fatalf("%d in flight, want all %d", rsList[0].InFlight, nodes)
 	}
@@ -289,6 +303,7 @@ func (s *Store) inTxRollout(ctx context.Context) (hq.Rollout, error) {
 // A node that has not converged within progress_deadline fails the rollout; a held resource
 // fails it at once.
 func TestRolloutDeadlineAndHeld(t *testing.T) {
+	t.Parallel()
 	s, c := setupSteppingRollouts(t)
 	ctx := context.Background()
 	mustModule(t, s, "app", file("conf", "1"))
@@ -304,13 +319,13 @@ func TestRolloutDeadlineAndHeld(t *testing.T) {
 	}
 	mustModule(t, s, "app", file("conf", "2"))
 	step(t, s) // web-1 and web-2 in flight
-	d, _ := s.Compose(ctx, "web-2", "test")
+	d := mustCompose(t, s, "web-2", "test")
 	ingest(t, s, "web-2", d, hq.Result{Module: "app", Resource: "conf", Outcome: hq.StateHeld, HoldReason: "exists, not taken"})
 	step(t, s)
 	c.advance(2 * time.Minute) // web-1 never reports
 	step(t, s)
-	r, _ := s.ListRollouts(ctx, 1)
-	got, _ := s.GetRollout(ctx, r[0].ID)
+	r := mustRollouts(t, s, 1)
+	got := mustGetRollout(t, s, r[0].ID)
 	why := map[string]string{}
 	for _, p := range got.Progress {
 		why[p.Node] = p.State + ": " + p.Reason
@@ -323,6 +338,7 @@ func TestRolloutDeadlineAndHeld(t *testing.T) {
 // Two controllers on one database: b opened before any rollout existed, a starts one and
 // dies. b moves it on: the work a controller began is any controller's to finish.
 func TestARolloutOutlivesTheControllerThatStartedIt(t *testing.T) {
+	t.Parallel()
 	b, _ := setupWith(t, Options{RolloutEvery: 20 * time.Millisecond})
 	start(t, b.Workers()...)
 	ctx := context.Background()
@@ -346,14 +362,92 @@ func TestARolloutOutlivesTheControllerThatStartedIt(t *testing.T) {
 	// Whatever a did before it died (its loop may have advanced the canary), the rest of the
 	// waves are b's to move: the hosts report to b, and every node reaches revision 2.
 	want := "web-1@2 web-2@2 web-3@2 web-4@2"
-	deadline := time.Now().Add(10 * time.Second)
-	for got := pinsOf(t, b, "app", nodes...); got != want; got = pinsOf(t, b, "app", nodes...) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the rollout the dead controller started stays at %s", got)
+	wait.For(t, 10*time.Second, "the rollout the dead controller started to reach "+want, func() bool {
+		if pinsOf(t, b, "app", nodes...) == want {
+			return true
 		}
 		for _, n := range nodes {
 			report(t, b, n, true)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	})
+}
+
+// A stored policy that does not read is an error naming its rollout or its placement wherever
+// it is read, never the default policy in its place, and not the request's fault.
+func TestACorruptStoredPolicyIsAnError(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, policy, want string }{
+		{"not JSON", `{"canary":`, "does not decode"},
+		{"not a policy", `{"canary":-1}`, "does not hold"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := setupSteppingRollouts(t)
+			ctx := context.Background()
+			mustModule(t, s, "app", file("conf", "1"))
+			mustLabelled(t, s, "web-1", map[string]string{"role": "web"})
+			if _, err := s.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web",
+				Rollout: &hq.RolloutPolicy{MaxUnavailable: hq.Amount{N: 1}}}); err != nil {
+				t.Fatal(err)
+			}
+			report(t, s, "web-1", true)
+			mustModule(t, s, "app", file("conf", "2"))
+			id := mustRollouts(t, s, 1)[0].ID
+			if _, err := s.write.Exec(testdb.Rebind(`UPDATE rollouts SET policy = ? WHERE id = ?`), c.policy, id); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.write.Exec(testdb.Rebind(`UPDATE placements SET rollout = ? WHERE name = 'web'`), c.policy); err != nil {
+				t.Fatal(err)
+			}
+			wantCorrupt := func(what string, err error, name string) {
+				t.Helper()
+				if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), c.want) || hq.ErrorCode(err) != hq.CodeInternal {
+					t.Errorf("%s: %v (code %s); want an internal error naming %s that says %q", what, err, hq.ErrorCode(err), name, c.want)
+				}
+			}
+			rollout := fmt.Sprintf("rollout %d", id)
+			_, err := s.GetRollout(ctx, id)
+			wantCorrupt("GetRollout", err, rollout)
+			_, err = s.ListRollouts(ctx, 10)
+			wantCorrupt("ListRollouts", err, rollout)
+			_, err = s.MeshStatus(ctx)
+			wantCorrupt("MeshStatus", err, rollout)
+			_, err = s.stepRollouts(ctx)
+			wantCorrupt("a step", err, rollout)
+			_, err = s.GetPlacement(ctx, "web")
+			wantCorrupt("GetPlacement", err, "placement web")
+			_, err = s.PlanModule(ctx, "app", []hq.Resource{file("conf", "3")})
+			wantCorrupt("a plan", err, "placement web")
+			if pin := pinOf(t, s, "web-1", "app"); pin != 1 {
+				t.Errorf("web-1 moved to revision %d under a policy that does not read", pin)
+			}
+		})
+	}
+}
+
+// A rollout whose stored policy no longer reads does not hold up the others: each is stepped.
+func TestACorruptRolloutDoesNotHoldUpTheOthers(t *testing.T) {
+	t.Parallel()
+	s, _ := setupSteppingRollouts(t)
+	ctx := context.Background()
+	for _, m := range []string{"a", "b"} {
+		mustModule(t, s, m, file("conf-"+m, "1"))
+		mustLabelled(t, s, "node-"+m, map[string]string{"role": m})
+		if _, err := s.PutPlacement(ctx, hq.Placement{Name: m, Module: m, Selector: "role=" + m,
+			Rollout: &hq.RolloutPolicy{MaxUnavailable: hq.Amount{N: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		report(t, s, "node-"+m, true)
+	}
+	mustModule(t, s, "a", file("conf-a", "2"))
+	mustModule(t, s, "b", file("conf-b", "2"))
+	if _, err := s.write.Exec(`UPDATE rollouts SET policy = '{' WHERE module = 'a'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.stepRollouts(ctx); err == nil || !strings.Contains(err.Error(), "does not decode") {
+		t.Fatalf("step: %v, want the corrupt rollout's error", err)
+	}
+	if pinOf(t, s, "node-a", "a") != 1 || pinOf(t, s, "node-b", "b") != 2 {
+		t.Fatalf("pins a %d, b %d; want a held at 1 and b moved on to 2", pinOf(t, s, "node-a", "a"), pinOf(t, s, "node-b", "b"))
 	}
 }

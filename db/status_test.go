@@ -15,6 +15,7 @@ import (
 // row. The two agree on a node in every status, and at the edge of silence, to the nanosecond
 // of the controller's clock against report times kept to the millisecond.
 func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
+	t.Parallel()
 	s, c := setup(t)
 	ctx := context.Background()
 	mustModule(t, s, "app", file("conf", "x"), file("ok", "y"))

@@ -131,6 +131,73 @@ func mustAssign(t testing.TB, s *Store, node, module string) int64 {
 	return g
 }
 
+func mustCompose(t testing.TB, s *Store, node, instance string) hq.Declaration {
+	t.Helper()
+	d, err := s.Compose(context.Background(), node, instance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func mustGetNode(t testing.TB, s *Store, name string) hq.NodeView {
+	t.Helper()
+	v, err := s.GetNode(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func mustGeneration(t testing.TB, s *Store, node string) int64 {
+	t.Helper()
+	g, err := s.NodeGeneration(context.Background(), node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func mustGetModule(t testing.TB, s *Store, name string) hq.ModuleView {
+	t.Helper()
+	m, err := s.GetModule(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustMeshStatus(t testing.TB, s *Store) hq.MeshStatus {
+	t.Helper()
+	st, err := s.MeshStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// mustRollouts is the newest limit rollouts, of which there must be at least one.
+func mustRollouts(t testing.TB, s *Store, limit int) []hq.Rollout {
+	t.Helper()
+	rs, err := s.ListRollouts(context.Background(), limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) == 0 {
+		t.Fatal("no rollout")
+	}
+	return rs
+}
+
+func mustGetRollout(t testing.TB, s *Store, id int64) hq.Rollout {
+	t.Helper()
+	r, err := s.GetRollout(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func file(name, content string) hq.Resource {
 	return hq.Resource{Name: name, Kind: hq.KindFile, Path: "/etc/" + name, Content: content}
 }
@@ -145,6 +212,7 @@ func wantCode(t *testing.T, err error, code hq.Code) {
 // Paging by name lists every node once, whatever its name is made of: the order the database
 // sorts in and the order a page ends at are the same (bytes, on both engines).
 func TestListNodesPagesEveryNode(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	names := []string{"B", "a", "a-c", "a_z", "ab", "web-10", "web.2", "web1"}

@@ -68,6 +68,7 @@ func wantNamed(t *testing.T, err error, refs ...string) {
 // A templated path is held to the one-path-per-node rule as the node fills it in: on n2,
 // /srv/{{.Node}}.conf is /srv/n2.conf, whichever module is assigned first; on n1 it is not.
 func TestTemplatedPathsOverlapAsFilledIn(t *testing.T) {
+	t.Parallel()
 	perNode := hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/srv/{{.Node}}.conf", Content: "x\n"}
 	literal := at(hq.KindFile, "conf", "/srv/n2.conf")
 	for _, tc := range []struct {
@@ -111,6 +112,7 @@ func TestTemplatedPathsOverlapAsFilledIn(t *testing.T) {
 // A new revision is checked as each of its nodes fills its paths in, and so is a new revision
 // of a literal module that meets another module's templated path: refused, nothing moves.
 func TestTemplatedPathsOverlapAtUpload(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	for _, n := range []string{"n1", "n2", "n3"} {
@@ -142,7 +144,7 @@ func TestTemplatedPathsOverlapAtUpload(t *testing.T) {
 	wantCode(t, err, hq.CodeInvalid)
 	wantNamed(t, err, "n1, n2")
 	for m, want := range map[string]int64{"tmpl": 1, "lit": 1, "alone": 1} {
-		if v, _ := s.GetModule(ctx, m); v.Revision != want {
+		if v := mustGetModule(t, s, m); v.Revision != want {
 			t.Fatalf("a refused upload made %s revision %d", m, v.Revision)
 		}
 	}
@@ -153,6 +155,7 @@ func TestTemplatedPathsOverlapAtUpload(t *testing.T) {
 // literal one on one node alone is refused for that node: the check a node alike passed is
 // not taken for it.
 func TestTemplatedPathCheckAcrossAFleet(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustModule(t, s, "lit", at(hq.KindFile, "conf", "/srv/web-07.conf"))
@@ -178,6 +181,7 @@ func TestTemplatedPathCheckAcrossAFleet(t *testing.T) {
 // New labels or vars that fill a templated path in to one another module declares on the node
 // are refused, and the node keeps its values; others are taken.
 func TestValuesThatMakeAPathOverlapAreRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	setupValues := func(t *testing.T) *Store {
 		s, _ := setup(t)
@@ -231,6 +235,7 @@ func TestValuesThatMakeAPathOverlapAreRefused(t *testing.T) {
 // on a node whose module uses it, or by assigning (an operator or a placement) the module to a
 // node that has it.
 func TestAValueThatEscapesThePathRuleIsRefused(t *testing.T) {
+	t.Parallel()
 	const escape = "../../../../tmp/escape"
 	// n1 has app with a var that fills it in well; n2 has the var that escapes, and no module.
 	setupEscape := func(t *testing.T) (*Store, map[string]nodeState) {
@@ -297,6 +302,7 @@ func TestAValueThatEscapesThePathRuleIsRefused(t *testing.T) {
 // relabelled into it are refused when a path, filled in, is another module's on the node; the
 // placement, labels and assignments stay as they were.
 func TestPlacedTemplatedPathsOverlapAsFilledIn(t *testing.T) {
+	t.Parallel()
 	setupPlaced := func(t *testing.T) *Store {
 		s, _ := setup(t)
 		mustModule(t, s, "tmpl", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/srv/{{.Node}}.conf", Content: "x\n"})
@@ -362,6 +368,7 @@ func TestPlacedTemplatedPathsOverlapAsFilledIn(t *testing.T) {
 // Relabelling a node out of a placement and a templated path onto the path its module declared
 // is one change: the path is free when the change is made, and it is taken.
 func TestRelabelOutOfAPlacementFreesItsPaths(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	mustModule(t, s, "lit", at(hq.KindFile, "conf", "/srv/eu.conf"))

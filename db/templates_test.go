@@ -13,6 +13,7 @@ import (
 // naming it, a label a template needs cannot be taken away, and changing one moves the
 // generation of the node whose declaration it changes.
 func TestTemplatesAreFilledInPerNode(t *testing.T) {
+	t.Parallel()
 	s, _ := setup(t)
 	ctx := context.Background()
 	motd := hq.Resource{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "{{.Node}} in {{.Labels.region}}\n"}
@@ -22,8 +23,8 @@ func TestTemplatesAreFilledInPerNode(t *testing.T) {
 	mustLabelled(t, s, "web-3", nil)
 	mustAssign(t, s, "web-1", "base")
 	mustAssign(t, s, "web-2", "base")
-	d1, _ := s.Compose(ctx, "web-1", "test")
-	d2, _ := s.Compose(ctx, "web-2", "test")
+	d1 := mustCompose(t, s, "web-1", "test")
+	d2 := mustCompose(t, s, "web-2", "test")
 	if d1.Modules[0].Resources[0].Content != "web-1 in eu\n" || d2.Modules[0].Resources[0].Content != "web-2 in us\n" || d1.Digest == d2.Digest {
 		t.Fatalf("declared %q and %q", d1.Modules[0].Resources[0].Content, d2.Modules[0].Resources[0].Content)
 	}
@@ -55,7 +56,7 @@ func TestTemplatesAreFilledInPerNode(t *testing.T) {
 	if err != nil || g != d1.Generation+1 {
 		t.Fatalf("relabelling moved web-1 to generation %d (%v), want %d", g, err, d1.Generation+1)
 	}
-	if d, _ := s.Compose(ctx, "web-1", "test"); d.Modules[0].Resources[0].Content != "web-1 in ap\n" {
+	if d := mustCompose(t, s, "web-1", "test"); d.Modules[0].Resources[0].Content != "web-1 in ap\n" {
 		t.Fatalf("after relabelling web-1 declares %q", d.Modules[0].Resources[0].Content)
 	}
 }

@@ -68,6 +68,7 @@ func trustBed(t *testing.T) (*Store, hq.Declaration) {
 
 // A node that never fetched a declaration cannot make its rows applied with a forged one.
 func TestReportOfAForgedDeclarationIsRefused(t *testing.T) {
+	t.Parallel()
 	s, d := trustBed(t)
 	forged := hq.Report{Generation: d.Generation, Digest: "sha256:forged", Results: applied("app", "a", "b")}
 	refused(t, s, "web-1", forged, IngestOptions{}, hq.CodeInvalid)
@@ -80,6 +81,7 @@ func TestReportOfAForgedDeclarationIsRefused(t *testing.T) {
 
 // A node's own token cannot push its generation to the top of int64 and wedge the node.
 func TestReportCannotWedgeTheGeneration(t *testing.T) {
+	t.Parallel()
 	s, d := trustBed(t)
 	wedge := hq.Report{SendID: d.SendID, Generation: math.MaxInt64 - 1, Digest: d.Digest, Results: applied("app", "a")}
 	refused(t, s, "web-1", wedge, IngestOptions{}, hq.CodeInvalid)
@@ -89,7 +91,7 @@ func TestReportCannotWedgeTheGeneration(t *testing.T) {
 	if _, err := s.Ingest(context.Background(), "web-1", wedge, signedByUs); err != nil {
 		t.Fatal(err)
 	}
-	if g, _ := s.NodeGeneration(context.Background(), "web-1"); g != d.Generation {
+	if g := mustGeneration(t, s, "web-1"); g != d.Generation {
 		t.Fatalf("generation %d, want %d", g, d.Generation)
 	}
 	mustModule(t, s, "other", file("c", "1"))
@@ -99,6 +101,7 @@ func TestReportCannotWedgeTheGeneration(t *testing.T) {
 // Results for resources the declaration does not name, or more results than it declared, are
 // refused whole.
 func TestReportResultsAreBoundedByTheDeclaration(t *testing.T) {
+	t.Parallel()
 	s, d := trustBed(t)
 	rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest,
 		Results: append(applied("app", "a"), applied("mailu", "x")...)}
@@ -113,6 +116,7 @@ func TestReportResultsAreBoundedByTheDeclaration(t *testing.T) {
 
 // A report that names no declaration has no results, and never lowers applied_generation.
 func TestReportCannotLowerTheAppliedGeneration(t *testing.T) {
+	t.Parallel()
 	s, d := trustBed(t)
 	ingest(t, s, "web-1", d, applied("app", "a", "b")...)
 	nothing := hq.Report{Results: applied("app", "a")}
@@ -121,7 +125,7 @@ func TestReportCannotLowerTheAppliedGeneration(t *testing.T) {
 	if _, err := s.Ingest(context.Background(), "web-1", nothing, IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	v, _ := s.GetNode(context.Background(), "web-1")
+	v := mustGetNode(t, s, "web-1")
 	if v.AppliedGeneration != d.Generation {
 		t.Fatalf("applied_generation %d, want %d", v.AppliedGeneration, d.Generation)
 	}
@@ -130,6 +134,7 @@ func TestReportCannotLowerTheAppliedGeneration(t *testing.T) {
 
 // Free text from a node is stored at most MaxText long, with a marker.
 func TestReportTextIsTruncated(t *testing.T) {
+	t.Parallel()
 	s, d := trustBed(t)
 	f := failing("app", "a")
 	f.Error = strings.Repeat("e", 1<<20)

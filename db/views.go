@@ -88,6 +88,13 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 	if v.Assignments == nil {
 		v.Assignments = []hq.AssignmentView{}
 	}
+	if n := p.node; n.HostdVersion != "" {
+		h := &hq.HostFacts{HostdVersion: n.HostdVersion, OS: n.Os, Arch: n.Arch}
+		if t := nullTime(n.BootedAt); t != nil {
+			h.BootedAt = *t
+		}
+		v.Host = h
+	}
 	if p.last != nil {
 		v.LastReport = reportView(*p.last)
 	}

@@ -103,3 +103,73 @@ func TestHostsMoveToTheOtherControllerWhenOneDies(t *testing.T) {
 		}
 	}
 }
+
+// Two controllers on one database and a rollout under way; the controller running the rollout
+// worker (the holder of its lease) is killed. The other takes the lease within HQ_LEASE and the
+// rollout completes, through hosts that move to it.
+func TestARolloutGoesOnWhenItsControllerDies(t *testing.T) {
+	db := testdb.New(t)
+	ctl := startPair(t, db, "HQ_LEASE=2s")
+	c := ctl.client(t)
+	conf := func(v string) hq.Resource {
+		return hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: v}
+	}
+	c.putModule("app", conf("1\n"))
+	nodes := []string{"web-1", "web-2", "web-3", "web-4"}
+	for _, n := range nodes {
+		labelledHost(t, c, ctl.next(), n, map[string]string{"role": "web"}, "HOSTD_WAIT=2s")
+	}
+	c.call("PUT", "/placements/web", map[string]any{"module": "app", "selector": "role=web",
+		"rollout": map[string]any{"canary": 1, "max_unavailable": 1}}, nil)
+	onRevision := func(c *client, rev int64) func() bool {
+		return func() bool {
+			for _, n := range nodes {
+				if !converged(c, n) || pin(c.node(n), "app") != rev {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitFor(t, 30*time.Second, "app r1 everywhere", onRevision(c, 1))
+	c.putModule("app", conf("2\n"))
+	var r hq.Rollout
+	waitFor(t, 30*time.Second, "the canary done", func() bool {
+		rs := c.rollouts()
+		if len(rs) == 1 {
+			r = rs[0]
+		}
+		return r.Done >= 1
+	})
+	if r.State != hq.RolloutProgressing || r.Done == len(nodes) {
+		t.Fatalf("rollout %+v: want it under way", r)
+	}
+	holder := leaseHolder(t, db, "rollouts")
+	dead, survivor := ctl.a, ctl.b
+	if !strings.Contains(holder, fmt.Sprintf(":%d:", dead.cmd.Process.Pid)) {
+		dead, survivor = survivor, dead
+	}
+	if !strings.Contains(holder, fmt.Sprintf(":%d:", dead.cmd.Process.Pid)) {
+		t.Fatalf("the rollouts lease is held by %q, neither controller", holder)
+	}
+	dead.kill()
+	s := newClient(t, survivor.url)
+	waitFor(t, 60*time.Second, "the rollout complete through the controller left", func() bool {
+		return s.rollout(r.ID).State == hq.RolloutComplete
+	})
+	waitFor(t, 30*time.Second, "app r2 everywhere", onRevision(s, 2))
+	if got := leaseHolder(t, db, "rollouts"); !strings.Contains(got, fmt.Sprintf(":%d:", survivor.cmd.Process.Pid)) {
+		t.Fatalf("the rollouts lease is held by %q, not the controller left", got)
+	}
+}
+
+// leaseHolder is the controller holding a worker's lease, as worker_leases says.
+func leaseHolder(t *testing.T, db, worker string) string {
+	t.Helper()
+	var holder string
+	q := "SELECT holder FROM worker_leases WHERE worker = ?"
+	if err := openRaw(t, db).QueryRow(testdb.Rebind(q), worker).Scan(&holder); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return holder
+}

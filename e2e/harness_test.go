@@ -34,7 +34,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	for _, pkg := range []string{"./cmd/hq", "./cmd/hostd", "./e2e/testdata/pairserver"} {
-		cmd := exec.Command("go", "build", "-o", dir+"/", pkg)
+		// hostd_failpoints lets a test pause hostd mid-group through its environment
+		// (hostd/failpoint_env.go); a build without the tag has no such switch.
+		cmd := exec.Command("go", "build", "-tags", "hostd_failpoints", "-o", dir+"/", pkg)
 		cmd.Dir = ".."
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {

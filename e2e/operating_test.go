@@ -248,7 +248,7 @@ func TestCLIAgainstAController(t *testing.T) {
 	os.WriteFile(mod, []byte(`{"resources":[{"name":"ca","kind":"file","path":"/etc/proxy/ca.pem","content":"rotated\n"}]}`), 0o644)
 	// It exits 2, as terraform plan -detailed-exitcode does when something would change.
 	out, err = hqCLI(t, ctl.url, "module", "plan", "route-proxy", mod)
-	if want := "route-proxy: would make revision 2: 1 changed (ca)\nwould move 1 node(s): edge-1 (generation 3 → 4)\n"; out != want || exitStatus(err) != 2 {
+	if want := "route-proxy: would make revision 2: 1 changed (ca)\nwould move 1 node(s) at once: edge-1 (generation 3 → 4)\n"; out != want || exitStatus(err) != 2 {
 		t.Fatalf("module plan: exit %d\n%s\nwant 2 and\n%s", exitStatus(err), out, want)
 	}
 	v := must[hq.NodeView](t)(c.Node(context.Background(), "edge-1"))

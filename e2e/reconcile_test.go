@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -143,5 +144,9 @@ func TestIdleNodeConverges(t *testing.T) {
 	waitFor(t, 20*time.Second, "the idle node converged", func() bool {
 		v := c.node("idle")
 		return v.Status == hq.StatusConverged && v.LastReport != nil && v.LastReport.Summary == "applied 0 resource(s)"
-	})
+	}) // Its first report said what the host runs: the node page and GET /nodes/{node} show it.
+	h := c.node("idle").Host
+	if h == nil || h.HostdVersion == "" || h.Arch != runtime.GOARCH || h.OS == "" || h.BootedAt.IsZero() || h.BootedAt.After(time.Now()) {
+		t.Fatalf("host facts %+v: want hostd's version, %s, an OS and a boot time in the past", h, runtime.GOARCH)
+	}
 }

@@ -213,6 +213,68 @@ func TestStatusPagesInABrowser(t *testing.T) {
 	}
 }
 
+// An operator's walk through the fleet's pages by their links, from the mesh to a paused
+// rollout, the difference it rolls out, the module and its placement, and the canary, whose
+// failing resource the Retry button starts over.
+func TestOperatorWalkInABrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("chromium is not installed at %s: apt-get install -y chromium", chromiumPath)
+		}
+		t.Skipf("chromium is not installed at %s (apt-get install -y chromium)", chromiumPath)
+	}
+	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=2")
+	c := newClient(t, ctl.url)
+	conf := func(content string, validate ...string) hq.Resource {
+		return hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: content, Validate: validate}
+	}
+	c.putModule("app", conf("v1\n"))
+	for _, n := range []string{"web-1", "web-2"} {
+		labelledHost(t, c, ctl.url, n, map[string]string{"role": "web"})
+	}
+	c.call("PUT", "/placements/web", map[string]any{"module": "app", "selector": "role=web",
+		"rollout": map[string]any{"canary": 1, "failure_budget": 0}}, nil)
+	waitFor(t, 30*time.Second, "app r1 on both nodes", func() bool { return converged(c, "web-1") && converged(c, "web-2") })
+	c.putModule("app", conf("v2\n", "/bin/false"))
+	waitFor(t, 30*time.Second, "the rollout to pause on its canary", func() bool {
+		rs := c.rollouts()
+		return len(rs) == 1 && rs[0].State == hq.RolloutPaused
+	})
+
+	b := newBrowser(t)
+	b.run(t, chromedp.Navigate(ctl.url+"/login"))
+	b.run(t, chromedp.SendKeys(chromedp.CSS("#token"), adminToken))
+	b.run(t, chromedp.Submit(chromedp.CSS("#token")))
+	b.run(t, chromedp.WaitVisible(chromedp.CSS("#history-chart")))
+	follow := func(link, landed string) {
+		t.Helper()
+		b.run(t, chromedp.Click(chromedp.CSS(link)))
+		b.run(t, chromedp.WaitVisible(chromedp.CSS(landed)))
+	}
+	follow("#rollout-lines a", "#waves")
+	if err := expectText(b.text(t, "#paused"), "paused: app/conf failed on web-1"); err != nil {
+		t.Error(err)
+	}
+	follow(`#facts a[href^="/modules/app/diff"]`, "#summary")
+	if err := expectText(b.text(t, "#summary"), "r1→r2: 0 added, 0 removed, 1 changed, 0 unchanged"); err != nil {
+		t.Error(err)
+	}
+	if err := expectText(b.text(t, "pre.diff"), "-v1", "+v2"); err != nil {
+		t.Error(err)
+	}
+	follow(`p.meta a[href="/modules/app"]`, "#revisions")
+	follow(`#placements + table a[href="/placements/web"]`, "#matched")
+	if err := expectText(b.text(t, "#matched"), "2 node(s) matched"); err != nil {
+		t.Error(err)
+	}
+	follow("#node-web-1 a", "#node-name")
+	follow("form.retry button", "#flash")
+	if err := expectText(b.text(t, "#flash"), "retrying: the resource is pending again"); err != nil {
+		t.Error(err)
+	}
+	b.screenshot(t, filepath.Join(outputDir(t), "node-retried.png"))
+}
+
 func getWithCookie(t *testing.T, url string, c *http.Cookie) int {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)

@@ -28,9 +28,6 @@ type Config struct {
 	Key          string `envconfig:"KEY" desc:"its PEM private key"`
 	ContainerCLI string `envconfig:"CONTAINER_CLI" desc:"the container CLI that runs container and job resources: podman (the default, from the PATH) or a Docker-compatible one; it gets hostd's environment, so CONTAINERS_CONF and CONTAINERS_REGISTRIES_CONF reach it"`
 	MetricsFile  string `envconfig:"METRICS_FILE" desc:"write the figures of every reconcile here for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/hostd.prom), atomically"`
-
-	// FailpointGroupCommitPause is for tests only; see EngineConfig.
-	FailpointGroupCommitPause time.Duration `envconfig:"FAILPOINT_GROUP_COMMIT_PAUSE" desc:"for tests only: sleep this long after a group's first commit, logging \"failpoint: paused between group commits\", so a test can kill hostd mid-group"`
 }
 
 // Controllers are the URLs HOSTD_CONTROLLER lists, in order.

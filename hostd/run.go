@@ -30,7 +30,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	defer lock.release()
 	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log,
-		StopServicesOnExit: cfg.StopServicesOnExit, FailpointGroupCommitPause: cfg.FailpointGroupCommitPause,
+		StopServicesOnExit: cfg.StopServicesOnExit, FailpointGroupCommitPause: failpointGroupCommitPauseFromEnv(),
 		Node: cfg.Node, ContainerCLI: cfg.ContainerCLI})
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return fmt.Errorf("controller key: %w", err)
 	}
 	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}, logged: map[*hq.Report]string{},
-		metrics: newTextfile(cfg.MetricsFile), trust: keys, tls: c.tls}
+		metrics: newTextfile(cfg.MetricsFile), trust: keys, tls: c.tls, host: hostFacts()}
 	a.current = a.loadDeclaration()
 
 	decls := make(chan incoming)
@@ -126,6 +126,8 @@ type daemon struct {
 	metrics *textfile
 	// trust is the controller key held, shared with the poller.
 	trust *trust
+	// host is what hostd says of the host, in every report until one carrying it is delivered.
+	host *hq.HostFacts
 }
 
 // loadDeclaration returns the declaration kept from the last run if it still verifies and is
@@ -177,7 +179,7 @@ func (a *daemon) receive(in incoming) {
 // TLS) is still worth a report.
 func (a *daemon) reconcileAndReport(ctx context.Context) {
 	started := time.Now().UTC()
-	rep := &hq.Report{StartedAt: started, Refused: a.refusal, Transport: a.tls.pending(), Results: []hq.Result{}}
+	rep := &hq.Report{StartedAt: started, Refused: a.refusal, Transport: a.tls.pending(), Host: a.host, Results: []hq.Result{}}
 	sent := 0
 	if a.current != nil {
 		// The report names the send it answers, as the controller recorded and signed it.
@@ -204,6 +206,9 @@ func (a *daemon) delivered(d delivered) {
 		a.refusal = nil
 	}
 	a.tls.delivered(d.report.Transport)
+	if d.report.Host != nil && d.report.Host == a.host {
+		a.host = nil
+	}
 	if line, ok := a.logged[d.report]; ok && d.resp.Summary != "" && d.resp.Summary != line {
 		a.log.Info(d.resp.Summary, "generation", d.report.Generation, "line", "the controller's")
 	}

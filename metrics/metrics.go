@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,6 +87,10 @@ var (
 		[]string{"scope"}, nil)
 	sendsDesc = prometheus.NewDesc("hq_sends", "Sends of a declaration that retention keeps, by outcome.",
 		[]string{"outcome"}, nil)
+	rolloutsDesc = prometheus.NewDesc("hq_rollouts", "Rollouts by state.",
+		[]string{"state"}, nil)
+	rolloutNodesDesc = prometheus.NewDesc("hq_rollout_nodes", "Nodes of each unfinished rollout by their state in it.",
+		[]string{"rollout", "module", "placement", "state"}, nil)
 	dbBytesDesc = prometheus.NewDesc("hq_database_bytes", "Size of the database: its file, and its write-ahead log.",
 		[]string{"file"}, nil)
 )
@@ -98,7 +103,7 @@ type storeCollector struct {
 }
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{nodesDesc, resourcesDesc, stuckDesc, sendsDesc, dbBytesDesc} {
+	for _, d := range []*prometheus.Desc{nodesDesc, resourcesDesc, stuckDesc, sendsDesc, rolloutsDesc, rolloutNodesDesc, dbBytesDesc} {
 		ch <- d
 	}
 }
@@ -128,6 +133,15 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for o, n := range f.Sends {
 		gauge(sendsDesc, float64(n), o)
+	}
+	for st, n := range f.Rollouts {
+		gauge(rolloutsDesc, float64(n), string(st))
+	}
+	for _, r := range f.Unfinished {
+		id := strconv.FormatInt(r.ID, 10)
+		for st, n := range r.Nodes {
+			ch <- prometheus.MustNewConstMetric(rolloutNodesDesc, prometheus.GaugeValue, float64(n), id, r.Module, r.Placement, st)
+		}
 	}
 	gauge(dbBytesDesc, float64(f.DatabaseBytes), "db")
 	gauge(dbBytesDesc, float64(f.WALBytes), "wal")

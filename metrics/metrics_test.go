@@ -12,8 +12,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/teststore"
+	"github.com/meshhq/hq/internal/wait"
 )
 
 func TestMetricsPage(t *testing.T) {
@@ -75,6 +77,52 @@ func TestMetricsPage(t *testing.T) {
 	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes", "hq_resources", "hq_stuck_resources", "hq_sends"} {
 		if _, ok := families[name]; !ok {
 			t.Errorf("no %s", name)
+		}
+	}
+}
+
+// A rollout under way is counted by state, and its nodes by their state in it.
+func TestMetricsCountRollouts(t *testing.T) {
+	ctx := context.Background()
+	store := teststore.Open(t, db.Options{})
+	conf := func(content string) []hq.Resource {
+		return []hq.Resource{{Name: "conf", Kind: hq.KindFile, Path: "/etc/conf", Content: content}}
+	}
+	if _, err := store.PutModule(ctx, "app", conf("1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"web-1", "web-2", "web-3"} {
+		if _, _, err := store.CreateLabelledNode(ctx, n, map[string]string{"role": "web"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy := &hq.RolloutPolicy{Canary: 1, MaxUnavailable: hq.Amount{N: 1}}
+	if _, err := store.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web", Rollout: policy}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutModule(ctx, "app", conf("2")); err != nil {
+		t.Fatal(err)
+	}
+	m := New(store, func() int64 { return 0 }, func() int { return 0 }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var values map[string]float64
+	wait.For(t, 10*time.Second, "one progressing rollout over three nodes", func() bool {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := p.TextToMetricFamilies(strings.NewReader(rec.Body.String()))
+		if err != nil {
+			t.Fatalf("%v in\n%s", err, rec.Body)
+		}
+		values = Flatten(families)
+		nodes := 0.0
+		for _, st := range []string{hq.RolloutNodePending, hq.RolloutNodeInFlight, hq.RolloutNodeDone, hq.RolloutNodeFailed} {
+			nodes += values["hq_rollout_nodes{module=app,placement=web,rollout=1,state="+st+"}"]
+		}
+		return values["hq_rollouts{state=progressing}"] == 1 && nodes == 3
+	})
+	for _, st := range []hq.RolloutState{hq.RolloutPaused, hq.RolloutComplete, hq.RolloutAborted} {
+		if v, ok := values["hq_rollouts{state="+string(st)+"}"]; !ok || v != 0 {
+			t.Errorf("hq_rollouts{state=%s} = %v (present %v), want 0: every state is present", st, v, ok)
 		}
 	}
 }

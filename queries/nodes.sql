@@ -48,6 +48,10 @@ SELECT COUNT(*) AS nodes, CAST(COALESCE(SUM(generation), 0) AS INTEGER) AS gener
 -- name: NodeSetReported :exec
 UPDATE nodes SET last_report_at = @last_report_at, last_report_id = @last_report_id WHERE name = @name;
 
+-- name: NodeSetHost :exec
+-- What the host says of itself, in the reports that carry it.
+UPDATE nodes SET hostd_version = @hostd_version, os = @os, arch = @arch, booted_at = @booted_at WHERE name = @name;
+
 -- name: NodeSetApplied :exec
 UPDATE nodes
 SET applied_generation = @applied_generation, applied_digest = @applied_digest, applied_at = @applied_at

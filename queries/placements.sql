@@ -12,3 +12,10 @@ SELECT * FROM placements ORDER BY name;
 
 -- name: PlacementDelete :execrows
 DELETE FROM placements WHERE name = @name;
+
+-- name: PlacementListPage :many
+-- A page of placements by name after @after.
+SELECT * FROM placements WHERE name > CAST(@after AS TEXT) ORDER BY name LIMIT CAST(@max AS BIGINT);
+
+-- name: PlacementListByModule :many
+SELECT * FROM placements WHERE module = @module ORDER BY name;

@@ -13,6 +13,10 @@ SELECT * FROM rollouts ORDER BY id DESC LIMIT @max;
 -- name: RolloutListActive :many
 SELECT * FROM rollouts WHERE state IN ('progressing', 'paused') ORDER BY id;
 
+-- name: RolloutCountByState :many
+-- How many rollouts are in each state (the metrics' hq_rollouts).
+SELECT state, COUNT(*) AS rollouts FROM rollouts GROUP BY state ORDER BY state;
+
 -- name: RolloutListActiveOfPlacement :many
 SELECT id FROM rollouts
 WHERE placement = @placement AND module = @module AND state IN ('progressing', 'paused') ORDER BY id;
@@ -129,3 +133,27 @@ INSERT INTO rollout_nodes (rollout, node, from_revision)
 SELECT @rollout, value, @from_revision FROM json_each(CAST(@nodes AS TEXT)) WHERE true
 ON CONFLICT (rollout, node) DO UPDATE SET state = 'pending', wave = 0, from_revision = excluded.from_revision,
     generation = 0, reason = '', started_at = NULL, ended_at = NULL;
+
+-- name: RolloutListPage :many
+-- A page of rollouts, newest first: those older than @before (an id; 0 for the first page)
+-- in @state, of @module and of @placement, each only when it is not empty.
+SELECT * FROM rollouts
+WHERE (CAST(@before AS BIGINT) = 0 OR id < CAST(@before AS BIGINT))
+  AND (CAST(@state AS TEXT) = '' OR state = CAST(@state AS TEXT))
+  AND (CAST(@module AS TEXT) = '' OR module = CAST(@module AS TEXT))
+  AND (CAST(@placement AS TEXT) = '' OR placement = CAST(@placement AS TEXT))
+ORDER BY id DESC
+LIMIT CAST(@max AS BIGINT);
+
+-- name: RolloutLatestOfPlacements :many
+-- The newest rollout of each placement named (a JSON array).
+SELECT * FROM rollouts
+WHERE id IN (SELECT MAX(x.id) FROM rollouts x
+             WHERE x.placement IN (SELECT value FROM json_each(CAST(@placements AS TEXT)))
+             GROUP BY x.placement)
+ORDER BY placement;
+
+-- name: RolloutTransitionList :many
+-- A rollout's history, oldest first: every change of its state, as the triggers wrote it.
+SELECT id, from_state, to_state, reason, at FROM rollout_transitions
+WHERE rollout = @rollout ORDER BY id LIMIT CAST(@max AS BIGINT);

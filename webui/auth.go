@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -66,7 +67,7 @@ func (u *UI) operatorOnly(next http.Handler) http.Handler {
 			return
 		}
 		if ok {
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, true)))
 			return
 		}
 		w.Header().Set("WWW-Authenticate", `Basic realm="hq", charset="UTF-8"`)
@@ -74,14 +75,23 @@ func (u *UI) operatorOnly(next http.Handler) http.Handler {
 		if present {
 			msg = "The token was not recognised. " + msg
 		}
-		u.render(w, r, http.StatusUnauthorized, "message", messagePage{Title: "sign in", Message: msg, Login: true})
+		u.render(w, r, http.StatusUnauthorized, "message", &messagePage{chrome: chrome{Title: "sign in"}, Message: msg, Login: true})
 	})
 }
 
-// sameOrigin refuses a form post that another site made the browser send: signing in or out
-// is the operator's own act. A browser says where a request comes from in Sec-Fetch-Site and
-// Origin; when either is there it must name this site. curl sends neither and is let through,
-// as it carries no cookie it did not choose to.
+// operatorKey marks a request's context once operatorOnly admitted it.
+type operatorKey struct{}
+
+// signedIn reports whether the request is the operator's, as operatorOnly found.
+func signedIn(r *http.Request) bool {
+	ok, _ := r.Context().Value(operatorKey{}).(bool)
+	return ok
+}
+
+// sameOrigin refuses a form post that another site made the browser send: signing in or out,
+// and every action, is the operator's own act. A browser says where a request comes from in
+// Sec-Fetch-Site and Origin; when either is there it must name this site. curl sends neither
+// and is let through, as it carries no cookie it did not choose to.
 func (u *UI) sameOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		site := r.Header.Get("Sec-Fetch-Site")
@@ -91,8 +101,8 @@ func (u *UI) sameOrigin(next http.Handler) http.Handler {
 			crossSite = crossSite || err != nil || ou.Host != r.Host
 		}
 		if crossSite {
-			u.render(w, r, http.StatusForbidden, "message", messagePage{Title: "refused",
-				Message: "This form was sent from another site; sign in and out from hq's own pages."})
+			u.render(w, r, http.StatusForbidden, "message", &messagePage{chrome: chrome{Title: "refused"},
+				Message: "This form was sent from another site; use hq's own pages."})
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -100,13 +110,12 @@ func (u *UI) sameOrigin(next http.Handler) http.Handler {
 }
 
 type loginPage struct {
-	Title   string
-	Refresh int
-	Failed  bool
+	chrome
+	Failed bool
 }
 
 func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) {
-	u.render(w, r, http.StatusOK, "login", loginPage{Title: "sign in"})
+	u.render(w, r, http.StatusOK, "login", &loginPage{chrome: chrome{Title: "sign in"}})
 }
 
 // login opens a session for the right token and sets its random id as the cookie; it never
@@ -114,7 +123,7 @@ func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) {
 func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil || !u.auth.valid(r.PostFormValue("token")) {
-		u.render(w, r, http.StatusUnauthorized, "login", loginPage{Title: "sign in", Failed: true})
+		u.render(w, r, http.StatusUnauthorized, "login", &loginPage{chrome: chrome{Title: "sign in"}, Failed: true})
 		return
 	}
 	id := rand.Text()

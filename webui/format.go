@@ -28,6 +28,14 @@ func atPtr(t *time.Time, now time.Time) when {
 	return at(*t, now)
 }
 
+// notYet is a moment still to come, such as the end of what has not ended.
+func notYet(t *time.Time, now time.Time) when {
+	if t == nil {
+		return when{Rel: "not yet"}
+	}
+	return at(*t, now)
+}
+
 // ago renders an age coarsely, the way an operator says it; a time ahead of the clock (a skewed
 // host) says so rather than showing a negative age.
 func ago(d time.Duration) string {
@@ -135,8 +143,7 @@ func errMessage(err error) string {
 
 // messagePage is a page with one message: sign in, not found, error.
 type messagePage struct {
-	Title   string
-	Refresh int
+	chrome
 	Message string
 	Login   bool
 }

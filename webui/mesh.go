@@ -2,6 +2,7 @@ package webui
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -10,19 +11,23 @@ import (
 
 // meshPage is everything / shows, worked out in Go so the template only lays it out.
 type meshPage struct {
-	Title   string
-	Refresh int
-	Now     when
+	chrome
+	Now when
 	// Alerts are the controller's own troubles (it cannot write), shown above everything.
 	Alerts []string
 	Total  int
-	// Converged nodes are counted, not listed; Next is the cursor of the next page of the rest.
+	// Converged nodes are counted, not listed unless the filter asks for them; Next is the link
+	// to the next page of the list.
 	Converged int
 	Next      string
-	Counts    []statusCount
-	Groups    []nodeGroup
-	Stuck     []meshStuckRow
-	Waiting   []hq.WaitingOnTake
+	Filter    filterForm
+	// Listed is the filter in words, when the list is filtered.
+	Listed  string
+	Counts  []statusCount
+	History historyChart
+	Groups  []nodeGroup
+	Stuck   []meshStuckRow
+	Waiting []hq.WaitingOnTake
 	// Drifting is what is put back most often across the mesh.
 	Drifting []hq.MeshDrift
 	Mid      []nodeLines
@@ -34,6 +39,7 @@ type meshPage struct {
 type statusCount struct {
 	Status badge
 	Count  int
+	Link   string
 }
 
 // nodeGroup is the nodes of one status, by name as the store lists them; groups come in the
@@ -82,35 +88,76 @@ type refusedRow struct {
 const meshNodes = 200
 
 func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
-	st, err := u.store.MeshStatus(r.Context())
+	f, form, err := readNodeFilter(r, "/", meshNodes)
 	if err != nil {
 		u.fail(w, r, err)
 		return
 	}
-	nodes, err := u.store.ListNodes(r.Context(), meshFilter(r.URL.Query().Get("after")))
+	ctx := r.Context()
+	st, err := u.store.MeshStatus(ctx)
 	if err != nil {
 		u.fail(w, r, err)
 		return
 	}
-	page := buildMesh(nodes, st, u.Now())
+	nodes, err := u.store.ListNodes(ctx, meshFilter(f))
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	now := u.Now()
+	history, err := u.convergedHistory(ctx, now)
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	page := buildMesh(nodes, st, now)
+	page.History = buildHistory(history)
+	form.Default = "needs a look"
+	page.Filter, page.Listed = form, filterWords(form)
+	if nodes.Next != "" {
+		page.Next = pageLink(r, "/", "after", nodes.Next)
+	}
 	if t, ok := u.store.Trouble(); ok {
 		page.Alerts = append(page.Alerts, t.Line())
 	}
-	u.render(w, r, http.StatusOK, "mesh", page)
+	u.render(w, r, http.StatusOK, "mesh", &page)
 }
 
-// meshFilter picks a page of the nodes that need a look (all but the converged). The mesh's
-// status has counted every node already, so the listing does not count them again.
-func meshFilter(after string) db.NodeFilter {
-	return db.NodeFilter{NotConverged: true, Limit: meshNodes, After: after, Uncounted: true}
+// meshFilter picks a page of the nodes the filter keeps: without a status, those that need a
+// look (all but the converged). The mesh's status has counted every node already, so the
+// listing does not count them again.
+func meshFilter(f db.NodeFilter) db.NodeFilter {
+	if f.Status == "" {
+		f.NotConverged = true
+	}
+	f.Uncounted = true
+	if f.Limit == 0 {
+		f.Limit = meshNodes
+	}
+	return f
+}
+
+// filterWords says what a filtered list shows, as the query says it.
+func filterWords(f filterForm) string {
+	if !f.Active {
+		return ""
+	}
+	var parts []string
+	if f.Status != "" {
+		parts = append(parts, "status "+f.Status)
+	}
+	if f.Selector != "" {
+		parts = append(parts, "selector "+f.Selector)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // buildMesh lays out the mesh: every status counted, and the nodes that need a look listed by
 // status, a page at a time.
 func buildMesh(nodes db.NodePage, st hq.MeshStatus, now time.Time) meshPage {
 	count := func(s hq.Status) int { return st.Nodes[string(s)] }
-	p := meshPage{Title: "mesh", Refresh: refreshSeconds, Now: at(now, now), Total: st.Nodes["total"],
-		Converged: count(hq.StatusConverged), Next: nodes.Next}
+	p := meshPage{chrome: chrome{Title: "mesh", Refresh: refreshSeconds, Section: "mesh"}, Now: at(now, now), Total: st.Nodes["total"],
+		Converged: count(hq.StatusConverged)}
 	byStatus := map[hq.Status][]nodeRow{}
 	for _, n := range nodes.Nodes {
 		row := nodeRow{
@@ -129,7 +176,7 @@ func buildMesh(nodes db.NodePage, st hq.MeshStatus, now time.Time) meshPage {
 	}
 	for _, s := range hq.Statuses {
 		b := badge{string(s), statusTone(s)}
-		p.Counts = append(p.Counts, statusCount{Status: b, Count: count(s)})
+		p.Counts = append(p.Counts, statusCount{Status: b, Count: count(s), Link: "/?status=" + string(s)})
 		if rows := byStatus[s]; len(rows) > 0 {
 			p.Groups = append(p.Groups, nodeGroup{Status: b, Count: count(s), Nodes: rows})
 		}

@@ -1,12 +1,16 @@
 package webui
 
 import (
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db"
 )
 
 // How much history the node page shows; the API pages through the rest.
@@ -15,29 +19,61 @@ const (
 	recentSends       = 20
 	recentTransitions = 50
 	recentDrifts      = 20
+	// stripReports is how many distinct reports the strip of outcomes shows.
+	stripReports = 60
 )
 
 // nodePage is everything /nodes/{node} shows.
 type nodePage struct {
-	Title             string
-	Refresh           int
+	chrome
 	Now               when
 	Name              string
 	Status            badge
 	Lines             []string
+	Rollouts          []nodeRolloutRow
+	Labels            []pair
+	Vars              []pair
 	Generation        int64
 	AppliedGeneration int64
 	Behind            bool
 	LastReport        when
 	Summary           string
-	Counts            []stateCount
-	Assignments       []hq.AssignmentView
-	Resources         []resourceRow
-	Holds             []hq.Hold
-	Reports           []reportRow
-	Sends             []sendRow
-	Transitions       []transitionRow
-	Drifts            []driftRow
+	// Host is what the node's hostd said of the host; nil until it has.
+	Host        *hostRow
+	Counts      []stateCount
+	Assignments []assignmentRow
+	Resources   []resourceRow
+	Holds       []hq.Hold
+	Strip       []stripCell
+	Reports     []reportRow
+	Sends       []sendRow
+	Transitions []transitionRow
+	Drifts      []driftRow
+}
+
+// pair is a label or a var; Link, for a label, is the mesh filtered by it.
+type pair struct {
+	Key, Value, Link string
+}
+
+type hostRow struct {
+	Version, Platform string
+	Booted            when
+}
+
+type nodeRolloutRow struct {
+	ID   int64
+	Line string
+}
+
+type assignmentRow struct {
+	Module   string
+	Revision int64
+	Taken    bool
+	// Placement is the placement the module came from; empty for an operator's assignment.
+	Placement string
+	// Held is how many of its resources the host holds, waiting on the take.
+	Held int
 }
 
 type driftRow struct {
@@ -53,6 +89,8 @@ type stateCount struct {
 }
 
 type resourceRow struct {
+	Module              string
+	Resource            string
 	Ref                 string
 	Kind                string
 	State               badge
@@ -64,6 +102,8 @@ type resourceRow struct {
 	HoldReason          string
 	BlockedBy           string
 	Group               string
+	// Retry offers the retry button: the resource is failed or stuck.
+	Retry bool
 }
 
 type reportRow struct {
@@ -73,6 +113,14 @@ type reportRow struct {
 	At         when
 	Repeats    int64
 	LastAt     when
+}
+
+// stripCell is one distinct report in the strip, oldest on the left; Tone is the colour of
+// its worst outcome, the word the status of a node with that outcome would be.
+type stripCell struct {
+	Tone  tone
+	Word  string
+	Title string
 }
 
 type sendRow struct {
@@ -109,7 +157,7 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	reports, err := u.store.Reports(ctx, name, recentReports)
+	reports, err := u.store.ReportOutcomes(ctx, name, stripReports)
 	if err != nil {
 		u.fail(w, r, err)
 		return
@@ -137,34 +185,60 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 		}
 		page.Drifts = append(page.Drifts, row)
 	}
-	u.render(w, r, http.StatusOK, "node", page)
+	u.render(w, r, http.StatusOK, "node", &page)
 }
 
-func buildNode(v hq.NodeView, reports []hq.ReportView, sends []hq.SendView, trs []hq.TransitionView, now time.Time) nodePage {
+func buildNode(v hq.NodeView, reports []db.ReportOutcome, sends []hq.SendView, trs []hq.TransitionView, now time.Time) nodePage {
 	p := nodePage{
-		Title: v.Name, Refresh: refreshSeconds, Now: at(now, now), Name: v.Name,
+		chrome: chrome{Title: v.Name, Refresh: refreshSeconds, Section: "mesh"}, Now: at(now, now), Name: v.Name,
 		Status: badge{string(v.Status), statusTone(v.Status)}, Lines: v.Lines,
 		Generation: v.Generation, AppliedGeneration: v.AppliedGeneration,
 		Behind:     v.LastReportAt != nil && v.Generation != v.AppliedGeneration,
-		LastReport: atPtr(v.LastReportAt, now), Assignments: v.Assignments, Holds: v.Holds,
+		LastReport: atPtr(v.LastReportAt, now), Holds: v.Holds,
 	}
 	if v.LastReport != nil {
 		p.Summary = v.LastReport.Summary
+	}
+	if h := v.Host; h != nil {
+		p.Host = &hostRow{Version: h.HostdVersion, Platform: h.OS + "/" + h.Arch, Booted: at(h.BootedAt, now)}
+	}
+	for _, k := range slices.Sorted(maps.Keys(v.Labels)) {
+		p.Labels = append(p.Labels, pair{Key: k, Value: v.Labels[k], Link: selectorLink(k + "=" + v.Labels[k])})
+	}
+	for _, k := range slices.Sorted(maps.Keys(v.Vars)) {
+		p.Vars = append(p.Vars, pair{Key: k, Value: v.Vars[k]})
+	}
+	for _, ro := range v.Rollouts {
+		p.Rollouts = append(p.Rollouts, nodeRolloutRow{ID: ro.ID, Line: ro.Line()})
+	}
+	held := hq.CountHolds(v.Holds)
+	for _, a := range v.Assignments {
+		row := assignmentRow{Module: a.Module, Revision: a.Revision, Taken: a.Taken, Held: held[a.Module]}
+		if a.Source != "" && a.Source != hq.SourceOperator {
+			row.Placement = a.Source
+		}
+		p.Assignments = append(p.Assignments, row)
 	}
 	for _, s := range hq.States {
 		p.Counts = append(p.Counts, stateCount{State: badge{string(s), stateTone(s)}, Count: v.Counts[s]})
 	}
 	for _, r := range v.Resources {
 		p.Resources = append(p.Resources, resourceRow{
+			Module: r.Module, Resource: r.Resource,
 			Ref: hq.Ref(r.Module, r.Resource), Kind: r.Kind, State: badge{string(r.State), stateTone(r.State)},
 			Since: at(r.Since, now), Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures,
 			NeverApplied: r.NeverApplied, LastError: r.LastError, HoldReason: r.HoldReason,
-			BlockedBy: r.BlockedBy, Group: r.Group,
+			BlockedBy: r.BlockedBy, Group: r.Group, Retry: r.State == hq.StateFailed || r.State == hq.StateStuck,
 		})
 	}
-	for _, r := range reports {
-		p.Reports = append(p.Reports, reportRow{ID: r.ID, Generation: r.Generation, Summary: r.Summary,
-			At: at(r.At, now), Repeats: r.Repeats, LastAt: at(r.LastAt, now)})
+	for i, r := range reports {
+		if i < recentReports {
+			p.Reports = append(p.Reports, reportRow{ID: r.ID, Generation: r.Generation, Summary: r.Summary,
+				At: at(r.At, now), Repeats: r.Repeats, LastAt: at(r.LastAt, now)})
+		}
+	}
+	for i := len(reports) - 1; i >= 0; i-- {
+		p.Strip = append(p.Strip, stripOf(reports[i]))
 	}
 	for _, s := range sends {
 		p.Sends = append(p.Sends, sendRow{ID: s.ID, Generation: s.Generation, Digest: short(s.Digest),
@@ -180,6 +254,28 @@ func buildNode(v hq.NodeView, reports []hq.ReportView, sends []hq.SendView, trs 
 		p.Transitions = append(p.Transitions, row)
 	}
 	return p
+}
+
+// stripOf colours a report by its worst outcome, in the order a node's status is chosen:
+// stuck, held (waiting on take), pending or grouped-pending (mid-change), failed (degraded),
+// else every resource applied (converged).
+func stripOf(r db.ReportOutcome) stripCell {
+	st := hq.StatusConverged
+	switch {
+	case r.Stuck > 0:
+		st = hq.StatusStuck
+	case r.Held > 0:
+		st = hq.StatusWaitingOnTake
+	case r.Pending+r.GroupedPending > 0:
+		st = hq.StatusMidChange
+	case r.Failed > 0:
+		st = hq.StatusDegraded
+	}
+	title := fmt.Sprintf("%s, generation %d: %s", hq.FormatTime(r.At), r.Generation, r.Summary)
+	if r.Repeats > 0 {
+		title += fmt.Sprintf(" (reported %d more time(s) until %s)", r.Repeats, hq.FormatTime(r.LastAt))
+	}
+	return stripCell{Tone: statusTone(st), Word: string(st), Title: title}
 }
 
 // transitionBadge names a state in the history, where "" is a resource first declared and

@@ -68,8 +68,8 @@ func TestMeshPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<meta http-equiv="refresh" content="10">`,
-		`id="count-converged"><span class="n">1</span><span class="badge t-good">converged</span>`,
-		`id="count-stuck"><span class="n">1</span><span class="badge t-bad">stuck</span>`,
+		`id="count-converged"><span class="n">1</span><a href="/?status=converged"><span class="badge t-good">converged</span></a>`,
+		`id="count-stuck"><span class="n">1</span><a href="/?status=stuck"><span class="badge t-bad">stuck</span></a>`,
 		`id="count-waiting-on-take"><span class="n">1</span>`,
 		`id="count-new"><span class="n">1</span>`,
 		`id="count-mid-change"><span class="n">1</span>`,
@@ -96,7 +96,8 @@ func TestMeshPage(t *testing.T) {
 	for _, want := range []string{
 		`<span class="badge t-bad">stuck</span>`,
 		"stuck: app/conf (never applied, 2 attempts since 2026-11-30T03:00:00Z)",
-		`<td class="mono">app</td><td class="num">1</td><td>not taken</td>`,
+		`<td class="mono"><a href="/modules/app">app</a></td><td class="num"><a href="/modules/app/revisions/1">1</a></td>`,
+		`<td>not taken</td>`,
 		`id="report-line">applied 1 resource(s), 1 `,
 		`<span class="badge t-warn">failed</span></td><td><span class="badge t-bad">stuck</span>`,
 	} {
@@ -118,7 +119,7 @@ func TestTemplateErrorSendsNoHalfPage(t *testing.T) {
 	b := setup(t)
 	w := httptest.NewRecorder()
 	// messagePage has no Total, which the mesh template reads after the page's head.
-	b.ui.render(w, httptest.NewRequest("GET", "/", nil), http.StatusOK, "mesh", messagePage{Title: "x"})
+	b.ui.render(w, httptest.NewRequest("GET", "/", nil), http.StatusOK, "mesh", &messagePage{chrome: chrome{Title: "x"}})
 	if w.Code != http.StatusInternalServerError {
 		t.Fatalf("status %d, want 500", w.Code)
 	}

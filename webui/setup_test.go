@@ -15,6 +15,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/testdb"
 	"github.com/meshhq/hq/internal/teststore"
 )
 
@@ -40,12 +41,15 @@ type bundle struct {
 	handler http.Handler
 	clock   *clock
 	log     *strings.Builder
+	// path names the database, for a fixture written in SQL.
+	path string
 }
 
 func setup(tb testing.TB) *bundle {
 	tb.Helper()
 	c := &clock{t: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
-	s := teststore.Open(tb, db.Options{Now: c.now, StuckAttempts: 2})
+	path := testdb.New(tb)
+	s := teststore.OpenAt(tb, path, db.Options{Now: c.now, StuckAttempts: 2})
 	logs := &strings.Builder{}
 	u, err := New(s, token, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
@@ -54,7 +58,7 @@ func setup(tb testing.TB) *bundle {
 	u.Now = c.now
 	r := chi.NewRouter()
 	u.Routes(r)
-	return &bundle{store: s, ui: u, handler: r, clock: c, log: logs}
+	return &bundle{store: s, ui: u, handler: r, clock: c, log: logs, path: path}
 }
 
 // get fetches path with the operator's token as basic auth.

@@ -1,9 +1,12 @@
-// Package webui serves the operator's status pages: the mesh at / and one node at
-// /nodes/{node}, rendered on the server from the same store the API reads, with no JavaScript.
+// Package webui serves the operator's pages, rendered on the server from the same store the API
+// reads, with no JavaScript: the mesh at /, a node at /nodes/{node}, the rollouts, the
+// placements, and the modules with their revisions and the difference between two. The few
+// actions (retry, take, resume, abort) are forms posted with a token of the session.
 package webui
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"fmt"
 	"html/template"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
 )
 
@@ -23,25 +27,69 @@ var templateFS embed.FS
 // interval, so a few seconds more or less make no difference to an operator watching it.
 const refreshSeconds = 10
 
+// Store is what the pages read and do, and nothing more; *db.Store is one.
+type Store interface {
+	CreateSession(ctx context.Context, secret string, expires time.Time) error
+	SessionValid(ctx context.Context, secret string) (bool, error)
+	DeleteSession(ctx context.Context, secret string) error
+	// Trouble says whether the controller cannot write, and why.
+	Trouble() (db.WriteTrouble, bool)
+
+	MeshStatus(ctx context.Context) (hq.MeshStatus, error)
+	ListNodes(ctx context.Context, f db.NodeFilter) (db.NodePage, error)
+	ConvergedHistory(ctx context.Context, first time.Time, step time.Duration, n int) ([]db.ConvergedAt, error)
+
+	GetNode(ctx context.Context, name string) (hq.NodeView, error)
+	DeletedAt(ctx context.Context, name string) (time.Time, error)
+	ReportOutcomes(ctx context.Context, node string, limit int64) ([]db.ReportOutcome, error)
+	Sends(ctx context.Context, node string, limit int64) ([]hq.SendView, error)
+	Transitions(ctx context.Context, node string, limit int64) ([]hq.TransitionView, error)
+	Drifts(ctx context.Context, node string, limit int64) ([]hq.DriftView, error)
+	Retry(ctx context.Context, node, module, resource string, ifMatch *int64) (int64, error)
+	Take(ctx context.Context, node, module string, ifMatch *int64) (int64, error)
+
+	PageRollouts(ctx context.Context, f db.RolloutFilter) (db.RolloutPage, error)
+	GetRollout(ctx context.Context, id int64) (hq.Rollout, error)
+	RolloutTransitions(ctx context.Context, id int64) ([]db.RolloutTransition, error)
+	ResumeRollout(ctx context.Context, id int64) (hq.Rollout, error)
+	AbortRollout(ctx context.Context, id int64) (hq.Rollout, error)
+
+	PagePlacements(ctx context.Context, after string, limit int) (db.PlacementPage, error)
+	GetPlacement(ctx context.Context, name string) (hq.Placement, error)
+	LatestRollouts(ctx context.Context, placements []string) (map[string]hq.Rollout, error)
+
+	PageModules(ctx context.Context, after string, limit int) (db.ModulePage, error)
+	GetModuleSummary(ctx context.Context, name string) (db.ModuleSummary, error)
+	PlacementsOfModule(ctx context.Context, module string) ([]hq.Placement, error)
+	AssignedNodes(ctx context.Context, module string) ([]string, error)
+	PageRevisions(ctx context.Context, module string, before int64, limit int) (db.RevisionPage, error)
+	GetRevision(ctx context.Context, module string, revision int64) (db.Revision, error)
+}
+
 // UI holds the parsed templates and what the pages read.
 type UI struct {
-	store *db.Store
+	store Store
 	auth  auth
 	log   *slog.Logger
 	// Now is the clock the relative times are measured from; tests replace it.
-	Now   func() time.Time
-	pages map[string]*template.Template
+	Now     func() time.Time
+	pages   map[string]*template.Template
+	history historyCache
 }
+
+// pageNames are the templates of the pages, each parsed with the layout.
+var pageNames = []string{"mesh", "node", "login", "message", "rollouts", "rollout", "placements", "placement",
+	"modules", "module", "modulenodes", "revision", "diff"}
 
 // New parses every template once, so a broken template fails at start rather than on a page
 // an operator opens during an incident.
-func New(store *db.Store, adminToken string, log *slog.Logger) (*UI, error) {
+func New(store Store, adminToken string, log *slog.Logger) (*UI, error) {
 	if adminToken == "" {
 		return nil, fmt.Errorf("webui: an operator token is required")
 	}
 	u := &UI{store: store, auth: newAuth(adminToken), log: log, Now: time.Now, pages: map[string]*template.Template{}}
-	for _, page := range []string{"mesh", "node", "login", "message"} {
-		t, err := template.ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
+	for _, page := range pageNames {
+		t, err := template.ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+page+".html")
 		if err != nil {
 			return nil, fmt.Errorf("webui: parse %s: %w", page, err)
 		}
@@ -50,8 +98,9 @@ func New(store *db.Store, adminToken string, log *slog.Logger) (*UI, error) {
 	return u, nil
 }
 
-// Routes mounts the pages on r: /login is open, everything else wants the operator token;
-// signing in and out is refused to a form another site sent.
+// Routes mounts the pages on r: /login is open, everything else wants the operator token; a
+// form that signs in or out, or acts, is refused when another site sent it, and one that acts
+// also without the session's token.
 func (u *UI) Routes(r chi.Router) {
 	r.Group(func(r chi.Router) {
 		r.Use(headers)
@@ -62,6 +111,22 @@ func (u *UI) Routes(r chi.Router) {
 			r.Use(u.operatorOnly)
 			r.Get("/", u.mesh)
 			r.Get("/nodes/{node}", u.node)
+			r.Get("/rollouts", u.rollouts)
+			r.Get("/rollouts/{rollout}", u.rollout)
+			r.Get("/placements", u.placements)
+			r.Get("/placements/{placement}", u.placement)
+			r.Get("/modules", u.modules)
+			r.Get("/modules/{module}", u.module)
+			r.Get("/modules/{module}/nodes", u.moduleNodes)
+			r.Get("/modules/{module}/revisions/{revision}", u.revision)
+			r.Get("/modules/{module}/diff", u.diff)
+			r.Group(func(r chi.Router) {
+				r.Use(u.sameOrigin, u.checkCSRF)
+				r.Post("/nodes/{node}/resources/{module}/{resource}/retry", u.retry)
+				r.Post("/nodes/{node}/assignments/{module}/take", u.take)
+				r.Post("/rollouts/{rollout}/resume", u.resume)
+				r.Post("/rollouts/{rollout}/abort", u.abort)
+			})
 		})
 	})
 }
@@ -81,9 +146,35 @@ func headers(next http.Handler) http.Handler {
 	})
 }
 
+// chrome is what the frame around every page shows: the title, whether the page reloads
+// itself, the navigation of a signed-in operator, the result of the action that led here,
+// and the token the page's forms carry.
+type chrome struct {
+	Title   string
+	Refresh int
+	// Section names the part of the navigation the page belongs to.
+	Section  string
+	SignedIn bool
+	Flash    string
+	CSRF     string
+}
+
+func (c *chrome) frame() *chrome { return c }
+
+// framed is a page with a chrome, which render fills in.
+type framed interface{ frame() *chrome }
+
 // render executes a page into a buffer and only then writes it, so a template error answers
 // 500 instead of half a page.
 func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, page string, data any) {
+	if f, ok := data.(framed); ok {
+		c := f.frame()
+		c.SignedIn = signedIn(r)
+		if c.SignedIn {
+			c.CSRF = u.csrfToken(r)
+		}
+		c.Flash = takeFlash(w, r)
+	}
 	var buf bytes.Buffer
 	if err := u.pages[page].Execute(&buf, data); err != nil {
 		u.log.ErrorContext(r.Context(), "webui: render", "page", page, "path", r.URL.Path, "err", err)
@@ -95,13 +186,35 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, page str
 	w.Write(buf.Bytes())
 }
 
-// fail answers a store error: a missing node is a 404 page, anything else a 500 whose detail
+// errorStatus is the HTTP status of a coded error, as the API answers it; anything else is 500.
+func errorStatus(code hq.Code) int {
+	switch code {
+	case hq.CodeBadRequest:
+		return http.StatusBadRequest
+	case hq.CodeNotFound:
+		return http.StatusNotFound
+	case hq.CodeConflict:
+		return http.StatusConflict
+	case hq.CodeInvalid:
+		return http.StatusUnprocessableEntity
+	case hq.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// fail answers an error: a coded one (a missing node, a bad filter, a rollout no longer
+// paused) with its message, which is written to be shown; anything else a 500 whose detail
 // goes only to the log.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if hqNotFound(err) {
-		u.render(w, r, http.StatusNotFound, "message", messagePage{Title: "not found", Message: errMessage(err)})
+	if status := errorStatus(hq.ErrorCode(err)); status != http.StatusInternalServerError {
+		title := "not found"
+		if status != http.StatusNotFound {
+			title = "refused"
+		}
+		u.render(w, r, status, "message", &messagePage{chrome: chrome{Title: title}, Message: errMessage(err)})
 		return
 	}
 	u.log.ErrorContext(r.Context(), "webui: store", "path", r.URL.Path, "err", err)
-	u.render(w, r, http.StatusInternalServerError, "message", messagePage{Title: "error", Message: "the store could not be read; see the controller's log"})
+	u.render(w, r, http.StatusInternalServerError, "message", &messagePage{chrome: chrome{Title: "error"}, Message: "the store could not be read; see the controller's log"})
 }

@@ -390,7 +390,7 @@ func cmdModule(ctx context.Context, o *cliRun, args []string) error {
 }
 
 // planLines says what an upload would do, a line per part that applies.
-func planLines(p client.Plan) []string {
+func planLines(p hq.ModulePlan) []string {
 	if p.Unchanged {
 		return []string{fmt.Sprintf("%s: unchanged, revision %d stays; nothing would move", p.Module, p.Revision)}
 	}
@@ -412,14 +412,34 @@ func planLines(p client.Plan) []string {
 		lines = append(lines, "conflict: "+c+"; the upload would be refused")
 	}
 	if len(p.Conflicts) == 0 {
-		var moves []string
-		for _, n := range p.Nodes {
+		lines = append(lines, moveLines(p)...)
+	}
+	return lines
+}
+
+// moveLines says which nodes an upload would move at once, and which in the waves of a rollout.
+func moveLines(p hq.ModulePlan) []string {
+	var moves []string
+	for _, n := range p.Nodes {
+		if n.Wave == 0 {
 			moves = append(moves, fmt.Sprintf("%s (generation %d → %d)", n.Node, n.Generation, n.ToGeneration))
 		}
-		if len(moves) > 0 {
-			lines = append(lines, fmt.Sprintf("would move %d node(s): %s", len(moves), strings.Join(moves, ", ")))
-		} else {
-			lines = append(lines, "would move no node: the module is assigned to none")
+	}
+	var lines []string
+	switch {
+	case len(moves) > 0:
+		lines = append(lines, fmt.Sprintf("would move %d node(s) at once: %s", len(moves), strings.Join(moves, ", ")))
+	case len(p.Rollouts) == 0:
+		lines = append(lines, "would move no node: the module is assigned to none")
+	}
+	for _, r := range p.Rollouts {
+		lines = append(lines, fmt.Sprintf("would start a rollout of placement %s in %d wave(s):", r.Placement, len(r.Waves)))
+		for i, w := range r.Waves {
+			what := fmt.Sprintf("wave %d", i+1)
+			if i == 0 && r.Policy.Canary > 0 {
+				what += " (canary)"
+			}
+			lines = append(lines, fmt.Sprintf("  %s: %s", what, strings.Join(w, ", ")))
 		}
 	}
 	return lines

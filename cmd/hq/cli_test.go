@@ -94,7 +94,7 @@ func TestCLI(t *testing.T) {
 	}
 	mod2 := filepath.Join(t.TempDir(), "app2.json")
 	os.WriteFile(mod2, []byte(`[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"y"},{"name":"more","kind":"directory","path":"/srv/app"}]`), 0o644)
-	if code, out, _ := e.run("module", "plan", "app", mod2); code != 2 || out != "app: would make revision 2: 1 added (more), 1 changed (conf)\nwould move 1 node(s): web-1 (generation 1 → 2)\n" {
+	if code, out, _ := e.run("module", "plan", "app", mod2); code != 2 || out != "app: would make revision 2: 1 added (more), 1 changed (conf)\nwould move 1 node(s) at once: web-1 (generation 1 → 2)\n" {
 		t.Errorf("module plan: exit %d (want 2: it would change something)\n%s", code, out)
 	}
 	if out := e.ok("module", "plan", "app", mod); out != "app: unchanged, revision 1 stays; nothing would move\n" { // exit 0
@@ -252,5 +252,34 @@ func TestRolloutLinesAlign(t *testing.T) {
 	}
 	if len(lines) != 4 || strings.Join(lines[1:], "\n") != strings.Join(want, "\n") {
 		t.Fatalf("lines:\n%s\nwant\n%s", strings.Join(lines[1:], "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Under a placement's rollout policy a plan lists the waves the rollout would run, canaries
+// first, instead of every node moving at once.
+func TestCLIPlanShowsTheRolloutsWaves(t *testing.T) {
+	e := newCLIEnv(t)
+	mod := filepath.Join(t.TempDir(), "app.json")
+	os.WriteFile(mod, []byte(`[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"x"}]`), 0o644)
+	e.ok("module", "push", "app", mod)
+	for _, n := range []string{"web-1", "web-2", "web-3", "web-4"} {
+		newNode(t, e.url, n)
+		if err := clientFor(e.url).SetLabels(context.Background(), n, map[string]string{"role": "web"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.ok("place", "web", "app", "role=web", "--rollout", `{"canary":1,"max_unavailable":2}`)
+	mod2 := filepath.Join(t.TempDir(), "app2.json")
+	os.WriteFile(mod2, []byte(`[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"y"}]`), 0o644)
+	code, out, errs := e.run("module", "plan", "app", mod2)
+	want := "app: would make revision 2: 1 changed (conf)\n" +
+		"would start a rollout of placement web in 3 wave(s):\n" +
+		"  wave 1 (canary): web-1\n  wave 2: web-2, web-3\n  wave 3: web-4\n"
+	if code != 2 || out != want {
+		t.Errorf("module plan: exit %d (want 2)\n%s%s\nwant\n%s", code, out, errs, want)
+	}
+	// Nothing was started: the plan rolled its writes back.
+	if rs, err := clientFor(e.url).Rollouts(context.Background()); err != nil || len(rs) != 0 {
+		t.Errorf("rollouts after a plan: %v, %v; want none", rs, err)
 	}
 }

@@ -31,3 +31,30 @@ ORDER BY v.module, v.revision;
 
 -- name: ModuleRevisionGet :one
 SELECT * FROM module_revisions WHERE module = @module AND revision = @revision;
+
+-- name: ModuleOverviewList :many
+-- A page of modules by name after @after, each with how many nodes it is assigned to and how
+-- many placements place it.
+SELECT m.name, m.revision, m.created_at, m.updated_at,
+       (SELECT COUNT(*) FROM assignments a WHERE a.module = m.name) AS nodes,
+       (SELECT COUNT(*) FROM placements p WHERE p.module = m.name) AS placements
+FROM modules m
+WHERE m.name > CAST(@after AS TEXT)
+ORDER BY m.name
+LIMIT CAST(@max AS BIGINT);
+
+-- name: ModuleOverviewGet :one
+-- One module as ModuleOverviewList shows it.
+SELECT m.name, m.revision, m.created_at, m.updated_at,
+       (SELECT COUNT(*) FROM assignments a WHERE a.module = m.name) AS nodes,
+       (SELECT COUNT(*) FROM placements p WHERE p.module = m.name) AS placements
+FROM modules m
+WHERE m.name = @name;
+
+-- name: ModuleRevisionListPage :many
+-- A page of a module's revisions, newest first, older than @before (0 for the first page),
+-- without their resources.
+SELECT revision, resource_count, digest, created_at FROM module_revisions
+WHERE module = @module AND (CAST(@before AS BIGINT) = 0 OR revision < CAST(@before AS BIGINT))
+ORDER BY revision DESC
+LIMIT CAST(@max AS BIGINT);

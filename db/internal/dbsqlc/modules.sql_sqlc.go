@@ -57,6 +57,94 @@ func (q *Queries) ModuleList(ctx context.Context) ([]Module, error) {
 	return items, nil
 }
 
+const moduleOverviewGet = `-- name: ModuleOverviewGet :one
+SELECT m.name, m.revision, m.created_at, m.updated_at,
+       (SELECT COUNT(*) FROM assignments a WHERE a.module = m.name) AS nodes,
+       (SELECT COUNT(*) FROM placements p WHERE p.module = m.name) AS placements
+FROM modules m
+WHERE m.name = ?1
+`
+
+type ModuleOverviewGetRow struct {
+	Name       string
+	Revision   int64
+	CreatedAt  string
+	UpdatedAt  string
+	Nodes      int64
+	Placements int64
+}
+
+// One module as ModuleOverviewList shows it.
+func (q *Queries) ModuleOverviewGet(ctx context.Context, name string) (ModuleOverviewGetRow, error) {
+	row := q.queryRow(ctx, q.moduleOverviewGetStmt, moduleOverviewGet, name)
+	var i ModuleOverviewGetRow
+	err := row.Scan(
+		&i.Name,
+		&i.Revision,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Nodes,
+		&i.Placements,
+	)
+	return i, err
+}
+
+const moduleOverviewList = `-- name: ModuleOverviewList :many
+SELECT m.name, m.revision, m.created_at, m.updated_at,
+       (SELECT COUNT(*) FROM assignments a WHERE a.module = m.name) AS nodes,
+       (SELECT COUNT(*) FROM placements p WHERE p.module = m.name) AS placements
+FROM modules m
+WHERE m.name > CAST(?1 AS TEXT)
+ORDER BY m.name
+LIMIT CAST(?2 AS BIGINT)
+`
+
+type ModuleOverviewListParams struct {
+	After string
+	Max   int64
+}
+
+type ModuleOverviewListRow struct {
+	Name       string
+	Revision   int64
+	CreatedAt  string
+	UpdatedAt  string
+	Nodes      int64
+	Placements int64
+}
+
+// A page of modules by name after @after, each with how many nodes it is assigned to and how
+// many placements place it.
+func (q *Queries) ModuleOverviewList(ctx context.Context, arg ModuleOverviewListParams) ([]ModuleOverviewListRow, error) {
+	rows, err := q.query(ctx, q.moduleOverviewListStmt, moduleOverviewList, arg.After, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ModuleOverviewListRow{}
+	for rows.Next() {
+		var i ModuleOverviewListRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Revision,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Nodes,
+			&i.Placements,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const moduleRevisionGet = `-- name: ModuleRevisionGet :one
 SELECT module, revision, resources, resource_count, digest, created_at FROM module_revisions WHERE module = ?1 AND revision = ?2
 `
@@ -104,6 +192,56 @@ func (q *Queries) ModuleRevisionInsert(ctx context.Context, arg ModuleRevisionIn
 		arg.CreatedAt,
 	)
 	return err
+}
+
+const moduleRevisionListPage = `-- name: ModuleRevisionListPage :many
+SELECT revision, resource_count, digest, created_at FROM module_revisions
+WHERE module = ?1 AND (CAST(?2 AS BIGINT) = 0 OR revision < CAST(?2 AS BIGINT))
+ORDER BY revision DESC
+LIMIT CAST(?3 AS BIGINT)
+`
+
+type ModuleRevisionListPageParams struct {
+	Module string
+	Before int64
+	Max    int64
+}
+
+type ModuleRevisionListPageRow struct {
+	Revision      int64
+	ResourceCount int64
+	Digest        string
+	CreatedAt     string
+}
+
+// A page of a module's revisions, newest first, older than @before (0 for the first page),
+// without their resources.
+func (q *Queries) ModuleRevisionListPage(ctx context.Context, arg ModuleRevisionListPageParams) ([]ModuleRevisionListPageRow, error) {
+	rows, err := q.query(ctx, q.moduleRevisionListPageStmt, moduleRevisionListPage, arg.Module, arg.Before, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ModuleRevisionListPageRow{}
+	for rows.Next() {
+		var i ModuleRevisionListPageRow
+		if err := rows.Scan(
+			&i.Revision,
+			&i.ResourceCount,
+			&i.Digest,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const moduleRevisionResourcesInsert = `-- name: ModuleRevisionResourcesInsert :exec

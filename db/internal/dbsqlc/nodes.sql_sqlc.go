@@ -129,7 +129,7 @@ func (q *Queries) NodeGenerationTotal(ctx context.Context) (NodeGenerationTotalR
 }
 
 const nodeGet = `-- name: NodeGet :one
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name = ?1 AND deleted_at IS NULL
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars, hostd_version, os, arch, booted_at FROM nodes WHERE name = ?1 AND deleted_at IS NULL
 `
 
 // A registered node; a deleted one is not found.
@@ -155,12 +155,16 @@ func (q *Queries) NodeGet(ctx context.Context, name string) (Node, error) {
 		&i.ResourcesGroupedPending,
 		&i.Labels,
 		&i.Vars,
+		&i.HostdVersion,
+		&i.Os,
+		&i.Arch,
+		&i.BootedAt,
 	)
 	return i, err
 }
 
 const nodeGetAny = `-- name: NodeGetAny :one
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name = ?1
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars, hostd_version, os, arch, booted_at FROM nodes WHERE name = ?1
 `
 
 // A node registered now or deleted: its history is still there.
@@ -186,6 +190,10 @@ func (q *Queries) NodeGetAny(ctx context.Context, name string) (Node, error) {
 		&i.ResourcesGroupedPending,
 		&i.Labels,
 		&i.Vars,
+		&i.HostdVersion,
+		&i.Os,
+		&i.Arch,
+		&i.BootedAt,
 	)
 	return i, err
 }
@@ -239,7 +247,7 @@ func (q *Queries) NodeLabelList(ctx context.Context) ([]NodeLabelListRow, error)
 }
 
 const nodeListByNames = `-- name: NodeListByNames :many
-SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars FROM nodes WHERE name IN (SELECT value FROM json_each(CAST(?1 AS TEXT))) AND deleted_at IS NULL ORDER BY name
+SELECT name, token_hash, generation, applied_generation, applied_digest, applied_at, created_at, last_report_at, last_report_id, deleted_at, resources_applied, resources_pending, resources_failed, resources_stuck, resources_held, resources_grouped_pending, labels, vars, hostd_version, os, arch, booted_at FROM nodes WHERE name IN (SELECT value FROM json_each(CAST(?1 AS TEXT))) AND deleted_at IS NULL ORDER BY name
 `
 
 func (q *Queries) NodeListByNames(ctx context.Context, nodes string) ([]Node, error) {
@@ -270,6 +278,10 @@ func (q *Queries) NodeListByNames(ctx context.Context, nodes string) ([]Node, er
 			&i.ResourcesGroupedPending,
 			&i.Labels,
 			&i.Vars,
+			&i.HostdVersion,
+			&i.Os,
+			&i.Arch,
+			&i.BootedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -447,6 +459,30 @@ func (q *Queries) NodeSetApplied(ctx context.Context, arg NodeSetAppliedParams) 
 		arg.AppliedGeneration,
 		arg.AppliedDigest,
 		arg.AppliedAt,
+		arg.Name,
+	)
+	return err
+}
+
+const nodeSetHost = `-- name: NodeSetHost :exec
+UPDATE nodes SET hostd_version = ?1, os = ?2, arch = ?3, booted_at = ?4 WHERE name = ?5
+`
+
+type NodeSetHostParams struct {
+	HostdVersion string
+	Os           string
+	Arch         string
+	BootedAt     sql.NullString
+	Name         string
+}
+
+// What the host says of itself, in the reports that carry it.
+func (q *Queries) NodeSetHost(ctx context.Context, arg NodeSetHostParams) error {
+	_, err := q.exec(ctx, q.nodeSetHostStmt, nodeSetHost,
+		arg.HostdVersion,
+		arg.Os,
+		arg.Arch,
+		arg.BootedAt,
 		arg.Name,
 	)
 	return err

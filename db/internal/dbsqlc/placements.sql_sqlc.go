@@ -75,6 +75,82 @@ func (q *Queries) PlacementList(ctx context.Context) ([]Placement, error) {
 	return items, nil
 }
 
+const placementListByModule = `-- name: PlacementListByModule :many
+SELECT name, module, selector, taken, rollout, created_at, updated_at FROM placements WHERE module = ?1 ORDER BY name
+`
+
+func (q *Queries) PlacementListByModule(ctx context.Context, module string) ([]Placement, error) {
+	rows, err := q.query(ctx, q.placementListByModuleStmt, placementListByModule, module)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Placement{}
+	for rows.Next() {
+		var i Placement
+		if err := rows.Scan(
+			&i.Name,
+			&i.Module,
+			&i.Selector,
+			&i.Taken,
+			&i.Rollout,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const placementListPage = `-- name: PlacementListPage :many
+SELECT name, module, selector, taken, rollout, created_at, updated_at FROM placements WHERE name > CAST(?1 AS TEXT) ORDER BY name LIMIT CAST(?2 AS BIGINT)
+`
+
+type PlacementListPageParams struct {
+	After string
+	Max   int64
+}
+
+// A page of placements by name after @after.
+func (q *Queries) PlacementListPage(ctx context.Context, arg PlacementListPageParams) ([]Placement, error) {
+	rows, err := q.query(ctx, q.placementListPageStmt, placementListPage, arg.After, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Placement{}
+	for rows.Next() {
+		var i Placement
+		if err := rows.Scan(
+			&i.Name,
+			&i.Module,
+			&i.Selector,
+			&i.Taken,
+			&i.Rollout,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const placementUpsert = `-- name: PlacementUpsert :exec
 INSERT INTO placements (name, module, selector, taken, rollout, created_at, updated_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)

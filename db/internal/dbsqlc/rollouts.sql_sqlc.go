@@ -48,6 +48,39 @@ func (q *Queries) RolloutComplete(ctx context.Context, arg RolloutCompleteParams
 	return result.RowsAffected()
 }
 
+const rolloutCountByState = `-- name: RolloutCountByState :many
+SELECT state, COUNT(*) AS rollouts FROM rollouts GROUP BY state ORDER BY state
+`
+
+type RolloutCountByStateRow struct {
+	State    string
+	Rollouts int64
+}
+
+// How many rollouts are in each state (the metrics' hq_rollouts).
+func (q *Queries) RolloutCountByState(ctx context.Context) ([]RolloutCountByStateRow, error) {
+	rows, err := q.query(ctx, q.rolloutCountByStateStmt, rolloutCountByState)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RolloutCountByStateRow{}
+	for rows.Next() {
+		var i RolloutCountByStateRow
+		if err := rows.Scan(&i.State, &i.Rollouts); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const rolloutGet = `-- name: RolloutGet :one
 SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at FROM rollouts WHERE id = ?1
 `
@@ -105,6 +138,55 @@ func (q *Queries) RolloutInsert(ctx context.Context, arg RolloutInsertParams) (i
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const rolloutLatestOfPlacements = `-- name: RolloutLatestOfPlacements :many
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at FROM rollouts
+WHERE id IN (SELECT MAX(x.id) FROM rollouts x
+             WHERE x.placement IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
+             GROUP BY x.placement)
+ORDER BY placement
+`
+
+// The newest rollout of each placement named (a JSON array).
+func (q *Queries) RolloutLatestOfPlacements(ctx context.Context, placements string) ([]Rollout, error) {
+	rows, err := q.query(ctx, q.rolloutLatestOfPlacementsStmt, rolloutLatestOfPlacements, placements)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Rollout{}
+	for rows.Next() {
+		var i Rollout
+		if err := rows.Scan(
+			&i.ID,
+			&i.Module,
+			&i.Placement,
+			&i.FromRevision,
+			&i.ToRevision,
+			&i.State,
+			&i.Policy,
+			&i.Nodes,
+			&i.Done,
+			&i.InFlight,
+			&i.Failed,
+			&i.Forgiven,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.EndedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const rolloutList = `-- name: RolloutList :many
@@ -219,6 +301,72 @@ func (q *Queries) RolloutListActiveOfPlacement(ctx context.Context, arg RolloutL
 			return nil, err
 		}
 		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const rolloutListPage = `-- name: RolloutListPage :many
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at FROM rollouts
+WHERE (CAST(?1 AS BIGINT) = 0 OR id < CAST(?1 AS BIGINT))
+  AND (CAST(?2 AS TEXT) = '' OR state = CAST(?2 AS TEXT))
+  AND (CAST(?3 AS TEXT) = '' OR module = CAST(?3 AS TEXT))
+  AND (CAST(?4 AS TEXT) = '' OR placement = CAST(?4 AS TEXT))
+ORDER BY id DESC
+LIMIT CAST(?5 AS BIGINT)
+`
+
+type RolloutListPageParams struct {
+	Before    int64
+	State     string
+	Module    string
+	Placement string
+	Max       int64
+}
+
+// A page of rollouts, newest first: those older than @before (an id; 0 for the first page)
+// in @state, of @module and of @placement, each only when it is not empty.
+func (q *Queries) RolloutListPage(ctx context.Context, arg RolloutListPageParams) ([]Rollout, error) {
+	rows, err := q.query(ctx, q.rolloutListPageStmt, rolloutListPage,
+		arg.Before,
+		arg.State,
+		arg.Module,
+		arg.Placement,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Rollout{}
+	for rows.Next() {
+		var i Rollout
+		if err := rows.Scan(
+			&i.ID,
+			&i.Module,
+			&i.Placement,
+			&i.FromRevision,
+			&i.ToRevision,
+			&i.State,
+			&i.Policy,
+			&i.Nodes,
+			&i.Done,
+			&i.InFlight,
+			&i.Failed,
+			&i.Forgiven,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.EndedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
@@ -740,4 +888,52 @@ func (q *Queries) RolloutSetCounts(ctx context.Context, arg RolloutSetCountsPara
 		arg.ID,
 	)
 	return err
+}
+
+const rolloutTransitionList = `-- name: RolloutTransitionList :many
+SELECT id, from_state, to_state, reason, at FROM rollout_transitions
+WHERE rollout = ?1 ORDER BY id LIMIT CAST(?2 AS BIGINT)
+`
+
+type RolloutTransitionListParams struct {
+	Rollout int64
+	Max     int64
+}
+
+type RolloutTransitionListRow struct {
+	ID        int64
+	FromState string
+	ToState   string
+	Reason    string
+	At        string
+}
+
+// A rollout's history, oldest first: every change of its state, as the triggers wrote it.
+func (q *Queries) RolloutTransitionList(ctx context.Context, arg RolloutTransitionListParams) ([]RolloutTransitionListRow, error) {
+	rows, err := q.query(ctx, q.rolloutTransitionListStmt, rolloutTransitionList, arg.Rollout, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RolloutTransitionListRow{}
+	for rows.Next() {
+		var i RolloutTransitionListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.FromState,
+			&i.ToState,
+			&i.Reason,
+			&i.At,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -102,6 +102,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.driftTopSinceStmt, err = db.PrepareContext(ctx, driftTopSince); err != nil {
 		return nil, fmt.Errorf("error preparing query DriftTopSince: %w", err)
 	}
+	if q.leaseListStmt, err = db.PrepareContext(ctx, leaseList); err != nil {
+		return nil, fmt.Errorf("error preparing query LeaseList: %w", err)
+	}
+	if q.leaseReleaseStmt, err = db.PrepareContext(ctx, leaseRelease); err != nil {
+		return nil, fmt.Errorf("error preparing query LeaseRelease: %w", err)
+	}
+	if q.leaseTakeStmt, err = db.PrepareContext(ctx, leaseTake); err != nil {
+		return nil, fmt.Errorf("error preparing query LeaseTake: %w", err)
+	}
 	if q.moduleGetStmt, err = db.PrepareContext(ctx, moduleGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleGet: %w", err)
 	}
@@ -111,11 +120,20 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.moduleListBehindStmt, err = db.PrepareContext(ctx, moduleListBehind); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleListBehind: %w", err)
 	}
+	if q.moduleOverviewGetStmt, err = db.PrepareContext(ctx, moduleOverviewGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleOverviewGet: %w", err)
+	}
+	if q.moduleOverviewListStmt, err = db.PrepareContext(ctx, moduleOverviewList); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleOverviewList: %w", err)
+	}
 	if q.moduleRevisionGetStmt, err = db.PrepareContext(ctx, moduleRevisionGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionGet: %w", err)
 	}
 	if q.moduleRevisionInsertStmt, err = db.PrepareContext(ctx, moduleRevisionInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionInsert: %w", err)
+	}
+	if q.moduleRevisionListPageStmt, err = db.PrepareContext(ctx, moduleRevisionListPage); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleRevisionListPage: %w", err)
 	}
 	if q.moduleRevisionResourcesInsertStmt, err = db.PrepareContext(ctx, moduleRevisionResourcesInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionResourcesInsert: %w", err)
@@ -180,6 +198,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeSetAppliedStmt, err = db.PrepareContext(ctx, nodeSetApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetApplied: %w", err)
 	}
+	if q.nodeSetHostStmt, err = db.PrepareContext(ctx, nodeSetHost); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeSetHost: %w", err)
+	}
 	if q.nodeSetLabelsStmt, err = db.PrepareContext(ctx, nodeSetLabels); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetLabels: %w", err)
 	}
@@ -207,8 +228,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.placementListStmt, err = db.PrepareContext(ctx, placementList); err != nil {
 		return nil, fmt.Errorf("error preparing query PlacementList: %w", err)
 	}
+	if q.placementListByModuleStmt, err = db.PrepareContext(ctx, placementListByModule); err != nil {
+		return nil, fmt.Errorf("error preparing query PlacementListByModule: %w", err)
+	}
+	if q.placementListPageStmt, err = db.PrepareContext(ctx, placementListPage); err != nil {
+		return nil, fmt.Errorf("error preparing query PlacementListPage: %w", err)
+	}
 	if q.placementUpsertStmt, err = db.PrepareContext(ctx, placementUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query PlacementUpsert: %w", err)
+	}
+	if q.reportConvergedAtStmt, err = db.PrepareContext(ctx, reportConvergedAt); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportConvergedAt: %w", err)
 	}
 	if q.reportGetStmt, err = db.PrepareContext(ctx, reportGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportGet: %w", err)
@@ -306,11 +336,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rolloutCompleteStmt, err = db.PrepareContext(ctx, rolloutComplete); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutComplete: %w", err)
 	}
+	if q.rolloutCountByStateStmt, err = db.PrepareContext(ctx, rolloutCountByState); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutCountByState: %w", err)
+	}
 	if q.rolloutGetStmt, err = db.PrepareContext(ctx, rolloutGet); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutGet: %w", err)
 	}
 	if q.rolloutInsertStmt, err = db.PrepareContext(ctx, rolloutInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutInsert: %w", err)
+	}
+	if q.rolloutLatestOfPlacementsStmt, err = db.PrepareContext(ctx, rolloutLatestOfPlacements); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutLatestOfPlacements: %w", err)
 	}
 	if q.rolloutListStmt, err = db.PrepareContext(ctx, rolloutList); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutList: %w", err)
@@ -320,6 +356,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.rolloutListActiveOfPlacementStmt, err = db.PrepareContext(ctx, rolloutListActiveOfPlacement); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutListActiveOfPlacement: %w", err)
+	}
+	if q.rolloutListPageStmt, err = db.PrepareContext(ctx, rolloutListPage); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutListPage: %w", err)
 	}
 	if q.rolloutNodeAdvanceStmt, err = db.PrepareContext(ctx, rolloutNodeAdvance); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutNodeAdvance: %w", err)
@@ -371,6 +410,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.rolloutSetCountsStmt, err = db.PrepareContext(ctx, rolloutSetCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutSetCounts: %w", err)
+	}
+	if q.rolloutTransitionListStmt, err = db.PrepareContext(ctx, rolloutTransitionList); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutTransitionList: %w", err)
 	}
 	if q.sendCountByOutcomeStmt, err = db.PrepareContext(ctx, sendCountByOutcome); err != nil {
 		return nil, fmt.Errorf("error preparing query SendCountByOutcome: %w", err)
@@ -567,6 +609,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing driftTopSinceStmt: %w", cerr)
 		}
 	}
+	if q.leaseListStmt != nil {
+		if cerr := q.leaseListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing leaseListStmt: %w", cerr)
+		}
+	}
+	if q.leaseReleaseStmt != nil {
+		if cerr := q.leaseReleaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing leaseReleaseStmt: %w", cerr)
+		}
+	}
+	if q.leaseTakeStmt != nil {
+		if cerr := q.leaseTakeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing leaseTakeStmt: %w", cerr)
+		}
+	}
 	if q.moduleGetStmt != nil {
 		if cerr := q.moduleGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing moduleGetStmt: %w", cerr)
@@ -582,6 +639,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing moduleListBehindStmt: %w", cerr)
 		}
 	}
+	if q.moduleOverviewGetStmt != nil {
+		if cerr := q.moduleOverviewGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleOverviewGetStmt: %w", cerr)
+		}
+	}
+	if q.moduleOverviewListStmt != nil {
+		if cerr := q.moduleOverviewListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleOverviewListStmt: %w", cerr)
+		}
+	}
 	if q.moduleRevisionGetStmt != nil {
 		if cerr := q.moduleRevisionGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing moduleRevisionGetStmt: %w", cerr)
@@ -590,6 +657,11 @@ func (q *Queries) Close() error {
 	if q.moduleRevisionInsertStmt != nil {
 		if cerr := q.moduleRevisionInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing moduleRevisionInsertStmt: %w", cerr)
+		}
+	}
+	if q.moduleRevisionListPageStmt != nil {
+		if cerr := q.moduleRevisionListPageStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleRevisionListPageStmt: %w", cerr)
 		}
 	}
 	if q.moduleRevisionResourcesInsertStmt != nil {
@@ -697,6 +769,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeSetAppliedStmt: %w", cerr)
 		}
 	}
+	if q.nodeSetHostStmt != nil {
+		if cerr := q.nodeSetHostStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeSetHostStmt: %w", cerr)
+		}
+	}
 	if q.nodeSetLabelsStmt != nil {
 		if cerr := q.nodeSetLabelsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeSetLabelsStmt: %w", cerr)
@@ -742,9 +819,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing placementListStmt: %w", cerr)
 		}
 	}
+	if q.placementListByModuleStmt != nil {
+		if cerr := q.placementListByModuleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing placementListByModuleStmt: %w", cerr)
+		}
+	}
+	if q.placementListPageStmt != nil {
+		if cerr := q.placementListPageStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing placementListPageStmt: %w", cerr)
+		}
+	}
 	if q.placementUpsertStmt != nil {
 		if cerr := q.placementUpsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing placementUpsertStmt: %w", cerr)
+		}
+	}
+	if q.reportConvergedAtStmt != nil {
+		if cerr := q.reportConvergedAtStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportConvergedAtStmt: %w", cerr)
 		}
 	}
 	if q.reportGetStmt != nil {
@@ -907,6 +999,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rolloutCompleteStmt: %w", cerr)
 		}
 	}
+	if q.rolloutCountByStateStmt != nil {
+		if cerr := q.rolloutCountByStateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutCountByStateStmt: %w", cerr)
+		}
+	}
 	if q.rolloutGetStmt != nil {
 		if cerr := q.rolloutGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutGetStmt: %w", cerr)
@@ -915,6 +1012,11 @@ func (q *Queries) Close() error {
 	if q.rolloutInsertStmt != nil {
 		if cerr := q.rolloutInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutInsertStmt: %w", cerr)
+		}
+	}
+	if q.rolloutLatestOfPlacementsStmt != nil {
+		if cerr := q.rolloutLatestOfPlacementsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutLatestOfPlacementsStmt: %w", cerr)
 		}
 	}
 	if q.rolloutListStmt != nil {
@@ -930,6 +1032,11 @@ func (q *Queries) Close() error {
 	if q.rolloutListActiveOfPlacementStmt != nil {
 		if cerr := q.rolloutListActiveOfPlacementStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutListActiveOfPlacementStmt: %w", cerr)
+		}
+	}
+	if q.rolloutListPageStmt != nil {
+		if cerr := q.rolloutListPageStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutListPageStmt: %w", cerr)
 		}
 	}
 	if q.rolloutNodeAdvanceStmt != nil {
@@ -1015,6 +1122,11 @@ func (q *Queries) Close() error {
 	if q.rolloutSetCountsStmt != nil {
 		if cerr := q.rolloutSetCountsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutSetCountsStmt: %w", cerr)
+		}
+	}
+	if q.rolloutTransitionListStmt != nil {
+		if cerr := q.rolloutTransitionListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutTransitionListStmt: %w", cerr)
 		}
 	}
 	if q.sendCountByOutcomeStmt != nil {
@@ -1182,11 +1294,17 @@ type Queries struct {
 	driftPruneStmt                        *sql.Stmt
 	driftPruneWindowEndStmt               *sql.Stmt
 	driftTopSinceStmt                     *sql.Stmt
+	leaseListStmt                         *sql.Stmt
+	leaseReleaseStmt                      *sql.Stmt
+	leaseTakeStmt                         *sql.Stmt
 	moduleGetStmt                         *sql.Stmt
 	moduleListStmt                        *sql.Stmt
 	moduleListBehindStmt                  *sql.Stmt
+	moduleOverviewGetStmt                 *sql.Stmt
+	moduleOverviewListStmt                *sql.Stmt
 	moduleRevisionGetStmt                 *sql.Stmt
 	moduleRevisionInsertStmt              *sql.Stmt
+	moduleRevisionListPageStmt            *sql.Stmt
 	moduleRevisionResourcesInsertStmt     *sql.Stmt
 	moduleRevisionsWithoutResourcesStmt   *sql.Stmt
 	moduleUpsertStmt                      *sql.Stmt
@@ -1208,6 +1326,7 @@ type Queries struct {
 	nodeRegistrationEndStmt               *sql.Stmt
 	nodeRegistrationInsertStmt            *sql.Stmt
 	nodeSetAppliedStmt                    *sql.Stmt
+	nodeSetHostStmt                       *sql.Stmt
 	nodeSetLabelsStmt                     *sql.Stmt
 	nodeSetReportedStmt                   *sql.Stmt
 	nodeSetVarsStmt                       *sql.Stmt
@@ -1217,7 +1336,10 @@ type Queries struct {
 	placementDeleteStmt                   *sql.Stmt
 	placementGetStmt                      *sql.Stmt
 	placementListStmt                     *sql.Stmt
+	placementListByModuleStmt             *sql.Stmt
+	placementListPageStmt                 *sql.Stmt
 	placementUpsertStmt                   *sql.Stmt
+	reportConvergedAtStmt                 *sql.Stmt
 	reportGetStmt                         *sql.Stmt
 	reportInsertStmt                      *sql.Stmt
 	reportListByNodeStmt                  *sql.Stmt
@@ -1250,11 +1372,14 @@ type Queries struct {
 	resourceStateRetryListStmt            *sql.Stmt
 	rolloutAbortStmt                      *sql.Stmt
 	rolloutCompleteStmt                   *sql.Stmt
+	rolloutCountByStateStmt               *sql.Stmt
 	rolloutGetStmt                        *sql.Stmt
 	rolloutInsertStmt                     *sql.Stmt
+	rolloutLatestOfPlacementsStmt         *sql.Stmt
 	rolloutListStmt                       *sql.Stmt
 	rolloutListActiveStmt                 *sql.Stmt
 	rolloutListActiveOfPlacementStmt      *sql.Stmt
+	rolloutListPageStmt                   *sql.Stmt
 	rolloutNodeAdvanceStmt                *sql.Stmt
 	rolloutNodeCountsStmt                 *sql.Stmt
 	rolloutNodeDeleteGoneStmt             *sql.Stmt
@@ -1272,6 +1397,7 @@ type Queries struct {
 	rolloutPauseStmt                      *sql.Stmt
 	rolloutResumeStmt                     *sql.Stmt
 	rolloutSetCountsStmt                  *sql.Stmt
+	rolloutTransitionListStmt             *sql.Stmt
 	sendCountByOutcomeStmt                *sql.Stmt
 	sendGetStmt                           *sql.Stmt
 	sendInsertStmt                        *sql.Stmt
@@ -1324,11 +1450,17 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		driftPruneStmt:                        q.driftPruneStmt,
 		driftPruneWindowEndStmt:               q.driftPruneWindowEndStmt,
 		driftTopSinceStmt:                     q.driftTopSinceStmt,
+		leaseListStmt:                         q.leaseListStmt,
+		leaseReleaseStmt:                      q.leaseReleaseStmt,
+		leaseTakeStmt:                         q.leaseTakeStmt,
 		moduleGetStmt:                         q.moduleGetStmt,
 		moduleListStmt:                        q.moduleListStmt,
 		moduleListBehindStmt:                  q.moduleListBehindStmt,
+		moduleOverviewGetStmt:                 q.moduleOverviewGetStmt,
+		moduleOverviewListStmt:                q.moduleOverviewListStmt,
 		moduleRevisionGetStmt:                 q.moduleRevisionGetStmt,
 		moduleRevisionInsertStmt:              q.moduleRevisionInsertStmt,
+		moduleRevisionListPageStmt:            q.moduleRevisionListPageStmt,
 		moduleRevisionResourcesInsertStmt:     q.moduleRevisionResourcesInsertStmt,
 		moduleRevisionsWithoutResourcesStmt:   q.moduleRevisionsWithoutResourcesStmt,
 		moduleUpsertStmt:                      q.moduleUpsertStmt,
@@ -1350,6 +1482,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeRegistrationEndStmt:               q.nodeRegistrationEndStmt,
 		nodeRegistrationInsertStmt:            q.nodeRegistrationInsertStmt,
 		nodeSetAppliedStmt:                    q.nodeSetAppliedStmt,
+		nodeSetHostStmt:                       q.nodeSetHostStmt,
 		nodeSetLabelsStmt:                     q.nodeSetLabelsStmt,
 		nodeSetReportedStmt:                   q.nodeSetReportedStmt,
 		nodeSetVarsStmt:                       q.nodeSetVarsStmt,
@@ -1359,7 +1492,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		placementDeleteStmt:                   q.placementDeleteStmt,
 		placementGetStmt:                      q.placementGetStmt,
 		placementListStmt:                     q.placementListStmt,
+		placementListByModuleStmt:             q.placementListByModuleStmt,
+		placementListPageStmt:                 q.placementListPageStmt,
 		placementUpsertStmt:                   q.placementUpsertStmt,
+		reportConvergedAtStmt:                 q.reportConvergedAtStmt,
 		reportGetStmt:                         q.reportGetStmt,
 		reportInsertStmt:                      q.reportInsertStmt,
 		reportListByNodeStmt:                  q.reportListByNodeStmt,
@@ -1392,11 +1528,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateRetryListStmt:            q.resourceStateRetryListStmt,
 		rolloutAbortStmt:                      q.rolloutAbortStmt,
 		rolloutCompleteStmt:                   q.rolloutCompleteStmt,
+		rolloutCountByStateStmt:               q.rolloutCountByStateStmt,
 		rolloutGetStmt:                        q.rolloutGetStmt,
 		rolloutInsertStmt:                     q.rolloutInsertStmt,
+		rolloutLatestOfPlacementsStmt:         q.rolloutLatestOfPlacementsStmt,
 		rolloutListStmt:                       q.rolloutListStmt,
 		rolloutListActiveStmt:                 q.rolloutListActiveStmt,
 		rolloutListActiveOfPlacementStmt:      q.rolloutListActiveOfPlacementStmt,
+		rolloutListPageStmt:                   q.rolloutListPageStmt,
 		rolloutNodeAdvanceStmt:                q.rolloutNodeAdvanceStmt,
 		rolloutNodeCountsStmt:                 q.rolloutNodeCountsStmt,
 		rolloutNodeDeleteGoneStmt:             q.rolloutNodeDeleteGoneStmt,
@@ -1414,6 +1553,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutPauseStmt:                      q.rolloutPauseStmt,
 		rolloutResumeStmt:                     q.rolloutResumeStmt,
 		rolloutSetCountsStmt:                  q.rolloutSetCountsStmt,
+		rolloutTransitionListStmt:             q.rolloutTransitionListStmt,
 		sendCountByOutcomeStmt:                q.sendCountByOutcomeStmt,
 		sendGetStmt:                           q.sendGetStmt,
 		sendInsertStmt:                        q.sendInsertStmt,

@@ -56,13 +56,27 @@ type Querier interface {
 	DriftPruneWindowEnd(ctx context.Context, arg DriftPruneWindowEndParams) (DriftPruneWindowEndRow, error)
 	// The resources that drift most across the mesh since @since.
 	DriftTopSince(ctx context.Context, arg DriftTopSinceParams) ([]DriftTopSinceRow, error)
+	LeaseList(ctx context.Context) ([]WorkerLease, error)
+	// Gives a lease up at once, so another controller need not wait for it to expire.
+	LeaseRelease(ctx context.Context, arg LeaseReleaseParams) error
+	// Takes or renews a worker's lease for @holder: a row changes only when the lease is free,
+	// already @holder's, or expired by @now. taken_at stays while the same holder renews.
+	LeaseTake(ctx context.Context, arg LeaseTakeParams) (int64, error)
 	ModuleGet(ctx context.Context, name string) (Module, error)
 	ModuleList(ctx context.Context) ([]Module, error)
 	// Modules with pins behind their newest revision that no rollout governs: work a new
 	// revision has still to do.
 	ModuleListBehind(ctx context.Context) ([]ModuleListBehindRow, error)
+	// One module as ModuleOverviewList shows it.
+	ModuleOverviewGet(ctx context.Context, name string) (ModuleOverviewGetRow, error)
+	// A page of modules by name after @after, each with how many nodes it is assigned to and how
+	// many placements place it.
+	ModuleOverviewList(ctx context.Context, arg ModuleOverviewListParams) ([]ModuleOverviewListRow, error)
 	ModuleRevisionGet(ctx context.Context, arg ModuleRevisionGetParams) (ModuleRevision, error)
 	ModuleRevisionInsert(ctx context.Context, arg ModuleRevisionInsertParams) error
+	// A page of a module's revisions, newest first, older than @before (0 for the first page),
+	// without their resources.
+	ModuleRevisionListPage(ctx context.Context, arg ModuleRevisionListPageParams) ([]ModuleRevisionListPageRow, error)
 	// A revision's resources as rows (@rows, a JSON array of {name, kind, digest, position,
 	// group}), in one statement; rows already there stay.
 	ModuleRevisionResourcesInsert(ctx context.Context, arg ModuleRevisionResourcesInsertParams) error
@@ -100,6 +114,8 @@ type Querier interface {
 	NodeRegistrationEnd(ctx context.Context, arg NodeRegistrationEndParams) error
 	NodeRegistrationInsert(ctx context.Context, arg NodeRegistrationInsertParams) error
 	NodeSetApplied(ctx context.Context, arg NodeSetAppliedParams) error
+	// What the host says of itself, in the reports that carry it.
+	NodeSetHost(ctx context.Context, arg NodeSetHostParams) error
 	NodeSetLabels(ctx context.Context, arg NodeSetLabelsParams) error
 	NodeSetReported(ctx context.Context, arg NodeSetReportedParams) error
 	NodeSetVars(ctx context.Context, arg NodeSetVarsParams) error
@@ -115,7 +131,24 @@ type Querier interface {
 	PlacementDelete(ctx context.Context, name string) (int64, error)
 	PlacementGet(ctx context.Context, name string) (Placement, error)
 	PlacementList(ctx context.Context) ([]Placement, error)
+	PlacementListByModule(ctx context.Context, module string) ([]Placement, error)
+	// A page of placements by name after @after.
+	PlacementListPage(ctx context.Context, arg PlacementListPageParams) ([]Placement, error)
 	PlacementUpsert(ctx context.Context, arg PlacementUpsertParams) error
+	// How many nodes were converged, and how many were not, at each of @moments moments @step_ms
+	// apart from @since (@since_ms in milliseconds), by the report row current on each node then.
+	// A row stands from its time until the node's next row; it is converged while every resource
+	// in it was applied and the node was not silent (@silent_ms after the row's last repeat), else
+	// not converged. A node counts from its first report until it is deleted. Set-based: each row
+	// becomes the edges of the moments it covers, and the counts are the running sums of the
+	// edges. Each node's rows are read through reports_by_node from the one current at @since: the
+	// window's few changes of outcome, not the table. The window function (LEAD) also keeps SQLite
+	// from folding spans into each branch that reads it, where it would work each row out again.
+	// Each row in milliseconds: its time, its next row's, the node's deletion, and when the node
+	// fell silent after it; and whether every resource in it was applied.
+	// Each row stands from a to b; it is converged from a to c, and not from c to b.
+	// The first moment at or after each edge, as an index; @moments is past the last.
+	ReportConvergedAt(ctx context.Context, arg ReportConvergedAtParams) ([]ReportConvergedAtRow, error)
 	ReportGet(ctx context.Context, id int64) (Report, error)
 	ReportInsert(ctx context.Context, arg ReportInsertParams) (int64, error)
 	ReportListByNode(ctx context.Context, arg ReportListByNodeParams) ([]Report, error)
@@ -179,12 +212,19 @@ type Querier interface {
 	ResourceStateRetryList(ctx context.Context, node string) ([]ResourceStateRetryListRow, error)
 	RolloutAbort(ctx context.Context, arg RolloutAbortParams) (int64, error)
 	RolloutComplete(ctx context.Context, arg RolloutCompleteParams) (int64, error)
+	// How many rollouts are in each state (the metrics' hq_rollouts).
+	RolloutCountByState(ctx context.Context) ([]RolloutCountByStateRow, error)
 	RolloutGet(ctx context.Context, id int64) (Rollout, error)
 	RolloutInsert(ctx context.Context, arg RolloutInsertParams) (int64, error)
+	// The newest rollout of each placement named (a JSON array).
+	RolloutLatestOfPlacements(ctx context.Context, placements string) ([]Rollout, error)
 	// The newest rollouts first.
 	RolloutList(ctx context.Context, max int64) ([]Rollout, error)
 	RolloutListActive(ctx context.Context) ([]Rollout, error)
 	RolloutListActiveOfPlacement(ctx context.Context, arg RolloutListActiveOfPlacementParams) ([]int64, error)
+	// A page of rollouts, newest first: those older than @before (an id; 0 for the first page)
+	// in @state, of @module and of @placement, each only when it is not empty.
+	RolloutListPage(ctx context.Context, arg RolloutListPageParams) ([]Rollout, error)
 	// The nodes named (a JSON array) declared the new revision, at their generation now.
 	RolloutNodeAdvance(ctx context.Context, arg RolloutNodeAdvanceParams) error
 	RolloutNodeCounts(ctx context.Context, rollout int64) (RolloutNodeCountsRow, error)
@@ -215,6 +255,8 @@ type Querier interface {
 	// The failures so far are set aside: the budget counts those after the resume.
 	RolloutResume(ctx context.Context, arg RolloutResumeParams) (int64, error)
 	RolloutSetCounts(ctx context.Context, arg RolloutSetCountsParams) error
+	// A rollout's history, oldest first: every change of its state, as the triggers wrote it.
+	RolloutTransitionList(ctx context.Context, arg RolloutTransitionListParams) ([]RolloutTransitionListRow, error)
 	// Every recorded send (as retention keeps them) by outcome, for /metrics.
 	SendCountByOutcome(ctx context.Context) ([]SendCountByOutcomeRow, error)
 	SendGet(ctx context.Context, arg SendGetParams) (Send, error)

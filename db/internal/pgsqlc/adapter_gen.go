@@ -188,6 +188,24 @@ func (a Adapter) DriftTopSince(ctx context.Context, arg dbsqlc.DriftTopSincePara
 	return out, err
 }
 
+func (a Adapter) LeaseList(ctx context.Context) ([]dbsqlc.WorkerLease, error) {
+	rows, err := a.Q.LeaseList(ctx)
+	out := make([]dbsqlc.WorkerLease, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.WorkerLease(r)
+	}
+	return out, err
+}
+
+func (a Adapter) LeaseRelease(ctx context.Context, arg dbsqlc.LeaseReleaseParams) error {
+	return a.Q.LeaseRelease(ctx, LeaseReleaseParams(arg))
+}
+
+func (a Adapter) LeaseTake(ctx context.Context, arg dbsqlc.LeaseTakeParams) (int64, error) {
+	r, err := a.Q.LeaseTake(ctx, LeaseTakeParams(arg))
+	return r, err
+}
+
 func (a Adapter) ModuleGet(ctx context.Context, arg string) (dbsqlc.Module, error) {
 	r, err := a.Q.ModuleGet(ctx, arg)
 	return dbsqlc.Module(r), err
@@ -211,6 +229,20 @@ func (a Adapter) ModuleListBehind(ctx context.Context) ([]dbsqlc.ModuleListBehin
 	return out, err
 }
 
+func (a Adapter) ModuleOverviewGet(ctx context.Context, arg string) (dbsqlc.ModuleOverviewGetRow, error) {
+	r, err := a.Q.ModuleOverviewGet(ctx, arg)
+	return dbsqlc.ModuleOverviewGetRow(r), err
+}
+
+func (a Adapter) ModuleOverviewList(ctx context.Context, arg dbsqlc.ModuleOverviewListParams) ([]dbsqlc.ModuleOverviewListRow, error) {
+	rows, err := a.Q.ModuleOverviewList(ctx, ModuleOverviewListParams(arg))
+	out := make([]dbsqlc.ModuleOverviewListRow, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.ModuleOverviewListRow(r)
+	}
+	return out, err
+}
+
 func (a Adapter) ModuleRevisionGet(ctx context.Context, arg dbsqlc.ModuleRevisionGetParams) (dbsqlc.ModuleRevision, error) {
 	r, err := a.Q.ModuleRevisionGet(ctx, ModuleRevisionGetParams(arg))
 	return dbsqlc.ModuleRevision(r), err
@@ -218,6 +250,15 @@ func (a Adapter) ModuleRevisionGet(ctx context.Context, arg dbsqlc.ModuleRevisio
 
 func (a Adapter) ModuleRevisionInsert(ctx context.Context, arg dbsqlc.ModuleRevisionInsertParams) error {
 	return a.Q.ModuleRevisionInsert(ctx, ModuleRevisionInsertParams(arg))
+}
+
+func (a Adapter) ModuleRevisionListPage(ctx context.Context, arg dbsqlc.ModuleRevisionListPageParams) ([]dbsqlc.ModuleRevisionListPageRow, error) {
+	rows, err := a.Q.ModuleRevisionListPage(ctx, ModuleRevisionListPageParams(arg))
+	out := make([]dbsqlc.ModuleRevisionListPageRow, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.ModuleRevisionListPageRow(r)
+	}
+	return out, err
 }
 
 func (a Adapter) ModuleRevisionResourcesInsert(ctx context.Context, arg dbsqlc.ModuleRevisionResourcesInsertParams) error {
@@ -338,6 +379,10 @@ func (a Adapter) NodeSetApplied(ctx context.Context, arg dbsqlc.NodeSetAppliedPa
 	return a.Q.NodeSetApplied(ctx, NodeSetAppliedParams(arg))
 }
 
+func (a Adapter) NodeSetHost(ctx context.Context, arg dbsqlc.NodeSetHostParams) error {
+	return a.Q.NodeSetHost(ctx, NodeSetHostParams(arg))
+}
+
 func (a Adapter) NodeSetLabels(ctx context.Context, arg dbsqlc.NodeSetLabelsParams) error {
 	return a.Q.NodeSetLabels(ctx, NodeSetLabelsParams(arg))
 }
@@ -392,8 +437,35 @@ func (a Adapter) PlacementList(ctx context.Context) ([]dbsqlc.Placement, error) 
 	return out, err
 }
 
+func (a Adapter) PlacementListByModule(ctx context.Context, arg string) ([]dbsqlc.Placement, error) {
+	rows, err := a.Q.PlacementListByModule(ctx, arg)
+	out := make([]dbsqlc.Placement, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.Placement(r)
+	}
+	return out, err
+}
+
+func (a Adapter) PlacementListPage(ctx context.Context, arg dbsqlc.PlacementListPageParams) ([]dbsqlc.Placement, error) {
+	rows, err := a.Q.PlacementListPage(ctx, PlacementListPageParams(arg))
+	out := make([]dbsqlc.Placement, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.Placement(r)
+	}
+	return out, err
+}
+
 func (a Adapter) PlacementUpsert(ctx context.Context, arg dbsqlc.PlacementUpsertParams) error {
 	return a.Q.PlacementUpsert(ctx, PlacementUpsertParams(arg))
+}
+
+func (a Adapter) ReportConvergedAt(ctx context.Context, arg dbsqlc.ReportConvergedAtParams) ([]dbsqlc.ReportConvergedAtRow, error) {
+	rows, err := a.Q.ReportConvergedAt(ctx, ReportConvergedAtParams(arg))
+	out := make([]dbsqlc.ReportConvergedAtRow, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.ReportConvergedAtRow(r)
+	}
+	return out, err
 }
 
 func (a Adapter) ReportGet(ctx context.Context, arg int64) (dbsqlc.Report, error) {
@@ -591,6 +663,15 @@ func (a Adapter) RolloutComplete(ctx context.Context, arg dbsqlc.RolloutComplete
 	return r, err
 }
 
+func (a Adapter) RolloutCountByState(ctx context.Context) ([]dbsqlc.RolloutCountByStateRow, error) {
+	rows, err := a.Q.RolloutCountByState(ctx)
+	out := make([]dbsqlc.RolloutCountByStateRow, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.RolloutCountByStateRow(r)
+	}
+	return out, err
+}
+
 func (a Adapter) RolloutGet(ctx context.Context, arg int64) (dbsqlc.Rollout, error) {
 	r, err := a.Q.RolloutGet(ctx, arg)
 	return dbsqlc.Rollout(r), err
@@ -599,6 +680,15 @@ func (a Adapter) RolloutGet(ctx context.Context, arg int64) (dbsqlc.Rollout, err
 func (a Adapter) RolloutInsert(ctx context.Context, arg dbsqlc.RolloutInsertParams) (int64, error) {
 	r, err := a.Q.RolloutInsert(ctx, RolloutInsertParams(arg))
 	return r, err
+}
+
+func (a Adapter) RolloutLatestOfPlacements(ctx context.Context, arg string) ([]dbsqlc.Rollout, error) {
+	rows, err := a.Q.RolloutLatestOfPlacements(ctx, arg)
+	out := make([]dbsqlc.Rollout, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.Rollout(r)
+	}
+	return out, err
 }
 
 func (a Adapter) RolloutList(ctx context.Context, arg int64) ([]dbsqlc.Rollout, error) {
@@ -622,6 +712,15 @@ func (a Adapter) RolloutListActive(ctx context.Context) ([]dbsqlc.Rollout, error
 func (a Adapter) RolloutListActiveOfPlacement(ctx context.Context, arg dbsqlc.RolloutListActiveOfPlacementParams) ([]int64, error) {
 	r, err := a.Q.RolloutListActiveOfPlacement(ctx, RolloutListActiveOfPlacementParams(arg))
 	return r, err
+}
+
+func (a Adapter) RolloutListPage(ctx context.Context, arg dbsqlc.RolloutListPageParams) ([]dbsqlc.Rollout, error) {
+	rows, err := a.Q.RolloutListPage(ctx, RolloutListPageParams(arg))
+	out := make([]dbsqlc.Rollout, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.Rollout(r)
+	}
+	return out, err
 }
 
 func (a Adapter) RolloutNodeAdvance(ctx context.Context, arg dbsqlc.RolloutNodeAdvanceParams) error {
@@ -727,6 +826,15 @@ func (a Adapter) RolloutResume(ctx context.Context, arg dbsqlc.RolloutResumePara
 
 func (a Adapter) RolloutSetCounts(ctx context.Context, arg dbsqlc.RolloutSetCountsParams) error {
 	return a.Q.RolloutSetCounts(ctx, RolloutSetCountsParams(arg))
+}
+
+func (a Adapter) RolloutTransitionList(ctx context.Context, arg dbsqlc.RolloutTransitionListParams) ([]dbsqlc.RolloutTransitionListRow, error) {
+	rows, err := a.Q.RolloutTransitionList(ctx, RolloutTransitionListParams(arg))
+	out := make([]dbsqlc.RolloutTransitionListRow, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.RolloutTransitionListRow(r)
+	}
+	return out, err
 }
 
 func (a Adapter) SendCountByOutcome(ctx context.Context) ([]dbsqlc.SendCountByOutcomeRow, error) {

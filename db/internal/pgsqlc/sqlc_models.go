@@ -94,6 +94,10 @@ type Node struct {
 	ResourcesGroupedPending int64
 	Labels                  string
 	Vars                    string
+	HostdVersion            string
+	Os                      string
+	Arch                    string
+	BootedAt                sql.NullString
 }
 
 type NodeOverview struct {
@@ -256,5 +260,12 @@ type Transition struct {
 type WebSession struct {
 	IDHash    string
 	CreatedAt string
+	ExpiresAt string
+}
+
+type WorkerLease struct {
+	Worker    string
+	Holder    string
+	TakenAt   string
 	ExpiresAt string
 }

@@ -1,0 +1,91 @@
+package hostd
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshhq/hq"
+)
+
+// hostFacts is what hostd says of the host in its reports until the controller has taken them:
+// its own version, the operating system and architecture, and when the host booted.
+func hostFacts() *hq.HostFacts {
+	return &hq.HostFacts{HostdVersion: hostdVersion(), OS: osName(), Arch: runtime.GOARCH, BootedAt: bootedAt()}
+}
+
+// hostdVersion is the module version hostd was built as, or for a build from a checkout the
+// commit it was built from ("devel" when neither is known).
+func hostdVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "devel-" + s.Value[:12]
+		}
+	}
+	return "devel"
+}
+
+// osName is the distribution's own name for itself (os-release's PRETTY_NAME), or the kernel's
+// family when it has none.
+func osName() string {
+	for _, path := range []string{"/etc/os-release", "/usr/lib/os-release"} {
+		if name := prettyName(path); name != "" {
+			return name
+		}
+	}
+	return runtime.GOOS
+}
+
+func prettyName(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "PRETTY_NAME="); ok {
+			if u, err := strconv.Unquote(v); err == nil {
+				return truncate(u)
+			}
+			return truncate(strings.Trim(v, `"'`))
+		}
+	}
+	return ""
+}
+
+func truncate(s string) string {
+	if len(s) > hq.MaxHostFact {
+		return s[:hq.MaxHostFact]
+	}
+	return s
+}
+
+// bootedAt is when the kernel booted (/proc/stat's btime), zero when it cannot be read.
+func bootedAt() time.Time {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return time.Time{}
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "btime "); ok {
+			if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				return time.Unix(secs, 0).UTC()
+			}
+		}
+	}
+	return time.Time{}
+}
