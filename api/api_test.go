@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/api/longpoll"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/teststore"
 	"github.com/meshhq/hq/internal/wait"
@@ -31,7 +32,7 @@ type fixture struct {
 	srv     *httptest.Server
 	server  *Server
 	handler http.Handler
-	lot     *Lot
+	lot     *longpoll.Lot
 	store   *db.Store
 	key     ed25519.PrivateKey
 	// keys is what the server signs with; a test rotates by storing others.
@@ -54,7 +55,7 @@ func setupServer(t testing.TB, https bool, opt db.Options) *fixture {
 	f.handler = s.Handler()
 	// Served as the controller serves: waiting long-polls parked in a lot.
 	f.srv = httptest.NewUnstartedServer(f.handler)
-	s.Lot = NewLot(f.srv.Listener.Addr(), 8)
+	s.Lot = longpoll.NewLot(f.srv.Listener.Addr(), 8)
 	f.lot = s.Lot
 	if https {
 		f.srv.StartTLS()

@@ -23,7 +23,7 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if wait > 0 && s.Lot != nil && s.Lot.park(s, w, r, node, after, wait) {
+	if wait > 0 && s.Lot != nil && s.park(w, r, node, after, wait) {
 		return // the lot answers it
 	}
 	s.inHandler.Add(1)

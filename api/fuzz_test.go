@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ed25519"
@@ -369,36 +368,3 @@ func FuzzPostReport(f *testing.F) {
 		b.check(t, w, body)
 	})
 }
-
-// FuzzParkable holds the lot's gate on any request net/http reads: a request it would park has
-// nothing after its headers, so what follows on the connection is the client's next request
-// and nothing of this one.
-func FuzzParkable(f *testing.F) {
-	for _, s := range []string{
-		"GET /api/v1/nodes/n/declaration?after=1&wait=30s HTTP/1.1\r\nHost: h\r\n\r\n",
-		"GET /d HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello",
-		"GET /d HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
-		"GET /d HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello",
-		"GET /d HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
-		"GET /d HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
-		"GET /d HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n",
-		"GET /d HTTP/1.1\r\nHost: h\r\n\r\nGET /healthz HTTP/1.1\r\nHost: h\r\n\r\n",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		r, err := http.ReadRequest(bufioReader(raw))
-		if err != nil || !Parkable(r) {
-			return
-		}
-		if r.ProtoMajor != 1 || r.ProtoMinor != 1 {
-			t.Fatalf("parkable %s", r.Proto)
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil || len(body) > 0 {
-			t.Fatalf("a parkable request has a body: %q, %v", body, err)
-		}
-	})
-}
-
-func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }

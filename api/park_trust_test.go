@@ -91,27 +91,6 @@ func TestPollWithABodyIsNotParked(t *testing.T) {
 	}
 }
 
-// Parkable is the lot's gate: a request it lets through has nothing after its headers.
-func TestParkableRequestsHaveNoBody(t *testing.T) {
-	cases := map[string]bool{
-		"GET /d HTTP/1.1\r\nHost: h\r\n\r\n":                                        true,
-		"GET /d HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n":                   true,
-		"GET /d HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc":                false,
-		"GET /d HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n": false,
-		"GET /d HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n":                false,
-		"GET /d HTTP/1.0\r\nHost: h\r\nConnection: keep-alive\r\n\r\n":              false,
-	}
-	for raw, want := range cases {
-		r, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw)))
-		if err != nil {
-			t.Fatalf("%q: %v", raw, err)
-		}
-		if got := Parkable(r); got != want {
-			t.Errorf("%q: parkable %v, want %v", raw, got, want)
-		}
-	}
-}
-
 // An HTTP/1.0 client that asks to keep its connection is answered as net/http answers it:
 // with Connection: keep-alive, and its next request read on the same connection.
 func TestHTTP10PollIsAnsweredAsNetHTTPDoes(t *testing.T) {
@@ -131,30 +110,6 @@ func TestHTTP10PollIsAnsweredAsNetHTTPDoes(t *testing.T) {
 		if resp.StatusCode != http.StatusNotModified || resp.Header.Get("Connection") != "keep-alive" {
 			t.Fatalf("%d %v, want 304 with Connection: keep-alive", resp.StatusCode, resp.Header)
 		}
-	}
-}
-
-// A panic in composing a parked poll's answer is recovered: the poll is answered 500, and the
-// controller goes on answering others.
-func TestPanicInAParkedAnswerIsRecovered(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	f.lot.beforeAnswer = func(node string) {
-		if node == "boom" {
-			panic("composing failed")
-		}
-	}
-	boom, ok := f.node("boom"), f.node("web-1")
-	c, r := f.rawPoll("boom", boom, "after=0&wait=100ms")
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	resp, err := http.ReadResponse(r, nil)
-	if err != nil || resp.StatusCode != http.StatusInternalServerError {
-		t.Fatalf("the panicking answer: %v %v, want 500", resp, err)
-	}
-	c2, r2 := f.rawPoll("web-1", ok, "after=0&wait=100ms")
-	c2.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if resp, err := http.ReadResponse(r2, nil); err != nil || resp.StatusCode != http.StatusNotModified {
-		t.Fatalf("another poll after the panic: %v %v, want 304", resp, err)
 	}
 }
 

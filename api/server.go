@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/api/longpoll"
 	"github.com/meshhq/hq/db"
 )
 
@@ -44,7 +45,7 @@ type Server struct {
 	// GeneralDecoder reads every report with encoding/json, not the scanner (HQ_REPORT_DECODER).
 	GeneralDecoder bool
 	// Lot, when set, parks the long-polls that wait, so that they hold no goroutine.
-	Lot       *Lot
+	Lot       *longpoll.Lot
 	inHandler atomic.Int64 // long-polls waiting in their handler
 	// Metrics, when set, is served at GET /metrics to the operator.
 	Metrics http.Handler

@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/meshhq/hq/api"
+	"github.com/meshhq/hq/api/longpoll"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/workers"
 	"github.com/meshhq/hq/webui"
@@ -194,7 +195,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	// Long-polls that wait are parked in the lot, without goroutines; answered, their
 	// connections come back to the server through the lot's Returns. With HQ_LONGPOLL=handler
 	// the lot stays empty, and every poll waits in its handler.
-	lot := api.NewLot(ln.Addr(), answering)
+	lot := longpoll.NewLot(ln.Addr(), answering)
 	lot.Log = log
 	if cfg.LongPoll != "handler" {
 		srv.Lot = lot

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq/api"
+	"github.com/meshhq/hq/api/longpoll"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/teststore"
 	"github.com/meshhq/hq/internal/wait"
@@ -57,7 +58,7 @@ func benchmarkParkedPolls(b *testing.B, lot bool) {
 	served := make(chan error, 2)
 	go func() { served <- hs.Serve(ln) }()
 	if lot {
-		srv.Lot = api.NewLot(ln.Addr(), answering)
+		srv.Lot = longpoll.NewLot(ln.Addr(), answering)
 		go func() { served <- hs.Serve(srv.Lot.Returns()) }()
 		defer func() { <-served }()
 	}
