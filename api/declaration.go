@@ -23,6 +23,10 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if wait > 0 && s.MaxPolls > 0 && s.Waiting() >= s.MaxPolls {
+		s.deferPoll(w, r, node, after)
+		return
+	}
 	if wait > 0 && s.Lot != nil && s.park(w, r, node, after, wait) {
 		return // the lot answers it
 	}
@@ -43,6 +47,31 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 	}
 	s.answerDeclaration(w, r, node)
 }
+
+// deferredPollRetry is what a poll answered at once for MaxPolls asks its host to wait before
+// it polls again: hostd waits that, or its interval when shorter.
+const deferredPollRetry = 30 * time.Second
+
+// deferPoll answers a poll at once, with the declaration when there is a newer one and 304
+// otherwise, and asks the host to poll again later rather than wait here.
+func (s *Server) deferPoll(w http.ResponseWriter, r *http.Request, node string, after int64) {
+	s.deferred.Add(1)
+	gen, err := s.Store.NodeGeneration(r.Context(), node)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(deferredPollRetry.Seconds())))
+	if gen <= after {
+		setETag(w, gen)
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	s.answerDeclaration(w, r, node)
+}
+
+// Deferred is how many long-polls were answered at once because MaxPolls waited already.
+func (s *Server) Deferred() int64 { return s.deferred.Load() }
 
 // answerDeclaration composes, signs and writes the node's declaration: the answer of a poll
 // answered by its handler or by the lot.

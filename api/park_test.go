@@ -177,3 +177,36 @@ func TestLotCloseClosesParkedPolls(t *testing.T) {
 		t.Fatalf("read %q, %v; want the connection closed with nothing written", b, err)
 	}
 }
+
+// Past MaxPolls a poll does not wait: it is answered at once, 304 with Retry-After when
+// nothing is newer and the declaration when something is, and counted; the polls already
+// waiting go on waiting.
+func TestPollsPastMaxPollsAreAnsweredAtOnce(t *testing.T) {
+	f := setup(t)
+	f.server.MaxPolls = 1
+	one, two := f.node("web-1"), f.node("web-2")
+	f.want(f.do("PUT", "/api/v1/modules/app", admin, appModule), 201)
+	got := make(chan response, 1)
+	go func() { got <- f.do("GET", "/api/v1/nodes/web-1/declaration?after=0&wait=5s", one, nil) }()
+	wait.For(t, 5*time.Second, "the first long-poll to wait", func() bool { return f.server.Waiting() == 1 })
+	start := time.Now()
+	r := f.want(f.do("GET", "/api/v1/nodes/web-2/declaration?after=0&wait=5s", two, nil), 304)
+	if time.Since(start) > 2*time.Second || r.header.Get("Retry-After") != "30" || r.header.Get("ETag") != `"0"` {
+		t.Fatalf("the poll past the bound: %s later, Retry-After %q, ETag %q", time.Since(start), r.header.Get("Retry-After"), r.header.Get("ETag"))
+	}
+	f.want(f.do("PUT", "/api/v1/nodes/web-2/assignments/app", admin, nil), 200)
+	r = f.want(f.do("GET", "/api/v1/nodes/web-2/declaration?after=0&wait=5s", two, nil), 200)
+	var d hq.Declaration
+	r.json(t, &d)
+	if d.Generation != 1 || r.header.Get("Retry-After") != "30" {
+		t.Fatalf("a poll past the bound with a newer declaration: generation %d, Retry-After %q", d.Generation, r.header.Get("Retry-After"))
+	}
+	if n := f.server.Deferred(); n != 2 {
+		t.Fatalf("%d polls counted as answered at once, want 2", n)
+	}
+	if f.server.Waiting() != 1 {
+		t.Fatal("the first poll stopped waiting")
+	}
+	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200)
+	f.want(<-got, 200)
+}

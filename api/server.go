@@ -47,6 +47,12 @@ type Server struct {
 	// Lot, when set, parks the long-polls that wait, so that they hold no goroutine.
 	Lot       *longpoll.Lot
 	inHandler atomic.Int64 // long-polls waiting in their handler
+	// MaxPolls bounds the long-polls that wait at once (0: no bound). Past it a poll is
+	// answered at once with the generation there is and Retry-After, and its host polls again
+	// later instead of holding a connection: a fleet larger than the connections a process can
+	// hold is served by polling.
+	MaxPolls int
+	deferred atomic.Int64 // polls answered at once for MaxPolls
 	// Metrics, when set, is served at GET /metrics to the operator.
 	Metrics http.Handler
 	// Reports, when set, is told of every report admitted: whether it was committed, and how

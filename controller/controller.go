@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -47,6 +48,7 @@ type Config struct {
 	LongPoll      string `envconfig:"LONGPOLL" default:"lot" desc:"lot: a long-poll that waits is set aside without a goroutine (about 1 KB a waiting host); handler: it waits in its handler, as net/http serves any request (about 36 KB), to rule the lot out"`
 	ReportDecoder string `envconfig:"REPORT_DECODER" default:"scanner" desc:"scanner: a report in hostd's shape is read by hq's own scanner (half the CPU), any other by encoding/json; general: every report by encoding/json, to rule the scanner out"`
 	MaxConns      int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
+	MaxPolls      int    `envconfig:"MAX_POLLS" desc:"long-polls that wait at once; past it a poll is answered at once with Retry-After and its host polls on its interval instead (default: three quarters of the files the process may open)"`
 	MetricsAddr   string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
 	// KeyFile's default is computed in one place, SigningKeyFile.
 	KeyFile string `envconfig:"KEY_FILE" desc:"the signing key file (mode 0600; hq key rotate replaces it); by default HQ_DB.key, beside the database file, and required when HQ_DB is not a file"`
@@ -88,6 +90,8 @@ func (c Config) Check() error {
 		return errors.New("HQ_KEY_GRACE must be positive")
 	case c.Lease < 0: // zero is the default, for a Config made without envconfig
 		return errors.New("HQ_LEASE must be positive")
+	case c.MaxPolls < 0:
+		return errors.New("HQ_MAX_POLLS must be positive (or unset, for its default)")
 	// Empty is the default, for a Config made without envconfig.
 	case c.LongPoll != "" && c.LongPoll != "lot" && c.LongPoll != "handler":
 		return fmt.Errorf("HQ_LONGPOLL must be lot or handler, not %q", c.LongPoll)
@@ -136,7 +140,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		return err
 	}
 	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Keys: keys.current, Log: log, MaxWait: maxWait,
-		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter, GeneralDecoder: cfg.ReportDecoder == "general"}
+		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter, GeneralDecoder: cfg.ReportDecoder == "general",
+		MaxPolls: maxPolls(cfg.MaxPolls)}
 	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, log)
 	if err != nil {
 		return err
@@ -205,7 +210,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	// idle timeout a kept-alive connection has.
 	rs := httpServer(hs.Handler, srv.MaxWait, base)
 	rs.ErrorLog, rs.ReadHeaderTimeout = hs.ErrorLog, hs.IdleTimeout
-	log.Info("hq serving", "addr", ln.Addr().String(), "db", store.Where(), "instance", srv.Instance)
+	log.Info("hq serving", "addr", ln.Addr().String(), "db", store.Where(), "instance", srv.Instance, "max_polls", srv.MaxPolls)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -229,6 +234,21 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	<-errc // Serve has returned http.ErrServerClosed
 	<-returned
 	return err
+}
+
+// maxPolls is HQ_MAX_POLLS, or by default three quarters of the files the process may open (Go
+// raises the soft limit to the hard one at start): each waiting poll holds one, and the rest
+// are for reports, the operator and the database. 0, no bound, when the limit is unknown or
+// as good as none.
+func maxPolls(set int) int {
+	if set > 0 {
+		return set
+	}
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {
+		return 0
+	}
+	return int(rl.Cur / 4 * 3)
 }
 
 // answering bounds the parked long-polls answered at once: a new revision wakes every node,

@@ -105,7 +105,9 @@ func (c *client) nodeURL(suffix string) string {
 }
 
 // declaration long-polls for a declaration newer than after; nil, nil means none came in wait.
-func (c *client) declaration(ctx context.Context, after int64, wait time.Duration) (*hq.Declaration, error) {
+// later is how long the controller asked to be left before the next poll (Retry-After on an
+// answer given at once, when it holds as many long-polls as it will), 0 when it did not.
+func (c *client) declaration(ctx context.Context, after int64, wait time.Duration) (d *hq.Declaration, later time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
 	defer cancel()
 	q := url.Values{"wait": {wait.String()}}
@@ -114,21 +116,22 @@ func (c *client) declaration(ctx context.Context, after int64, wait time.Duratio
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.nodeURL("/declaration?"+q.Encode()), nil)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	resp, err := c.do(req)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer resp.Body.Close()
+	later = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	if resp.StatusCode == http.StatusNotModified {
-		return nil, nil
+		return nil, later, nil
 	}
-	var d hq.Declaration
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBody)).Decode(&d); err != nil {
-		return nil, fmt.Errorf("decoding declaration: %w", err)
+	d = &hq.Declaration{}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBody)).Decode(d); err != nil {
+		return nil, 0, fmt.Errorf("decoding declaration: %w", err)
 	}
-	return &d, nil
+	return d, later, nil
 }
 
 // report posts one report and returns the controller's answer.

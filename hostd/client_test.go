@@ -54,7 +54,7 @@ func TestControllerErrorWithoutTheAPIShape(t *testing.T) {
 		`{"error":{"code":"x","details":[]}} junk`: "controller answered 502 Bad Gateway",
 		`{"error":{"message":"upstream is down"}}`: "controller answered 502 Bad Gateway: upstream is down",
 	} {
-		_, err := errorServer(t, http.StatusBadGateway, body).declaration(t.Context(), 1, time.Second)
+		_, _, err := errorServer(t, http.StatusBadGateway, body).declaration(t.Context(), 1, time.Second)
 		if err == nil || err.Error() != want {
 			t.Errorf("body %q: %v, want %q", body, err, want)
 		}

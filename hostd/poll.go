@@ -3,6 +3,7 @@ package hostd
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -18,20 +19,40 @@ type incoming struct {
 // seen, verifying each with the key held (adopting a key the one held vouches for) before
 // handing it on.
 type poller struct {
-	c     *client
-	node  string
-	wait  time.Duration
-	log   *slog.Logger
-	trust *trust
-	after int64
-	out   chan<- incoming
+	c    *client
+	node string
+	wait time.Duration
+	// interval is the longest a controller holding as many long-polls as it will may make the
+	// poller wait before it asks again: the host's own reconcile interval.
+	interval time.Duration
+	log      *slog.Logger
+	trust    *trust
+	after    int64
+	out      chan<- incoming
+}
+
+// pause waits before the next poll as long as the controller asked, at most the interval, and
+// spread out so hosts told the same do not come back together. It reports false when ctx ends.
+func (p *poller) pause(ctx context.Context, asked time.Duration) bool {
+	d := asked
+	if p.interval > 0 {
+		d = min(d, p.interval)
+	}
+	t := time.NewTimer(d/2 + rand.N(d/2+1))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 func (p *poller) run(ctx context.Context) {
 	retry := newRetrier(time.Second, 30*time.Second)
 	busy := overload{what: "fetching the declaration"}
 	for ctx.Err() == nil {
-		d, err := p.c.declaration(ctx, p.after, p.wait)
+		d, later, err := p.c.declaration(ctx, p.after, p.wait)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -42,6 +63,9 @@ func (p *poller) run(ctx context.Context) {
 			continue
 		}
 		busy.over(p.log)
+		if later > 0 && !p.pause(ctx, later) {
+			return
+		}
 		if d == nil {
 			retry.reset()
 			continue

@@ -55,7 +55,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	decls := make(chan incoming)
 	sent := make(chan delivered)
 	applied, _ := eng.Applied()
-	p := &poller{c: c, node: cfg.Node, wait: cfg.Wait, log: log, trust: keys, after: applied, out: decls}
+	p := &poller{c: c, node: cfg.Node, wait: cfg.Wait, interval: cfg.Interval, log: log, trust: keys, after: applied, out: decls}
 	switch {
 	case a.current != nil:
 		p.after = max(p.after, a.current.Generation)

@@ -27,9 +27,9 @@ type Metrics struct {
 }
 
 // New registers the store's figures, the report counters, shed (the reports turned away
-// before they were read, as shed returns them), parked (the long-polls waiting now), and the
-// Go and process collectors.
-func New(store *db.Store, shed func() int64, parked func() int, log *slog.Logger) *Metrics {
+// before they were read, as shed returns them), parked (the long-polls waiting now), deferred
+// (the long-polls answered at once for HQ_MAX_POLLS), and the Go and process collectors.
+func New(store *db.Store, shed func() int64, parked func() int, deferred func() int64, log *slog.Logger) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		received: prometheus.NewCounter(prometheus.CounterOpts{Name: "hq_reports_received_total",
@@ -48,6 +48,9 @@ func New(store *db.Store, shed func() int64, parked func() int, log *slog.Logger
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hq_long_polls_waiting",
 			Help: "Long-polls for a declaration waiting now: about one per host that is up."},
 			func() float64 { return float64(parked()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_long_polls_deferred_total",
+			Help: "Long-polls answered at once, with Retry-After, because HQ_MAX_POLLS waited already: their hosts poll instead."},
+			func() float64 { return float64(deferred()) }),
 		&storeCollector{store: store, log: log},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
