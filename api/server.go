@@ -15,12 +15,11 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/api/longpoll"
-	"github.com/meshhq/hq/db"
 )
 
 // Server holds what the handlers share.
 type Server struct {
-	Store      *db.Store
+	Store      Store
 	AdminToken string
 	// Instance names this process in every send it records.
 	Instance string

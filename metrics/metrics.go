@@ -29,7 +29,7 @@ type Metrics struct {
 // New registers the store's figures, the report counters, shed (the reports turned away
 // before they were read, as shed returns them), parked (the long-polls waiting now), deferred
 // (the long-polls answered at once for HQ_MAX_POLLS), and the Go and process collectors.
-func New(store *db.Store, shed func() int64, parked func() int, deferred func() int64, log *slog.Logger) *Metrics {
+func New(store Store, shed func() int64, parked func() int, deferred func() int64, log *slog.Logger) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		received: prometheus.NewCounter(prometheus.CounterOpts{Name: "hq_reports_received_total",
@@ -98,10 +98,15 @@ var (
 		[]string{"file"}, nil)
 )
 
+// Store is what the metrics read of the store: its figures, in one read.
+type Store interface {
+	Figures(ctx context.Context) (db.Figures, error)
+}
+
 // storeCollector reads the store's figures at scrape time, in one read transaction, rather
 // than keeping gauges up to date on every write.
 type storeCollector struct {
-	store *db.Store
+	store Store
 	log   *slog.Logger
 }
 

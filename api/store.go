@@ -1,0 +1,59 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db"
+)
+
+// Store is what the API needs of the store: the calls its handlers make, each as *db.Store
+// has it. Declared here, by its user, so the API's dependence on the store is this list.
+type Store interface {
+	// Nodes.
+	CreateLabelledNode(ctx context.Context, name string, labels map[string]string) (token string, generation int64, err error)
+	GetNode(ctx context.Context, name string) (hq.NodeView, error)
+	ListNodes(ctx context.Context, f db.NodeFilter) (db.NodePage, error)
+	DeleteNode(ctx context.Context, name string, ifMatch *int64) (int64, error)
+	SetLabels(ctx context.Context, node string, labels map[string]string, ifMatch *int64) (int64, error)
+	SetVars(ctx context.Context, node string, vars map[string]string, ifMatch *int64) (int64, error)
+	NodeTokenValid(ctx context.Context, name, token string) (bool, error)
+	AnyNodeToken(ctx context.Context, token string) (bool, error)
+	// Assignments and what a node does with them.
+	Assign(ctx context.Context, node, module string, taken *bool, ifMatch *int64) (int64, error)
+	Unassign(ctx context.Context, node, module string, ifMatch *int64) (int64, error)
+	Take(ctx context.Context, node, module string, ifMatch *int64) (int64, error)
+	Retry(ctx context.Context, node, module, resource string, ifMatch *int64) (int64, error)
+	// Declarations, long-polls and reports.
+	Declaration(ctx context.Context, node string) (hq.Declaration, error)
+	ComposeSigned(ctx context.Context, node, instance string, sign func(*hq.Declaration)) (hq.Declaration, error)
+	NodeGeneration(ctx context.Context, name string) (int64, error)
+	OnGeneration(node string, f func()) (stop func())
+	WaitGeneration(ctx context.Context, node string, after int64, wait time.Duration) (int64, error)
+	Ingest(ctx context.Context, node string, rep hq.Report, opts db.IngestOptions) (hq.ReportResponse, error)
+	WakeRollouts()
+	// History.
+	Reports(ctx context.Context, node string, limit int64) ([]hq.ReportView, error)
+	Sends(ctx context.Context, node string, limit int64) ([]hq.SendView, error)
+	Transitions(ctx context.Context, node string, limit int64) ([]hq.TransitionView, error)
+	Drifts(ctx context.Context, node string, limit int64) ([]hq.DriftView, error)
+	// Modules, placements and rollouts.
+	PutModule(ctx context.Context, name string, resources []hq.Resource) (db.PutModuleResult, error)
+	PlanModule(ctx context.Context, name string, resources []hq.Resource) (hq.ModulePlan, error)
+	GetModule(ctx context.Context, name string) (hq.ModuleView, error)
+	ListModules(ctx context.Context) ([]hq.ModuleView, error)
+	PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement, error)
+	GetPlacement(ctx context.Context, name string) (hq.Placement, error)
+	ListPlacements(ctx context.Context) ([]hq.Placement, error)
+	DeletePlacement(ctx context.Context, name string) error
+	GetRollout(ctx context.Context, id int64) (hq.Rollout, error)
+	ListRollouts(ctx context.Context, limit int) ([]hq.Rollout, error)
+	ResumeRollout(ctx context.Context, id int64) (hq.Rollout, error)
+	AbortRollout(ctx context.Context, id int64) (hq.Rollout, error)
+	// The mesh.
+	MeshStatus(ctx context.Context) (hq.MeshStatus, error)
+	Trouble() (db.WriteTrouble, bool)
+}
+
+var _ Store = (*db.Store)(nil)
