@@ -48,6 +48,10 @@ type Config struct {
 	// one: their CPU is the controllers' work too, and each phase counts it apart. "" for
 	// SQLite, which runs inside the controller.
 	DBProcess string
+	// Postgres is the controllers' PostgreSQL database (a URL), when they run on one: each
+	// phase reads the server's write-ahead log position before and after it, for the bytes of
+	// log the phase wrote (the whole server's: run nothing else on it).
+	Postgres string
 
 	Nodes     int
 	Resources int
@@ -101,8 +105,11 @@ type PhaseResult struct {
 	CPU time.Duration `json:"cpu_ns"`
 	// DBCPU is the database server's user+system time during the phase (Config.DBProcess).
 	DBCPU time.Duration `json:"db_cpu_ns,omitempty"`
-	Cores float64       `json:"cores"`
-	RSS   int64         `json:"rss_bytes"` // the controllers' resident size at the end, summed
+	// DBWAL is the bytes of write-ahead log the database server wrote during the phase
+	// (Config.Postgres).
+	DBWAL int64   `json:"db_wal_bytes,omitempty"`
+	Cores float64 `json:"cores"`
+	RSS   int64   `json:"rss_bytes"` // the controllers' resident size at the end, summed
 	// HWM is the controllers' peak resident sizes during the phase (during their lifetime when
 	// the peak could not be reset), summed: each peaks when it will, so with more than one
 	// controller this bounds their peak together from above. StatusHWM and PageHWM are the
@@ -286,11 +293,15 @@ func (f *Fleet) measure(ctx context.Context, name string, run func(context.Conte
 	self, _ := ReadProc(os.Getpid())
 	before := f.readProcs()
 	dbBefore := ProcessesCPU(f.cfg.DBProcess)
+	walBefore, walErr := WALPosition(ctx, f.cfg.Postgres)
 	start := time.Now()
 	err := run(ctx, &r)
 	r.Wall = time.Since(start)
 	after := f.readProcs()
 	r.DBCPU = ProcessesCPU(f.cfg.DBProcess) - dbBefore
+	if walAfter, err := WALPosition(ctx, f.cfg.Postgres); err == nil && walErr == nil {
+		r.DBWAL = walAfter - walBefore
+	}
 	if self2, err := ReadProc(os.Getpid()); err == nil {
 		r.LoadgenCPU = self2.CPU - self.CPU
 	}

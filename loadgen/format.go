@@ -47,6 +47,9 @@ func (r PhaseResult) Line() string {
 	}
 	if r.DBCPU > 0 {
 		fmt.Fprintf(&b, " | db server cpu %.2fs%s", r.DBCPU.Seconds(), r.perOp(r.DBCPU))
+		if r.DBWAL > 0 {
+			fmt.Fprintf(&b, ", wal %s%s", mb(r.DBWAL), r.walPerOp())
+		}
 	}
 	fmt.Fprintf(&b, " | loadgen cpu %.2fs, load %.1f", r.LoadgenCPU.Seconds(), r.Load)
 	if r.DB > 0 {
@@ -81,6 +84,18 @@ func (r PhaseResult) perOp(cpu time.Duration) string {
 		unit = "report"
 	}
 	return " " + ms(cpu/time.Duration(r.Count)) + "/" + unit
+}
+
+// walPerOp is the log written per node or report of the phase, " 1.2KB/report", or "".
+func (r PhaseResult) walPerOp() string {
+	if r.Count <= 0 || r.DBWAL <= 0 {
+		return ""
+	}
+	unit := "node"
+	if r.Unit == "reports/s" {
+		unit = "report"
+	}
+	return fmt.Sprintf(" %.1fKB/%s", float64(r.DBWAL)/float64(r.Count)/1000, unit)
 }
 
 func ms(d time.Duration) string {

@@ -17,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 func TestReportBodyIsAReportOfEveryDeclaredResource(t *testing.T) {
@@ -314,5 +317,34 @@ func TestLineOfOneControllerAndOfTwo(t *testing.T) {
 	want := "| 2 controllers cpu 1.00s 0.50 cores 2.50ms/report, rss 0.0MB peak 0.0MB | #1 cpu 0.60s rss 1.0MB peak 2.0MB, 210 req 200 acked; #2 cpu 0.40s rss 1.0MB peak 2.0MB, 200 req 200 acked |"
 	if l := two.Line(); !strings.Contains(l, want) {
 		t.Errorf("two controllers:\n%s\nwant in it\n%s", l, want)
+	}
+}
+
+// The write-ahead log position moves on with what is written, so two readings bound a
+// phase's log.
+func TestWALPositionMovesWithWrites(t *testing.T) {
+	if !testdb.Postgres() {
+		t.Skip("reads a PostgreSQL server's log: runs when " + testdb.Env + " names one, as in CI's second pass")
+	}
+	ctx := t.Context()
+	url := testdb.New(t)
+	before, err := WALPosition(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE wal_test (v text); INSERT INTO wal_test SELECT repeat('x', 1000) FROM generate_series(1, 1000)"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := WALPosition(ctx, url)
+	if err != nil || after-before < 1<<20 {
+		t.Fatalf("the log moved %d bytes over 1 MB written (%v)", after-before, err)
+	}
+	if _, err := WALPosition(ctx, ""); err == nil {
+		t.Fatal("a position without a database")
 	}
 }

@@ -176,7 +176,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			cfg.URLs, cfg.Pids = append(cfg.URLs, c.URL), append(cfg.Pids, c.Pid())
 		}
 		if *pg != "" {
-			cfg.DB, cfg.DBProcess = "", "postgres"
+			cfg.DB, cfg.DBProcess, cfg.Postgres = "", "postgres", *pg
 		}
 	} else if len(cfg.Pids) > 0 && cfg.DB == "" {
 		cfg.DB = loadgen.DBPathOf(cfg.Pids[0])
