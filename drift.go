@@ -20,6 +20,8 @@ type DriftView struct {
 	At       time.Time `json:"at"`
 	ReportID *int64    `json:"report_id,omitempty"`
 	Detail   string    `json:"detail"`
+	// Found is what hostd found in a drifted small text file (Result.DriftFound), when it said.
+	Found *string `json:"found,omitempty"`
 }
 
 // DriftCount is how often one resource of a node was put back within DriftWindow.

@@ -10,13 +10,26 @@ import (
 // details, digests it names): a host is trusted to say what happened, not to fill the database.
 const MaxText = 2 << 10
 
+// MaxDriftFound bounds the one larger text: a drifted file's content as found (Result.DriftFound).
+const MaxDriftFound = 16 << 10
+
+// textBound is the bound of a report's text field, by the name Texts gives it.
+func textBound(field string) int {
+	if field == "results[].drift_found" {
+		return MaxDriftFound
+	}
+	return MaxText
+}
+
 // TruncateText cuts s to at most MaxText bytes, on a rune boundary, and says how much it cut.
-func TruncateText(s string) string {
-	if len(s) <= MaxText {
+func TruncateText(s string) string { return truncateTo(s, MaxText) }
+
+func truncateTo(s string, bound int) string {
+	if len(s) <= bound {
 		return s
 	}
 	marker := fmt.Sprintf(" … [%d bytes truncated]", len(s))
-	cut := MaxText - len(marker)
+	cut := bound - len(marker)
 	for cut > 0 && s[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
 		cut--
 	}
@@ -26,11 +39,13 @@ func TruncateText(s string) string {
 // CleanText is s as the controller stores a text a node sent: valid UTF-8 without NUL (each
 // bad byte and each NUL becomes U+FFFD, so what sqlite3 shows is what the API answers), at
 // most MaxText bytes.
-func CleanText(s string) string {
+func CleanText(s string) string { return cleanTextTo(s, MaxText) }
+
+func cleanTextTo(s string, bound int) string {
 	if !plainText(s) {
 		s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 	}
-	return TruncateText(s)
+	return truncateTo(s, bound)
 }
 
 // plainText reports whether s is valid UTF-8 without NUL: nearly every text, checked in one pass.
@@ -56,6 +71,7 @@ func (r *Report) Texts(each func(field string, s *string)) {
 		each("results[].hold_reason", &res.HoldReason)
 		each("results[].blocked_by", &res.BlockedBy)
 		each("results[].drift_detail", &res.DriftDetail)
+		each("results[].drift_found", &res.DriftFound)
 		each("results[].note", &res.Note)
 	}
 	if f := r.Refused; f != nil {
@@ -73,11 +89,11 @@ func (r *Report) Texts(each func(field string, s *string)) {
 	}
 }
 
-// BoundText cleans every text of the report in place (CleanText).
+// BoundText cleans every text of the report in place (CleanText, with the field's bound).
 func (r *Report) BoundText() {
-	r.Texts(func(_ string, s *string) {
+	r.Texts(func(field string, s *string) {
 		if *s != "" {
-			*s = CleanText(*s)
+			*s = cleanTextTo(*s, textBound(field))
 		}
 	})
 }

@@ -59,13 +59,16 @@ func TestSecurityDocListsEveryReportText(t *testing.T) {
 		// What a host says of itself is refused past its bound (ValidateReport) before it
 		// is cleaned; every other text is cut.
 		want, bound := "2 KiB", MaxText
-		if strings.HasPrefix(field, "host.") {
+		switch {
+		case strings.HasPrefix(field, "host."):
 			want, bound = fmt.Sprintf("%d bytes", MaxHostFact), MaxHostFact
+		case field == "results[].drift_found":
+			want, bound = "16 KiB", MaxDriftFound
 		}
-		if documented[field] != want || MaxText != 2<<10 {
+		if documented[field] != want || MaxText != 2<<10 || MaxDriftFound != 16<<10 {
 			t.Errorf("%s: bound %q in docs/security.md, %d bytes in code", field, documented[field], bound)
 		}
-		if len(*s) > MaxText || !utf8.ValidString(*s) || strings.ContainsRune(*s, 0) {
+		if len(*s) > textBound(field) || !utf8.ValidString(*s) || strings.ContainsRune(*s, 0) {
 			t.Errorf("%s: stored %d bytes, valid UTF-8 %v, NUL %v", field, len(*s), utf8.ValidString(*s), strings.ContainsRune(*s, 0))
 		}
 	})

@@ -131,6 +131,10 @@ type Result struct {
 	// DriftDetail says what differed when Drift is set: "content sha256:… (want sha256:…)",
 	// "mode 0600 (want 0644)", "target /a (want /b)", "missing", "service not running".
 	DriftDetail string `json:"drift_detail,omitempty"`
+	// DriftFound is what hostd found in a drifted file whose declared and found contents are
+	// both small text (at most MaxDriftFound bytes, UTF-8 without NUL), so the controller can
+	// show what changed, not only that it did.
+	DriftFound string `json:"drift_found,omitempty"`
 	// Note is what hostd did that the report line says on its own: a container recreated and
 	// what of its spec changed, a volume whose host path moved with nothing copied.
 	Note       string `json:"note,omitempty"`

@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -9,23 +10,54 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/meshhq/hq"
 )
 
+// seenDrift is what something else changed on the machine for a resource: detail, short and
+// plain, for hq.Result.DriftDetail ("content sha256:ab12… (want sha256:cd34…)", "mode 0600
+// (want 0644)", "target /a (want /b)", "missing", "a directory where a file was declared",
+// "service not running"), and found, for hq.Result.DriftFound, the content found in a file when
+// it and the declared content are small text.
+type seenDrift struct {
+	detail, found string
+}
+
 // drift says what something else changed on the machine for o, checked and found not as
-// declared, when that is drift (see drifted); "" when it is not. It is short and plain, for
-// hq.Result.DriftDetail: "content sha256:ab12… (want sha256:cd34…)", "mode 0600 (want 0644)",
-// "target /a (want /b)", "missing", "a directory where a file was declared", "service not
-// running". It must run before the change is committed: it looks at what is there.
-func (o *op) drift() string {
+// declared, when that is drift (see drifted); the zero seenDrift when it is not. It must run
+// before the change is committed: it looks at what is there.
+func (o *op) drift() seenDrift {
 	if !o.drifted() {
+		return seenDrift{}
+	}
+	d := seenDrift{detail: o.driftDetail(), found: o.driftFound()}
+	if d.detail == "" {
+		d.detail = "changed" // not found as declared, but nothing this can name
+	}
+	return d
+}
+
+// driftFound is the content of o's drifted file when it differs from the declared content and
+// both are small text (at most hq.MaxDriftFound bytes, UTF-8 without NUL); "" otherwise.
+func (o *op) driftFound() string {
+	if o.decl.Kind != hq.KindFile || !o.present || o.info == nil || !o.info.Mode().IsRegular() || o.info.Size() > hq.MaxDriftFound {
 		return ""
 	}
-	if d := o.driftDetail(); d != "" {
-		return d
+	want, err := fileContent(o.decl)
+	if err != nil || len(want) > hq.MaxDriftFound || !smallText(want) {
+		return ""
 	}
-	return "changed" // not found as declared, but nothing this can name
+	got, err := os.ReadFile(o.abs)
+	if err != nil || len(got) > hq.MaxDriftFound || !smallText(got) || bytes.Equal(got, want) {
+		return ""
+	}
+	return string(got)
+}
+
+// smallText reports whether b reads as text: UTF-8 without NUL.
+func smallText(b []byte) bool {
+	return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
 }
 
 func (o *op) driftDetail() string {

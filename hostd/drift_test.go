@@ -144,3 +144,36 @@ func TestNoDriftDetailForANewSpec(t *testing.T) {
 		t.Fatalf("a new spec: drift %v, detail %q", r.Drift, r.DriftDetail)
 	}
 }
+
+// A drifted small text file's report carries what was found there; a mode change, a binary or
+// a large file, and a missing one carry nothing found.
+func TestDriftCarriesWhatASmallTextFileHeld(t *testing.T) {
+	b := setup(t)
+	d := b.decl(mod("app", false, file("conf", "/etc/app.conf", "port 80\n")))
+	b.reconcile(d)
+	found := func(content string, mode os.FileMode) string {
+		t.Helper()
+		b.write("/etc/app.conf", content, mode)
+		r := b.reconcile(d).want(t, "app/conf", hq.StateApplied, true, true)
+		if !r.Drift {
+			t.Fatalf("%q: no drift", content)
+		}
+		return r.DriftFound
+	}
+	if got := found("port 8080\n", 0o644); got != "port 8080\n" {
+		t.Fatalf("found %q, want what was written", got)
+	}
+	if got := found("port 80\n", 0o600); got != "" {
+		t.Fatalf("a mode change found %q", got)
+	}
+	if got := found("bin\x00ary\n", 0o644); got != "" {
+		t.Fatalf("a binary file found %q", got)
+	}
+	if got := found(strings.Repeat("x", hq.MaxDriftFound+1), 0o644); got != "" {
+		t.Fatalf("a large file found %d bytes", len(got))
+	}
+	os.Remove(b.path("/etc/app.conf"))
+	if r := b.reconcile(d).want(t, "app/conf", hq.StateApplied, true, true); r.DriftFound != "" {
+		t.Fatalf("a missing file found %q", r.DriftFound)
+	}
+}

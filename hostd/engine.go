@@ -74,6 +74,12 @@ type Engine struct {
 	pkgQueries int
 	// ctrs is the container CLI, and what it listed in the current reconcile.
 	ctrs *containers
+	// unsynced holds the directories changed under the root and not yet made durable, and
+	// syncFailed the first failure to make them so in the current reconcile: see durable.
+	unsynced   map[string]bool
+	syncFailed error
+	// watch holds a directory open on each filesystem the current reconcile staged files on.
+	watch fsWatch
 }
 
 // NewEngine loads the ledger and back-off state from the state dir, removes the staged files a
@@ -229,6 +235,7 @@ func (e *Engine) ReconcileLocal(ctx context.Context, d *hq.Declaration) LocalOut
 	for _, m := range d.Modules {
 		scope[m.Name] = true
 	}
+	e.removeNewLitter(d)
 	rc := e.reconcile(ctx, d, e.cfg.Now(), scope)
 	return LocalOutcome{Results: rc.results, Removed: rc.removed, NotRemoved: rc.notRemoved}
 }
@@ -255,6 +262,13 @@ func (e *Engine) reconcile(ctx context.Context, d *hq.Declaration, start time.Ti
 		rc.results = append(rc.results, rc.module(ctx, m)...)
 	}
 	rc.removeStrayContainers(ctx)
+	// What the results (and the ledger) say was done is durable before they are returned.
+	e.durable()
+	e.watch.close()
+	if err := e.syncFailed; err != nil {
+		e.syncFailed = nil
+		rc.notDurable(err)
+	}
 	e.saveLedger()
 	if !e.cfg.Masterless {
 		if err := e.fails.save(e.cfg.StateDir); err != nil {
@@ -275,12 +289,17 @@ func notApplied(d *hq.Declaration, err error) []hq.Result {
 	return results
 }
 
-// saveLedger writes the ledger if it changed. After a change to the machine a failure is only
-// logged and retried at the next save (the machine is already as the ledger in memory says);
-// Reconcile does not apply a new declaration until its generation is saved.
+// saveLedger writes the ledger if it changed, once what it names is durable. After a change to
+// the machine a failure is only logged and retried at the next save (the machine is already as
+// the ledger in memory says); Reconcile does not apply a new declaration until its generation
+// is saved.
 func (e *Engine) saveLedger() error {
 	if !e.ledgerDirty {
 		return nil
+	}
+	if err := e.durable(); err != nil {
+		e.log.Error("not saving the ledger: what it names could not be made durable", "err", err)
+		return err
 	}
 	if err := e.ledger.save(e.cfg.StateDir); err != nil {
 		e.log.Error("saving ledger", "err", err)

@@ -74,6 +74,8 @@ func keepBackup(o *op) error {
 
 // restoreBackup puts back what commit replaced at abs, or removes what it created.
 func restoreBackup(o *op) error {
+	// A group's journal is removed only once its rollback is durable.
+	o.e.touchedPath(o.abs, o.madeDirs)
 	if o.backup != "" {
 		err := os.Rename(o.backup, o.abs)
 		if err == nil {
@@ -114,7 +116,8 @@ func clearForReplace(o *op) error {
 }
 
 // commitStaged puts a staged file or link in place of its target with one rename, keeping what
-// it replaces for undo, and makes the rename durable.
+// it replaces for undo. The rename is made durable with the reconcile's other changes (see
+// Engine.durable), before anything claims it.
 func commitStaged(o *op) error {
 	if err := o.confine(); err != nil {
 		return err
@@ -129,5 +132,6 @@ func commitStaged(o *op) error {
 		return err
 	}
 	o.staged, o.committed = "", true
-	return syncDir(filepath.Dir(o.abs))
+	o.e.touchedPath(o.abs, o.madeDirs)
+	return nil
 }

@@ -52,7 +52,7 @@ type groupApply struct {
 	ops []*op
 	// drift says, for each member that something else changed on the machine, what differed;
 	// "" for the others.
-	drift []string
+	drift []seenDrift
 	// journaled is set while a journal names this group's changes.
 	journaled bool
 }
@@ -183,7 +183,7 @@ func (ga *groupApply) fail(k int, err error) string {
 // module is held, and holds its group; attempted says whether a member failed its check.
 func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bool) {
 	ga.ops = make([]*op, len(ga.g.members))
-	ga.drift = make([]string, len(ga.g.members))
+	ga.drift = make([]seenDrift, len(ga.g.members))
 	for k, i := range ga.g.members {
 		r := ga.m.Resources[i]
 		o, err := ga.rc.newOp(ctx, ga.m, r)
@@ -269,8 +269,9 @@ func (ga *groupApply) stage(ctx context.Context) []string {
 	return culprits
 }
 
-// commit writes the journal, puts every staged change in place, then restarts the group's
-// services once, on the new state of every member. It stops at the first failure.
+// commit makes the staged files durable, writes the journal, puts every staged change in place,
+// then restarts the group's services once, on the new state of every member. It stops at the
+// first failure.
 func (ga *groupApply) commit(ctx context.Context) []string {
 	var changes, services []int
 	for k, o := range ga.ops {
@@ -283,6 +284,9 @@ func (ga *groupApply) commit(ctx context.Context) []string {
 		}
 	}
 	if len(changes) > 0 {
+		if err := ga.rc.e.syncStaged(ga.ops); err != nil {
+			return []string{ga.fail(changes[0], fmt.Errorf("making the staged files durable: %w", err))}
+		}
 		if err := ga.writeJournal(changes); err != nil {
 			return []string{ga.fail(changes[0], fmt.Errorf("writing the group journal: %w", err))}
 		}
@@ -398,7 +402,7 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 			}
 			ga.rc.changed[o.ref] = at
 			ga.rc.noteStart(o, at)
-			r.Changed, r.Drift, r.DriftDetail = true, ga.drift[k] != "", ga.drift[k]
+			r.Changed, r.Drift, r.DriftDetail, r.DriftFound = true, ga.drift[k].detail != "", ga.drift[k].detail, ga.drift[k].found
 			r.Note = o.containerNote()
 		}
 		ga.rc.keep(o)

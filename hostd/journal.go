@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,11 +88,16 @@ func (ga *groupApply) writeJournal(changes []int) error {
 // removeJournalFile removes the journal durably; tests replace it to make the removal fail.
 var removeJournalFile = removeDurably
 
-// removeJournal drops the journal once the group is whole again, committed or rolled back. It
-// returns false when the journal is still there.
+// removeJournal drops the journal once the group is whole again, committed or rolled back, and
+// that is durable: a crash must not find the group half done and no journal. It returns false
+// when the journal is still there.
 func (ga *groupApply) removeJournal() bool {
 	if !ga.journaled {
 		return true
+	}
+	if err := ga.rc.e.durable(); err != nil {
+		ga.rc.e.log.Error("making the group's changes durable", "group", ga.name(), "err", err)
+		return false
 	}
 	if err := removeJournalFile(filepath.Join(ga.rc.e.cfg.StateDir, journalFile)); err != nil {
 		ga.rc.e.log.Error("removing the group journal", "group", ga.name(), "err", err)
@@ -157,6 +163,20 @@ func recoverJournal(stateDir string, log *slog.Logger) error {
 		removeDirs(m.MadeDirs)
 	}
 	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("rolling back group %s from %s: %w", j.Group, name, err)
+	}
+	// The rollback is durable before the journal that makes it repeatable goes.
+	dirs := map[string]bool{}
+	for _, m := range members {
+		dirs[filepath.Dir(m.Path)] = true
+		if m.Kind == hq.KindDirectory {
+			dirs[m.Path] = true // its mode
+		}
+		for _, d := range m.MadeDirs {
+			dirs[filepath.Dir(d)] = true
+		}
+	}
+	if err := syncPaths(slices.Collect(maps.Keys(dirs)), nil); err != nil {
 		return fmt.Errorf("rolling back group %s from %s: %w", j.Group, name, err)
 	}
 	if err := removeDurably(name); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/meshhq/hq"
 )
@@ -47,6 +48,7 @@ func (absentStep) commit(_ context.Context, o *op) error {
 	if err := os.Rename(o.abs, b); err != nil {
 		return err
 	}
+	o.e.touched(filepath.Dir(o.abs))
 	o.backup, o.committed = b, true
 	o.record = absentEntry(o, "removed")
 	return nil
@@ -57,6 +59,7 @@ func (absentStep) undo(_ context.Context, o *op) error {
 		return nil
 	}
 	err := os.Rename(o.backup, o.abs)
+	o.e.touched(filepath.Dir(o.abs))
 	o.backup, o.committed = "", false
 	return err
 }

@@ -74,6 +74,9 @@ func (s dirStep) commit(_ context.Context, o *op) error {
 		}
 	}
 	o.committed = true
+	// The directory's entry in its parent, and its own mode.
+	o.e.touchedPath(o.abs, made)
+	o.e.touched(o.abs)
 	if err := os.Chmod(o.abs, fileMode(s.want(o))); err != nil {
 		return err
 	}
@@ -87,6 +90,7 @@ func (s dirStep) commit(_ context.Context, o *op) error {
 func (dirStep) undo(_ context.Context, o *op) error {
 	var err error
 	if o.committed {
+		o.e.touchedPath(o.abs, o.madeDirs)
 		if o.present && o.info.IsDir() {
 			err = os.Chmod(o.abs, o.prevMode)
 		} else {

@@ -89,19 +89,21 @@ func (fileStep) stage(ctx context.Context, o *op) error {
 	if err != nil {
 		return err
 	}
+	if err := o.e.watch.watch(filepath.Dir(o.abs)); err != nil {
+		return err
+	}
 	tmp := tempName(o.abs, "new")
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	o.staged = tmp
+	// Not fsync'd here: the files staged together are made durable together before the first
+	// of them is renamed (see durable.go).
+	o.staged, o.stagedUnsynced = tmp, true
 	_, err = f.Write(content)
 	if err == nil {
 		// Chmod, not the create mode: the umask must not change the declared mode.
 		err = f.Chmod(fileMode(hq.ParseMode(o.decl.Mode, 0o644)))
-	}
-	if err == nil {
-		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -119,6 +121,9 @@ func (fileStep) stage(ctx context.Context, o *op) error {
 }
 
 func (fileStep) commit(_ context.Context, o *op) error {
+	if err := o.e.syncStaged([]*op{o}); err != nil {
+		return err
+	}
 	if err := commitStaged(o); err != nil {
 		return err
 	}
@@ -136,7 +141,7 @@ func (fileStep) undo(_ context.Context, o *op) error {
 	var err error
 	if o.staged != "" {
 		err = os.Remove(o.staged)
-		o.staged = ""
+		o.staged, o.stagedUnsynced = "", false
 	}
 	if o.committed {
 		err = errors.Join(err, restoreBackup(o))

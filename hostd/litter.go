@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/meshhq/hq"
 )
@@ -18,7 +19,10 @@ import (
 // litterName matches the names tempName gives a staged file or link (new) and a kept original
 // (undo), and nothing else: a crash can leave them beside their targets when no journal names
 // them, before a group's journal is written or after it is removed, or outside a group.
-var litterName = regexp.MustCompile(`^\.hostd-(new|undo)-[0-9a-f]{12}-.+$`)
+// Compiled at its first use, not at every start of hostd: a name that could be litter is rare.
+var litterName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\.hostd-(new|undo)-[0-9a-f]{12}-.+$`)
+})
 
 // removeLitter removes what a crash left of hostd's staging beside the paths it manages (the
 // ledger's) or was about to (the kept declaration's). It looks only in their directories, and
@@ -48,6 +52,38 @@ func removeLitter(root, stateDir string, l *Ledger, log *slog.Logger) {
 	for _, p := range paths {
 		specDirs[path.Dir(p)] = true
 	}
+	removeLitterInDirs(root, specDirs, log)
+}
+
+// removeNewLitter removes the staging litter beside the paths of d that the ledger does not
+// name (removeLitter looked beside the others), for hostd apply: a crash before an apply saved
+// its ledger can leave a batch of staged files (see commitBatch) beside paths that only the
+// operator's file names, and the next apply stages under new names.
+func (e *Engine) removeNewLitter(d *hq.Declaration) {
+	var specDirs map[string]bool
+	for _, m := range d.Modules {
+		for _, r := range m.Resources {
+			if r.Path == "" {
+				continue
+			}
+			if en := e.ledger.Resources[hq.Ref(m.Name, r.Name)]; en != nil && en.Path == r.Path {
+				continue
+			}
+			if specDirs == nil {
+				specDirs = map[string]bool{}
+			}
+			specDirs[path.Dir(r.Path)] = true
+		}
+	}
+	removeLitterInDirs(e.cfg.Root, specDirs, e.log)
+}
+
+// removeLitterInDirs removes the staging litter in the directories specDirs names (spec paths),
+// those that resolve inside the root.
+func removeLitterInDirs(root string, specDirs map[string]bool, log *slog.Logger) {
+	if len(specDirs) == 0 {
+		return
+	}
 	conf := newConfiner(root)
 	for _, dir := range slices.Sorted(maps.Keys(specDirs)) {
 		abs := filepath.Clean(root)
@@ -73,7 +109,7 @@ func removeLitterIn(dir string, log *slog.Logger) {
 		return
 	}
 	for _, n := range es {
-		if !strings.HasPrefix(n, ".hostd-") || !litterName.MatchString(n) {
+		if !strings.HasPrefix(n, ".hostd-") || !litterName().MatchString(n) {
 			continue
 		}
 		name := filepath.Join(dir, n)

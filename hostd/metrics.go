@@ -1,10 +1,15 @@
 package hostd
 
 import (
+	"cmp"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/meshhq/hq"
 )
@@ -28,16 +33,13 @@ func newTextfile(path string) *textfile {
 	return &textfile{path: path}
 }
 
-var (
-	tfResources = prometheus.NewDesc("hostd_resources", "Resources of the last reconcile by outcome.", []string{"outcome"}, nil)
-	tfDuration  = prometheus.NewDesc("hostd_reconcile_duration_seconds", "How long the last reconcile took.", nil, nil)
-	tfLast      = prometheus.NewDesc("hostd_last_reconcile_timestamp_seconds", "When the last reconcile ended.", nil, nil)
-	tfSuccess   = prometheus.NewDesc("hostd_last_success_timestamp_seconds", "When the last reconcile in which nothing failed ended; 0 if none has since hostd started.", nil, nil)
-	tfDrift     = prometheus.NewDesc("hostd_drift_resources", "Resources the last reconcile found changed by something else and put back.", nil, nil)
-	tfDrifts    = prometheus.NewDesc("hostd_drifts_total", "Resources put back after drift since hostd started.", nil, nil)
-	tfCount     = prometheus.NewDesc("hostd_reconciles_total", "Reconciles since hostd started.", nil, nil)
-	tfGen       = prometheus.NewDesc("hostd_declaration_generation", "Generation of the declaration the last reconcile applied.", nil, nil)
-)
+// metric is one line of the file, under its family's HELP and TYPE.
+type metric struct {
+	name, help, kind string
+	// label is the one label's name and value, if any.
+	label, value string
+	v            float64
+}
 
 // hostOutcomes are the outcomes a host reports, each written even when zero.
 var hostOutcomes = []hq.State{hq.StateApplied, hq.StateFailed, hq.StateHeld, hq.StateGroupedPending, hq.StatePending}
@@ -47,6 +49,13 @@ func (tf *textfile) write(rep *hq.Report, log *slog.Logger) {
 	if tf == nil {
 		return
 	}
+	if err := writeTextfile(tf.path, tf.record(rep)); err != nil {
+		log.Error("writing the metrics file", "path", tf.path, "err", err)
+	}
+}
+
+// record counts one reconcile and returns the file's metrics.
+func (tf *textfile) record(rep *hq.Report) []metric {
 	counts := map[hq.State]int{}
 	drift := 0
 	for _, r := range rep.Results {
@@ -60,29 +69,63 @@ func (tf *textfile) write(rep *hq.Report, log *slog.Logger) {
 	if counts[hq.StateFailed] == 0 && rep.Refused == nil {
 		tf.lastSuccess = rep.FinishedAt
 	}
-	var ms []prometheus.Metric
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ms = append(ms, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
-	}
+	var ms []metric
 	for _, o := range hostOutcomes {
-		gauge(tfResources, float64(counts[o]), string(o))
+		ms = append(ms, metric{"hostd_resources", "Resources of the last reconcile by outcome.", "gauge", "outcome", string(o), float64(counts[o])})
 	}
-	gauge(tfDuration, rep.FinishedAt.Sub(rep.StartedAt).Seconds())
-	gauge(tfLast, unixSeconds(rep.FinishedAt))
-	gauge(tfSuccess, unixSeconds(tf.lastSuccess))
-	gauge(tfDrift, float64(drift))
-	gauge(tfGen, float64(rep.Generation))
-	ms = append(ms, prometheus.MustNewConstMetric(tfDrifts, prometheus.CounterValue, float64(tf.drifts)),
-		prometheus.MustNewConstMetric(tfCount, prometheus.CounterValue, float64(tf.reconciles)))
-	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(constCollector(ms)); err != nil {
-		log.Error("writing the metrics file", "err", err)
-		return
+	ms = append(ms,
+		metric{"hostd_reconcile_duration_seconds", "How long the last reconcile took.", "gauge", "", "", rep.FinishedAt.Sub(rep.StartedAt).Seconds()},
+		metric{"hostd_last_reconcile_timestamp_seconds", "When the last reconcile ended.", "gauge", "", "", unixSeconds(rep.FinishedAt)},
+		metric{"hostd_last_success_timestamp_seconds", "When the last reconcile in which nothing failed ended; 0 if none has since hostd started.", "gauge", "", "", unixSeconds(tf.lastSuccess)},
+		metric{"hostd_drift_resources", "Resources the last reconcile found changed by something else and put back.", "gauge", "", "", float64(drift)},
+		metric{"hostd_declaration_generation", "Generation of the declaration the last reconcile applied.", "gauge", "", "", float64(rep.Generation)},
+		metric{"hostd_drifts_total", "Resources put back after drift since hostd started.", "counter", "", "", float64(tf.drifts)},
+		metric{"hostd_reconciles_total", "Reconciles since hostd started.", "counter", "", "", float64(tf.reconciles)},
+	)
+	return ms
+}
+
+// writeTextfile writes ms in the Prometheus text format, sorted as a registry gathers them, to
+// a temporary file beside path renamed into place. It is written by hand because importing the
+// client library costs every hostd process (a one-shot hostd apply too) most of a millisecond
+// of start-up, for a few lines that need no escaping: the help texts and label values are the
+// constants above.
+func writeTextfile(path string, ms []metric) error {
+	slices.SortFunc(ms, func(a, b metric) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.value, b.value))
+	})
+	var b strings.Builder
+	for i, m := range ms {
+		if i == 0 || ms[i-1].name != m.name {
+			fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", m.name, m.help, m.name, m.kind)
+		}
+		b.WriteString(m.name)
+		if m.label != "" {
+			fmt.Fprintf(&b, "{%s=%q}", m.label, m.value)
+		}
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatFloat(m.v, 'g', -1, 64))
+		b.WriteByte('\n')
 	}
-	// WriteToTextfile writes a temporary file in the same directory and renames it.
-	if err := prometheus.WriteToTextfile(tf.path, reg); err != nil {
-		log.Error("writing the metrics file", "path", tf.path, "err", err)
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path))
+	if err != nil {
+		return err
 	}
+	tmp := f.Name()
+	_, err = f.WriteString(b.String())
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 func unixSeconds(t time.Time) float64 {
@@ -90,15 +133,4 @@ func unixSeconds(t time.Time) float64 {
 		return 0
 	}
 	return float64(t.UnixNano()) / 1e9
-}
-
-// constCollector collects a fixed set of metrics; it is unchecked (describes nothing), as the
-// set is made anew for each write.
-type constCollector []prometheus.Metric
-
-func (c constCollector) Describe(chan<- *prometheus.Desc) {}
-func (c constCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, m := range c {
-		ch <- m
-	}
 }

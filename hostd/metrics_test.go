@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -79,4 +81,64 @@ func TestTextfileAfterEveryReconcile(t *testing.T) {
 	}
 	var none *textfile
 	none.write(rep, log) // no HOSTD_METRICS_FILE: nothing, and no panic
+}
+
+// TestTextfileAsTheClientLibraryWritesIt: the file hostd writes by hand is, byte for byte, the
+// one the Prometheus client library writes for the same metrics.
+func TestTextfileAsTheClientLibraryWritesIt(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	tf := newTextfile(filepath.Join(dir, "unused"))
+	for _, rep := range []*hq.Report{
+		{Generation: 7, StartedAt: start, FinishedAt: start.Add(1234567 * time.Microsecond), Results: []hq.Result{
+			{Outcome: hq.StateApplied, Drift: true}, {Outcome: hq.StateFailed}, {Outcome: hq.StateHeld},
+			{Outcome: hq.StateGroupedPending}, {Outcome: hq.StatePending}, {Outcome: hq.StateApplied}}},
+		{Generation: 123456789, StartedAt: start, FinishedAt: start.Add(time.Hour + time.Nanosecond)},
+	} {
+		ms := tf.record(rep)
+		ours, theirs := filepath.Join(dir, "ours.prom"), filepath.Join(dir, "theirs.prom")
+		if err := writeTextfile(ours, slices.Clone(ms)); err != nil {
+			t.Fatal(err)
+		}
+		var pms constCollector
+		for _, m := range ms {
+			var labels, values []string
+			if m.label != "" {
+				labels, values = []string{m.label}, []string{m.value}
+			}
+			kind := prometheus.GaugeValue
+			if m.kind == "counter" {
+				kind = prometheus.CounterValue
+			}
+			pms = append(pms, prometheus.MustNewConstMetric(prometheus.NewDesc(m.name, m.help, labels, nil), kind, m.v, values...))
+		}
+		reg := prometheus.NewPedanticRegistry()
+		if err := reg.Register(pms); err != nil {
+			t.Fatal(err)
+		}
+		if err := prometheus.WriteToTextfile(theirs, reg); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.ReadFile(ours)
+		b, _ := os.ReadFile(theirs)
+		if string(a) != string(b) {
+			t.Fatalf("hostd writes\n%s\nthe client library\n%s", a, b)
+		}
+		for _, name := range []string{ours, theirs} {
+			fi, err := os.Stat(name)
+			if err != nil || fi.Mode().Perm() != 0o644 {
+				t.Fatalf("%s: %v %v", name, fi.Mode(), err)
+			}
+		}
+	}
+}
+
+// constCollector collects a fixed set of metrics; it is unchecked (describes nothing).
+type constCollector []prometheus.Metric
+
+func (c constCollector) Describe(chan<- *prometheus.Desc) {}
+func (c constCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range c {
+		ch <- m
+	}
 }

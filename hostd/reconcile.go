@@ -89,7 +89,18 @@ func (rc *reconcileRun) module(ctx context.Context, m hq.DeclaredModule) []hq.Re
 				// Decided with its group: an empty outcome tells the group this member may apply.
 			case f != nil:
 				res.Outcome, res.Error = hq.StateFailed, f.Err
+			case batched(r):
+				a := rc.prepare(ctx, m, r)
+				if a.ready {
+					// Committed with the files staged after it (see commitBatch); its result
+					// is written then.
+					a.index = i
+					mr.batch = append(mr.batch, a)
+				}
+				res = a.res
 			default:
+				// What this resource does may read the files staged before it.
+				rc.commitBatch(ctx, mr)
 				var o *op
 				res, o = rc.apply(ctx, m, r)
 				if r.Kind == hq.KindService && res.Outcome == hq.StateApplied {
@@ -106,15 +117,54 @@ func (rc *reconcileRun) module(ctx context.Context, m hq.DeclaredModule) []hq.Re
 		if i != g.last() {
 			continue
 		}
+		rc.commitBatch(ctx, mr)
 		mr.services = append(mr.services, rc.applyGroup(ctx, m, g, mr.results)...)
 		for _, j := range g.members {
 			waitOnTake(m, m.Resources[j], &mr.results[j])
 			rc.track(mr, m, j)
 		}
 	}
+	rc.commitBatch(ctx, mr)
 	rc.lateRestarts(ctx, m, mr.services, mr.results)
 	rc.pendingRestarts(m)
 	return mr.results
+}
+
+// batched reports whether r is a file whose commit may wait for the files staged after it, so
+// that their data is made durable together: nothing reads it before the next resource of
+// another kind (which commits the batch first), no validate command runs beside it (one may read
+// the files before it), and no resource waits on its outcome as a gate.
+func batched(r hq.Resource) bool {
+	return r.Kind == hq.KindFile && len(r.Validate) == 0 && !r.IsGate()
+}
+
+// commitBatch makes the data of the files staged in mr's batch durable together, then puts each
+// in place and writes its result. A file whose data cannot be made durable is not put in place.
+func (rc *reconcileRun) commitBatch(ctx context.Context, mr *moduleRun) {
+	if len(mr.batch) == 0 {
+		return
+	}
+	batch := mr.batch
+	mr.batch = nil
+	ops := make([]*op, len(batch))
+	for k := range batch {
+		ops[k] = batch[k].o
+	}
+	began := time.Now()
+	err := rc.e.syncStaged(ops)
+	spent := time.Since(began) / time.Duration(len(batch))
+	for k := range batch {
+		a := &batch[k]
+		a.spent += spent
+		if err != nil {
+			rc.undo(ctx, steps[a.o.decl.Kind], a.o)
+			a.ready = false
+			rc.end(a, fmt.Errorf("making the staged file durable: %w", err))
+		} else {
+			rc.commit(ctx, a)
+		}
+		mr.results[a.index] = a.res
+	}
 }
 
 // pendingRestarts marks in the ledger every service of m that was not started after something
@@ -153,6 +203,8 @@ type moduleRun struct {
 	blockedBy, heldGate string
 	// services remembers each applied service, for restarts its restart_on asks for later.
 	services []lateService
+	// batch holds the files staged and not yet committed, in declaration order.
+	batch []applying
 }
 
 // track notes what result i holds or gates for the resources after it.
@@ -192,22 +244,67 @@ func (rc *reconcileRun) heldDependency(m hq.DeclaredModule, r hq.Resource, held 
 	return dep
 }
 
+// applying is one resource on its way through its steps.
+type applying struct {
+	o   *op
+	res hq.Result
+	// ref and spec name the resource and its spec's digest, for back-off.
+	ref, spec string
+	// drift is what check found changed behind hostd's back, for the result.
+	drift seenDrift
+	// ready says the change is staged: commit comes next.
+	ready bool
+	// spent is the time spent on the resource so far, for the result.
+	spent time.Duration
+	// index is the resource's in its module, while it waits in a batch.
+	index int
+}
+
 // apply runs one resource through its steps and turns what happened into a result.
 func (rc *reconcileRun) apply(ctx context.Context, m hq.DeclaredModule, r hq.Resource) (hq.Result, *op) {
+	a := rc.prepare(ctx, m, r)
+	if a.ready {
+		rc.commit(ctx, &a)
+	}
+	return a.res, a.o
+}
+
+// prepare checks the machine and, unless it is already as declared or the change must be held,
+// stages the change: a.ready says commit is next. Otherwise a.res is final.
+func (rc *reconcileRun) prepare(ctx context.Context, m hq.DeclaredModule, r hq.Resource) applying {
 	began := time.Now()
-	ref := hq.Ref(m.Name, r.Name)
-	res := hq.Result{Module: m.Name, Resource: r.Name, Attempted: true}
+	a := applying{ref: hq.Ref(m.Name, r.Name), res: hq.Result{Module: m.Name, Resource: r.Name, Attempted: true}}
 	o, err := rc.newOp(ctx, m, r)
 	if err == nil {
-		res, err = rc.applyOp(ctx, m, o, res)
+		a.o, a.spec = o, o.spec
+		err = rc.checkAndStage(ctx, m, &a)
+	} else {
+		a.spec = r.Digest()
 	}
+	a.spent = time.Since(began)
+	if err != nil || !a.ready {
+		rc.end(&a, err)
+	}
+	return a
+}
+
+// commit puts a's staged change in place and makes a.res final.
+func (rc *reconcileRun) commit(ctx context.Context, a *applying) {
+	began := time.Now()
+	err := rc.commitOp(ctx, a)
+	a.ready = false
+	a.spent += time.Since(began)
+	rc.end(a, err)
+}
+
+// end makes a.res final: a failure counts for back-off, and an applied resource leaves it.
+func (rc *reconcileRun) end(a *applying, err error) {
 	if err != nil {
-		rc.failed(&res, ref, r.Digest(), err)
-	} else if res.Outcome == hq.StateApplied {
-		rc.e.fails.drop(ref)
+		rc.failed(&a.res, a.ref, a.spec, err)
+	} else if a.res.Outcome == hq.StateApplied {
+		rc.e.fails.drop(a.ref)
 	}
-	res.DurationMS = time.Since(began).Milliseconds()
-	return res, o
+	a.res.DurationMS = a.spent.Milliseconds()
 }
 
 // failed makes res a failed attempt of ref, whose spec has digest spec, and counts it for
@@ -229,44 +326,77 @@ func (rc *reconcileRun) serviceFailed(o *op, res *hq.Result, err error) {
 	rc.failed(res, o.ref, o.spec, err)
 }
 
-// applyOp checks the machine and, unless it is already as declared or the change must be held,
-// stages and commits the change.
-func (rc *reconcileRun) applyOp(ctx context.Context, m hq.DeclaredModule, o *op, res hq.Result) (hq.Result, error) {
+// checkAndStage checks the machine and, unless it is already as declared or the change must be
+// held, stages the change and sets a.ready.
+func (rc *reconcileRun) checkAndStage(ctx context.Context, m hq.DeclaredModule, a *applying) error {
+	o := a.o
 	s := steps[o.decl.Kind]
 	if err := s.check(ctx, o); err != nil {
-		return res, err
+		return err
 	}
 	if o.equal {
 		o.adopt()
 		rc.keep(o)
-		res.Outcome = hq.StateApplied
-		return res, rc.dropOld(ctx, o)
+		a.res.Outcome = hq.StateApplied
+		return rc.dropOld(ctx, o)
 	}
 	if reason := holdReason(m, o); reason != "" {
 		rc.forgetFound(o)
-		res.Outcome, res.Attempted, res.HoldReason = hq.StateHeld, false, reason
-		return res, nil
+		a.res.Outcome, a.res.Attempted, a.res.HoldReason = hq.StateHeld, false, reason
+		return nil
 	}
-	drift := o.drift()
+	a.drift = o.drift()
 	if err := s.stage(ctx, o); err != nil {
 		rc.undo(ctx, s, o)
-		return res, err
+		return err
 	}
+	a.ready = true
+	return nil
+}
+
+// commitOp puts a's staged change in place and makes it stay.
+func (rc *reconcileRun) commitOp(ctx context.Context, a *applying) error {
+	o := a.o
+	s := steps[o.decl.Kind]
 	if err := s.commit(ctx, o); err != nil {
 		if o.committed && o.decl.Kind == hq.KindService {
-			rc.serviceFailed(o, &res, err)
-			return res, nil
+			rc.serviceFailed(o, &a.res, err)
+			return nil
 		}
 		rc.undo(ctx, s, o)
-		return res, err
+		return err
 	}
 	s.finish(o)
 	rc.keep(o)
 	rc.changed[o.ref] = rc.next()
 	rc.noteStart(o, rc.seq)
-	res.Outcome, res.Changed, res.Drift, res.DriftDetail = hq.StateApplied, true, drift != "", drift
-	res.Note = o.containerNote()
-	return res, rc.dropOld(ctx, o)
+	a.res.Outcome, a.res.Changed, a.res.Drift, a.res.DriftDetail, a.res.DriftFound = hq.StateApplied, true, a.drift.detail != "", a.drift.detail, a.drift.found
+	a.res.Note = o.containerNote()
+	return rc.dropOld(ctx, o)
+}
+
+// notDurable fails every resource this reconcile changed, once what it changed could not be
+// made durable: a report must not call applied what a crash could take back. Their ledger
+// entries lose their fingerprint, so that the next check reads what is on disk.
+func (rc *reconcileRun) notDurable(err error) {
+	rc.e.log.Error("what this reconcile changed could not be made durable", "err", err)
+	i := 0
+	for _, m := range rc.d.Modules {
+		for _, r := range m.Resources {
+			res := &rc.results[i]
+			i++
+			if !res.Changed {
+				continue
+			}
+			ref := hq.Ref(m.Name, r.Name)
+			if en := rc.e.ledger.Resources[ref]; en != nil && en.Stat != nil {
+				unsure := *en
+				unsure.Stat = nil
+				rc.e.setEntry(ref, &unsure)
+			}
+			rc.failed(res, ref, r.Digest(), fmt.Errorf("applied, but not made durable: %w", err))
+		}
+	}
 }
 
 // dropOld removes what o's resource made before its path (or a service's kind) changed, now

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -139,7 +140,10 @@ func (e *Engine) removeEntry(ctx context.Context, ref string, en *Entry) error {
 		}
 		err = os.Remove(abs)
 		switch {
-		case err == nil, errors.Is(err, fs.ErrNotExist):
+		case err == nil:
+			e.touched(filepath.Dir(abs))
+			return nil
+		case errors.Is(err, fs.ErrNotExist):
 			return nil
 		case en.Kind == hq.KindDirectory && (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)):
 			e.log.Info("leaving a no longer declared directory that is not empty", "resource", ref, "path", en.Path)

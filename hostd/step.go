@@ -66,8 +66,11 @@ type op struct {
 	ctr *containerOp
 
 	// Set by stage and commit, for commit, undo and finish.
-	staged    string
-	committed bool
+	staged string
+	// stagedUnsynced says the staged file's data is not durable yet: it must be (syncStaged,
+	// or commit itself) before the file is renamed to its name.
+	stagedUnsynced bool
+	committed      bool
 	// backup holds what commit replaced at abs (a hard link or the renamed original).
 	backup string
 	// aside, when set, is the name commit keeps the original under: a group plans it so that

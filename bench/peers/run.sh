@@ -6,6 +6,7 @@
 #
 #   bench/peers/run.sh            # from the repository; needs go, and apt for the peers
 #   RUNS=9 bench/peers/run.sh
+#   TOOLS="hostd cf" bench/peers/run.sh   # leave puppet out (its runs take most of the time)
 #
 # It installs cfengine3 and puppet from Debian's packages when they are missing (and time,
 # for /usr/bin/time). Everything it generates lives in a temporary directory, removed at the
@@ -19,12 +20,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-5}
+TOOLS=${TOOLS:-hostd cf puppet}
+measured() { [[ " $TOOLS " == *" $1 "* ]]; }
 
 need() { command -v "$1" >/dev/null 2>&1; }
 install_missing() {
   local pkgs=()
-  need cf-agent || pkgs+=(cfengine3)
-  need puppet || pkgs+=(puppet)
+  measured cf && ! need cf-agent && pkgs+=(cfengine3)
+  measured puppet && ! need puppet && pkgs+=(puppet)
   [ -x /usr/bin/time ] || pkgs+=(time)
   if [ ${#pkgs[@]} -gt 0 ]; then
     echo "installing ${pkgs[*]} from Debian's packages" >&2
@@ -121,7 +124,7 @@ for n in 500 2000; do
   [ "$n" = 500 ] && cases=(noop change)
   [ "$n" = 2000 ] && cases=(noop create)
   for c in "${cases[@]}"; do
-    for tool in hostd cf puppet; do
+    for tool in $TOOLS; do
       echo "measuring $c $n with $tool" >&2
       read -r ms rss < <(measure "$c" "$tool")
       MS[$c$n$tool]=$ms
@@ -131,19 +134,23 @@ for n in 500 2000; do
 done
 
 label() { case $1 in noop500) echo "no-op, 500 files" ;; change500) echo "one change, 500 files" ;; noop2000) echo "no-op, 2,000 files" ;; create2000) echo "create 2,000 files" ;; esac; }
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+mib() { if [ -n "$1" ]; then awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; else echo "–"; fi; }
+ms() { if [ -n "$1" ]; then echo "$1 ms"; else echo "–"; fi; }
 echo
 echo "median of $RUNS whole-process runs after a warm-up; peak RSS of one more run ($(nproc) cores, $(date -u +%Y-%m-%d))"
 echo
 echo "| case | hostd apply | cf-agent -K | puppet apply | cf-agent ÷ hostd |"
 echo "|---|---:|---:|---:|---:|"
 for k in noop500 change500 noop2000 create2000; do
-  h=${MS[${k}hostd]} cf=${MS[${k}cf]} p=${MS[${k}puppet]}
-  ratio=$(awk -v a="$cf" -v b="$h" 'BEGIN { printf "%.1f×", a / b }')
-  echo "| $(label $k) | $h ms | $cf ms | $p ms | $ratio |"
+  h=${MS[${k}hostd]:-} cf=${MS[${k}cf]:-} p=${MS[${k}puppet]:-} ratio=""
+  [ -n "$h" ] && [ -n "$cf" ] && ratio=$(awk -v a="$cf" -v b="$h" 'BEGIN { printf "%.1f×", a / b }')
+  echo "| $(label $k) | $(ms "$h") | $(ms "$cf") | $(ms "$p") | $ratio |"
 done
 for k in noop500 noop2000; do
-  echo "| peak RSS, $(label $k) | $(mib "${RSS[${k}hostd]}") | $(mib "${RSS[${k}cf]}") | $(mib "${RSS[${k}puppet]}") | |"
+  echo "| peak RSS, $(label $k) | $(mib "${RSS[${k}hostd]:-}") | $(mib "${RSS[${k}cf]:-}") | $(mib "${RSS[${k}puppet]:-}") | |"
 done
 echo
-echo "versions: hostd $(git rev-parse --short HEAD), $(cf-agent --version | head -1), puppet $(puppet --version 2>/dev/null)"
+versions="hostd $(git rev-parse --short HEAD)"
+measured cf && versions+=", $(cf-agent --version | head -1)"
+measured puppet && versions+=", puppet $(puppet --version 2>/dev/null)"
+echo "versions: $versions"
