@@ -16,7 +16,8 @@ func recordDrifts(ctx context.Context, q dbsqlc.Querier, node string, reportID i
 			continue
 		}
 		if err := q.DriftInsert(ctx, dbsqlc.DriftInsertParams{Node: node, Module: r.Module, Resource: r.Resource, At: at,
-			ReportID: sql.NullInt64{Int64: reportID, Valid: true}, Detail: r.DriftDetail}); err != nil {
+			ReportID: sql.NullInt64{Int64: reportID, Valid: true}, Detail: r.DriftDetail,
+			Found: sql.NullString{String: r.DriftFound, Valid: r.DriftFound != ""}}); err != nil {
 			return err
 		}
 	}
@@ -30,4 +31,30 @@ func hasDrift(results []hq.Result) bool {
 		}
 	}
 	return false
+}
+
+// DeclaredTexts is the content each of some file resources of a node (refs, module/resource)
+// is declared to have now, as the node's declaration renders it, templates and all: what a
+// drift's found content is shown against. A ref the node declares no file for is left out.
+func (s *Store) DeclaredTexts(ctx context.Context, node string, refs []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(refs) == 0 {
+		return out, nil
+	}
+	d, err := s.compose(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, r := range refs {
+		want[r] = true
+	}
+	for _, m := range d.Modules {
+		for _, r := range m.Resources {
+			if ref := hq.Ref(m.Name, r.Name); want[ref] && r.Kind == hq.KindFile {
+				out[ref] = r.Content
+			}
+		}
+	}
+	return out, nil
 }

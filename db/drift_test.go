@@ -52,3 +52,37 @@ func TestDriftIsKeptCountedAndShown(t *testing.T) {
 		t.Fatalf("a drift line two hours on: %q", v.Lines)
 	}
 }
+
+// What hostd found in a drifted small text file is kept with the drift, cleaned and bounded,
+// beside the content the file is declared to have, for a page to show the two as a diff.
+func TestDriftKeepsWhatWasFound(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("conf", "port 80\n"), file("other", "1"))
+	mustAssign(t, s, "web-1", "app")
+	d := mustCompose(t, s, "web-1", "test")
+	res := applied("app", "conf", "other")
+	res[0].Changed, res[0].Drift, res[0].DriftDetail, res[0].DriftFound = true, true, "content sha256:ab12 (want sha256:cd34)", "port 8080\x00\n"
+	res[1].Changed, res[1].Drift, res[1].DriftDetail = true, true, "mode 0600 (want 0644)"
+	ingest(t, s, "web-1", d, res...)
+	drifts, err := s.Drifts(ctx, "web-1", 10)
+	if err != nil || len(drifts) != 2 {
+		t.Fatalf("drifts %+v, %v", drifts, err)
+	}
+	byName := map[string]hq.DriftView{}
+	for _, dv := range drifts {
+		byName[dv.Resource] = dv
+	}
+	if f := byName["conf"].Found; f == nil || *f != "port 8080\uFFFD\n" {
+		t.Fatalf("found %v, want the content with its NUL replaced", f)
+	}
+	if byName["other"].Found != nil {
+		t.Fatalf("a drift without content found has %q", *byName["other"].Found)
+	}
+	declared, err := s.DeclaredTexts(ctx, "web-1", []string{"app/conf", "app/gone"})
+	if err != nil || len(declared) != 1 || declared["app/conf"] != "port 80\n" {
+		t.Fatalf("declared %q, %v; want app/conf's content alone", declared, err)
+	}
+}

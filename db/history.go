@@ -41,6 +41,9 @@ func (s *Store) Drifts(ctx context.Context, node string, limit int64) ([]hq.Drif
 	out := make([]hq.DriftView, len(rows))
 	for i, r := range rows {
 		out[i] = hq.DriftView{ID: r.ID, Module: r.Module, Resource: r.Resource, At: hq.ParseTime(r.At), Detail: r.Detail}
+		if r.Found.Valid {
+			out[i].Found = &r.Found.String
+		}
 		if r.ReportID.Valid {
 			out[i].ReportID = &r.ReportID.Int64
 		}

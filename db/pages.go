@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -69,6 +70,92 @@ func (s *Store) RolloutTransitions(ctx context.Context, id int64) ([]RolloutTran
 	return out, err
 }
 
+// RolloutSummary returns a rollout without its nodes; not_found when there is none.
+func (s *Store) RolloutSummary(ctx context.Context, id int64) (hq.Rollout, error) {
+	r, err := s.reader().RolloutGet(ctx, id)
+	if err != nil {
+		return hq.Rollout{}, notFound(err, "no rollout %d", id)
+	}
+	return readRollout(r)
+}
+
+// RolloutNodePage is one page of a rollout's nodes by name, each with its progress.
+type RolloutNodePage struct {
+	Nodes []hq.RolloutNode
+	// Next is the cursor of the next page: the last name on this one; empty on the last.
+	Next string
+}
+
+// PageRolloutNodes returns a rollout's nodes after the name after, at most limit of them: a
+// page reads its own rows, not the rollout's every node.
+func (s *Store) PageRolloutNodes(ctx context.Context, id int64, after string, limit int) (RolloutNodePage, error) {
+	rows, err := s.reader().RolloutNodePage(ctx, dbsqlc.RolloutNodePageParams{Rollout: id, After: after, Max: int64(limit) + 1})
+	if err != nil {
+		return RolloutNodePage{}, err
+	}
+	var p RolloutNodePage
+	if len(rows) > limit {
+		rows = rows[:limit]
+		p.Next = rows[limit-1].Node
+	}
+	p.Nodes = make([]hq.RolloutNode, len(rows))
+	for i, n := range rows {
+		p.Nodes[i] = hq.RolloutNode{Node: n.Node, Wave: int(n.Wave), State: n.State, FromRevision: n.FromRevision,
+			Generation: n.Generation, Reason: n.Reason, StartedAt: nullTime(n.StartedAt), EndedAt: nullTime(n.EndedAt)}
+	}
+	return p, nil
+}
+
+// RolloutWave is how many of a rollout's nodes are in one state in one wave, and when the
+// first of them started and the last ended. Wave 0 is the nodes not started yet.
+type RolloutWave struct {
+	Wave         int
+	State        string
+	Nodes        int
+	FirstStarted *time.Time
+	LastEnded    *time.Time
+}
+
+// RolloutWaves counts a rollout's nodes by wave and state in the database, by wave then state.
+func (s *Store) RolloutWaves(ctx context.Context, id int64) ([]RolloutWave, error) {
+	rows, err := s.reader().RolloutWaveList(ctx, id)
+	out := make([]RolloutWave, len(rows))
+	for i, r := range rows {
+		out[i] = RolloutWave{Wave: int(r.Wave), State: r.State, Nodes: int(r.Nodes)}
+		if r.FirstStarted != "" {
+			t := hq.ParseTime(r.FirstStarted)
+			out[i].FirstStarted = &t
+		}
+		if r.LastEnded != "" {
+			t := hq.ParseTime(r.LastEnded)
+			out[i].LastEnded = &t
+		}
+	}
+	return out, err
+}
+
+// NodesNamed returns the views of the nodes named that are registered, by name, as a listing
+// shows them (without their resources).
+func (s *Store) NodesNamed(ctx context.Context, names []string) ([]hq.NodeView, error) {
+	out := []hq.NodeView{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	list, err := jsonList(names)
+	if err != nil {
+		return nil, err
+	}
+	err = s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+		rows, err := q.NodeListByNames(ctx, list)
+		if err != nil {
+			return err
+		}
+		out, err = s.views(ctx, q, rows)
+		return err
+	})
+	return out, err
+}
+
 // LatestRollouts returns the newest rollout of each placement named that has had one, by
 // placement.
 func (s *Store) LatestRollouts(ctx context.Context, placements []string) (map[string]hq.Rollout, error) {
@@ -126,17 +213,73 @@ func (s *Store) PlacementsOfModule(ctx context.Context, module string) ([]hq.Pla
 	return out, err
 }
 
-// placementViews counts the nodes of each placement against every node's labels, read once.
+// PlacementSummary returns a placement as PagePlacements lists it; not_found when there is
+// none.
+func (s *Store) PlacementSummary(ctx context.Context, name string) (hq.Placement, error) {
+	var out hq.Placement
+	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+		p, err := q.PlacementGet(ctx, name)
+		if err != nil {
+			return notFound(err, "no placement %s", name)
+		}
+		views, err := placementViews(ctx, q, []dbsqlc.Placement{p})
+		if err == nil {
+			out = views[0]
+		}
+		return err
+	})
+	return out, err
+}
+
+// PlacementSelector returns a placement's selector as stored, without counting its nodes;
+// not_found when there is no such placement.
+func (s *Store) PlacementSelector(ctx context.Context, name string) (string, error) {
+	p, err := s.reader().PlacementGet(ctx, name)
+	if err != nil {
+		return "", notFound(err, "no placement %s", name)
+	}
+	return p.Selector, nil
+}
+
+// placementViews counts the nodes each placement matches against every node's labels, read
+// and decoded once for all of them, and those it assigned in the database: a page of
+// placements costs one pass over the fleet, not one a placement. The counts are those
+// GetPlacement gives.
 func placementViews(ctx context.Context, q dbsqlc.Querier, rows []dbsqlc.Placement) ([]hq.Placement, error) {
 	nodes, err := q.NodeLabelList(ctx)
 	if err != nil {
 		return nil, err
 	}
+	labels := make([]map[string]string, len(nodes))
+	for i, n := range nodes {
+		labels[i] = decodePairs(n.Labels)
+	}
 	out := make([]hq.Placement, len(rows))
-	for i, r := range rows {
-		if out[i], err = placementView(ctx, q, r, nodes); err != nil {
+	for i, p := range rows {
+		sel, err := hq.ParseSelector(p.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("placement %s: %w", p.Name, err)
+		}
+		matched := 0
+		for _, l := range labels {
+			if sel.Matches(l) {
+				matched++
+			}
+		}
+		assigned, err := q.AssignmentCountBySource(ctx, dbsqlc.AssignmentCountBySourceParams{Source: p.Name, Module: p.Module})
+		if err != nil {
 			return nil, err
 		}
+		v := hq.Placement{Name: p.Name, Module: p.Module, Selector: p.Selector, Taken: p.Taken == 1,
+			Matched: matched, Assigned: int(assigned), CreatedAt: hq.ParseTime(p.CreatedAt), UpdatedAt: hq.ParseTime(p.UpdatedAt)}
+		if p.Rollout != "" {
+			pol, err := rolloutPolicy(p.Rollout)
+			if err != nil {
+				return nil, fmt.Errorf("placement %s: %w", p.Name, err)
+			}
+			v.Rollout = &pol
+		}
+		out[i] = v
 	}
 	return out, nil
 }

@@ -3,10 +3,13 @@ package db
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testdb"
 )
 
 func TestParseNodeFilter(t *testing.T) {
@@ -94,6 +97,114 @@ func TestConvergedHistory(t *testing.T) {
 	}
 }
 
+// The history's counts are those of its definition worked out node by node, over fleets of
+// rows written in SQL at random: nodes whose newest row was current before the first moment and
+// nodes whose outcome changed among the moments, rows that went silent, nodes deleted before,
+// among or after the moments, and nodes that never reported.
+func TestConvergedHistoryByDefinition(t *testing.T) {
+	s, c := setupWith(t, Options{})
+	ctx := context.Background()
+	silent := s.opt.SilentAfter
+	base := c.now()
+	rng := rand.New(rand.NewPCG(1, 2))
+	type row struct {
+		id       int64
+		at, last time.Time
+		fine     bool
+	}
+	type node struct {
+		name string
+		rows []row
+		gone *time.Time
+	}
+	// Earlier trials' nodes stay, and count in the later trials too.
+	var all []node
+	for trial := range 25 {
+		for i := range 40 {
+			n := node{name: fmt.Sprintf("t%d-n%d", trial, i)}
+			at := base.Add(-time.Duration(rng.IntN(6*60)) * time.Minute).Add(time.Duration(rng.IntN(60000)) * time.Millisecond)
+			for range rng.IntN(6) {
+				last := at.Add(time.Duration(rng.IntN(3*3600)) * time.Second)
+				n.rows = append(n.rows, row{at: at, last: last, fine: rng.IntN(3) > 0})
+				at = at.Add(time.Duration(rng.IntN(4*3600000)) * time.Millisecond)
+			}
+			if rng.IntN(5) == 0 {
+				g := base.Add(time.Duration(rng.IntN(8*60)-4*60) * time.Minute)
+				n.gone = &g
+			}
+			var gone any
+			if n.gone != nil {
+				gone = hq.FormatTime(*n.gone)
+			}
+			if _, err := s.write.Exec(testdb.Rebind(`INSERT INTO nodes (name, token_hash, created_at, deleted_at) VALUES (?, ?, ?, ?)`),
+				n.name, n.name, hq.FormatTime(base.Add(-24*time.Hour)), gone); err != nil {
+				t.Fatal(err)
+			}
+			for k, r := range n.rows {
+				failed := 0
+				if !r.fine {
+					failed = 1
+				}
+				if err := s.write.QueryRow(testdb.Rebind(`INSERT INTO reports (node, generation, digest, summary, outcome_digest, applied, failed, at, last_at)
+					VALUES (?, 1, 'sha256:x', '', '', 1, ?, ?, ?) RETURNING id`),
+					n.name, failed, hq.FormatTime(r.at), hq.FormatTime(r.last)).Scan(&n.rows[k].id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all = append(all, n)
+		}
+		first := base.Add(time.Duration(rng.IntN(4*60)-3*60) * time.Minute).Truncate(time.Millisecond)
+		step := time.Duration(7+rng.IntN(90)) * time.Minute
+		moments := 1 + rng.IntN(12)
+		got, err := s.ConvergedHistory(ctx, first, step, moments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range moments {
+			m := first.Add(time.Duration(i) * step)
+			var conv, not int
+			for _, n := range all {
+				if n.gone != nil && !m.Before(*n.gone) {
+					continue
+				}
+				var stand *row
+				for k := range n.rows {
+					if !n.rows[k].at.After(m) {
+						stand = &n.rows[k]
+					}
+				}
+				switch {
+				case stand == nil:
+				case stand.fine && !m.After(stand.last.Add(silent)):
+					conv++
+				default:
+					not++
+				}
+			}
+			if g := got[i]; g.Converged != conv || g.NotConverged != not || !g.At.Equal(m) {
+				t.Fatalf("trial %d, moment %d (%s, step %s): %d converged, %d not at %s; want %d, %d",
+					trial, i, m.Format(time.RFC3339Nano), step, g.Converged, g.NotConverged, g.At, conv, not)
+			}
+		}
+	}
+}
+
+// millis reads a stored time as time.Parse does, and anything else through it.
+func TestMillis(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 1000 {
+		at := time.UnixMilli(rng.Int64N(4102444800000)).UTC()
+		if s := hq.FormatTime(at); millis(s) != at.UnixMilli() {
+			t.Fatalf("millis(%s) = %d, want %d", s, millis(s), at.UnixMilli())
+		}
+	}
+	for _, s := range []string{"", "2026-11-30T03:00:00Z", "2026-11-30 03:00:00.000Z", "2026-1x-30T03:00:00.000Z", "2026-13-30T03:00:00.000Z"} {
+		if got, want := millis(s), hq.ParseTime(s).UnixMilli(); got != want {
+			t.Errorf("millis(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
 func TestPageRolloutsAndTheirHistory(t *testing.T) {
 	s, _ := setupSteppingRollouts(t)
 	ctx := context.Background()
@@ -133,6 +244,45 @@ func TestPageRolloutsAndTheirHistory(t *testing.T) {
 	latest, err := s.LatestRollouts(ctx, []string{"a", "b"})
 	if err != nil || len(latest) != 1 || latest["a"].ID != 3 {
 		t.Fatalf("latest: %+v, %v", latest, err)
+	}
+
+	// Rollout 3 as a page reads it: the rollout, its nodes counted by wave, a page of them.
+	if _, err := s.stepRollouts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.GetRollout(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := s.RolloutSummary(ctx, 3)
+	if err != nil || sum.Line != full.Line || sum.Progress != nil {
+		t.Fatalf("summary of rollout 3: %+v, %v", sum, err)
+	}
+	if _, err := s.RolloutSummary(ctx, 9); !isNotFound(err) {
+		t.Fatalf("summary of rollout 9: %v", err)
+	}
+	waves, err := s.RolloutWaves(ctx, 3)
+	if err != nil || len(waves) != 2 {
+		t.Fatalf("waves of rollout 3: %+v, %v", waves, err)
+	}
+	if w := waves[0]; w.Wave != 0 || w.State != hq.RolloutNodePending || w.Nodes != 1 || w.FirstStarted != nil || w.LastEnded != nil {
+		t.Errorf("the node waiting: %+v", w)
+	}
+	if w := waves[1]; w.Wave != 1 || w.State != hq.RolloutNodeInFlight || w.Nodes != 1 || w.FirstStarted == nil || w.LastEnded != nil {
+		t.Errorf("the canary: %+v", w)
+	}
+	nodes, err := s.PageRolloutNodes(ctx, 3, "", 1)
+	if err != nil || len(nodes.Nodes) != 1 || nodes.Nodes[0].Node != "web-1" || nodes.Next != "web-1" ||
+		!reflect.DeepEqual(nodes.Nodes[0], full.Progress[0]) {
+		t.Fatalf("first page of rollout 3's nodes: %+v, %v; whole: %+v", nodes, err, full.Progress)
+	}
+	nodes, err = s.PageRolloutNodes(ctx, 3, nodes.Next, 1)
+	if err != nil || len(nodes.Nodes) != 1 || nodes.Nodes[0].Node != "web-2" || nodes.Next != "" {
+		t.Fatalf("second page of rollout 3's nodes: %+v, %v", nodes, err)
+	}
+	views, err := s.NodesNamed(ctx, []string{"web-2", "nobody", "web-1"})
+	if err != nil || len(views) != 2 || views[0].Name != "web-1" || views[1].Name != "web-2" || len(views[0].Assignments) != 1 {
+		t.Fatalf("nodes named: %+v, %v", views, err)
 	}
 }
 
@@ -179,6 +329,26 @@ func TestPageModulesPlacementsAndRevisions(t *testing.T) {
 	}
 	if ofC, err := s.PlacementsOfModule(ctx, "c"); err != nil || len(ofC) != 1 || ofC[0].Name != "p2" {
 		t.Fatalf("placements of c: %+v, %v", ofC, err)
+	}
+	// A page's counts are the API's.
+	for _, p := range []string{"p1", "p2"} {
+		want, err := s.GetPlacement(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.PlacementSummary(ctx, p); err != nil || got.Matched != want.Matched || got.Assigned != want.Assigned ||
+			got.Matched != 1 || got.Assigned != 1 || got.Selector != want.Selector {
+			t.Fatalf("summary of %s: %+v, %v; GetPlacement: %+v", p, got, err, want)
+		}
+		if sel, err := s.PlacementSelector(ctx, p); err != nil || sel != "role=web" {
+			t.Fatalf("selector of %s: %q, %v", p, sel, err)
+		}
+	}
+	if _, err := s.PlacementSummary(ctx, "p3"); !isNotFound(err) {
+		t.Fatalf("summary of p3: %v", err)
+	}
+	if _, err := s.PlacementSelector(ctx, "p3"); !isNotFound(err) {
+		t.Fatalf("selector of p3: %v", err)
 	}
 	if nodes, err := s.AssignedNodes(ctx, "b"); err != nil || len(nodes) != 1 || nodes[0] != "db-1" {
 		t.Fatalf("nodes of b: %v, %v", nodes, err)

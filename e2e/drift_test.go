@@ -103,6 +103,13 @@ func TestDriftIsSeenCountedAndKept(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(page, "app/a") || !strings.Contains(page, "mode 0777 (want 0750)") {
 		t.Fatalf("node page %d lacks the drifts", code)
 	}
+	// A small text file changed by hand shows as a diff of what was declared and what was found.
+	page = strings.ReplaceAll(page, "&#43;", "+")
+	for _, want := range []string{"--- app/a as declared", "+++ app/a as found", "-A1", "+tampered"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("node page lacks %q of the drift of app/a", want)
+		}
+	}
 
 	// The same file changed five times in a minute: the node and the mesh say it.
 	for i := range 5 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/meshhq/hq"
@@ -26,12 +28,7 @@ const chromiumPath = "/usr/bin/chromium"
 // real processes reach: converged (with a refused send), stuck on two nodes (mesh-wide),
 // degraded, waiting on take, mid-change on a group, silent and behind, and new.
 func TestStatusPagesInABrowser(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("chromium is not installed at %s: apt-get install -y chromium", chromiumPath)
-		}
-		t.Skipf("chromium is not installed at %s (apt-get install -y chromium)", chromiumPath)
-	}
+	skipWithoutChromium(t)
 	dbPath := testdb.New(t)
 	const silentAfter = "HQ_SILENT_AFTER=4s"
 	ctl := startController(t, dbPath, "HQ_STUCK_ATTEMPTS=2", silentAfter)
@@ -106,10 +103,7 @@ func TestStatusPagesInABrowser(t *testing.T) {
 
 	b := newBrowser(t)
 	shots := outputDir(t)
-	b.run(t, chromedp.Navigate(ctl.url+"/login"))
-	b.run(t, chromedp.SendKeys(chromedp.CSS("#token"), adminToken))
-	b.run(t, chromedp.Submit(chromedp.CSS("#token")))
-	b.run(t, chromedp.WaitVisible(chromedp.CSS("#counts")))
+	b.signIn(t, ctl)
 
 	// The mesh page. A running host could miss one report under load, so the page is reloaded
 	// until it shows the whole picture or the wait runs out.
@@ -213,66 +207,241 @@ func TestStatusPagesInABrowser(t *testing.T) {
 	}
 }
 
-// An operator's walk through the fleet's pages by their links, from the mesh to a paused
-// rollout, the difference it rolls out, the module and its placement, and the canary, whose
-// failing resource the Retry button starts over.
-func TestOperatorWalkInABrowser(t *testing.T) {
+// operatorFleet is what the operator's walk and the screenshots read: four real hosts labelled
+// by region, app placed on the three web ones under a rollout policy of one canary and no
+// failure allowed, and a revision of app whose file fails validate. Its canary, web-eu-1,
+// failed it and the rollout paused there; the host kept trying until the resource was stuck.
+// db-us-1 is stuck too, on a module assigned to it alone.
+type operatorFleet struct {
+	ctl *controller
+	c   *client
+	// rollout is the paused rollout of app r1→r2.
+	rollout hq.Rollout
+}
+
+func newOperatorFleet(t *testing.T) *operatorFleet {
+	t.Helper()
+	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=2")
+	c := newClient(t, ctl.url)
+	conf := func(workers string, validate ...string) hq.Resource {
+		return hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf",
+			Content: "port 8080\nworkers " + workers + "\nlog info\n", Validate: validate}
+	}
+	c.putModule("app", conf("4"))
+	c.putModule("bad", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/bad.conf", Content: "x\n", Validate: []string{"/bin/false"}})
+	web := []string{"web-eu-1", "web-eu-2", "web-us-1"}
+	for _, n := range web {
+		labelledHost(t, c, ctl.url, n, map[string]string{"role": "web", "region": n[4:6]})
+	}
+	labelledHost(t, c, ctl.url, "db-us-1", map[string]string{"role": "db", "region": "us"})
+	c.call("PUT", "/placements/web", map[string]any{"module": "app", "selector": "role=web",
+		"rollout": map[string]any{"canary": 1, "failure_budget": 0}}, nil)
+	c.assign("db-us-1", "bad", false)
+	waitFor(t, 30*time.Second, "app r1 on the web nodes", func() bool {
+		return converged(c, web[0]) && converged(c, web[1]) && converged(c, web[2])
+	})
+	// The canary is the first node by name: web-eu-1.
+	c.putModule("app", conf("8", "/bin/false"))
+	f := &operatorFleet{ctl: ctl, c: c}
+	waitFor(t, 60*time.Second, "the rollout paused on its canary, and web-eu-1 and db-us-1 stuck", func() bool {
+		rs := c.rollouts()
+		if len(rs) != 1 || rs[0].State != hq.RolloutPaused {
+			return false
+		}
+		f.rollout = rs[0]
+		return c.node("web-eu-1").Status == hq.StatusStuck && c.node("db-us-1").Status == hq.StatusStuck
+	})
+	return f
+}
+
+// skipWithoutChromium skips a browser test where chromium is missing, and fails it in CI.
+func skipWithoutChromium(t *testing.T) {
+	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("chromium is not installed at %s: apt-get install -y chromium", chromiumPath)
 		}
 		t.Skipf("chromium is not installed at %s (apt-get install -y chromium)", chromiumPath)
 	}
-	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=2")
-	c := newClient(t, ctl.url)
-	conf := func(content string, validate ...string) hq.Resource {
-		return hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: content, Validate: validate}
-	}
-	c.putModule("app", conf("v1\n"))
-	for _, n := range []string{"web-1", "web-2"} {
-		labelledHost(t, c, ctl.url, n, map[string]string{"role": "web"})
-	}
-	c.call("PUT", "/placements/web", map[string]any{"module": "app", "selector": "role=web",
-		"rollout": map[string]any{"canary": 1, "failure_budget": 0}}, nil)
-	waitFor(t, 30*time.Second, "app r1 on both nodes", func() bool { return converged(c, "web-1") && converged(c, "web-2") })
-	c.putModule("app", conf("v2\n", "/bin/false"))
-	waitFor(t, 30*time.Second, "the rollout to pause on its canary", func() bool {
-		rs := c.rollouts()
-		return len(rs) == 1 && rs[0].State == hq.RolloutPaused
-	})
+}
 
-	b := newBrowser(t)
+// signIn signs the browser in with the operator token.
+func (b *browser) signIn(t *testing.T, ctl *controller) {
+	t.Helper()
 	b.run(t, chromedp.Navigate(ctl.url+"/login"))
 	b.run(t, chromedp.SendKeys(chromedp.CSS("#token"), adminToken))
 	b.run(t, chromedp.Submit(chromedp.CSS("#token")))
-	b.run(t, chromedp.WaitVisible(chromedp.CSS("#history-chart")))
+	b.run(t, chromedp.WaitVisible(chromedp.CSS("#counts")))
+}
+
+// An operator's walk through the fleet's pages by their links: from the mesh, filtered to the
+// nodes stuck in eu by its count and its filter form, to the node listed, its placement, the
+// placement's paused rollout, which the Abort button ends; then what the rollout changed, and
+// the Retry button on the other stuck node. The Abort form posted with the session's cookie
+// but without its token is refused and changes nothing.
+func TestOperatorWalkInABrowser(t *testing.T) {
+	skipWithoutChromium(t)
+	f := newOperatorFleet(t)
+	ctl, c := f.ctl, f.c
+	b := newBrowser(t)
+	b.signIn(t, ctl)
 	follow := func(link, landed string) {
 		t.Helper()
 		b.run(t, chromedp.Click(chromedp.CSS(link)))
 		b.run(t, chromedp.WaitVisible(chromedp.CSS(landed)))
 	}
-	follow("#rollout-lines a", "#waves")
-	if err := expectText(b.text(t, "#paused"), "paused: app/conf failed on web-1"); err != nil {
+	// A running host could miss one report under load, so the mesh is reloaded until it counts
+	// both stuck nodes.
+	b.waitPage(t, ctl.url+"/", func() error {
+		if got := b.text(t, "#count-stuck .n"); got != "2" {
+			return fmt.Errorf("stuck count tile reads %q, want 2", got)
+		}
+		return expectText(b.text(t, "#rollout-lines"), "app r1→r2", "paused")
+	})
+
+	// The stuck count links to the stuck nodes; the filter form narrows them to eu.
+	follow("#count-stuck a", "#group-stuck")
+	if err := expectText(b.text(t, "#nodes"), "Nodes: status stuck"); err != nil {
 		t.Error(err)
 	}
+	b.run(t, chromedp.SendKeys(chromedp.CSS(`form.filter input[name="selector"]`), "region=eu"))
+	b.run(t, chromedp.Submit(chromedp.CSS(`form.filter input[name="selector"]`)))
+	filtered := "/?status=stuck&selector=region%3Deu"
+	waitFor(t, 10*time.Second, "the filter form to go to "+filtered, func() bool { return strings.HasSuffix(b.location(t), filtered) })
+	b.run(t, chromedp.WaitVisible(chromedp.CSS("#node-web-eu-1")))
+	if err := expectText(b.text(t, "#nodes"), "Nodes: status stuck, selector region=eu"); err != nil {
+		t.Error(err)
+	}
+	if err := expectText(b.text(t, "#group-stuck tr.group"), "1 node(s) listed, of 2 in the mesh"); err != nil {
+		t.Error(err)
+	}
+	if got := b.count(t, "#group-stuck tr.node-row"); got != 1 || b.count(t, "#node-db-us-1") != 0 {
+		t.Errorf("the filtered list has %d stuck node(s), db-us-1 %d times: want web-eu-1 alone", got, b.count(t, "#node-db-us-1"))
+	}
+
+	// The node listed, its placement, and the placement's rollout.
+	follow("#node-web-eu-1 a", "#node-name")
+	if err := expectText(b.text(t, "#lines"), "stuck: app/conf ("); err != nil {
+		t.Error(err)
+	}
+	follow(`#assignments + table a[href="/placements/web"]`, "#matched")
+	if err := expectText(b.text(t, "#matched"), "3 node(s) matched, 3 assigned"); err != nil {
+		t.Error(err)
+	}
+	follow(fmt.Sprintf(`#rollouts + table a[href="/rollouts/%d"]`, f.rollout.ID), "#waves")
+	if err := expectText(b.text(t, "#paused"), "paused: app/conf failed on web-eu-1"); err != nil {
+		t.Error(err)
+	}
+
+	// The Abort form without its token, with the browser's session: refused, nothing done.
+	session := b.cookie(t, "hq_session")
+	abort := fmt.Sprintf("%s/rollouts/%d/abort", ctl.url, f.rollout.ID)
+	for _, form := range []url.Values{{}, {"csrf": {"not-the-token"}}} {
+		code, body := postWithCookie(t, abort, ctl.url, session, form)
+		if code != http.StatusForbidden || !strings.Contains(body, "does not carry the token of this session") {
+			t.Errorf("POST %s with the session cookie and csrf %q: %d %.200s", abort, form.Get("csrf"), code, body)
+		}
+	}
+	if st := c.rollout(f.rollout.ID).State; st != hq.RolloutPaused || pin(c.node("web-eu-1"), "app") != 2 {
+		t.Fatalf("after the refused posts the rollout is %s and web-eu-1 on r%d, want paused and r2", st, pin(c.node("web-eu-1"), "app"))
+	}
+
+	b.screenshot(t, filepath.Join(outputDir(t), "rollout-paused.png"))
+	follow("#abort", "#flash")
+	if err := expectText(b.text(t, "#flash"), "aborted: every node the rollout advanced is pinned back"); err != nil {
+		t.Error(err)
+	}
+	if got := b.text(t, "#state"); got != "aborted" {
+		t.Errorf("the rollout page shows %q after Abort, want aborted", got)
+	}
+	if b.count(t, "#abort") != 0 {
+		t.Error("an aborted rollout still offers Abort")
+	}
+	if st := c.rollout(f.rollout.ID).State; st != hq.RolloutAborted {
+		t.Fatalf("after Abort the rollout is %s", st)
+	}
+	waitFor(t, 30*time.Second, "web-eu-1 pinned back to r1 and converged", func() bool {
+		return converged(c, "web-eu-1") && pin(c.node("web-eu-1"), "app") == 1
+	})
+
+	// What the rollout would have changed: the line of the file.
 	follow(`#facts a[href^="/modules/app/diff"]`, "#summary")
 	if err := expectText(b.text(t, "#summary"), "r1→r2: 0 added, 0 removed, 1 changed, 0 unchanged"); err != nil {
 		t.Error(err)
 	}
-	if err := expectText(b.text(t, "pre.diff"), "-v1", "+v2"); err != nil {
+	if err := expectText(b.text(t, "pre.diff"), "-workers 4", "+workers 8", " port 8080"); err != nil {
 		t.Error(err)
 	}
 	follow(`p.meta a[href="/modules/app"]`, "#revisions")
-	follow(`#placements + table a[href="/placements/web"]`, "#matched")
-	if err := expectText(b.text(t, "#matched"), "2 node(s) matched"); err != nil {
-		t.Error(err)
-	}
-	follow("#node-web-1 a", "#node-name")
+
+	// The other stuck node, from the mesh's stuck resources: Retry starts it over.
+	b.run(t, chromedp.Navigate(ctl.url+"/"))
+	follow(`#stuck + table a[href="/nodes/db-us-1"]`, "#node-name")
 	follow("form.retry button", "#flash")
 	if err := expectText(b.text(t, "#flash"), "retrying: the resource is pending again"); err != nil {
 		t.Error(err)
 	}
 	b.screenshot(t, filepath.Join(outputDir(t), "node-retried.png"))
+}
+
+// Every page at 1280 px wide and as tall as it is, over the walk's fleet, for a person to look
+// at: bench/screenshots.sh OUTDIR runs this with HQ_SCREENSHOTS=OUTDIR.
+func TestScreenshots(t *testing.T) {
+	dir := os.Getenv("HQ_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("HQ_SCREENSHOTS is not set: the screenshots are for a person to look at and check nothing; bench/screenshots.sh OUTDIR takes them")
+	}
+	skipWithoutChromium(t)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newOperatorFleet(t)
+	b := newBrowser(t)
+	const width = 1280
+	b.run(t, chromedp.EmulateViewport(width, 800))
+	shoot := func(name, path, ready string) {
+		t.Helper()
+		b.run(t, chromedp.Navigate(f.ctl.url+path))
+		b.run(t, chromedp.WaitVisible(chromedp.CSS(ready)))
+		b.pageShot(t, filepath.Join(dir, name+".png"), width)
+	}
+	shoot("login", "/login", "#token")
+	b.signIn(t, f.ctl)
+	id := fmt.Sprint(f.rollout.ID)
+	for _, p := range []struct{ name, path, ready string }{
+		{"mesh", "/", "#history-chart"},
+		{"mesh-filtered", "/?status=stuck&selector=region%3Deu", "#node-web-eu-1"},
+		{"node", "/nodes/web-eu-1", "#resources"},
+		{"rollouts", "/rollouts", "tr.rollout-row"},
+		{"rollout", "/rollouts/" + id, "#waves"},
+		{"placements", "/placements", "#placement-web"},
+		{"placement", "/placements/web", "#matched"},
+		{"modules", "/modules", "#module-app"},
+		{"module", "/modules/app", "#revisions"},
+		{"module-nodes", "/modules/app/nodes", "#node-web-eu-1"},
+		{"revision", "/modules/app/revisions/2", "#resource-conf"},
+		{"diff", "/modules/app/diff?from=1&to=2", "pre.diff"},
+	} {
+		shoot(p.name, p.path, p.ready)
+	}
+}
+
+// postWithCookie posts form as a script holding the session cookie would, from the
+// controller's own origin, and returns the status and body.
+func postWithCookie(t *testing.T, target, origin string, c *http.Cookie, form url.Values) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", target, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", origin)
+	req.AddCookie(c)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
 
 func getWithCookie(t *testing.T, url string, c *http.Cookie) int {
@@ -443,6 +612,48 @@ func (b *browser) cookie(t *testing.T, name string) *http.Cookie {
 	}
 	t.Fatalf("the browser holds no cookie %s", name)
 	return nil
+}
+
+// count is how many elements match a CSS selector.
+func (b *browser) count(t *testing.T, sel string) int {
+	t.Helper()
+	n, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](fmt.Sprintf("document.querySelectorAll(%q).length", sel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// location is the URL the tab shows.
+func (b *browser) location(t *testing.T) string {
+	t.Helper()
+	loc, err := chromedp.Run(b.ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+// pageShot saves the whole page, width px wide and as tall as its content, as a PNG.
+func (b *browser) pageShot(t *testing.T, path string, width int) {
+	t.Helper()
+	height, err := chromedp.Run(b.ctx, chromedp.Evaluate[float64]("Math.ceil(document.body.getBoundingClientRect().height)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, err := chromedp.Run(b.ctx, chromedp.Action[[]byte](func(ctx context.Context, tg *chromedp.Target) ([]byte, error) {
+		beyond := true
+		res, err := cdp.Call(ctx, tg, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng,
+			CaptureBeyondViewport: &beyond, Clip: &page.Viewport{Width: float64(width), Height: height, Scale: 1}})
+		return res.Data, err
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
 }
 
 func (b *browser) screenshot(t *testing.T, path string) {

@@ -1,6 +1,6 @@
 -- name: DriftInsert :exec
-INSERT INTO drifts (node, module, resource, at, report_id, detail)
-VALUES (@node, @module, @resource, @at, @report_id, @detail);
+INSERT INTO drifts (node, module, resource, at, report_id, detail, found)
+VALUES (@node, @module, @resource, @at, @report_id, @detail, @found);
 
 -- name: DriftListByNode :many
 SELECT * FROM drifts WHERE node = @node ORDER BY id DESC LIMIT @max;

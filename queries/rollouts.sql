@@ -51,6 +51,19 @@ WHERE a.source = @placement AND a.module = @module AND a.revision < @to_revision
 -- name: RolloutNodeList :many
 SELECT * FROM rollout_nodes WHERE rollout = @rollout ORDER BY wave = 0, wave, node;
 
+-- name: RolloutNodePage :many
+-- One page of a rollout's nodes by name, after @after: the primary key's order.
+SELECT * FROM rollout_nodes WHERE rollout = @rollout AND node > @after ORDER BY node LIMIT @max;
+
+-- name: RolloutWaveList :many
+-- A rollout's nodes counted by wave and state, with when the first of them started and the
+-- last ended ('' for none); nodes not started yet count in wave 0, whatever wave they have.
+SELECT CAST(CASE WHEN started_at IS NULL THEN 0 ELSE wave END AS BIGINT) AS wave, state, COUNT(*) AS nodes,
+       CAST(COALESCE(MIN(started_at), '') AS TEXT) AS first_started, CAST(COALESCE(MAX(ended_at), '') AS TEXT) AS last_ended
+FROM rollout_nodes WHERE rollout = @rollout
+GROUP BY CASE WHEN started_at IS NULL THEN 0 ELSE wave END, state
+ORDER BY 1, 2;
+
 -- name: RolloutNodeCounts :one
 SELECT COUNT(*) AS nodes,
     COUNT(*) FILTER (WHERE state = 'pending') AS pending,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -100,7 +101,7 @@ func BenchmarkMeshRender(b *testing.B) {
 
 // fillRollout places app on n nodes labelled role=web, has each report it applied at r1, and
 // uploads r2 under a policy of ten canaries first: rollout 1, of n nodes, waiting on them.
-func fillRollout(b *testing.B, u *bundle, n int) {
+func fillRollout(b testing.TB, u *bundle, n int) {
 	b.Helper()
 	ctx := context.Background()
 	u.module(b, "app", file("conf"), file("motd"))
@@ -152,14 +153,7 @@ func BenchmarkRolloutPage(b *testing.B) {
 // outcome every three hours through the day.
 func fillHistory(b *testing.B, u *bundle, n int) {
 	b.Helper()
-	dsn := u.path
-	if !testdb.Postgres() {
-		dsn = "file:" + u.path + "?_pragma=busy_timeout(10000)" // the store's workers write too
-	}
-	conn, err := sql.Open(testdb.Driver(u.path), dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
+	conn := rawDB(b, u)
 	defer conn.Close()
 	tx, err := conn.Begin()
 	if err != nil {
@@ -209,23 +203,74 @@ func fillHistory(b *testing.B, u *bundle, n int) {
 	if err := tx.Commit(); err != nil {
 		b.Fatal(err)
 	}
+	// As ingest leaves them: each node's newest report is its last.
+	if _, err := conn.Exec(`UPDATE nodes SET last_report_id = (SELECT MAX(r.id) FROM reports r WHERE r.node = nodes.name)`); err != nil {
+		b.Fatal(err)
+	}
 }
 
-// BenchmarkMeshHistory is the one query behind the mesh page's chart of the last day, for
-// 10,000 nodes with 60,000 report rows older than the day and 17,000 in it.
+// rawDB opens the bundle's database beside its store, for a fixture written in SQL.
+func rawDB(b *testing.B, u *bundle) *sql.DB {
+	b.Helper()
+	dsn := u.path
+	if !testdb.Postgres() {
+		dsn = "file:" + u.path + "?_pragma=busy_timeout(10000)" // the store's workers write too
+	}
+	conn, err := sql.Open(testdb.Driver(u.path), dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return conn
+}
+
+// BenchmarkMeshHistory is the mesh page's chart of the last day, counted cold, for 10,000
+// nodes with 68,000 report rows of which the chart reads 18,000 ("a steady day": 1 node in 10
+// changed outcome), then with two more rows a node on the other nine in ten ("a day every node
+// changed", as a new revision everywhere makes it: pending, then applied).
+//
+//	go test ./webui/ -run '^$' -bench MeshHistory -benchtime 20x -count 3
 func BenchmarkMeshHistory(b *testing.B) {
 	u := setup(b)
 	fillHistory(b, u, 10000)
 	ctx := context.Background()
 	now := u.clock.now()
-	for b.Loop() {
-		h, err := u.store.ConvergedHistory(ctx, historyStart(now), time.Hour, historyHours)
-		if err != nil || len(h) != historyHours {
-			b.Fatalf("%d moments, %v", len(h), err)
+	chart := func(b *testing.B) {
+		for b.Loop() {
+			h, err := u.store.ConvergedHistory(ctx, historyStart(now), time.Hour, historyHours)
+			if err != nil || len(h) != historyHours {
+				b.Fatalf("%d moments, %v", len(h), err)
+			}
+			if last := h[len(h)-1]; last.Converged+last.NotConverged != 10000 {
+				b.Fatalf("now: %+v", last)
+			}
 		}
-		if last := h[len(h)-1]; last.Converged+last.NotConverged != 10000 {
-			b.Fatalf("now: %+v", last)
+	}
+	b.Run("a steady day", chart)
+	changeEveryNode(b, u)
+	b.Run("a day every node changed", chart)
+}
+
+// changeEveryNode gives the nodes whose outcome did not change in the day (every name not
+// ending in 0) what a new revision rolled out everywhere gives them: a report of a pending
+// resource, and a minute later one of everything applied, which stands until now.
+func changeEveryNode(b *testing.B, u *bundle) {
+	b.Helper()
+	conn := rawDB(b, u)
+	defer conn.Close()
+	now := u.clock.now()
+	at := now.Add(-14 * time.Hour)
+	for _, r := range []struct {
+		at, last time.Time
+		pending  int
+	}{{at, at.Add(30 * time.Second), 1}, {at.Add(time.Minute), now, 0}} {
+		if _, err := conn.Exec(testdb.Rebind(`INSERT INTO reports (node, generation, digest, summary, outcome_digest, applied, pending, at, last_at)
+			SELECT name, 2, 'sha256:y', 'a new revision', ?, 5 - ?, ?, ?, ? FROM nodes WHERE name NOT LIKE '%0'`),
+			fmt.Sprint(r.pending), r.pending, r.pending, hq.FormatTime(r.at), hq.FormatTime(r.last)); err != nil {
+			b.Fatal(err)
 		}
+	}
+	if _, err := conn.Exec(`UPDATE nodes SET last_report_id = (SELECT MAX(r.id) FROM reports r WHERE r.node = nodes.name)`); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -251,4 +296,248 @@ func BenchmarkUnifiedDiff(b *testing.B) {
 			}
 		})
 	}
+}
+
+// fleetSize is the fleet the page benchmarks read.
+const fleetSize = 10_000
+
+// fillFleet builds, mostly in SQL, what a controller holds after a day with n hosts: every
+// node labelled role=web and region eu or us, app placed on all of them under a rollout policy
+// and base on those in eu, each resource applied but on 1 node in 100 stuck in eu, 1 in 100
+// stuck in us, 1 in 100 degraded and 1 in 100 silent; a day of reports, with 1 node in 10
+// changing outcome every three hours; and a new revision of app rolling out over all n, its
+// canaries in flight. The placements assign through the store, set-based, as an operator's PUT
+// would; what hosts would have reported is written in SQL.
+func fillFleet(b *testing.B, u *bundle, n int) {
+	b.Helper()
+	ctx := context.Background()
+	conf := func(content string) hq.Resource {
+		return hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: content}
+	}
+	u.module(b, "app", conf("listen 80\nworkers 4\n"), file("motd"))
+	u.module(b, "base", file("ntp"), file("resolv"))
+	conn := rawDB(b, u)
+	defer conn.Close()
+	exec := func(q string, args ...any) {
+		b.Helper()
+		if _, err := conn.Exec(testdb.Rebind(q), args...); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+	now := u.clock.now()
+	day := now.Add(-24 * time.Hour)
+	name := func(i int) string { return fmt.Sprintf("node-%05d", i) }
+	region := func(i int) string { return []string{"eu", "us"}[i%2] }
+	tx, err := conn.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	node, err := tx.Prepare(testdb.Rebind(`INSERT INTO nodes (name, token_hash, created_at, labels) VALUES (?, ?, ?, ?)`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		if _, err := node.Exec(name(i), fmt.Sprintf("hash-%d", i), hq.FormatTime(day.Add(-30*24*time.Hour)),
+			fmt.Sprintf(`{"region":%q,"role":"web"}`, region(i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+
+	if _, err := u.store.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web",
+		Rollout: &hq.RolloutPolicy{Canary: 10, MaxUnavailable: hq.Amount{N: 10, Percent: true}}}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := u.store.PutPlacement(ctx, hq.Placement{Name: "base-eu", Module: "base", Selector: "region=eu"}); err != nil {
+		b.Fatal(err)
+	}
+	// The mover assigns past the first chunk in the background.
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		web, err1 := u.store.GetPlacement(ctx, "web")
+		base, err2 := u.store.GetPlacement(ctx, "base-eu")
+		if err := errors.Join(err1, err2); err != nil {
+			b.Fatal(err)
+		}
+		if web.Assigned == n && base.Assigned == (n+1)/2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("placements assigned %d and %d of %d", web.Assigned, base.Assigned, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// What the hosts reported: everything applied, then the failures, through the triggers
+	// that count them on the nodes and write their transitions.
+	at := hq.FormatTime(day.Add(-time.Hour))
+	exec(`UPDATE resource_states SET state = 'applied', attempts = 1, never_applied = 0, since = ? WHERE state = 'pending'`, at)
+	const failing = `UPDATE resource_states SET state = ?, attempts = ?, consecutive_failures = ?, failing_since = ?, since = ?,
+		last_error = 'validate: /usr/sbin/app -t exited 1: unknown directive "workers"' WHERE node = ? AND module = 'app' AND resource = 'conf'`
+	status := func(i int) hq.Status {
+		switch i % 100 {
+		case 8, 9:
+			return hq.StatusStuck
+		case 13:
+			return hq.StatusDegraded
+		case 21:
+			return hq.StatusSilent
+		}
+		return hq.StatusConverged
+	}
+	for i := range n {
+		switch status(i) {
+		case hq.StatusStuck:
+			exec(failing, "failed", 2, 1, at, at, name(i))
+			exec(failing, "stuck", 3, 2, at, at, name(i))
+		case hq.StatusDegraded:
+			exec(failing, "failed", 2, 1, at, at, name(i))
+		}
+	}
+	exec(`UPDATE nodes SET applied_generation = generation, applied_digest = 'sha256:x', applied_at = ?, last_report_at = ?`,
+		at, hq.FormatTime(now))
+
+	// A day of reports, as fillHistory writes them, each row's counts those of its outcome.
+	tx, err = conn.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	report, err := tx.Prepare(testdb.Rebind(`INSERT INTO reports (node, generation, digest, summary, outcome_digest, applied, failed, stuck, at, last_at)
+		VALUES (?, 1, 'sha256:x', ?, ?, ?, ?, ?, ?, ?)`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		resources := 2
+		if region(i) == "eu" {
+			resources = 4
+		}
+		type row struct {
+			at, last      time.Time
+			failed, stuck int
+		}
+		var rows []row
+		for k := range 5 {
+			at := day.Add(-time.Duration(10-k) * 24 * time.Hour)
+			rows = append(rows, row{at, at.Add(23 * time.Hour), k % 2, 0})
+		}
+		last := now
+		switch status(i) {
+		case hq.StatusStuck:
+			rows = append(rows, row{day.Add(-time.Hour), last, 0, 1})
+		case hq.StatusDegraded:
+			rows = append(rows, row{day.Add(-time.Hour), last, 1, 0})
+		case hq.StatusSilent:
+			last = now.Add(-time.Hour)
+			rows = append(rows, row{day.Add(-time.Hour), last, 0, 0})
+		default:
+			if i%10 != 0 {
+				rows = append(rows, row{day.Add(-time.Hour), last, 0, 0})
+				break
+			}
+			rows = append(rows, row{day.Add(-time.Hour), day.Add(time.Hour), 0, 0})
+			for k := range 8 {
+				at := day.Add(time.Duration(3*k)*time.Hour + 2*time.Hour)
+				rows = append(rows, row{at, at.Add(3*time.Hour - time.Minute), (k + 1) % 2, 0})
+			}
+		}
+		for _, r := range rows {
+			summary := fmt.Sprintf("applied %d resource(s)", resources-r.failed-r.stuck)
+			if r.failed+r.stuck > 0 {
+				summary += ", failed 1: app/conf"
+			}
+			if _, err := report.Exec(name(i), summary, fmt.Sprint(r.failed, r.stuck), resources-r.failed-r.stuck, r.failed, r.stuck,
+				hq.FormatTime(r.at), hq.FormatTime(r.last)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if last != now {
+			if _, err := tx.Exec(testdb.Rebind(`UPDATE nodes SET last_report_at = ? WHERE name = ?`), hq.FormatTime(last), name(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	exec(`UPDATE nodes SET last_report_id = (SELECT MAX(r.id) FROM reports r WHERE r.node = nodes.name)`)
+
+	// A new revision: the rollout over every node, its canaries sent it.
+	u.module(b, "app", conf("listen 80\nworkers 8\n"), file("motd"))
+	deadline = time.Now().Add(time.Minute)
+	for {
+		ro, err := u.store.GetRollout(ctx, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(ro.Progress) != n {
+			b.Fatalf("rollout 1 of %d nodes, want %d", len(ro.Progress), n)
+		}
+		if ro.InFlight > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("rollout 1 sent no canary: %s", ro.Line)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// BenchmarkPagesOf10000Nodes serves every page through the whole handler path (auth, the
+// store's queries, the page data, the template and the write) over a store of 10,000 nodes.
+// The mesh page counts its chart of the last day anew every time, as it does once a minute;
+// last, it does so again on a day every node changed outcome (see changeEveryNode).
+//
+//	go test ./webui/ -run '^$' -bench PagesOf10000Nodes -benchtime 20x -count 3
+func BenchmarkPagesOf10000Nodes(b *testing.B) {
+	u := setup(b)
+	fillFleet(b, u, fleetSize)
+	for _, page := range []struct{ name, path string }{
+		{"mesh", "/"},
+		{"mesh filtered", "/?status=stuck&selector=region%3Deu"},
+		{"node", "/nodes/node-00108"},
+		{"rollouts", "/rollouts"},
+		{"rollout", "/rollouts/1"},
+		{"rollout next page", "/rollouts/1?after=node-05000"},
+		{"placements", "/placements"},
+		{"placement", "/placements/web"},
+		{"modules", "/modules"},
+		{"module", "/modules/app"},
+		{"module nodes", "/modules/app/nodes"},
+		{"revision", "/modules/app/revisions/2"},
+		{"diff", "/modules/app/diff?from=1&to=2"},
+		{"login", "/login"},
+	} {
+		b.Run(page.name, servePage(u, page.path))
+	}
+	changeEveryNode(b, u)
+	b.Run("mesh on a day every node changed", servePage(u, "/"))
+}
+
+// servePage is a benchmark of GET path through the whole handler, the chart counted anew.
+func servePage(u *bundle, path string) func(*testing.B) {
+	return func(b *testing.B) {
+		req := httptest.NewRequest("GET", path, nil)
+		req.SetBasicAuth("op", token)
+		var size int
+		for b.Loop() {
+			u.ui.history.forget()
+			w := httptest.NewRecorder()
+			u.handler.ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				b.Fatalf("GET %s: %d %s", path, w.Code, w.Body)
+			}
+			size = w.Body.Len()
+		}
+		b.ReportMetric(float64(size), "bytes/page")
+	}
+}
+
+// forget drops the chart's counts, so the next mesh page counts them again.
+func (h *historyCache) forget() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.points = nil
 }

@@ -299,7 +299,8 @@ func TestMeshPageFilters(t *testing.T) {
 	wantAll(t, "/?status=converged", conv, "Nodes: status converged", `id="node-web-`, `<option value="converged" selected>converged</option>`)
 	wantNone(t, "/?status=converged", conv, `id="node-db-1"`, `id="node-`+canary+`"`)
 	web := getOK(t, b, "/?selector=role%3Dweb")
-	wantAll(t, "/?selector=role=web", web, "Nodes: selector role=web", `id="node-`+canary+`"`, `value="role=web"`)
+	wantAll(t, "/?selector=role=web", web, "Nodes: selector role=web", `id="node-`+canary+`"`, `value="role=web"`,
+		"1 node(s) listed, of 1 in the mesh")
 	wantNone(t, "/?selector=role=web", web, `id="node-db-1"`)
 	wantAll(t, "/?status=stuck&selector=role=web", getOK(t, b, "/?status=stuck&selector=role%3Dweb"), "No node matches status stuck, selector role=web.")
 	for _, bad := range []string{"/?status=asleep", "/?selector=role+in+web"} {

@@ -46,8 +46,11 @@ type statusCount struct {
 // order of precedence.
 type nodeGroup struct {
 	Status badge
-	Count  int
-	Nodes  []nodeRow
+	// Count is the mesh's nodes of the status; Selected says the list keeps only those a
+	// selector matches, of which the mesh's count says nothing.
+	Count    int
+	Selected bool
+	Nodes    []nodeRow
 }
 
 type nodeRow struct {
@@ -94,24 +97,36 @@ func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	st, err := u.store.MeshStatus(ctx)
-	if err != nil {
-		u.fail(w, r, err)
-		return
-	}
-	nodes, err := u.store.ListNodes(ctx, meshFilter(f))
-	if err != nil {
-		u.fail(w, r, err)
-		return
-	}
 	now := u.Now()
-	history, err := u.convergedHistory(ctx, now)
+	// The chart reads the reports and the rest the nodes, each on a connection of its own: at
+	// once, the page waits for the longer of the two instead of both.
+	type chart struct {
+		points []db.ConvergedAt
+		err    error
+	}
+	charted := make(chan chart, 1)
+	go func() {
+		points, err := u.convergedHistory(ctx, now)
+		charted <- chart{points, err}
+	}()
+	st, err := u.store.MeshStatus(ctx)
+	var nodes db.NodePage
+	if err == nil {
+		nodes, err = u.store.ListNodes(ctx, meshFilter(f))
+	}
+	history := <-charted
+	if err == nil {
+		err = history.err
+	}
 	if err != nil {
 		u.fail(w, r, err)
 		return
 	}
 	page := buildMesh(nodes, st, now)
-	page.History = buildHistory(history)
+	for i := range page.Groups {
+		page.Groups[i].Selected = f.Selector != nil
+	}
+	page.History = buildHistory(history.points)
 	form.Default = "needs a look"
 	page.Filter, page.Listed = form, filterWords(form)
 	if nodes.Next != "" {

@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -81,6 +82,14 @@ type driftRow struct {
 	Ref      string
 	Detail   string
 	ReportID int64
+	// Diff is the file as declared against what hostd found, when it said what it found.
+	Diff *fileDiff
+}
+
+// fileDiff is a unified diff of two texts, From and To naming each side.
+type fileDiff struct {
+	From, To string
+	Diff     textDiff
 }
 
 type stateCount struct {
@@ -178,14 +187,39 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page := buildNode(v, reports, sends, transitions, u.Now())
+	if page.Drifts, err = u.driftRows(ctx, name, drifts); err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	u.render(w, r, http.StatusOK, "node", &page)
+}
+
+// driftRows are a node's drifts as the page shows them: a drifted small text file with what
+// hostd found there as a diff against the file as declared now.
+func (u *UI) driftRows(ctx context.Context, node string, drifts []hq.DriftView) ([]driftRow, error) {
+	var refs []string
 	for _, d := range drifts {
-		row := driftRow{At: at(d.At, u.Now()), Ref: hq.Ref(d.Module, d.Resource), Detail: d.Detail}
+		if d.Found != nil {
+			refs = append(refs, hq.Ref(d.Module, d.Resource))
+		}
+	}
+	declared, err := u.store.DeclaredTexts(ctx, node, refs)
+	if err != nil {
+		return nil, err
+	}
+	var rows []driftRow
+	for _, d := range drifts {
+		ref := hq.Ref(d.Module, d.Resource)
+		row := driftRow{At: at(d.At, u.Now()), Ref: ref, Detail: d.Detail}
 		if d.ReportID != nil {
 			row.ReportID = *d.ReportID
 		}
-		page.Drifts = append(page.Drifts, row)
+		if want, ok := declared[ref]; ok && d.Found != nil {
+			row.Diff = &fileDiff{From: ref + " as declared", To: ref + " as found", Diff: unifiedDiff(want, *d.Found)}
+		}
+		rows = append(rows, row)
 	}
-	u.render(w, r, http.StatusOK, "node", &page)
+	return rows, nil
 }
 
 func buildNode(v hq.NodeView, reports []db.ReportOutcome, sends []hq.SendView, trs []hq.TransitionView, now time.Time) nodePage {

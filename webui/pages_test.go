@@ -160,3 +160,32 @@ func TestDeletedNodePage(t *testing.T) {
 		t.Fatalf("GET /nodes/web-1 of a deleted node: %d\n%s", code, body)
 	}
 }
+
+// A drifted small text file shows on its node's page as a unified diff of the file as
+// declared (templates rendered for the node) against what hostd found there.
+func TestNodePageShowsADriftedFileAsADiff(t *testing.T) {
+	b := setup(t)
+	b.node(t, "web-1")
+	b.module(t, "app", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "name {{.Node}}\nport 80\nlog on\n"}, file("other"))
+	b.assign(t, "web-1", "app")
+	b.report(t, "web-1", result("app", "conf", hq.StateApplied), result("app", "other", hq.StateApplied))
+	conf := result("app", "conf", hq.StateApplied)
+	conf.Changed, conf.Drift, conf.DriftDetail, conf.DriftFound = true, true, "content sha256:aa (want sha256:bb)", "name web-1\nport 8080\nlog on\n"
+	other := result("app", "other", hq.StateApplied)
+	other.Changed, other.Drift, other.DriftDetail = true, true, "mode 0600 (want 0644)"
+	b.report(t, "web-1", conf, other)
+	code, body := b.get(t, "/nodes/web-1")
+	if code != http.StatusOK {
+		t.Fatalf("%d %s", code, body)
+	}
+	body = strings.ReplaceAll(body, "&#43;", "+") // html/template writes + so
+	for _, want := range []string{"--- app/conf as declared", "+++ app/conf as found", "@@ -1,3 +1,3 @@",
+		`<span class="del">-port 80</span>`, `<span class="add">+port 8080</span>`, " name web-1", "mode 0600 (want 0644)"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the node page lacks %q", want)
+		}
+	}
+	if n := strings.Count(body, `<pre class="diff">`); n != 1 {
+		t.Errorf("%d diffs on the page, want 1 (the mode change has none)", n)
+	}
+}

@@ -131,12 +131,12 @@ func (u *UI) placement(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	pl, err := u.store.GetPlacement(ctx, name)
+	selector, err := u.store.PlacementSelector(ctx, name)
 	if err != nil {
 		u.fail(w, r, err)
 		return
 	}
-	sel, err := hq.ParseSelector(pl.Selector)
+	sel, err := hq.ParseSelector(selector)
 	if err != nil {
 		u.fail(w, r, err)
 		return
@@ -146,16 +146,31 @@ func (u *UI) placement(w http.ResponseWriter, r *http.Request) {
 		sel.Terms = append(sel.Terms, f.Selector.Terms...)
 	}
 	f.Selector = &sel
+	// Counting the placement's nodes and listing a page of them each read the fleet, on a
+	// connection of its own: at once, the page waits for the longer.
+	type summary struct {
+		pl  hq.Placement
+		err error
+	}
+	counted := make(chan summary, 1)
+	go func() {
+		pl, err := u.store.PlacementSummary(ctx, name)
+		counted <- summary{pl, err}
+	}()
 	nodes, err := u.store.ListNodes(ctx, f)
+	var ros db.RolloutPage
+	if err == nil {
+		ros, err = u.store.PageRollouts(ctx, db.RolloutFilter{Placement: name, Limit: placementRollouts})
+	}
+	sum := <-counted
+	if err == nil {
+		err = sum.err
+	}
 	if err != nil {
 		u.fail(w, r, err)
 		return
 	}
-	ros, err := u.store.PageRollouts(ctx, db.RolloutFilter{Placement: name, Limit: placementRollouts})
-	if err != nil {
-		u.fail(w, r, err)
-		return
-	}
+	pl := sum.pl
 	now := u.Now()
 	p := placementPage{chrome: chrome{Title: "placement " + name, Refresh: refreshSeconds, Section: "placements"},
 		Now: at(now, now), Placement: placementRowOf(pl), Created: at(pl.CreatedAt, now), Updated: at(pl.UpdatedAt, now),

@@ -2,7 +2,10 @@ package webui
 
 import (
 	"context"
+	"fmt"
 	"html"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -37,4 +40,36 @@ func TestRolloutLinesOnThePages(t *testing.T) {
 	if !strings.Contains(html.UnescapeString(body), "rollout 1 of app r1→r2") {
 		t.Fatalf("node page lacks its rollout:\n%s", body)
 	}
+}
+
+// A rollout's nodes are listed a page at a time, unfiltered and filtered alike, and its waves
+// count every node, not the page's.
+func TestRolloutNodesPaged(t *testing.T) {
+	b := setup(t)
+	n := nodeListSize + 5
+	fillRollout(t, b, n)
+	rows := func(body string) int { return strings.Count(body, `class="rollout-node-row"`) }
+	for _, first := range []string{"/rollouts/1", "/rollouts/1?selector=role%3Dweb"} {
+		body := getOK(t, b, first)
+		if got := rows(body); got != nodeListSize {
+			t.Fatalf("%s lists %d nodes, want %d", first, got, nodeListSize)
+		}
+		next := regexp.MustCompile(`class="next-page" href="([^"]+)"`).FindStringSubmatch(body)
+		if next == nil {
+			t.Fatalf("%s links no next page", first)
+		}
+		link := html.UnescapeString(next[1])
+		if u, _ := url.Parse(link); u.Query().Get("after") != fmt.Sprintf("web-%04d", nodeListSize-1) {
+			t.Fatalf("%s: next page %s", first, link)
+		}
+		rest := getOK(t, b, link)
+		if got := rows(rest); got != 5 || strings.Contains(rest, `class="next-page"`) {
+			t.Fatalf("%s lists %d nodes", link, got)
+		}
+		wantAll(t, link, rest, `id="node-web-0200"`, `id="node-web-0204"`)
+	}
+	// The canaries in flight, the rest waiting: every node counted.
+	wantAll(t, "/rollouts/1", getOK(t, b, "/rollouts/1"),
+		`<tr class="wave-row"><td>wave 1</td><td class="num">10</td><td><span class="badge t-wait">in-flight</span> 10`,
+		fmt.Sprintf(`<tr class="wave-row"><td>waiting</td><td class="num">%d</td><td><span class="badge t-neutral">pending</span> %d`, n-10, n-10))
 }

@@ -197,7 +197,7 @@ func (u *UI) rollout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	ro, err := u.store.GetRollout(ctx, id)
+	ro, err := u.store.RolloutSummary(ctx, id)
 	if err != nil {
 		u.fail(w, r, err)
 		return
@@ -207,23 +207,53 @@ func (u *UI) rollout(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	progress := make(map[string]hq.RolloutNode, len(ro.Progress))
-	for _, n := range ro.Progress {
-		progress[n.Node] = n
-	}
-	f.Match = func(name string) bool {
-		n, ok := progress[name]
-		return ok && (nodeState == "" || n.State == nodeState)
-	}
-	nodes, err := u.store.ListNodes(ctx, f)
+	waves, err := u.store.RolloutWaves(ctx, id)
 	if err != nil {
 		u.fail(w, r, err)
 		return
 	}
-	now := u.Now()
-	p := buildRollout(ro, trs, now)
 	form.Extra = []choice{{Label: "in the rollout", Name: "state", Value: nodeState, Options: rolloutNodeStates}}
 	form.Active = form.Active || nodeState != ""
+	var nodes db.NodePage
+	progress := map[string]hq.RolloutNode{}
+	if form.Active {
+		// A filter reads every node of the rollout and of the fleet to find a page of those it
+		// keeps.
+		all, err := u.store.GetRollout(ctx, id)
+		if err != nil {
+			u.fail(w, r, err)
+			return
+		}
+		for _, n := range all.Progress {
+			progress[n.Node] = n
+		}
+		f.Match = func(name string) bool {
+			n, ok := progress[name]
+			return ok && (nodeState == "" || n.State == nodeState)
+		}
+		if nodes, err = u.store.ListNodes(ctx, f); err != nil {
+			u.fail(w, r, err)
+			return
+		}
+	} else {
+		// Unfiltered, a page reads its own nodes only, however many the rollout has.
+		pg, err := u.store.PageRolloutNodes(ctx, id, f.After, nodeListSize)
+		if err != nil {
+			u.fail(w, r, err)
+			return
+		}
+		names := make([]string, len(pg.Nodes))
+		for i, n := range pg.Nodes {
+			progress[n.Node], names[i] = n, n.Node
+		}
+		if nodes.Nodes, err = u.store.NodesNamed(ctx, names); err != nil {
+			u.fail(w, r, err)
+			return
+		}
+		nodes.Next = pg.Next
+	}
+	now := u.Now()
+	p := buildRollout(ro, trs, waves, now)
 	p.Filter = form
 	for _, v := range nodes.Nodes {
 		n := progress[v.Name]
@@ -247,7 +277,7 @@ func waveName(n hq.RolloutNode) string {
 	return fmt.Sprintf("wave %d", n.Wave)
 }
 
-func buildRollout(ro hq.Rollout, trs []db.RolloutTransition, now time.Time) rolloutPage {
+func buildRollout(ro hq.Rollout, trs []db.RolloutTransition, waves []db.RolloutWave, now time.Time) rolloutPage {
 	p := rolloutPage{
 		chrome: chrome{Title: fmt.Sprintf("rollout %d", ro.ID), Refresh: refreshSeconds, Section: "rollouts"},
 		Now:    at(now, now), ID: ro.ID, Module: ro.Module, Placement: ro.Placement, From: ro.FromRevision, To: ro.ToRevision,
@@ -271,7 +301,7 @@ func buildRollout(ro hq.Rollout, trs []db.RolloutTransition, now time.Time) roll
 		{"progress_deadline", pol.ProgressDeadline + " for a node to converge"},
 		{"auto_revert", auto},
 	}
-	p.Waves = buildWaves(ro.Progress, now)
+	p.Waves = buildWaves(waves, now)
 	for _, t := range trs {
 		from := badge{string(t.From), rolloutTone(t.From)}
 		if t.From == "" {
@@ -291,32 +321,28 @@ func amountText(a hq.Amount) string {
 	return strconv.Itoa(a.N)
 }
 
-// buildWaves counts a rollout's nodes by wave and state: the waves in order, then the nodes
-// still waiting.
-func buildWaves(progress []hq.RolloutNode, now time.Time) []waveRow {
+// buildWaves lays out a rollout's nodes counted by wave and state: the waves in order, then
+// the nodes still waiting (wave 0).
+func buildWaves(counts []db.RolloutWave, now time.Time) []waveRow {
 	type acc struct {
 		nodes          int
 		states         map[string]int
 		started, ended *time.Time
 	}
 	waves := map[int]*acc{}
-	for _, n := range progress {
-		w := n.Wave
-		if n.StartedAt == nil {
-			w = 0
-		}
-		a := waves[w]
+	for _, c := range counts {
+		a := waves[c.Wave]
 		if a == nil {
 			a = &acc{states: map[string]int{}}
-			waves[w] = a
+			waves[c.Wave] = a
 		}
-		a.nodes++
-		a.states[n.State]++
-		if n.StartedAt != nil && (a.started == nil || n.StartedAt.Before(*a.started)) {
-			a.started = n.StartedAt
+		a.nodes += c.Nodes
+		a.states[c.State] += c.Nodes
+		if c.FirstStarted != nil && (a.started == nil || c.FirstStarted.Before(*a.started)) {
+			a.started = c.FirstStarted
 		}
-		if n.EndedAt != nil && (a.ended == nil || n.EndedAt.After(*a.ended)) {
-			a.ended = n.EndedAt
+		if c.LastEnded != nil && (a.ended == nil || c.LastEnded.After(*a.ended)) {
+			a.ended = c.LastEnded
 		}
 	}
 	order := slices.Sorted(func(yield func(int) bool) {

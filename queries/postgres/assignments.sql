@@ -75,6 +75,11 @@ SELECT value, @module, @taken, @assigned_at, @revision, @source FROM json_array_
 DELETE FROM assignments
 WHERE module = @module AND source = @source AND node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json));
 
+-- name: AssignmentCountBySource :one
+-- How many nodes a placement put its module on. A placement is never named operator, and
+-- saying so lets the count read assignments_by_source alone.
+SELECT COUNT(*) AS nodes FROM assignments WHERE source = @source AND source <> 'operator' AND module = @module;
+
 -- name: AssignmentListBySource :many
 -- What a placement put where, at which revision.
 SELECT node, revision FROM assignments WHERE source = @source AND module = @module ORDER BY node;

@@ -41,6 +41,24 @@ func (q *Queries) AssignmentCountByModule(ctx context.Context) ([]AssignmentCoun
 	return items, nil
 }
 
+const assignmentCountBySource = `-- name: AssignmentCountBySource :one
+SELECT COUNT(*) AS nodes FROM assignments WHERE source = ?1 AND source <> 'operator' AND module = ?2
+`
+
+type AssignmentCountBySourceParams struct {
+	Source string
+	Module string
+}
+
+// How many nodes a placement put its module on. A placement is never named operator, and
+// saying so lets the count read assignments_by_source alone.
+func (q *Queries) AssignmentCountBySource(ctx context.Context, arg AssignmentCountBySourceParams) (int64, error) {
+	row := q.queryRow(ctx, q.assignmentCountBySourceStmt, assignmentCountBySource, arg.Source, arg.Module)
+	var nodes int64
+	err := row.Scan(&nodes)
+	return nodes, err
+}
+
 const assignmentDeclaration = `-- name: AssignmentDeclaration :many
 SELECT a.module, a.taken, a.revision FROM assignments a WHERE a.node = ?1 ORDER BY a.module
 `

@@ -61,8 +61,8 @@ func (q *Queries) DriftCountsByNodesSince(ctx context.Context, arg DriftCountsBy
 }
 
 const driftInsert = `-- name: DriftInsert :exec
-INSERT INTO drifts (node, module, resource, at, report_id, detail)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+INSERT INTO drifts (node, module, resource, at, report_id, detail, found)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
 `
 
 type DriftInsertParams struct {
@@ -72,6 +72,7 @@ type DriftInsertParams struct {
 	At       string
 	ReportID sql.NullInt64
 	Detail   string
+	Found    sql.NullString
 }
 
 func (q *Queries) DriftInsert(ctx context.Context, arg DriftInsertParams) error {
@@ -82,12 +83,13 @@ func (q *Queries) DriftInsert(ctx context.Context, arg DriftInsertParams) error 
 		arg.At,
 		arg.ReportID,
 		arg.Detail,
+		arg.Found,
 	)
 	return err
 }
 
 const driftListByNode = `-- name: DriftListByNode :many
-SELECT id, node, module, resource, at, report_id, detail FROM drifts WHERE node = ?1 ORDER BY id DESC LIMIT ?2
+SELECT id, node, module, resource, at, report_id, detail, found FROM drifts WHERE node = ?1 ORDER BY id DESC LIMIT ?2
 `
 
 type DriftListByNodeParams struct {
@@ -112,6 +114,7 @@ func (q *Queries) DriftListByNode(ctx context.Context, arg DriftListByNodeParams
 			&i.At,
 			&i.ReportID,
 			&i.Detail,
+			&i.Found,
 		); err != nil {
 			return nil, err
 		}

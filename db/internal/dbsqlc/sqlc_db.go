@@ -27,6 +27,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentCountByModuleStmt, err = db.PrepareContext(ctx, assignmentCountByModule); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentCountByModule: %w", err)
 	}
+	if q.assignmentCountBySourceStmt, err = db.PrepareContext(ctx, assignmentCountBySource); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentCountBySource: %w", err)
+	}
 	if q.assignmentDeclarationStmt, err = db.PrepareContext(ctx, assignmentDeclaration); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentDeclaration: %w", err)
 	}
@@ -237,9 +240,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.placementUpsertStmt, err = db.PrepareContext(ctx, placementUpsert); err != nil {
 		return nil, fmt.Errorf("error preparing query PlacementUpsert: %w", err)
 	}
-	if q.reportConvergedAtStmt, err = db.PrepareContext(ctx, reportConvergedAt); err != nil {
-		return nil, fmt.Errorf("error preparing query ReportConvergedAt: %w", err)
-	}
 	if q.reportGetStmt, err = db.PrepareContext(ctx, reportGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportGet: %w", err)
 	}
@@ -260,6 +260,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.reportRepeatStmt, err = db.PrepareContext(ctx, reportRepeat); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportRepeat: %w", err)
+	}
+	if q.reportStandingRowsStmt, err = db.PrepareContext(ctx, reportStandingRows); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportStandingRows: %w", err)
 	}
 	if q.resourceStateApplyAllPendingStmt, err = db.PrepareContext(ctx, resourceStateApplyAllPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateApplyAllPending: %w", err)
@@ -396,6 +399,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rolloutNodeMarkFailedStmt, err = db.PrepareContext(ctx, rolloutNodeMarkFailed); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutNodeMarkFailed: %w", err)
 	}
+	if q.rolloutNodePageStmt, err = db.PrepareContext(ctx, rolloutNodePage); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutNodePage: %w", err)
+	}
 	if q.rolloutNodeRevertStmt, err = db.PrepareContext(ctx, rolloutNodeRevert); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutNodeRevert: %w", err)
 	}
@@ -413,6 +419,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.rolloutTransitionListStmt, err = db.PrepareContext(ctx, rolloutTransitionList); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutTransitionList: %w", err)
+	}
+	if q.rolloutWaveListStmt, err = db.PrepareContext(ctx, rolloutWaveList); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutWaveList: %w", err)
 	}
 	if q.sendCountByOutcomeStmt, err = db.PrepareContext(ctx, sendCountByOutcome); err != nil {
 		return nil, fmt.Errorf("error preparing query SendCountByOutcome: %w", err)
@@ -482,6 +491,11 @@ func (q *Queries) Close() error {
 	if q.assignmentCountByModuleStmt != nil {
 		if cerr := q.assignmentCountByModuleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentCountByModuleStmt: %w", cerr)
+		}
+	}
+	if q.assignmentCountBySourceStmt != nil {
+		if cerr := q.assignmentCountBySourceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentCountBySourceStmt: %w", cerr)
 		}
 	}
 	if q.assignmentDeclarationStmt != nil {
@@ -834,11 +848,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing placementUpsertStmt: %w", cerr)
 		}
 	}
-	if q.reportConvergedAtStmt != nil {
-		if cerr := q.reportConvergedAtStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing reportConvergedAtStmt: %w", cerr)
-		}
-	}
 	if q.reportGetStmt != nil {
 		if cerr := q.reportGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing reportGetStmt: %w", cerr)
@@ -872,6 +881,11 @@ func (q *Queries) Close() error {
 	if q.reportRepeatStmt != nil {
 		if cerr := q.reportRepeatStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing reportRepeatStmt: %w", cerr)
+		}
+	}
+	if q.reportStandingRowsStmt != nil {
+		if cerr := q.reportStandingRowsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportStandingRowsStmt: %w", cerr)
 		}
 	}
 	if q.resourceStateApplyAllPendingStmt != nil {
@@ -1099,6 +1113,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rolloutNodeMarkFailedStmt: %w", cerr)
 		}
 	}
+	if q.rolloutNodePageStmt != nil {
+		if cerr := q.rolloutNodePageStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutNodePageStmt: %w", cerr)
+		}
+	}
 	if q.rolloutNodeRevertStmt != nil {
 		if cerr := q.rolloutNodeRevertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutNodeRevertStmt: %w", cerr)
@@ -1127,6 +1146,11 @@ func (q *Queries) Close() error {
 	if q.rolloutTransitionListStmt != nil {
 		if cerr := q.rolloutTransitionListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutTransitionListStmt: %w", cerr)
+		}
+	}
+	if q.rolloutWaveListStmt != nil {
+		if cerr := q.rolloutWaveListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutWaveListStmt: %w", cerr)
 		}
 	}
 	if q.sendCountByOutcomeStmt != nil {
@@ -1269,6 +1293,7 @@ type Queries struct {
 	db                                    DBTX
 	tx                                    *sql.Tx
 	assignmentCountByModuleStmt           *sql.Stmt
+	assignmentCountBySourceStmt           *sql.Stmt
 	assignmentDeclarationStmt             *sql.Stmt
 	assignmentDeleteStmt                  *sql.Stmt
 	assignmentDeleteByNodeStmt            *sql.Stmt
@@ -1339,7 +1364,6 @@ type Queries struct {
 	placementListByModuleStmt             *sql.Stmt
 	placementListPageStmt                 *sql.Stmt
 	placementUpsertStmt                   *sql.Stmt
-	reportConvergedAtStmt                 *sql.Stmt
 	reportGetStmt                         *sql.Stmt
 	reportInsertStmt                      *sql.Stmt
 	reportListByNodeStmt                  *sql.Stmt
@@ -1347,6 +1371,7 @@ type Queries struct {
 	reportPruneStmt                       *sql.Stmt
 	reportPruneWindowEndStmt              *sql.Stmt
 	reportRepeatStmt                      *sql.Stmt
+	reportStandingRowsStmt                *sql.Stmt
 	resourceStateApplyAllPendingStmt      *sql.Stmt
 	resourceStateApplyPendingStmt         *sql.Stmt
 	resourceStateApplyPendingByKeyStmt    *sql.Stmt
@@ -1392,12 +1417,14 @@ type Queries struct {
 	rolloutNodeListPendingStmt            *sql.Stmt
 	rolloutNodeMarkDoneStmt               *sql.Stmt
 	rolloutNodeMarkFailedStmt             *sql.Stmt
+	rolloutNodePageStmt                   *sql.Stmt
 	rolloutNodeRevertStmt                 *sql.Stmt
 	rolloutOfNodeStmt                     *sql.Stmt
 	rolloutPauseStmt                      *sql.Stmt
 	rolloutResumeStmt                     *sql.Stmt
 	rolloutSetCountsStmt                  *sql.Stmt
 	rolloutTransitionListStmt             *sql.Stmt
+	rolloutWaveListStmt                   *sql.Stmt
 	sendCountByOutcomeStmt                *sql.Stmt
 	sendGetStmt                           *sql.Stmt
 	sendInsertStmt                        *sql.Stmt
@@ -1425,6 +1452,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		db:                                    tx,
 		tx:                                    tx,
 		assignmentCountByModuleStmt:           q.assignmentCountByModuleStmt,
+		assignmentCountBySourceStmt:           q.assignmentCountBySourceStmt,
 		assignmentDeclarationStmt:             q.assignmentDeclarationStmt,
 		assignmentDeleteStmt:                  q.assignmentDeleteStmt,
 		assignmentDeleteByNodeStmt:            q.assignmentDeleteByNodeStmt,
@@ -1495,7 +1523,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		placementListByModuleStmt:             q.placementListByModuleStmt,
 		placementListPageStmt:                 q.placementListPageStmt,
 		placementUpsertStmt:                   q.placementUpsertStmt,
-		reportConvergedAtStmt:                 q.reportConvergedAtStmt,
 		reportGetStmt:                         q.reportGetStmt,
 		reportInsertStmt:                      q.reportInsertStmt,
 		reportListByNodeStmt:                  q.reportListByNodeStmt,
@@ -1503,6 +1530,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		reportPruneStmt:                       q.reportPruneStmt,
 		reportPruneWindowEndStmt:              q.reportPruneWindowEndStmt,
 		reportRepeatStmt:                      q.reportRepeatStmt,
+		reportStandingRowsStmt:                q.reportStandingRowsStmt,
 		resourceStateApplyAllPendingStmt:      q.resourceStateApplyAllPendingStmt,
 		resourceStateApplyPendingStmt:         q.resourceStateApplyPendingStmt,
 		resourceStateApplyPendingByKeyStmt:    q.resourceStateApplyPendingByKeyStmt,
@@ -1548,12 +1576,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutNodeListPendingStmt:            q.rolloutNodeListPendingStmt,
 		rolloutNodeMarkDoneStmt:               q.rolloutNodeMarkDoneStmt,
 		rolloutNodeMarkFailedStmt:             q.rolloutNodeMarkFailedStmt,
+		rolloutNodePageStmt:                   q.rolloutNodePageStmt,
 		rolloutNodeRevertStmt:                 q.rolloutNodeRevertStmt,
 		rolloutOfNodeStmt:                     q.rolloutOfNodeStmt,
 		rolloutPauseStmt:                      q.rolloutPauseStmt,
 		rolloutResumeStmt:                     q.rolloutResumeStmt,
 		rolloutSetCountsStmt:                  q.rolloutSetCountsStmt,
 		rolloutTransitionListStmt:             q.rolloutTransitionListStmt,
+		rolloutWaveListStmt:                   q.rolloutWaveListStmt,
 		sendCountByOutcomeStmt:                q.sendCountByOutcomeStmt,
 		sendGetStmt:                           q.sendGetStmt,
 		sendInsertStmt:                        q.sendInsertStmt,

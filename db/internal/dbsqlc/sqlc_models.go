@@ -25,6 +25,7 @@ type Drift struct {
 	At       string
 	ReportID sql.NullInt64
 	Detail   string
+	Found    sql.NullString
 }
 
 type DriftByResource struct {

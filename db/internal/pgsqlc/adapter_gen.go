@@ -23,6 +23,11 @@ func (a Adapter) AssignmentCountByModule(ctx context.Context) ([]dbsqlc.Assignme
 	return out, err
 }
 
+func (a Adapter) AssignmentCountBySource(ctx context.Context, arg dbsqlc.AssignmentCountBySourceParams) (int64, error) {
+	r, err := a.Q.AssignmentCountBySource(ctx, AssignmentCountBySourceParams(arg))
+	return r, err
+}
+
 func (a Adapter) AssignmentDeclaration(ctx context.Context, arg string) ([]dbsqlc.AssignmentDeclarationRow, error) {
 	rows, err := a.Q.AssignmentDeclaration(ctx, arg)
 	out := make([]dbsqlc.AssignmentDeclarationRow, len(rows))
@@ -459,15 +464,6 @@ func (a Adapter) PlacementUpsert(ctx context.Context, arg dbsqlc.PlacementUpsert
 	return a.Q.PlacementUpsert(ctx, PlacementUpsertParams(arg))
 }
 
-func (a Adapter) ReportConvergedAt(ctx context.Context, arg dbsqlc.ReportConvergedAtParams) ([]dbsqlc.ReportConvergedAtRow, error) {
-	rows, err := a.Q.ReportConvergedAt(ctx, ReportConvergedAtParams(arg))
-	out := make([]dbsqlc.ReportConvergedAtRow, len(rows))
-	for i, r := range rows {
-		out[i] = dbsqlc.ReportConvergedAtRow(r)
-	}
-	return out, err
-}
-
 func (a Adapter) ReportGet(ctx context.Context, arg int64) (dbsqlc.Report, error) {
 	r, err := a.Q.ReportGet(ctx, arg)
 	return dbsqlc.Report(r), err
@@ -508,6 +504,15 @@ func (a Adapter) ReportPruneWindowEnd(ctx context.Context, arg dbsqlc.ReportPrun
 
 func (a Adapter) ReportRepeat(ctx context.Context, arg dbsqlc.ReportRepeatParams) error {
 	return a.Q.ReportRepeat(ctx, ReportRepeatParams(arg))
+}
+
+func (a Adapter) ReportStandingRows(ctx context.Context, arg string) ([]dbsqlc.ReportStandingRowsRow, error) {
+	rows, err := a.Q.ReportStandingRows(ctx, arg)
+	out := make([]dbsqlc.ReportStandingRowsRow, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.ReportStandingRowsRow(r)
+	}
+	return out, err
 }
 
 func (a Adapter) ResourceStateApplyAllPending(ctx context.Context, arg dbsqlc.ResourceStateApplyAllPendingParams) (int64, error) {
@@ -801,6 +806,15 @@ func (a Adapter) RolloutNodeMarkFailed(ctx context.Context, arg dbsqlc.RolloutNo
 	return r, err
 }
 
+func (a Adapter) RolloutNodePage(ctx context.Context, arg dbsqlc.RolloutNodePageParams) ([]dbsqlc.RolloutNode, error) {
+	rows, err := a.Q.RolloutNodePage(ctx, RolloutNodePageParams(arg))
+	out := make([]dbsqlc.RolloutNode, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.RolloutNode(r)
+	}
+	return out, err
+}
+
 func (a Adapter) RolloutNodeRevert(ctx context.Context, arg dbsqlc.RolloutNodeRevertParams) error {
 	return a.Q.RolloutNodeRevert(ctx, RolloutNodeRevertParams(arg))
 }
@@ -833,6 +847,15 @@ func (a Adapter) RolloutTransitionList(ctx context.Context, arg dbsqlc.RolloutTr
 	out := make([]dbsqlc.RolloutTransitionListRow, len(rows))
 	for i, r := range rows {
 		out[i] = dbsqlc.RolloutTransitionListRow(r)
+	}
+	return out, err
+}
+
+func (a Adapter) RolloutWaveList(ctx context.Context, arg int64) ([]dbsqlc.RolloutWaveListRow, error) {
+	rows, err := a.Q.RolloutWaveList(ctx, arg)
+	out := make([]dbsqlc.RolloutWaveListRow, len(rows))
+	for i, r := range rows {
+		out[i] = dbsqlc.RolloutWaveListRow(r)
 	}
 	return out, err
 }

@@ -752,6 +752,50 @@ func (q *Queries) RolloutNodeMarkFailed(ctx context.Context, arg RolloutNodeMark
 	return result.RowsAffected()
 }
 
+const rolloutNodePage = `-- name: RolloutNodePage :many
+SELECT rollout, node, from_revision, wave, state, generation, reason, started_at, ended_at FROM rollout_nodes WHERE rollout = $1 AND node > $2 ORDER BY node LIMIT $3::bigint
+`
+
+type RolloutNodePageParams struct {
+	Rollout int64
+	After   string
+	Max     int64
+}
+
+// One page of a rollout's nodes by name, after @after: the primary key's order.
+func (q *Queries) RolloutNodePage(ctx context.Context, arg RolloutNodePageParams) ([]RolloutNode, error) {
+	rows, err := q.db.QueryContext(ctx, rolloutNodePage, arg.Rollout, arg.After, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RolloutNode{}
+	for rows.Next() {
+		var i RolloutNode
+		if err := rows.Scan(
+			&i.Rollout,
+			&i.Node,
+			&i.FromRevision,
+			&i.Wave,
+			&i.State,
+			&i.Generation,
+			&i.Reason,
+			&i.StartedAt,
+			&i.EndedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const rolloutNodeRevert = `-- name: RolloutNodeRevert :exec
 UPDATE rollout_nodes SET state = 'reverted', ended_at = COALESCE(ended_at, $1),
     reason = CASE WHEN reason = '' OR reason = 'converged' THEN $2 ELSE reason || '; ' || $2 END
@@ -924,6 +968,53 @@ func (q *Queries) RolloutTransitionList(ctx context.Context, arg RolloutTransiti
 			&i.ToState,
 			&i.Reason,
 			&i.At,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const rolloutWaveList = `-- name: RolloutWaveList :many
+SELECT CAST(CASE WHEN started_at IS NULL THEN 0 ELSE wave END AS BIGINT) AS wave, state, COUNT(*) AS nodes,
+       CAST(COALESCE(MIN(started_at), '') AS TEXT) AS first_started, CAST(COALESCE(MAX(ended_at), '') AS TEXT) AS last_ended
+FROM rollout_nodes WHERE rollout = $1
+GROUP BY CASE WHEN started_at IS NULL THEN 0 ELSE wave END, state
+ORDER BY 1, 2
+`
+
+type RolloutWaveListRow struct {
+	Wave         int64
+	State        string
+	Nodes        int64
+	FirstStarted string
+	LastEnded    string
+}
+
+// A rollout's nodes counted by wave and state, with when the first of them started and the
+// last ended (” for none); nodes not started yet count in wave 0, whatever wave they have.
+func (q *Queries) RolloutWaveList(ctx context.Context, rollout int64) ([]RolloutWaveListRow, error) {
+	rows, err := q.db.QueryContext(ctx, rolloutWaveList, rollout)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RolloutWaveListRow{}
+	for rows.Next() {
+		var i RolloutWaveListRow
+		if err := rows.Scan(
+			&i.Wave,
+			&i.State,
+			&i.Nodes,
+			&i.FirstStarted,
+			&i.LastEnded,
 		); err != nil {
 			return nil, err
 		}

@@ -10,6 +10,9 @@ import (
 
 type Querier interface {
 	AssignmentCountByModule(ctx context.Context) ([]AssignmentCountByModuleRow, error)
+	// How many nodes a placement put its module on. A placement is never named operator, and
+	// saying so lets the count read assignments_by_source alone.
+	AssignmentCountBySource(ctx context.Context, arg AssignmentCountBySourceParams) (int64, error)
 	// The modules of a node's declaration, each at the revision its assignment pins, in a stable
 	// order. The resources are decoded once per revision and kept, so only the pins are read here.
 	AssignmentDeclaration(ctx context.Context, node string) ([]AssignmentDeclarationRow, error)
@@ -135,20 +138,6 @@ type Querier interface {
 	// A page of placements by name after @after.
 	PlacementListPage(ctx context.Context, arg PlacementListPageParams) ([]Placement, error)
 	PlacementUpsert(ctx context.Context, arg PlacementUpsertParams) error
-	// How many nodes were converged, and how many were not, at each of @moments moments @step_ms
-	// apart from @since (@since_ms in milliseconds), by the report row current on each node then.
-	// A row stands from its time until the node's next row; it is converged while every resource
-	// in it was applied and the node was not silent (@silent_ms after the row's last repeat), else
-	// not converged. A node counts from its first report until it is deleted. Set-based: each row
-	// becomes the edges of the moments it covers, and the counts are the running sums of the
-	// edges. Each node's rows are read through reports_by_node from the one current at @since: the
-	// window's few changes of outcome, not the table. The window function (LEAD) also keeps SQLite
-	// from folding spans into each branch that reads it, where it would work each row out again.
-	// Each row in milliseconds: its time, its next row's, the node's deletion, and when the node
-	// fell silent after it; and whether every resource in it was applied.
-	// Each row stands from a to b; it is converged from a to c, and not from c to b.
-	// The first moment at or after each edge, as an index; @moments is past the last.
-	ReportConvergedAt(ctx context.Context, arg ReportConvergedAtParams) ([]ReportConvergedAtRow, error)
 	ReportGet(ctx context.Context, id int64) (Report, error)
 	ReportInsert(ctx context.Context, arg ReportInsertParams) (int64, error)
 	ReportListByNode(ctx context.Context, arg ReportListByNodeParams) ([]Report, error)
@@ -161,6 +150,13 @@ type Querier interface {
 	// time the row was written (at), which grows with id; last_at, which repeats move, does not.
 	ReportPruneWindowEnd(ctx context.Context, arg ReportPruneWindowEndParams) (ReportPruneWindowEndRow, error)
 	ReportRepeat(ctx context.Context, arg ReportRepeatParams) error
+	// Every node's report rows from the one current at @since on, by node and in the order they
+	// were made: a row stands until the next of its node, which the caller pairs as it reads them.
+	// Most nodes report the same outcome all day, so they have one row here. The nodes are taken
+	// by name and each one's rows through reports_by_node, the order asked for, so SQLite sorts
+	// nothing and reads no node's older rows.
+	// CROSS JOIN: SQLite takes the nodes first, and each node's rows by the index from there.
+	ReportStandingRows(ctx context.Context, since string) ([]ReportStandingRowsRow, error)
 	// ResourceStateApplyPending for a report that applied every pending resource of the node: no
 	// list to match against.
 	ResourceStateApplyAllPending(ctx context.Context, arg ResourceStateApplyAllPendingParams) (int64, error)
@@ -243,6 +239,8 @@ type Querier interface {
 	// In-flight nodes with a resource of the module stuck, held, or failed on its last allowed
 	// attempt (@last_attempt consecutive failures), or not converged since @deadline.
 	RolloutNodeMarkFailed(ctx context.Context, arg RolloutNodeMarkFailedParams) (int64, error)
+	// One page of a rollout's nodes by name, after @after: the primary key's order.
+	RolloutNodePage(ctx context.Context, arg RolloutNodePageParams) ([]RolloutNode, error)
 	// The nodes named (a JSON array) pinned back to the revision they had.
 	RolloutNodeRevert(ctx context.Context, arg RolloutNodeRevertParams) error
 	// The unfinished rollouts a node is in, with its progress in each.
@@ -253,6 +251,9 @@ type Querier interface {
 	RolloutSetCounts(ctx context.Context, arg RolloutSetCountsParams) error
 	// A rollout's history, oldest first: every change of its state, as the triggers wrote it.
 	RolloutTransitionList(ctx context.Context, arg RolloutTransitionListParams) ([]RolloutTransitionListRow, error)
+	// A rollout's nodes counted by wave and state, with when the first of them started and the
+	// last ended ('' for none); nodes not started yet count in wave 0, whatever wave they have.
+	RolloutWaveList(ctx context.Context, rollout int64) ([]RolloutWaveListRow, error)
 	// Every recorded send (as retention keeps them) by outcome, for /metrics.
 	SendCountByOutcome(ctx context.Context) ([]SendCountByOutcomeRow, error)
 	SendGet(ctx context.Context, arg SendGetParams) (Send, error)
