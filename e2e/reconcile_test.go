@@ -91,9 +91,12 @@ func TestReconcileEveryKindOnTwoNodes(t *testing.T) {
 
 	// Unassign: what hostd made goes, the service stops, the other node is untouched.
 	c.unassign("n1", "app")
-	waitFor(t, 10*time.Second, "n1 cleaned up", func() bool {
+	// Until n1 reports the generation without app, its reconcile may be halfway through the
+	// removals.
+	waitFor(t, 10*time.Second, "n1 cleaned up and reporting so", func() bool {
 		_, err := os.Stat(filepath.Join(hosts[0].root, "etc/app/a.conf"))
-		return os.IsNotExist(err) && serving(hosts[0]) == ""
+		v := c.node("n1")
+		return os.IsNotExist(err) && serving(hosts[0]) == "" && v.AppliedGeneration == v.Generation && len(v.Assignments) == 0
 	})
 	if _, err := os.Lstat(filepath.Join(hosts[0].root, "etc/app/current")); !os.IsNotExist(err) {
 		t.Fatalf("the symlink survived unassign: %v", err)
