@@ -36,7 +36,9 @@ func TestTheLogStartsOverUnderSteadyWrites(t *testing.T) {
 		t.Skip("checkpointing is SQLite's; PostgreSQL's server checkpoints its own log")
 	}
 	s, _ := setupWith(t, Options{CheckpointEvery: 5 * time.Millisecond})
-	start(t, s.Workers()...)
+	// The checkpointer alone beside the writer, as before workers were started together: the
+	// other workers' reads, each a snapshot the log must keep, are not what this measures.
+	start(t, s.Checkpointer())
 	mustNode(t, s, "n0")
 	for i := range 40 {
 		fillNodes(t, s, i*1000, 1000) // about 40 MB in all, 650 KB a commit
