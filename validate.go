@@ -269,12 +269,18 @@ const (
 
 const pinnedRule = "must be pinned by digest (name@sha256:…): a tag can move, and a moved tag would turn a build into a deployment"
 
+// The image grammar is compiled when an image is first checked, not at every start: hostd
+// links this package, and compiling these was most of what its start spent in package init.
 var (
-	imageHost      = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*(?::[0-9]{1,5})?$`)
-	imageComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*$`)
-	imageTag       = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
-	imageDigest    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	imageHost      = lazyRegexp(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*(?::[0-9]{1,5})?$`)
+	imageComponent = lazyRegexp(`^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*$`)
+	imageTag       = lazyRegexp(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+	imageDigest    = lazyRegexp(`^sha256:[0-9a-f]{64}$`)
 )
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // imageProblem says what is wrong with an image reference, or "". Only a digest names one
 // image for good, so it is required; a tag before it is allowed and changes nothing. A
@@ -290,7 +296,7 @@ func imageProblem(s string) string {
 	if !pinned {
 		return pinnedRule
 	}
-	if !imageDigest.MatchString(digest) {
+	if !imageDigest().MatchString(digest) {
 		return pinnedRule + "; the digest is \"sha256:\" and 64 lowercase hex digits"
 	}
 	if !validImageName(ref) {
@@ -303,7 +309,7 @@ func imageProblem(s string) string {
 // first and an optional tag last, as Docker and podman read one.
 func validImageName(ref string) bool {
 	if slash, colon := strings.LastIndexByte(ref, '/'), strings.LastIndexByte(ref, ':'); colon > slash {
-		if !imageTag.MatchString(ref[colon+1:]) {
+		if !imageTag().MatchString(ref[colon+1:]) {
 			return false
 		}
 		ref = ref[:colon]
@@ -314,13 +320,13 @@ func validImageName(ref string) bool {
 	parts := strings.Split(ref, "/")
 	// The first part is a registry when it looks like a host: a name with a dot or a port, or localhost.
 	if len(parts) > 1 && (strings.ContainsAny(parts[0], ".:") || parts[0] == "localhost") {
-		if !imageHost.MatchString(parts[0]) {
+		if !imageHost().MatchString(parts[0]) {
 			return false
 		}
 		parts = parts[1:]
 	}
 	for _, p := range parts {
-		if !imageComponent.MatchString(p) {
+		if !imageComponent().MatchString(p) {
 			return false
 		}
 	}
