@@ -3,6 +3,7 @@ package hq
 import (
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // Code classifies an error; the API maps each code to one HTTP status.
@@ -59,4 +60,25 @@ func ErrorCode(err error) Code {
 		return e.Code
 	}
 	return CodeInternal
+}
+
+// httpStatus is the one table from error codes to HTTP statuses, for the API and the pages.
+var httpStatus = map[Code]int{
+	CodeBadRequest:       http.StatusBadRequest,
+	CodeUnauthorized:     http.StatusUnauthorized,
+	CodeForbidden:        http.StatusForbidden,
+	CodeNotFound:         http.StatusNotFound,
+	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	CodeConflict:         http.StatusConflict,
+	CodeTooLarge:         http.StatusRequestEntityTooLarge,
+	CodeInvalid:          http.StatusUnprocessableEntity,
+	CodeUnavailable:      http.StatusServiceUnavailable,
+}
+
+// HTTPStatus is the status an error of code c is answered with: 500 for internal and unknown.
+func (c Code) HTTPStatus() int {
+	if s, ok := httpStatus[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
 }

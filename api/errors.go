@@ -12,25 +12,12 @@ import (
 	"github.com/meshhq/hq"
 )
 
-// statusOf is the one table from error codes to HTTP statuses.
-var statusOf = map[hq.Code]int{
-	hq.CodeBadRequest:       http.StatusBadRequest,
-	hq.CodeUnauthorized:     http.StatusUnauthorized,
-	hq.CodeForbidden:        http.StatusForbidden,
-	hq.CodeNotFound:         http.StatusNotFound,
-	hq.CodeMethodNotAllowed: http.StatusMethodNotAllowed,
-	hq.CodeConflict:         http.StatusConflict,
-	hq.CodeTooLarge:         http.StatusRequestEntityTooLarge,
-	hq.CodeInvalid:          http.StatusUnprocessableEntity,
-	hq.CodeUnavailable:      http.StatusServiceUnavailable,
-}
-
 // writeError answers with err's code and message; an error without a code is logged and
 // answered as a bare 500, so no internal detail reaches the client.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := errors.AsType[*hq.Error](err)
-	status := statusOf[hq.ErrorCode(err)]
-	if !ok || status == 0 {
+	status := hq.ErrorCode(err).HTTPStatus()
+	if !ok || status == http.StatusInternalServerError {
 		s.Log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		e, status = hq.Errorf(hq.CodeInternal, "internal error"), http.StatusInternalServerError
 	}

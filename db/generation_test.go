@@ -213,7 +213,7 @@ func TestWaitGenerationSeesAChangeBeforeTheFirstTick(t *testing.T) {
 func TestWorkersStopAndCloseTwice(t *testing.T) {
 	t.Parallel()
 	s, _ := setupWith(t, Options{WatchEvery: time.Millisecond, MoveEvery: time.Millisecond, RolloutEvery: time.Millisecond, CheckpointEvery: time.Millisecond})
-	g := workers.Start(context.Background(), nil, asWorkers(s.Workers())...)
+	g := workers.Start(context.Background(), nil, s.Workers()...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	mustNode(t, s, "web-1")

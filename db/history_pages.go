@@ -26,8 +26,8 @@ type ConvergedAt struct {
 //
 // Each row becomes the edges of the moments it covers, and the counts are the running sums of
 // the edges. The rows are read from the one current at first on, and paired here, each with
-// the next of its node, as they are read: pairing them in the database (a window function) cost
-// about as much again as reading them.
+// the next of its node, as they are read, rather than in the database, where a window function
+// would sort them again.
 func (s *Store) ConvergedHistory(ctx context.Context, first time.Time, step time.Duration, n int) ([]ConvergedAt, error) {
 	if n <= 0 || step < time.Millisecond {
 		return nil, hq.Errorf(hq.CodeBadRequest, "a history wants at least one moment, at least a millisecond apart")
@@ -83,8 +83,8 @@ func (s *Store) ConvergedHistory(ctx context.Context, first time.Time, step time
 }
 
 // millis reads a stored time (hq.TimeLayout) as milliseconds since the epoch, by its fixed
-// positions: a day's reports of a fleet are tens of thousands of them, and time.Parse costs
-// several times as much. Anything else is read by time.Parse.
+// positions: a day's reports of a fleet are tens of thousands of them, read in one loop.
+// Anything else is read by time.Parse.
 func millis(s string) int64 {
 	if len(s) != len(hq.TimeLayout) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
 		return hq.ParseTime(s).UnixMilli()

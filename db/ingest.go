@@ -96,7 +96,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		}
 		if h := rep.Host; h != nil {
 			if err := q.NodeSetHost(ctx, dbsqlc.NodeSetHostParams{Name: node, HostdVersion: h.HostdVersion, Os: h.OS, Arch: h.Arch,
-				BootedAt: nullTimeOf(h.BootedAt)}); err != nil {
+				BootedAt: optTime(h.BootedAt)}); err != nil {
 				return err
 			}
 		}

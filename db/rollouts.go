@@ -471,9 +471,7 @@ func readRollout(r dbsqlc.Rollout) (hq.Rollout, error) {
 }
 
 // rolloutView is readRollout for the operator's pages (pages.go), which list a rollout whose
-// stored policy does not read without its policy.
-//
-// Deprecated: use readRollout, which returns the error.
+// stored policy does not read without its policy, rather than fail the whole page.
 func rolloutView(r dbsqlc.Rollout) hq.Rollout {
 	v, err := readRollout(r)
 	if err != nil {

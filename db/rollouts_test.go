@@ -343,7 +343,7 @@ func TestARolloutOutlivesTheControllerThatStartedIt(t *testing.T) {
 	start(t, b.Workers()...)
 	ctx := context.Background()
 	a := open(t, b.path, Options{RolloutEvery: time.Hour})
-	aWorkers := workers.Start(ctx, nil, asWorkers(a.Workers())...)
+	aWorkers := workers.Start(ctx, nil, a.Workers()...)
 	nodes := []string{"web-1", "web-2", "web-3", "web-4"}
 	mustModule(t, a, "app", file("conf", "1"))
 	for _, n := range nodes {

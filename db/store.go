@@ -218,14 +218,6 @@ func nullTime(ns sql.NullString) *time.Time {
 	return &t
 }
 
-// nullTimeOf is t as the database keeps a time, NULL when t is zero.
-func nullTimeOf(t time.Time) sql.NullString {
-	if t.IsZero() {
-		return sql.NullString{}
-	}
-	return sql.NullString{String: hq.FormatTime(t), Valid: true}
-}
-
 func boolInt(b bool) int64 {
 	if b {
 		return 1

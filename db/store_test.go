@@ -71,18 +71,10 @@ func setupSteppingRollouts(t testing.TB) (*Store, *clock) {
 
 // start runs ws until the test ends, stopped before the store they work on is closed (the
 // store was opened before, so its Close is cleaned up after).
-func start(t testing.TB, ws ...Worker) {
+func start(t testing.TB, ws ...workers.Worker) {
 	t.Helper()
-	g := workers.Start(context.Background(), nil, asWorkers(ws)...)
+	g := workers.Start(context.Background(), nil, ws...)
 	t.Cleanup(g.Stop)
-}
-
-func asWorkers(ws []Worker) []workers.Worker {
-	list := make([]workers.Worker, len(ws))
-	for i, w := range ws {
-		list[i] = w
-	}
-	return list
 }
 
 // waitListening returns once something waits for node's generation to move.
@@ -96,8 +88,8 @@ func waitListening(t testing.TB, s *Store, node string) {
 }
 
 // without is ws less the workers named.
-func without(ws []Worker, names ...string) []Worker {
-	var out []Worker
+func without(ws []workers.Worker, names ...string) []workers.Worker {
+	var out []workers.Worker
 	for _, w := range ws {
 		if !slices.Contains(names, w.Name()) {
 			out = append(out, w)

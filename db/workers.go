@@ -1,6 +1,10 @@
 package db
 
-import "context"
+import (
+	"context"
+
+	"github.com/meshhq/hq/internal/workers"
+)
 
 // Worker is one piece of the store's background work. The store starts none of them: their
 // owner (controller.Run) runs them beside the requests and stops them before it closes the
@@ -21,8 +25,8 @@ func (w Worker) Run(ctx context.Context, ready func()) { w.run(ctx, ready) }
 
 // Workers is every worker of the store, in the order they should start: the committer and the
 // watcher first, which the requests lean on, then the rest.
-func (s *Store) Workers() []Worker {
-	return []Worker{s.Committer(), s.Watcher(), s.Checkpointer(), s.Mover(), s.Rollouts()}
+func (s *Store) Workers() []workers.Worker {
+	return []workers.Worker{s.Committer(), s.Watcher(), s.Checkpointer(), s.Mover(), s.Rollouts()}
 }
 
 // Committer commits the reports that arrive together in one transaction (batch.go).

@@ -20,6 +20,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/testenv"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -258,10 +259,7 @@ func newOperatorFleet(t *testing.T) *operatorFleet {
 func skipWithoutChromium(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("chromium is not installed at %s: apt-get install -y chromium", chromiumPath)
-		}
-		t.Skipf("chromium is not installed at %s (apt-get install -y chromium)", chromiumPath)
+		testenv.Missing(t, "chromium is not installed at %s (apt-get install -y chromium)", chromiumPath)
 	}
 }
 

@@ -39,17 +39,7 @@ func writeFileAtomic(name string, data []byte, perm os.FileMode) error {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return fsyncPath(dir)
 }
 
 func writeJSONAtomic(name string, v any) error {

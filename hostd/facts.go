@@ -65,9 +65,10 @@ func prettyName(path string) string {
 	return ""
 }
 
+// truncate cuts s to hq.MaxHostFact bytes, dropping a character the cut would split.
 func truncate(s string) string {
 	if len(s) > hq.MaxHostFact {
-		return s[:hq.MaxHostFact]
+		return strings.ToValidUTF8(s[:hq.MaxHostFact], "")
 	}
 	return s
 }

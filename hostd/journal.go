@@ -111,7 +111,7 @@ func removeDurably(name string) error {
 	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return syncDir(filepath.Dir(name))
+	return fsyncPath(filepath.Dir(name))
 }
 
 // missingDirs lists the directories from dir up that do not exist, outermost first: those a

@@ -24,9 +24,9 @@ const (
 // historyStart is the first of the chart's moments, an hour apart up to now.
 func historyStart(now time.Time) time.Time { return now.Add(-(historyHours - 1) * time.Hour) }
 
-// historyFor is how long the chart's counts are kept: they are of hours, and counting a fleet
-// of 10,000 nodes costs about a tenth of a second, which every open mesh page would otherwise
-// spend every refresh.
+// historyFor is how long the chart's counts are kept: they are of hours, and counting them
+// reads every node's reports of the day, which every open mesh page would otherwise do at
+// every refresh.
 const historyFor = time.Minute
 
 // historyCache keeps the chart's counts for historyFor.

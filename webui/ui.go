@@ -192,28 +192,11 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, page str
 	w.Write(buf.Bytes())
 }
 
-// errorStatus is the HTTP status of a coded error, as the API answers it; anything else is 500.
-func errorStatus(code hq.Code) int {
-	switch code {
-	case hq.CodeBadRequest:
-		return http.StatusBadRequest
-	case hq.CodeNotFound:
-		return http.StatusNotFound
-	case hq.CodeConflict:
-		return http.StatusConflict
-	case hq.CodeInvalid:
-		return http.StatusUnprocessableEntity
-	case hq.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
-
 // fail answers an error: a coded one (a missing node, a bad filter, a rollout no longer
 // paused) with its message, which is written to be shown; anything else a 500 whose detail
 // goes only to the log.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if status := errorStatus(hq.ErrorCode(err)); status != http.StatusInternalServerError {
+	if status := hq.ErrorCode(err).HTTPStatus(); status != http.StatusInternalServerError {
 		title := "not found"
 		if status != http.StatusNotFound {
 			title = "refused"

@@ -26,11 +26,7 @@ func OpenAt(t testing.TB, hqDB string, opt db.Options) *db.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	var ws []workers.Worker
-	for _, w := range s.Workers() {
-		ws = append(ws, w)
-	}
-	g := workers.Start(context.Background(), nil, ws...)
+	g := workers.Start(context.Background(), nil, s.Workers()...)
 	t.Cleanup(g.Stop) // cleanups run last first: the workers stop, then the store closes
 	return s
 }
