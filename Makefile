@@ -5,16 +5,14 @@ SQLC = CGO_ENABLED=0 go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 
 generate:
 	$(SQLC) generate
-	go run ./db/internal/adaptgen
 
 # check-generated fails when the generated packages do not match what queries/ and migrations/
 # generate, for either engine. sqlc diff misses a generated file whose query file was deleted,
 # so regenerate from scratch.
-GENERATED = db/internal/dbsqlc/ db/internal/pgsqlc/
+GENERATED = db/sqlite/internal/sqlitesqlc/ db/postgres/internal/pgsqlc/
 check-generated:
-	rm -f db/internal/dbsqlc/*.go db/internal/pgsqlc/*.go
+	rm -f $(addsuffix *.go,$(GENERATED))
 	$(SQLC) generate
-	go run ./db/internal/adaptgen
 	@test -z "$$(git status --porcelain -- $(GENERATED))" || { git status --porcelain -- $(GENERATED); echo "generated code drifts from queries/ and migrations/: run make generate"; exit 1; }
 
 test:

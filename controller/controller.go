@@ -22,6 +22,8 @@ import (
 	"github.com/meshhq/hq/api"
 	"github.com/meshhq/hq/api/longpoll"
 	"github.com/meshhq/hq/db"
+	_ "github.com/meshhq/hq/db/postgres" // the engines HQ_DB may name
+	_ "github.com/meshhq/hq/db/sqlite"
 	"github.com/meshhq/hq/internal/workers"
 	"github.com/meshhq/hq/webui"
 )

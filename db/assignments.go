@@ -1,7 +1,7 @@
 package db
 
 import (
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 
 	"context"
 	"database/sql"
@@ -18,21 +18,21 @@ const SourceOperator = hq.SourceOperator
 // generation, bumped when the declaration changed. A nil taken keeps an existing assignment's
 // flag and makes a new one untaken.
 func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q dbsqlc.Querier) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q driver.Queries) (bool, error) {
 		m, err := q.ModuleGet(ctx, module)
 		if err != nil {
 			return false, notFound(err, "no module %s", module)
 		}
-		a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module})
+		a, err := q.AssignmentGet(ctx, driver.AssignmentGetParams{Node: node, Module: module})
 		switch {
 		case err == nil && (taken == nil || (a.Taken == 1) == *taken):
 			return false, nil // already so: nothing changes, the generation stays
 		case err == nil:
-			return true, q.AssignmentSetTaken(ctx, dbsqlc.AssignmentSetTakenParams{Node: node, Module: module, Taken: boolInt(*taken)})
+			return true, q.AssignmentSetTaken(ctx, driver.AssignmentSetTakenParams{Node: node, Module: module, Taken: boolInt(*taken)})
 		case !errors.Is(err, sql.ErrNoRows):
 			return false, err
 		}
-		if err := q.AssignmentInsert(ctx, dbsqlc.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken != nil && *taken),
+		if err := q.AssignmentInsert(ctx, driver.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken != nil && *taken),
 			AssignedAt: s.now(), Revision: m.Revision, Source: SourceOperator}); err != nil {
 			return false, err
 		}
@@ -62,28 +62,28 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 // Take marks an assigned module taken, so the node adopts what it finds, and returns the
 // node's generation.
 func (s *Store) Take(ctx context.Context, node, module string, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q dbsqlc.Querier) (bool, error) {
-		a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module})
+	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q driver.Queries) (bool, error) {
+		a, err := q.AssignmentGet(ctx, driver.AssignmentGetParams{Node: node, Module: module})
 		if err != nil {
 			return false, notFound(err, "module %s is not assigned to node %s", module, node)
 		}
 		if a.Taken == 1 {
 			return false, nil
 		}
-		return true, q.AssignmentSetTaken(ctx, dbsqlc.AssignmentSetTakenParams{Node: node, Module: module, Taken: 1})
+		return true, q.AssignmentSetTaken(ctx, driver.AssignmentSetTakenParams{Node: node, Module: module, Taken: 1})
 	})
 }
 
 // Unassign takes a module off a node; its resources leave the declaration (and the host
 // removes what it manages of them). It returns the node's new generation.
 func (s *Store) Unassign(ctx context.Context, node, module string, ifMatch *int64) (int64, error) {
-	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q dbsqlc.Querier) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q driver.Queries) (bool, error) {
 		// A placement's assignment follows the node's labels; unassigning it would last only
 		// until the placement put it back.
-		if a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: module}); err == nil && a.Source != SourceOperator {
+		if a, err := q.AssignmentGet(ctx, driver.AssignmentGetParams{Node: node, Module: module}); err == nil && a.Source != SourceOperator {
 			return false, hq.Errorf(hq.CodeConflict, "module %s is on node %s by placement %s: change the node's labels or the placement", module, node, a.Source)
 		}
-		n, err := q.AssignmentDelete(ctx, dbsqlc.AssignmentDeleteParams{Node: node, Module: module})
+		n, err := q.AssignmentDelete(ctx, driver.AssignmentDeleteParams{Node: node, Module: module})
 		if err == nil && n == 0 {
 			err = hq.Errorf(hq.CodeNotFound, "module %s is not assigned to node %s", module, node)
 		}
@@ -96,9 +96,9 @@ func (s *Store) Unassign(ctx context.Context, node, module string, ifMatch *int6
 // and wakes the node's long-polls. It returns the node's generation. The transaction may be
 // shared with other writes waiting at the same moment (batch.go): an operator assigning a
 // fleet node by node sends many at once.
-func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int64, change func(ctx context.Context, q dbsqlc.Querier) (bool, error)) (int64, error) {
+func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int64, change func(ctx context.Context, q driver.Queries) (bool, error)) (int64, error) {
 	var gen int64
-	err := s.inBatchTx(ctx, func(ctx context.Context, q dbsqlc.Querier) error {
+	err := s.inBatchTx(ctx, func(ctx context.Context, q driver.Queries) error {
 		n, err := lockNode(ctx, q, node, ifMatch)
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/sqlite"
 	"github.com/meshhq/hq/internal/testdb"
 )
 
@@ -38,7 +39,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		}
 	})
 	dst := filepath.Join(t.TempDir(), "backup.db")
-	err := Backup(ctx, s.path, dst)
+	err := sqlite.Backup(ctx, s.path, dst)
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -68,7 +69,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	if _, err := b.GetNode(ctx, "before"); err != nil {
 		t.Fatalf("the backup lacks what was written before it: %v", err)
 	}
-	if err := Backup(ctx, s.path, dst); err == nil {
+	if err := sqlite.Backup(ctx, s.path, dst); err == nil {
 		t.Fatal("a backup over an existing file succeeded; want it refused")
 	}
 }

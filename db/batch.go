@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // Reports arrive one per request, each a short write transaction, and at a fleet's rate the one
@@ -31,7 +31,7 @@ type committer struct {
 
 type batchRequest struct {
 	ctx  context.Context
-	fn   func(ctx context.Context, q dbsqlc.Querier) error
+	fn   func(ctx context.Context, q driver.Queries) error
 	done chan error
 }
 
@@ -44,7 +44,7 @@ type batchRequest struct {
 // about a twentieth of a steady report's CPU.
 //
 // Without a committer running, each request commits alone.
-func (s *Store) inBatchTx(ctx context.Context, fn func(ctx context.Context, q dbsqlc.Querier) error) error {
+func (s *Store) inBatchTx(ctx context.Context, fn func(ctx context.Context, q driver.Queries) error) error {
 	r := &batchRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	c := s.committer.Load()
 	if c == nil {
@@ -102,7 +102,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*batchRequest) {
 	errs := make([]error, len(batch))
 	rolledBack := false
 	ctx = context.WithoutCancel(ctx)
-	err := s.inTxWith(ctx, func(q dbsqlc.Querier, tx *sql.Tx) error {
+	err := s.inTxWith(ctx, func(q driver.Queries, tx *sql.Tx) error {
 		for i, r := range batch {
 			if errs[i] = r.ctx.Err(); errs[i] != nil {
 				continue
@@ -152,7 +152,7 @@ func (s *Store) commitAlone(r *batchRequest) error {
 		return err
 	}
 	ctx := context.WithoutCancel(r.ctx)
-	return s.inTx(ctx, func(q dbsqlc.Querier) error { return r.fn(ctx, q) })
+	return s.inTx(ctx, func(q driver.Queries) error { return r.fn(ctx, q) })
 }
 
 // refusal reports whether err refuses a request for what it asks (a coded error the caller

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func fillNodes(t *testing.T, s *Store, from, n int) {
 
 func mainFileSize(t *testing.T, s *Store) int64 {
 	t.Helper()
-	size, err := fileSize(s.path)
+	size, _, err := s.eng.Sizes(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestTheLogStartsOverUnderSteadyWrites(t *testing.T) {
 	for i := range 40 {
 		fillNodes(t, s, i*1000, 1000) // about 40 MB in all, 650 KB a commit
 	}
-	wal, err := fileSize(s.path + "-wal")
+	_, wal, err := s.eng.Sizes(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package db
 
 import (
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 
 	"context"
 	"sync"
@@ -33,7 +33,7 @@ func (s *Store) ComposeSigned(ctx context.Context, node, instance string, sign f
 		var stale bool
 		// Every host fetches its declaration after each change, so a fleet's sends arrive
 		// together and share commits (batch.go); fn may run twice, so it starts from nothing.
-		err = s.inBatchTx(ctx, func(ctx context.Context, q dbsqlc.Querier) error {
+		err = s.inBatchTx(ctx, func(ctx context.Context, q driver.Queries) error {
 			stale, d.SendID, d.Retry = false, 0, nil
 			n, err := q.NodeGet(ctx, node)
 			if err != nil {
@@ -43,7 +43,7 @@ func (s *Store) ComposeSigned(ctx context.Context, node, instance string, sign f
 				stale = true
 				return nil
 			}
-			d.SendID, err = q.SendInsert(ctx, dbsqlc.SendInsertParams{
+			d.SendID, err = q.SendInsert(ctx, driver.SendInsertParams{
 				Node: node, Generation: d.Generation, Digest: d.Digest, Resources: int64(d.ResourceCount()),
 				ComposedBy: instance, SentAt: hq.FormatTime(d.ComposedAt), Signature: d.Signature,
 			})
@@ -70,7 +70,7 @@ func (s *Store) Declaration(ctx context.Context, node string) (hq.Declaration, e
 
 func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error) {
 	d := hq.Declaration{Node: node, Modules: []hq.DeclaredModule{}}
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		n, err := q.NodeGet(ctx, node)
 		if err != nil {
 			return notFound(err, "no node %s", node)

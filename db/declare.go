@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // declRow is one resource as resource_states declares it.
@@ -72,24 +72,17 @@ func (d resourceDiff) rows() int {
 // changed or moved resource), however many nodes there are. What is added is copied from the
 // revision's rows in module_revision_resources. The triggers record every change
 // of state in transitions and keep the nodes' counts.
-func redeclare(ctx context.Context, q dbsqlc.Querier, module string, d resourceDiff, nodes []string, since, reason string) error {
+func redeclare(ctx context.Context, q driver.Queries, module string, d resourceDiff, nodes []string, since, reason string) error {
 	if len(nodes) == 0 || d.rows() == 0 {
 		return nil
 	}
-	list, err := jsonList(nodes)
-	if err != nil {
-		return err
-	}
 	if len(d.added) > 0 {
-		p := dbsqlc.ResourceStateDeclareParams{Module: module, Revision: d.revision, Every: boolInt(d.every), Names: "[]",
-			Since: since, Reason: reason, Nodes: list}
+		p := driver.ResourceStateDeclareParams{Module: module, Revision: d.revision, Every: boolInt(d.every),
+			Since: since, Reason: reason, Nodes: nodes}
 		if !d.every {
-			names := make([]string, len(d.added))
+			p.Names = make([]string, len(d.added))
 			for i, r := range d.added {
-				names[i] = r.Name
-			}
-			if p.Names, err = jsonList(names); err != nil {
-				return err
+				p.Names[i] = r.Name
 			}
 		}
 		if err := q.ResourceStateDeclare(ctx, p); err != nil {
@@ -97,24 +90,20 @@ func redeclare(ctx context.Context, q dbsqlc.Querier, module string, d resourceD
 		}
 	}
 	for _, r := range d.changed {
-		if err := q.ResourceStateRedeclareOnNodes(ctx, dbsqlc.ResourceStateRedeclareOnNodesParams{Kind: r.Kind, SpecDigest: r.Digest,
+		if err := q.ResourceStateRedeclareOnNodes(ctx, driver.ResourceStateRedeclareOnNodesParams{Kind: r.Kind, SpecDigest: r.Digest,
 			Position: r.Position, GroupName: r.Group, Since: since, Reason: reason + " changed it",
-			Module: module, Resource: r.Name, Nodes: list}); err != nil {
+			Module: module, Resource: r.Name, Nodes: nodes}); err != nil {
 			return err
 		}
 	}
 	for _, r := range d.moved {
-		if err := q.ResourceStateMoveOnNodes(ctx, dbsqlc.ResourceStateMoveOnNodesParams{Position: r.Position, GroupName: r.Group,
-			Module: module, Resource: r.Name, Nodes: list}); err != nil {
+		if err := q.ResourceStateMoveOnNodes(ctx, driver.ResourceStateMoveOnNodesParams{Position: r.Position, GroupName: r.Group,
+			Module: module, Resource: r.Name, Nodes: nodes}); err != nil {
 			return err
 		}
 	}
 	if len(d.removed) > 0 {
-		names, err := jsonList(d.removed)
-		if err != nil {
-			return err
-		}
-		if err := q.ResourceStateRemoveOnNodes(ctx, dbsqlc.ResourceStateRemoveOnNodesParams{Module: module, Nodes: list, Names: names}); err != nil {
+		if err := q.ResourceStateRemoveOnNodes(ctx, driver.ResourceStateRemoveOnNodesParams{Module: module, Nodes: nodes, Names: d.removed}); err != nil {
 			return err
 		}
 	}

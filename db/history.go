@@ -2,7 +2,7 @@ package db
 
 import (
 	"errors"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 
 	"context"
 
@@ -11,8 +11,8 @@ import (
 
 // Sends lists a node's sends, newest first.
 func (s *Store) Sends(ctx context.Context, node string, limit int64) ([]hq.SendView, error) {
-	rows, err := listForNode(ctx, s, node, func(q dbsqlc.Querier) ([]dbsqlc.Send, error) {
-		return q.SendListByNode(ctx, dbsqlc.SendListByNodeParams{Node: node, Max: limit})
+	rows, err := listForNode(ctx, s, node, func(q driver.Queries) ([]driver.Send, error) {
+		return q.SendListByNode(ctx, driver.SendListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.SendView, len(rows))
 	for i, r := range rows {
@@ -23,8 +23,8 @@ func (s *Store) Sends(ctx context.Context, node string, limit int64) ([]hq.SendV
 
 // Reports lists a node's distinct reports, newest first.
 func (s *Store) Reports(ctx context.Context, node string, limit int64) ([]hq.ReportView, error) {
-	rows, err := listForNode(ctx, s, node, func(q dbsqlc.Querier) ([]dbsqlc.Report, error) {
-		return q.ReportListByNode(ctx, dbsqlc.ReportListByNodeParams{Node: node, Max: limit})
+	rows, err := listForNode(ctx, s, node, func(q driver.Queries) ([]driver.Report, error) {
+		return q.ReportListByNode(ctx, driver.ReportListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.ReportView, len(rows))
 	for i, r := range rows {
@@ -35,8 +35,8 @@ func (s *Store) Reports(ctx context.Context, node string, limit int64) ([]hq.Rep
 
 // Drifts lists what was changed on a node behind hostd's back and put back, newest first.
 func (s *Store) Drifts(ctx context.Context, node string, limit int64) ([]hq.DriftView, error) {
-	rows, err := listForNode(ctx, s, node, func(q dbsqlc.Querier) ([]dbsqlc.Drift, error) {
-		return q.DriftListByNode(ctx, dbsqlc.DriftListByNodeParams{Node: node, Max: limit})
+	rows, err := listForNode(ctx, s, node, func(q driver.Queries) ([]driver.Drift, error) {
+		return q.DriftListByNode(ctx, driver.DriftListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.DriftView, len(rows))
 	for i, r := range rows {
@@ -53,8 +53,8 @@ func (s *Store) Drifts(ctx context.Context, node string, limit int64) ([]hq.Drif
 
 // Transitions lists a node's changes of resource state, newest first.
 func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq.TransitionView, error) {
-	rows, err := listForNode(ctx, s, node, func(q dbsqlc.Querier) ([]dbsqlc.Transition, error) {
-		return q.TransitionListByNode(ctx, dbsqlc.TransitionListByNodeParams{Node: node, Max: limit})
+	rows, err := listForNode(ctx, s, node, func(q driver.Queries) ([]driver.Transition, error) {
+		return q.TransitionListByNode(ctx, driver.TransitionListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]hq.TransitionView, len(rows))
 	for i, r := range rows {
@@ -68,9 +68,9 @@ func (s *Store) Transitions(ctx context.Context, node string, limit int64) ([]hq
 
 // listForNode runs list in a read snapshot after checking the node exists, or existed, so an
 // unknown node is not_found rather than an empty list while a deleted one keeps its history.
-func listForNode[T any](ctx context.Context, s *Store, node string, list func(dbsqlc.Querier) ([]T, error)) ([]T, error) {
+func listForNode[T any](ctx context.Context, s *Store, node string, list func(driver.Queries) ([]T, error)) ([]T, error) {
 	var rows []T
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		if _, err := q.NodeGetAny(ctx, node); err != nil {
 			return notFound(err, "no node %s", node)
 		}
@@ -87,17 +87,17 @@ func listForNode[T any](ctx context.Context, s *Store, node string, list func(db
 // stuck, or ifMatch does not hold) errors.
 func (s *Store) Retry(ctx context.Context, node, module, resource string, ifMatch *int64) (int64, error) {
 	var gen int64
-	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inTx(ctx, func(q driver.Queries) error {
 		nd, err := lockNode(ctx, q, node, ifMatch)
 		if err != nil {
 			return err
 		}
 		gen = nd.Generation
-		n, err := q.ResourceStateRequestRetry(ctx, dbsqlc.ResourceStateRequestRetryParams{Node: node, Module: module, Resource: resource, Since: s.now()})
+		n, err := q.ResourceStateRequestRetry(ctx, driver.ResourceStateRequestRetryParams{Node: node, Module: module, Resource: resource, Since: s.now()})
 		if err != nil || n > 0 {
 			return err
 		}
-		r, err := q.ResourceStateGet(ctx, dbsqlc.ResourceStateGetParams{Node: node, Module: module, Resource: resource})
+		r, err := q.ResourceStateGet(ctx, driver.ResourceStateGetParams{Node: node, Module: module, Resource: resource})
 		if err != nil {
 			return withGeneration(notFound(err, "no resource %s on node %s", hq.Ref(module, resource), node), gen)
 		}

@@ -1,7 +1,7 @@
 package db
 
 import (
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 	"math"
 
 	"cmp"
@@ -52,7 +52,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	raised := false
 	// Written in a commit it may share with other reports (batch.go), and so from nothing each
 	// time it runs.
-	err := s.inBatchTx(ctx, func(ctx context.Context, q dbsqlc.Querier) error {
+	err := s.inBatchTx(ctx, func(ctx context.Context, q driver.Queries) error {
 		resp, raised = hq.ReportResponse{}, false
 		n, err := lockNode(ctx, q, node, opts.IfMatch)
 		if err != nil {
@@ -75,7 +75,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 			// The steady state: the node says what it said last time and nothing is failing,
 			// so no resource can move. Only the repeat is counted.
 			resp.ReportID, resp.Summary = prev.ID, prev.Summary
-			err = q.ReportRepeat(ctx, dbsqlc.ReportRepeatParams{ID: prev.ID, LastAt: at})
+			err = q.ReportRepeat(ctx, driver.ReportRepeatParams{ID: prev.ID, LastAt: at})
 		} else {
 			resp.ReportID, resp.Summary, err = s.record(ctx, q, n, rep, ans, outcome, prev, same, now)
 		}
@@ -88,14 +88,14 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 				return err
 			}
 		}
-		if err := q.NodeSetReported(ctx, dbsqlc.NodeSetReportedParams{Name: node, LastReportAt: sql.NullString{String: at, Valid: true}, LastReportID: sql.NullInt64{Int64: resp.ReportID, Valid: true}}); err != nil {
+		if err := q.NodeSetReported(ctx, driver.NodeSetReportedParams{Name: node, LastReportAt: sql.NullString{String: at, Valid: true}, LastReportID: sql.NullInt64{Int64: resp.ReportID, Valid: true}}); err != nil {
 			return err
 		}
 		if err := recordSends(ctx, q, n, rep, ans, at); err != nil {
 			return err
 		}
 		if h := rep.Host; h != nil {
-			if err := q.NodeSetHost(ctx, dbsqlc.NodeSetHostParams{Name: node, HostdVersion: h.HostdVersion, Os: h.OS, Arch: h.Arch,
+			if err := q.NodeSetHost(ctx, driver.NodeSetHostParams{Name: node, HostdVersion: h.HostdVersion, Os: h.OS, Arch: h.Arch,
 				BootedAt: optTime(h.BootedAt)}); err != nil {
 				return err
 			}
@@ -125,7 +125,7 @@ func (a answer) applied() bool { return a.known || a.signed }
 // answered checks the declaration a report names against the sends this database recorded,
 // and bounds the results by it. same says the report repeats the node's last outcome, whose
 // results were checked then.
-func (s *Store) answered(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, signed func(hq.Report) bool, same bool) (answer, error) {
+func (s *Store) answered(ctx context.Context, q driver.Queries, n driver.Node, rep hq.Report, signed func(hq.Report) bool, same bool) (answer, error) {
 	var a answer
 	if rep.SendID == 0 && rep.Digest == "" && rep.Generation == 0 {
 		// A host that has applied nothing yet: it can only say so, and what it refused.
@@ -135,7 +135,7 @@ func (s *Store) answered(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, r
 		return a, nil
 	}
 	if rep.SendID > 0 {
-		send, err := q.SendGet(ctx, dbsqlc.SendGetParams{Node: n.Name, ID: rep.SendID})
+		send, err := q.SendGet(ctx, driver.SendGetParams{Node: n.Name, ID: rep.SendID})
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return a, err
 		}
@@ -177,7 +177,7 @@ func (s *Store) answered(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, r
 // checkDeclared refuses results for resources the node's declaration does not name. What it
 // names is its modules at the revisions they are pinned at, whose resources are kept decoded:
 // a few rows read rather than one per resource, as composing the declaration does.
-func (s *Store) checkDeclared(ctx context.Context, q dbsqlc.Querier, node string, results []hq.Result) error {
+func (s *Store) checkDeclared(ctx context.Context, q driver.Queries, node string, results []hq.Result) error {
 	pins, err := q.AssignmentDeclaration(ctx, node)
 	if err != nil {
 		return err
@@ -213,19 +213,19 @@ func reportInvalid(field, msg string) error {
 //
 // Only a declaration the controller signed can do it, so no node can push its own generation
 // anywhere it likes.
-func raiseGeneration(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, a answer) (bool, error) {
+func raiseGeneration(ctx context.Context, q driver.Queries, n driver.Node, rep hq.Report, a answer) (bool, error) {
 	// The signature binds the generation, so this is only a bound on what a controller could
 	// ever have signed: far from the top, so a generation can always be bumped again.
 	if !a.signed || rep.Generation <= n.Generation || rep.Generation >= math.MaxInt64/2 {
 		return false, nil
 	}
-	rows, err := q.NodeRaiseGeneration(ctx, dbsqlc.NodeRaiseGenerationParams{Name: n.Name, Generation: rep.Generation + 1})
+	rows, err := q.NodeRaiseGeneration(ctx, driver.NodeRaiseGenerationParams{Name: n.Name, Generation: rep.Generation + 1})
 	return rows > 0, err
 }
 
 // record moves the resources a report describes and stores the report: a new row, or a
 // repeat of the last one when the outcome is the same (failures still count as attempts).
-func (s *Store) record(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, a answer, outcome string, prev dbsqlc.Report, same bool, now time.Time) (id int64, summary string, err error) {
+func (s *Store) record(ctx context.Context, q driver.Queries, n driver.Node, rep hq.Report, a answer, outcome string, prev driver.Report, same bool, now time.Time) (id int64, summary string, err error) {
 	rows := advanced{node: n.Name, stuck: map[string]bool{}}
 	if a.known {
 		if rows, err = s.advanceAll(ctx, q, n, rep, now); err != nil {
@@ -236,7 +236,7 @@ func (s *Store) record(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep
 	summary = tally.Line()
 	// A repeat whose line changed (a failure that became stuck) is news: it gets a row.
 	if same && prev.Summary == summary {
-		id, err = prev.ID, q.ReportRepeat(ctx, dbsqlc.ReportRepeatParams{ID: prev.ID, LastAt: hq.FormatTime(now)})
+		id, err = prev.ID, q.ReportRepeat(ctx, driver.ReportRepeatParams{ID: prev.ID, LastAt: hq.FormatTime(now)})
 	} else {
 		id, err = q.ReportInsert(ctx, reportRow(n.Name, rep, outcome, summary, tally, hq.FormatTime(now)))
 	}
@@ -249,7 +249,7 @@ func (s *Store) record(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep
 // advanced holds the rows a report moves, to be written once the report row has an id.
 type advanced struct {
 	// changed rows are written one by one: the few that fail, hold, drift or wait.
-	changed []dbsqlc.ResourceState
+	changed []driver.ResourceState
 	// applying are the plain "applied" results (refs) that may move pending rows, in one
 	// statement each for the attempted and the found; attemptedAgain counts attempts on rows
 	// already applied.
@@ -277,7 +277,7 @@ func (a advanced) byKey(refs int) bool { return 4*int64(refs) < a.rows }
 // nothing. Rows that are not fine (failed, stuck, held, grouped-pending) are read, as is the
 // row of every result that is more than applied; plain "applied" results are left to
 // set-based statements, so the first apply of 500 resources is a few statements, not 500.
-func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, now time.Time) (advanced, error) {
+func (s *Store) advanceAll(ctx context.Context, q driver.Queries, n driver.Node, rep hq.Report, now time.Time) (advanced, error) {
 	a := advanced{node: n.Name, stuck: map[string]bool{}}
 	if rep.Generation != n.Generation {
 		return a, nil
@@ -286,7 +286,7 @@ func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node,
 	if err != nil {
 		return a, err
 	}
-	rows := make(map[string]dbsqlc.ResourceState, len(notFine))
+	rows := make(map[string]driver.ResourceState, len(notFine))
 	for _, r := range notFine {
 		rows[hq.Ref(r.Module, r.Resource)] = r
 	}
@@ -294,7 +294,7 @@ func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node,
 	p := stuckPolicy{attempts: s.opt.StuckAttempts, after: s.opt.StuckAfter}
 	for _, res := range rep.Results {
 		// Most reports find every row fine: then a result's ref is built only when it is used.
-		row, ok := dbsqlc.ResourceState{}, false
+		row, ok := driver.ResourceState{}, false
 		if len(rows) > 0 {
 			row, ok = rows[hq.Ref(res.Module, res.Resource)]
 		}
@@ -312,7 +312,7 @@ func (s *Store) advanceAll(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node,
 		}
 		ref := hq.Ref(res.Module, res.Resource)
 		if !ok {
-			r, err := q.ResourceStateGet(ctx, dbsqlc.ResourceStateGetParams{Node: n.Name, Module: res.Module, Resource: res.Resource})
+			r, err := q.ResourceStateGet(ctx, driver.ResourceStateGetParams{Node: n.Name, Module: res.Module, Resource: res.Resource})
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // not declared any more
 			}
@@ -345,16 +345,15 @@ func plainApplied(r hq.Result) bool {
 	return r.Outcome == hq.StateApplied && !r.Drift && r.HoldReason == "" && r.BlockedBy == ""
 }
 
-func (a advanced) write(ctx context.Context, q dbsqlc.Querier, reportID int64, now string) error {
+func (a advanced) write(ctx context.Context, q driver.Queries, reportID int64, now string) error {
 	report := sql.NullInt64{Int64: reportID, Valid: true}
 	// Attempts on rows already applied first, so a pending row the next statement applies
 	// counts its attempt once.
 	if len(a.attemptedAgain) > 0 && !a.allPending {
-		refs, _ := jsonList(a.attemptedAgain)
-		arg := dbsqlc.ResourceStateCountAttemptsParams{ReportID: report, Node: a.node, Refs: refs}
+		arg := driver.ResourceStateCountAttemptsParams{ReportID: report, Node: a.node, Refs: a.attemptedAgain}
 		var err error
 		if a.byKey(len(a.attemptedAgain)) {
-			err = q.ResourceStateCountAttemptsByKey(ctx, dbsqlc.ResourceStateCountAttemptsByKeyParams(arg))
+			err = q.ResourceStateCountAttemptsByKey(ctx, driver.ResourceStateCountAttemptsByKeyParams(arg))
 		} else {
 			err = q.ResourceStateCountAttempts(ctx, arg)
 		}
@@ -365,7 +364,7 @@ func (a advanced) write(ctx context.Context, q dbsqlc.Querier, reportID int64, n
 	if a.allPending {
 		// Every pending row of the node was applied and changed, and nothing else moves: one
 		// statement over the node's pending rows, with no list to match.
-		_, err := q.ResourceStateApplyAllPending(ctx, dbsqlc.ResourceStateApplyAllPendingParams{
+		_, err := q.ResourceStateApplyAllPending(ctx, driver.ResourceStateApplyAllPendingParams{
 			Since: now, Attempt: 1, ReportID: report, Node: a.node})
 		if err != nil {
 			return err
@@ -379,11 +378,10 @@ func (a advanced) write(ctx context.Context, q dbsqlc.Querier, reportID int64, n
 		if len(set.refs) == 0 {
 			continue
 		}
-		refs, _ := jsonList(set.refs)
-		arg := dbsqlc.ResourceStateApplyPendingParams{Since: now, Attempt: set.attempt, ReportID: report, Node: a.node, Refs: refs}
+		arg := driver.ResourceStateApplyPendingParams{Since: now, Attempt: set.attempt, ReportID: report, Node: a.node, Refs: set.refs}
 		var err error
 		if a.byKey(len(set.refs)) {
-			_, err = q.ResourceStateApplyPendingByKey(ctx, dbsqlc.ResourceStateApplyPendingByKeyParams(arg))
+			_, err = q.ResourceStateApplyPendingByKey(ctx, driver.ResourceStateApplyPendingByKeyParams(arg))
 		} else {
 			_, err = q.ResourceStateApplyPending(ctx, arg)
 		}
@@ -392,7 +390,7 @@ func (a advanced) write(ctx context.Context, q dbsqlc.Querier, reportID int64, n
 		}
 	}
 	for _, r := range a.changed {
-		if err := q.ResourceStateRecord(ctx, dbsqlc.ResourceStateRecordParams{
+		if err := q.ResourceStateRecord(ctx, driver.ResourceStateRecordParams{
 			State: r.State, Since: r.Since, Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures,
 			FailingSince: r.FailingSince, NeverApplied: r.NeverApplied, LastError: r.LastError,
 			HoldReason: r.HoldReason, BlockedBy: r.BlockedBy, RetryRequested: r.RetryRequested,
@@ -407,7 +405,7 @@ func (a advanced) write(ctx context.Context, q dbsqlc.Querier, reportID int64, n
 
 // sameOutcome reports whether a report says what the node's last report said: then it is
 // counted as a repeat of that one rather than stored again.
-func sameOutcome(prev dbsqlc.Report, hasPrev bool, outcome string) bool {
+func sameOutcome(prev driver.Report, hasPrev bool, outcome string) bool {
 	return hasPrev && prev.OutcomeDigest == outcome
 }
 
@@ -420,34 +418,34 @@ func hasFailure(results []hq.Result) bool {
 	return false
 }
 
-func lastReport(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node) (dbsqlc.Report, bool, error) {
+func lastReport(ctx context.Context, q driver.Queries, n driver.Node) (driver.Report, bool, error) {
 	if !n.LastReportID.Valid {
-		return dbsqlc.Report{}, false, nil
+		return driver.Report{}, false, nil
 	}
 	r, err := q.ReportGet(ctx, n.LastReportID.Int64)
 	if errors.Is(err, sql.ErrNoRows) {
-		return dbsqlc.Report{}, false, nil
+		return driver.Report{}, false, nil
 	}
 	return r, err == nil, err
 }
 
 // recordSends moves the sends this report answers: what it applied, what that supersedes, and
 // what it refused.
-func recordSends(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Report, a answer, at string) error {
+func recordSends(ctx context.Context, q driver.Queries, n driver.Node, rep hq.Report, a answer, at string) error {
 	when := sql.NullString{String: at, Valid: true}
 	if a.known {
 		// Every report, not only a new generation's: a host that lost its copy is sent the
 		// same declaration again, and that send is answered too. Unanswered sends are indexed.
-		if err := q.SendMarkApplied(ctx, dbsqlc.SendMarkAppliedParams{Node: n.Name, Generation: rep.Generation, Digest: rep.Digest, At: when}); err != nil {
+		if err := q.SendMarkApplied(ctx, driver.SendMarkAppliedParams{Node: n.Name, Generation: rep.Generation, Digest: rep.Digest, At: when}); err != nil {
 			return err
 		}
 	}
 	// applied_generation never goes back: a host fences what is older than what it applied.
 	if a.applied() && rep.Generation >= n.AppliedGeneration && (rep.Generation != n.AppliedGeneration || rep.Digest != n.AppliedDigest) {
-		if err := q.NodeSetApplied(ctx, dbsqlc.NodeSetAppliedParams{Name: n.Name, AppliedGeneration: rep.Generation, AppliedDigest: rep.Digest, AppliedAt: when}); err != nil {
+		if err := q.NodeSetApplied(ctx, driver.NodeSetAppliedParams{Name: n.Name, AppliedGeneration: rep.Generation, AppliedDigest: rep.Digest, AppliedAt: when}); err != nil {
 			return err
 		}
-		if err := q.SendMarkSuperseded(ctx, dbsqlc.SendMarkSupersededParams{Node: n.Name, Generation: rep.Generation, At: when}); err != nil {
+		if err := q.SendMarkSuperseded(ctx, driver.SendMarkSupersededParams{Node: n.Name, Generation: rep.Generation, At: when}); err != nil {
 			return err
 		}
 	}
@@ -457,25 +455,25 @@ func recordSends(ctx context.Context, q dbsqlc.Querier, n dbsqlc.Node, rep hq.Re
 	return recordRefusal(ctx, q, n.Name, *rep.Refused, at)
 }
 
-func recordRefusal(ctx context.Context, q dbsqlc.Querier, node string, r hq.Refusal, at string) error {
+func recordRefusal(ctx context.Context, q driver.Queries, node string, r hq.Refusal, at string) error {
 	// The same declaration refused before: a report posted again after a lost answer, or the
 	// same replay again. The row that says so is there already.
-	if seen, err := q.SendRefusedExists(ctx, dbsqlc.SendRefusedExistsParams{Node: node, Generation: r.Generation, Digest: r.Digest}); err != nil || seen {
+	if seen, err := q.SendRefusedExists(ctx, driver.SendRefusedExistsParams{Node: node, Generation: r.Generation, Digest: r.Digest}); err != nil || seen {
 		return err
 	}
 	when := sql.NullString{String: at, Valid: true}
 	reason := firstLine(r.Reason)
 	if r.SendID > 0 {
-		n, err := q.SendMarkRefused(ctx, dbsqlc.SendMarkRefusedParams{Node: node, ID: r.SendID, At: when, Reason: reason})
+		n, err := q.SendMarkRefused(ctx, driver.SendMarkRefusedParams{Node: node, ID: r.SendID, At: when, Reason: reason})
 		if err != nil || n > 0 {
 			return err
 		}
 	}
 	// The row is dated when the declaration reached the host and was refused; what it claims
 	// of itself (its composer) is kept, and the reason says whether this database sent it.
-	row := dbsqlc.SendInsertRefusedParams{Node: node, Generation: r.Generation, Digest: r.Digest, At: when, SentAt: at,
+	row := driver.SendInsertRefusedParams{Node: node, Generation: r.Generation, Digest: r.Digest, At: when, SentAt: at,
 		ComposedBy: cmp.Or(r.ComposedBy, "unknown"), Reason: "no such send recorded: " + reason}
-	if orig, err := q.SendGet(ctx, dbsqlc.SendGetParams{Node: node, ID: r.SendID}); err == nil && orig.Digest == r.Digest {
+	if orig, err := q.SendGet(ctx, driver.SendGetParams{Node: node, ID: r.SendID}); err == nil && orig.Digest == r.Digest {
 		// A send that was answered before has come back: a replay of it.
 		row.ComposedBy, row.Resources = orig.ComposedBy, orig.Resources
 		row.Reason = fmt.Sprintf("replay of send %d: %s", orig.ID, reason)
@@ -487,7 +485,7 @@ func recordRefusal(ctx context.Context, q dbsqlc.Querier, node string, r hq.Refu
 }
 
 // nodeFlags lists the node's stuck resources and the retries to hand it, clearing those.
-func nodeFlags(ctx context.Context, q dbsqlc.Querier, node string) (stuck, retry []string, err error) {
+func nodeFlags(ctx context.Context, q driver.Queries, node string) (stuck, retry []string, err error) {
 	rows, err := q.ResourceStateListStuckByNode(ctx, node)
 	if err != nil {
 		return nil, nil, err
@@ -506,9 +504,9 @@ func nodeFlags(ctx context.Context, q dbsqlc.Querier, node string) (stuck, retry
 	return stuck, retry, q.ResourceStateClearRetry(ctx, node)
 }
 
-func reportRow(node string, rep hq.Report, outcome, summary string, t hq.Tally, at string) dbsqlc.ReportInsertParams {
+func reportRow(node string, rep hq.Report, outcome, summary string, t hq.Tally, at string) driver.ReportInsertParams {
 	held := t.Held.Total()
-	return dbsqlc.ReportInsertParams{
+	return driver.ReportInsertParams{
 		Node: node, Generation: rep.Generation, Digest: rep.Digest, Summary: summary, OutcomeDigest: outcome,
 		Applied: int64(t.Applied), Failed: int64(t.Failed), Stuck: int64(t.Stuck), Held: int64(held),
 		GroupedPending: int64(t.GroupedPending), Pending: int64(t.Pending),

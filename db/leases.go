@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 	"github.com/meshhq/hq/internal/workers"
 )
 
@@ -98,9 +98,9 @@ func (r *leasedRun) stop() {
 // takeLease takes or renews the lease of worker for holder, and reports whether holder has it.
 func (s *Store) takeLease(ctx context.Context, worker, holder string, now time.Time) (bool, error) {
 	var n int64
-	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inTx(ctx, func(q driver.Queries) error {
 		var err error
-		n, err = q.LeaseTake(ctx, dbsqlc.LeaseTakeParams{Worker: worker, Holder: holder, Now: hq.FormatTime(now),
+		n, err = q.LeaseTake(ctx, driver.LeaseTakeParams{Worker: worker, Holder: holder, Now: hq.FormatTime(now),
 			ExpiresAt: hq.FormatTime(now.Add(s.opt.LeaseFor))})
 		return err
 	})
@@ -108,8 +108,8 @@ func (s *Store) takeLease(ctx context.Context, worker, holder string, now time.T
 }
 
 func (s *Store) releaseLease(ctx context.Context, worker, holder string) error {
-	return s.inTx(ctx, func(q dbsqlc.Querier) error {
-		return q.LeaseRelease(ctx, dbsqlc.LeaseReleaseParams{Worker: worker, Holder: holder})
+	return s.inTx(ctx, func(q driver.Queries) error {
+		return q.LeaseRelease(ctx, driver.LeaseReleaseParams{Worker: worker, Holder: holder})
 	})
 }
 

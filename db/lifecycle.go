@@ -1,7 +1,7 @@
 package db
 
 import (
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 
 	"database/sql"
 	"fmt"
@@ -19,7 +19,7 @@ type stuckPolicy struct {
 
 // advance returns the row a result moves r to. It is the one place the controller decides a
 // resource's state; the database trigger then checks the move against the lifecycle table.
-func advance(r dbsqlc.ResourceState, res hq.Result, now time.Time, p stuckPolicy) dbsqlc.ResourceState {
+func advance(r driver.ResourceState, res hq.Result, now time.Time, p stuckPolicy) driver.ResourceState {
 	n := r
 	n.HoldReason, n.BlockedBy = res.HoldReason, res.BlockedBy
 	// An attempt is work: a change made or a failure. A check that found the resource already
@@ -59,7 +59,7 @@ func advance(r dbsqlc.ResourceState, res hq.Result, now time.Time, p stuckPolicy
 // failed counts an attempted failure and escalates to stuck past the policy's count or
 // duration. Only a resource already failing can become stuck, as the lifecycle requires; a
 // result skipped by back-off counts no attempt but can still pass the duration.
-func failed(n *dbsqlc.ResourceState, r dbsqlc.ResourceState, res hq.Result, now time.Time, p stuckPolicy) {
+func failed(n *driver.ResourceState, r driver.ResourceState, res hq.Result, now time.Time, p stuckPolicy) {
 	n.LastError = res.Error
 	if res.Attempted {
 		n.ConsecutiveFailures++

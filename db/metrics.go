@@ -2,12 +2,9 @@ package db
 
 import (
 	"context"
-	"errors"
-	"io/fs"
-	"os"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // Figures are the numbers /metrics shows, read from one snapshot of the database.
@@ -60,7 +57,7 @@ func (s *Store) Figures(ctx context.Context) (Figures, error) {
 	for _, o := range SendOutcomes {
 		f.Sends[o] = 0
 	}
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		counts, err := fleetCounts(ctx, q, s.silentBefore())
 		if err != nil {
 			return err
@@ -90,14 +87,14 @@ func (s *Store) Figures(ctx context.Context) (Figures, error) {
 	if err != nil {
 		return Figures{}, err
 	}
-	if f.DatabaseBytes, f.WALBytes, err = s.eng.sizes(ctx, s.read); err != nil {
+	if f.DatabaseBytes, f.WALBytes, err = s.eng.Sizes(ctx); err != nil {
 		return Figures{}, err
 	}
 	return f, nil
 }
 
 // rolloutFigures reads the rollouts by state, and the nodes of each unfinished one.
-func rolloutFigures(ctx context.Context, q dbsqlc.Querier, f *Figures) error {
+func rolloutFigures(ctx context.Context, q driver.Queries, f *Figures) error {
 	counts, err := q.RolloutCountByState(ctx)
 	if err != nil {
 		return err
@@ -118,16 +115,4 @@ func rolloutFigures(ctx context.Context, q dbsqlc.Querier, f *Figures) error {
 		}})
 	}
 	return nil
-}
-
-// fileSize is a file's size, 0 when it does not exist (a WAL between checkpoints may not).
-func fileSize(path string) (int64, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
 }

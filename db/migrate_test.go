@@ -138,7 +138,7 @@ func TestOpenFillsTheRowsOfEarlierRevisions(t *testing.T) {
 func databaseAt(t *testing.T, version int64) (string, *sql.DB) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "hq.db")
-	db, err := sql.Open("sqlite", dsn(path, true))
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
 	if err != nil {
 		t.Fatal(err)
 	}

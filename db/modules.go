@@ -1,7 +1,7 @@
 package db
 
 import (
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 
 	"context"
 	"database/sql"
@@ -44,7 +44,7 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 	}
 	digest := hq.DigestOf(body)
 	rolled := false
-	err = s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err = s.inTx(ctx, func(q driver.Queries) error {
 		if cur, err := latestRevision(ctx, q, name); err == nil && cur.Digest == digest {
 			res.Revision = cur.Revision
 			return nil
@@ -53,12 +53,12 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 		}
 		res.Created = true
 		now := s.now()
-		rev, err := q.ModuleUpsert(ctx, dbsqlc.ModuleUpsertParams{Name: name, Now: now})
+		rev, err := q.ModuleUpsert(ctx, driver.ModuleUpsertParams{Name: name, Now: now})
 		if err != nil {
 			return err
 		}
 		res.Revision = rev
-		if err := q.ModuleRevisionInsert(ctx, dbsqlc.ModuleRevisionInsertParams{
+		if err := q.ModuleRevisionInsert(ctx, driver.ModuleRevisionInsertParams{
 			Module: name, Revision: rev, Resources: string(body), ResourceCount: int64(len(resources)),
 			Digest: digest, CreatedAt: now,
 		}); err != nil {
@@ -107,12 +107,12 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 // GetModule returns a module at its newest revision, with the nodes it is assigned to.
 func (s *Store) GetModule(ctx context.Context, name string) (hq.ModuleView, error) {
 	var v hq.ModuleView
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		m, err := q.ModuleGet(ctx, name)
 		if err != nil {
 			return notFound(err, "no module %s", name)
 		}
-		rev, err := q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: name, Revision: m.Revision})
+		rev, err := q.ModuleRevisionGet(ctx, driver.ModuleRevisionGetParams{Module: name, Revision: m.Revision})
 		if err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func (s *Store) GetModule(ctx context.Context, name string) (hq.ModuleView, erro
 // ListModules returns every module without its resources.
 func (s *Store) ListModules(ctx context.Context) ([]hq.ModuleView, error) {
 	var out []hq.ModuleView
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		mods, err := q.ModuleList(ctx)
 		if err != nil {
 			return err
@@ -147,7 +147,7 @@ func (s *Store) ListModules(ctx context.Context) ([]hq.ModuleView, error) {
 	return out, err
 }
 
-func assignedNodes(ctx context.Context, q dbsqlc.Querier, module string) ([]string, error) {
+func assignedNodes(ctx context.Context, q driver.Queries, module string) ([]string, error) {
 	rows, err := q.AssignmentListByModule(ctx, module)
 	nodes := make([]string, 0, len(rows))
 	for _, r := range rows {
@@ -156,12 +156,12 @@ func assignedNodes(ctx context.Context, q dbsqlc.Querier, module string) ([]stri
 	return nodes, err
 }
 
-func latestRevision(ctx context.Context, q dbsqlc.Querier, module string) (dbsqlc.ModuleRevision, error) {
+func latestRevision(ctx context.Context, q driver.Queries, module string) (driver.ModuleRevision, error) {
 	m, err := q.ModuleGet(ctx, module)
 	if err != nil {
-		return dbsqlc.ModuleRevision{}, err
+		return driver.ModuleRevision{}, err
 	}
-	return q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: m.Revision})
+	return q.ModuleRevisionGet(ctx, driver.ModuleRevisionGetParams{Module: module, Revision: m.Revision})
 }
 
 func decodeResources(s string) ([]hq.Resource, error) {
@@ -245,7 +245,7 @@ func (p *pathCheck) ref(module, name string) int {
 }
 
 // check refuses p's module on node when its paths overlap with those of the node's other modules.
-func (p *pathCheck) check(ctx context.Context, q dbsqlc.Querier, node string) error {
+func (p *pathCheck) check(ctx context.Context, q driver.Queries, node string) error {
 	if len(p.new) == 0 {
 		return nil
 	}
@@ -264,7 +264,7 @@ func (p *pathCheck) check(ctx context.Context, q dbsqlc.Querier, node string) er
 
 // checkModule is check for every node p's module is assigned to (nodes), from one query: each
 // distinct set of other modules is checked once.
-func (p *pathCheck) checkModule(ctx context.Context, q dbsqlc.Querier, nodes []string) error {
+func (p *pathCheck) checkModule(ctx context.Context, q driver.Queries, nodes []string) error {
 	if len(p.new) == 0 {
 		return nil
 	}
@@ -297,7 +297,7 @@ func (p *pathCheck) checkModule(ctx context.Context, q dbsqlc.Querier, nodes []s
 // checkNode refuses values v for a node whose modules (pins) have templated paths, when one of
 // those paths, filled in from v, would overlap another path on the node. Every templated
 // claim is checked; two literal ones met when the second of them was assigned.
-func (p *pathCheck) checkNode(ctx context.Context, q dbsqlc.Querier, v hq.Values, pins []pin) error {
+func (p *pathCheck) checkNode(ctx context.Context, q driver.Queries, v hq.Values, pins []pin) error {
 	p.values[v.Node] = v
 	var claims []hq.PathClaim
 	for _, o := range pins {
@@ -321,7 +321,7 @@ type pin struct {
 }
 
 // against refuses p's module on node when its paths overlap with those of others there.
-func (p *pathCheck) against(ctx context.Context, q dbsqlc.Querier, node string, others []pin) error {
+func (p *pathCheck) against(ctx context.Context, q driver.Queries, node string, others []pin) error {
 	var key strings.Builder
 	for _, o := range others {
 		fmt.Fprintf(&key, "%s@%d ", o.module, o.revision)
@@ -352,7 +352,7 @@ func (p *pathCheck) against(ctx context.Context, q dbsqlc.Querier, node string, 
 // overlaps refuses claims that overlap on node, filling templated paths in first. key names
 // the claims' modules; it is what a check found clean is remembered by, with what the
 // templated paths render to when there are any.
-func (p *pathCheck) overlaps(ctx context.Context, q dbsqlc.Querier, node string, claims []hq.PathClaim, key *strings.Builder, templated bool) error {
+func (p *pathCheck) overlaps(ctx context.Context, q driver.Queries, node string, claims []hq.PathClaim, key *strings.Builder, templated bool) error {
 	if templated {
 		v, err := p.valuesFor(ctx, q, node)
 		if err != nil {
@@ -403,17 +403,13 @@ func (p *pathCheck) render(claims []hq.PathClaim, v hq.Values, key *strings.Buil
 
 // valuesFor returns the values a node's templates are filled in from: read with every pending
 // node the first time, or alone.
-func (p *pathCheck) valuesFor(ctx context.Context, q dbsqlc.Querier, node string) (hq.Values, error) {
+func (p *pathCheck) valuesFor(ctx context.Context, q driver.Queries, node string) (hq.Values, error) {
 	if v, ok := p.values[node]; ok {
 		return v, nil
 	}
 	if len(p.pending) > 0 {
-		list, err := jsonList(p.pending)
-		if err != nil {
-			return hq.Values{}, err
-		}
 		p.pending = nil
-		rows, err := q.NodeListByNames(ctx, list)
+		rows, err := q.NodeListByNames(ctx, p.pending)
 		if err != nil {
 			return hq.Values{}, err
 		}
@@ -435,12 +431,12 @@ func (p *pathCheck) valuesFor(ctx context.Context, q dbsqlc.Querier, node string
 }
 
 // revision returns the claims of a stored module revision, decoding it only the first time.
-func (p *pathCheck) revision(ctx context.Context, q dbsqlc.Querier, module string, revision int64) (revisionClaims, error) {
+func (p *pathCheck) revision(ctx context.Context, q driver.Queries, module string, revision int64) (revisionClaims, error) {
 	k := fmt.Sprintf("%s@%d", module, revision)
 	if rc, ok := p.revs[k]; ok {
 		return rc, nil
 	}
-	rev, err := q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: revision})
+	rev, err := q.ModuleRevisionGet(ctx, driver.ModuleRevisionGetParams{Module: module, Revision: revision})
 	if err != nil {
 		return revisionClaims{}, err
 	}

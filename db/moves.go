@@ -2,11 +2,10 @@ package db
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // A new revision reaches a fleet in chunks, one transaction each, so the one writer is never
@@ -20,8 +19,8 @@ const (
 // movePins moves the next chunk of module's pins that are behind revision to, in q's
 // transaction: it re-declares what changed on those nodes and bumps their generations. It
 // returns the new generations and whether pins remain behind.
-func (s *Store) movePins(ctx context.Context, q dbsqlc.Querier, module string, to int64) (map[string]int64, bool, error) {
-	behind, err := q.AssignmentListBehind(ctx, dbsqlc.AssignmentListBehindParams{Module: module, Revision: to, Max: moveChunkNodes + 1})
+func (s *Store) movePins(ctx context.Context, q driver.Queries, module string, to int64) (map[string]int64, bool, error) {
+	behind, err := q.AssignmentListBehind(ctx, driver.AssignmentListBehindParams{Module: module, Revision: to, Max: moveChunkNodes + 1})
 	if err != nil || len(behind) == 0 {
 		return nil, false, err
 	}
@@ -49,18 +48,14 @@ func (s *Store) movePins(ctx context.Context, q dbsqlc.Querier, module string, t
 
 // pinNodes pins nodes to revision to of module, writes the diff on them and bumps their
 // generations, in q's transaction.
-func (s *Store) pinNodes(ctx context.Context, q dbsqlc.Querier, module string, d resourceDiff, to int64, nodes []string, reason string) (map[string]int64, error) {
+func (s *Store) pinNodes(ctx context.Context, q driver.Queries, module string, d resourceDiff, to int64, nodes []string, reason string) (map[string]int64, error) {
 	if err := redeclare(ctx, q, module, d, nodes, s.now(), reason); err != nil {
 		return nil, err
 	}
-	list, err := jsonList(nodes)
-	if err != nil {
+	if err := q.AssignmentPinNodes(ctx, driver.AssignmentPinNodesParams{Revision: to, Module: module, Nodes: nodes}); err != nil {
 		return nil, err
 	}
-	if err := q.AssignmentPinNodes(ctx, dbsqlc.AssignmentPinNodesParams{Revision: to, Module: module, Nodes: list}); err != nil {
-		return nil, err
-	}
-	bumped, err := q.NodeBumpGenerations(ctx, list)
+	bumped, err := q.NodeBumpGenerations(ctx, nodes)
 	gens := make(map[string]int64, len(bumped))
 	for _, b := range bumped {
 		gens[b.Name] = b.Generation
@@ -113,7 +108,7 @@ func (s *Store) moveLoop(ctx context.Context, ready func()) {
 func (s *Store) moveSome(ctx context.Context) (bool, error) {
 	var gens map[string]int64
 	var found bool
-	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inTx(ctx, func(q driver.Queries) error {
 		mods, err := q.ModuleListBehind(ctx)
 		if err != nil || len(mods) == 0 {
 			return err
@@ -133,14 +128,4 @@ func (s *Store) ringAll(gens map[string]int64) {
 	for n := range gens {
 		s.bells.ring(n)
 	}
-}
-
-// jsonList is a list of names as the queries take it: a JSON array, [] when there are none
-// (PostgreSQL refuses to read null as an empty list).
-func jsonList(names []string) (string, error) {
-	if len(names) == 0 {
-		return "[]", nil
-	}
-	b, err := json.Marshal(names)
-	return string(b), err
 }

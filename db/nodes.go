@@ -1,7 +1,7 @@
 package db
 
 import (
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 
 	"context"
 	"crypto/rand"
@@ -39,33 +39,33 @@ func (s *Store) CreateLabelledNode(ctx context.Context, name string, labels map[
 	}
 	token = rand.Text()
 	now := s.now()
-	err = s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err = s.inTx(ctx, func(q driver.Queries) error {
 		n, err := q.NodeGetAny(ctx, name)
 		switch {
 		case err == nil && !n.DeletedAt.Valid:
 			return hq.Errorf(hq.CodeConflict, "node %s is already registered", name)
 		case err == nil:
 			// Registered again after a delete: the history stays, the generations go on above it.
-			if err := q.NodeRegisterAgain(ctx, dbsqlc.NodeRegisterAgainParams{Name: name, TokenHash: hashToken(token), CreatedAt: now}); err != nil {
+			if err := q.NodeRegisterAgain(ctx, driver.NodeRegisterAgainParams{Name: name, TokenHash: hashToken(token), CreatedAt: now}); err != nil {
 				return err
 			}
 			n.Generation++
 		case errors.Is(err, sql.ErrNoRows):
-			if err := q.NodeInsert(ctx, dbsqlc.NodeInsertParams{Name: name, TokenHash: hashToken(token), CreatedAt: now}); err != nil {
+			if err := q.NodeInsert(ctx, driver.NodeInsertParams{Name: name, TokenHash: hashToken(token), CreatedAt: now}); err != nil {
 				return err
 			}
 		default:
 			return err
 		}
 		generation = n.Generation
-		if err := q.NodeRegistrationInsert(ctx, dbsqlc.NodeRegistrationInsertParams{Node: name, RegisteredAt: now, FirstGeneration: n.Generation}); err != nil {
+		if err := q.NodeRegistrationInsert(ctx, driver.NodeRegistrationInsertParams{Node: name, RegisteredAt: now, FirstGeneration: n.Generation}); err != nil {
 			return err
 		}
 		// A name registered again starts with the labels it is registered with, and no vars.
-		if err := q.NodeSetLabels(ctx, dbsqlc.NodeSetLabelsParams{Name: name, Labels: text}); err != nil {
+		if err := q.NodeSetLabels(ctx, driver.NodeSetLabelsParams{Name: name, Labels: text}); err != nil {
 			return err
 		}
-		if err := q.NodeSetVars(ctx, dbsqlc.NodeSetVarsParams{Name: name, Vars: "{}"}); err != nil {
+		if err := q.NodeSetVars(ctx, driver.NodeSetVarsParams{Name: name, Vars: "{}"}); err != nil {
 			return err
 		}
 		placed, err := s.placeOnNode(ctx, q, name, labels)
@@ -85,7 +85,7 @@ func (s *Store) CreateLabelledNode(ctx context.Context, name string, labels map[
 func (s *Store) DeleteNode(ctx context.Context, name string, ifMatch *int64) (int64, error) {
 	now := s.now()
 	var gen int64
-	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inTx(ctx, func(q driver.Queries) error {
 		n, err := lockNode(ctx, q, name, ifMatch)
 		if err != nil {
 			return err
@@ -94,11 +94,11 @@ func (s *Store) DeleteNode(ctx context.Context, name string, ifMatch *int64) (in
 		if err := q.AssignmentDeleteByNode(ctx, name); err != nil {
 			return err
 		}
-		if err := q.NodeRegistrationEnd(ctx, dbsqlc.NodeRegistrationEndParams{Node: name, DeletedAt: sql.NullString{String: now, Valid: true}, LastGeneration: sql.NullInt64{Int64: n.Generation, Valid: true}}); err != nil {
+		if err := q.NodeRegistrationEnd(ctx, driver.NodeRegistrationEndParams{Node: name, DeletedAt: sql.NullString{String: now, Valid: true}, LastGeneration: sql.NullInt64{Int64: n.Generation, Valid: true}}); err != nil {
 			return err
 		}
 		// A token nobody holds: the unique index on token_hash wants one per row.
-		return q.NodeMarkDeleted(ctx, dbsqlc.NodeMarkDeletedParams{Name: name, DeletedAt: sql.NullString{String: now, Valid: true}, VoidTokenHash: "deleted:" + hashToken(rand.Text())})
+		return q.NodeMarkDeleted(ctx, driver.NodeMarkDeletedParams{Name: name, DeletedAt: sql.NullString{String: now, Valid: true}, VoidTokenHash: "deleted:" + hashToken(rand.Text())})
 	})
 	return gen, err
 }
@@ -140,7 +140,7 @@ func (s *Store) NodeGeneration(ctx context.Context, name string) (int64, error) 
 }
 
 // lockNode reads the node inside a write transaction and checks If-Match.
-func lockNode(ctx context.Context, q dbsqlc.Querier, name string, ifMatch *int64) (dbsqlc.Node, error) {
+func lockNode(ctx context.Context, q driver.Queries, name string, ifMatch *int64) (driver.Node, error) {
 	n, err := q.NodeGet(ctx, name)
 	if err != nil {
 		return n, nodeNotFound(ctx, q, err, name)
@@ -164,7 +164,7 @@ func (s *Store) AnyNodeToken(ctx context.Context, token string) (bool, error) {
 
 // nodeNotFound turns sql.ErrNoRows for a node into not_found, saying so when the node was
 // deleted rather than never registered.
-func nodeNotFound(ctx context.Context, q dbsqlc.Querier, err error, name string) error {
+func nodeNotFound(ctx context.Context, q driver.Queries, err error, name string) error {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}

@@ -50,7 +50,8 @@ func (o Options) withDefaults() Options {
 	set(&o.WatchEvery, time.Second)
 	set(&o.MoveEvery, 5*time.Second)
 	set(&o.RolloutEvery, time.Second)
-	set(&o.CheckpointEvery, checkpointEvery)
+	// A checkpoint a second kept SQLite's log small through a fleet-wide change.
+	set(&o.CheckpointEvery, time.Second)
 	set(&o.LeaseFor, 15*time.Second)
 	return o
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // The reads below serve the operator's pages: each lists a page at a time, keyed by where the
@@ -32,7 +32,7 @@ type RolloutPage struct {
 
 // PageRollouts returns one page of the rollouts the filter keeps.
 func (s *Store) PageRollouts(ctx context.Context, f RolloutFilter) (RolloutPage, error) {
-	rows, err := s.reader().RolloutListPage(ctx, dbsqlc.RolloutListPageParams{Before: f.Before, State: string(f.State),
+	rows, err := s.reader().RolloutListPage(ctx, driver.RolloutListPageParams{Before: f.Before, State: string(f.State),
 		Module: f.Module, Placement: f.Placement, Max: int64(f.Limit) + 1})
 	if err != nil {
 		return RolloutPage{}, err
@@ -62,7 +62,7 @@ const maxRolloutTransitions = 500
 
 // RolloutTransitions returns a rollout's history, oldest first.
 func (s *Store) RolloutTransitions(ctx context.Context, id int64) ([]RolloutTransition, error) {
-	rows, err := s.reader().RolloutTransitionList(ctx, dbsqlc.RolloutTransitionListParams{Rollout: id, Max: maxRolloutTransitions})
+	rows, err := s.reader().RolloutTransitionList(ctx, driver.RolloutTransitionListParams{Rollout: id, Max: maxRolloutTransitions})
 	out := make([]RolloutTransition, len(rows))
 	for i, r := range rows {
 		out[i] = RolloutTransition{From: hq.RolloutState(r.FromState), To: hq.RolloutState(r.ToState), Reason: r.Reason, At: hq.ParseTime(r.At)}
@@ -89,7 +89,7 @@ type RolloutNodePage struct {
 // PageRolloutNodes returns a rollout's nodes after the name after, at most limit of them: a
 // page reads its own rows, not the rollout's every node.
 func (s *Store) PageRolloutNodes(ctx context.Context, id int64, after string, limit int) (RolloutNodePage, error) {
-	rows, err := s.reader().RolloutNodePage(ctx, dbsqlc.RolloutNodePageParams{Rollout: id, After: after, Max: int64(limit) + 1})
+	rows, err := s.reader().RolloutNodePage(ctx, driver.RolloutNodePageParams{Rollout: id, After: after, Max: int64(limit) + 1})
 	if err != nil {
 		return RolloutNodePage{}, err
 	}
@@ -141,12 +141,8 @@ func (s *Store) NodesNamed(ctx context.Context, names []string) ([]hq.NodeView, 
 	if len(names) == 0 {
 		return out, nil
 	}
-	list, err := jsonList(names)
-	if err != nil {
-		return nil, err
-	}
-	err = s.inReadTx(ctx, func(q dbsqlc.Querier) error {
-		rows, err := q.NodeListByNames(ctx, list)
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
+		rows, err := q.NodeListByNames(ctx, names)
 		if err != nil {
 			return err
 		}
@@ -163,11 +159,7 @@ func (s *Store) LatestRollouts(ctx context.Context, placements []string) (map[st
 	if len(placements) == 0 {
 		return out, nil
 	}
-	list, err := jsonList(placements)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.reader().RolloutLatestOfPlacements(ctx, list)
+	rows, err := s.reader().RolloutLatestOfPlacements(ctx, placements)
 	for _, r := range rows {
 		out[r.Placement] = rolloutView(r)
 	}
@@ -184,8 +176,8 @@ type PlacementPage struct {
 // PagePlacements returns the placements after the name after, at most limit of them.
 func (s *Store) PagePlacements(ctx context.Context, after string, limit int) (PlacementPage, error) {
 	p := PlacementPage{Placements: []hq.Placement{}}
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
-		rows, err := q.PlacementListPage(ctx, dbsqlc.PlacementListPageParams{After: after, Max: int64(limit) + 1})
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
+		rows, err := q.PlacementListPage(ctx, driver.PlacementListPageParams{After: after, Max: int64(limit) + 1})
 		if err != nil || len(rows) == 0 {
 			return err
 		}
@@ -202,7 +194,7 @@ func (s *Store) PagePlacements(ctx context.Context, after string, limit int) (Pl
 // PlacementsOfModule returns the placements that place module, by name.
 func (s *Store) PlacementsOfModule(ctx context.Context, module string) ([]hq.Placement, error) {
 	out := []hq.Placement{}
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		rows, err := q.PlacementListByModule(ctx, module)
 		if err != nil || len(rows) == 0 {
 			return err
@@ -217,12 +209,12 @@ func (s *Store) PlacementsOfModule(ctx context.Context, module string) ([]hq.Pla
 // none.
 func (s *Store) PlacementSummary(ctx context.Context, name string) (hq.Placement, error) {
 	var out hq.Placement
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		p, err := q.PlacementGet(ctx, name)
 		if err != nil {
 			return notFound(err, "no placement %s", name)
 		}
-		views, err := placementViews(ctx, q, []dbsqlc.Placement{p})
+		views, err := placementViews(ctx, q, []driver.Placement{p})
 		if err == nil {
 			out = views[0]
 		}
@@ -245,7 +237,7 @@ func (s *Store) PlacementSelector(ctx context.Context, name string) (string, err
 // and decoded once for all of them, and those it assigned in the database: a page of
 // placements costs one pass over the fleet, not one a placement. The counts are those
 // GetPlacement gives.
-func placementViews(ctx context.Context, q dbsqlc.Querier, rows []dbsqlc.Placement) ([]hq.Placement, error) {
+func placementViews(ctx context.Context, q driver.Queries, rows []driver.Placement) ([]hq.Placement, error) {
 	nodes, err := q.NodeLabelList(ctx)
 	if err != nil {
 		return nil, err
@@ -266,7 +258,7 @@ func placementViews(ctx context.Context, q dbsqlc.Querier, rows []dbsqlc.Placeme
 				matched++
 			}
 		}
-		assigned, err := q.AssignmentCountBySource(ctx, dbsqlc.AssignmentCountBySourceParams{Source: p.Name, Module: p.Module})
+		assigned, err := q.AssignmentCountBySource(ctx, driver.AssignmentCountBySourceParams{Source: p.Name, Module: p.Module})
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +296,7 @@ type ModulePage struct {
 
 // PageModules returns the modules after the name after, at most limit of them.
 func (s *Store) PageModules(ctx context.Context, after string, limit int) (ModulePage, error) {
-	rows, err := s.reader().ModuleOverviewList(ctx, dbsqlc.ModuleOverviewListParams{After: after, Max: int64(limit) + 1})
+	rows, err := s.reader().ModuleOverviewList(ctx, driver.ModuleOverviewListParams{After: after, Max: int64(limit) + 1})
 	if err != nil {
 		return ModulePage{}, err
 	}
@@ -314,7 +306,7 @@ func (s *Store) PageModules(ctx context.Context, after string, limit int) (Modul
 		p.Next = rows[limit-1].Name
 	}
 	for _, r := range rows {
-		p.Modules = append(p.Modules, moduleSummary(dbsqlc.ModuleOverviewGetRow(r)))
+		p.Modules = append(p.Modules, moduleSummary(driver.ModuleOverviewGetRow(r)))
 	}
 	return p, nil
 }
@@ -328,7 +320,7 @@ func (s *Store) GetModuleSummary(ctx context.Context, name string) (ModuleSummar
 	return moduleSummary(r), nil
 }
 
-func moduleSummary(r dbsqlc.ModuleOverviewGetRow) ModuleSummary {
+func moduleSummary(r driver.ModuleOverviewGetRow) ModuleSummary {
 	return ModuleSummary{Name: r.Name, Revision: r.Revision, CreatedAt: hq.ParseTime(r.CreatedAt),
 		UpdatedAt: hq.ParseTime(r.UpdatedAt), Nodes: int(r.Nodes), Placements: int(r.Placements)}
 }
@@ -356,7 +348,7 @@ type RevisionPage struct {
 // PageRevisions returns a module's revisions older than before (0: from the newest), at most
 // limit of them.
 func (s *Store) PageRevisions(ctx context.Context, module string, before int64, limit int) (RevisionPage, error) {
-	rows, err := s.reader().ModuleRevisionListPage(ctx, dbsqlc.ModuleRevisionListPageParams{Module: module, Before: before, Max: int64(limit) + 1})
+	rows, err := s.reader().ModuleRevisionListPage(ctx, driver.ModuleRevisionListPageParams{Module: module, Before: before, Max: int64(limit) + 1})
 	if err != nil {
 		return RevisionPage{}, err
 	}
@@ -383,7 +375,7 @@ type Revision struct {
 
 // GetRevision returns one revision of a module; not_found when there is no such revision.
 func (s *Store) GetRevision(ctx context.Context, module string, revision int64) (Revision, error) {
-	r, err := s.reader().ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: revision})
+	r, err := s.reader().ModuleRevisionGet(ctx, driver.ModuleRevisionGetParams{Module: module, Revision: revision})
 	if err != nil {
 		return Revision{}, notFound(err, "no revision %d of module %s", revision, module)
 	}
@@ -404,8 +396,8 @@ type ReportOutcome struct {
 
 // ReportOutcomes lists a node's distinct reports, newest first, with their counts.
 func (s *Store) ReportOutcomes(ctx context.Context, node string, limit int64) ([]ReportOutcome, error) {
-	rows, err := listForNode(ctx, s, node, func(q dbsqlc.Querier) ([]dbsqlc.Report, error) {
-		return q.ReportListByNode(ctx, dbsqlc.ReportListByNodeParams{Node: node, Max: limit})
+	rows, err := listForNode(ctx, s, node, func(q driver.Queries) ([]driver.Report, error) {
+		return q.ReportListByNode(ctx, driver.ReportListByNodeParams{Node: node, Max: limit})
 	})
 	out := make([]ReportOutcome, len(rows))
 	for i, r := range rows {

@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // decodePairs reads a node's labels or vars column; a row written by hand that is not a JSON
@@ -42,8 +42,8 @@ func (s *Store) SetLabels(ctx context.Context, node string, labels map[string]st
 		return 0, err
 	}
 	return s.setValues(ctx, node, ifMatch, labels, func(v *hq.Values) { v.Labels = labels },
-		func(q dbsqlc.Querier, text string) (bool, error) {
-			if err := q.NodeSetLabels(ctx, dbsqlc.NodeSetLabelsParams{Name: node, Labels: text}); err != nil {
+		func(q driver.Queries, text string) (bool, error) {
+			if err := q.NodeSetLabels(ctx, driver.NodeSetLabelsParams{Name: node, Labels: text}); err != nil {
 				return false, err
 			}
 			return s.placeOnNode(ctx, q, node, labels)
@@ -58,8 +58,8 @@ func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string
 		return 0, err
 	}
 	return s.setValues(ctx, node, ifMatch, vars, func(v *hq.Values) { v.Vars = vars },
-		func(q dbsqlc.Querier, text string) (bool, error) {
-			return false, q.NodeSetVars(ctx, dbsqlc.NodeSetVarsParams{Name: node, Vars: text})
+		func(q driver.Queries, text string) (bool, error) {
+			return false, q.NodeSetVars(ctx, driver.NodeSetVarsParams{Name: node, Vars: text})
 		})
 }
 
@@ -69,12 +69,12 @@ func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string
 // generation moves when write says the declaration changed, or when templates on the node use
 // values at all.
 func (s *Store) setValues(ctx context.Context, node string, ifMatch *int64, pairs map[string]string,
-	change func(v *hq.Values), write func(q dbsqlc.Querier, text string) (bool, error)) (int64, error) {
+	change func(v *hq.Values), write func(q driver.Queries, text string) (bool, error)) (int64, error) {
 	text, err := encodePairs(pairs)
 	if err != nil {
 		return 0, err
 	}
-	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q dbsqlc.Querier) (bool, error) {
+	return s.changeDeclaration(ctx, node, ifMatch, func(ctx context.Context, q driver.Queries) (bool, error) {
 		n, err := q.NodeGet(ctx, node)
 		if err != nil {
 			return false, err
@@ -94,7 +94,7 @@ func (s *Store) setValues(ctx context.Context, node string, ifMatch *int64, pair
 
 // placeOnNode brings one node's placement assignments in line with its labels, in q's
 // transaction, and reports whether its declaration changed.
-func (s *Store) placeOnNode(ctx context.Context, q dbsqlc.Querier, node string, labels map[string]string) (bool, error) {
+func (s *Store) placeOnNode(ctx context.Context, q driver.Queries, node string, labels map[string]string) (bool, error) {
 	placements, err := q.PlacementList(ctx)
 	if err != nil {
 		return false, err
@@ -106,7 +106,7 @@ func (s *Store) placeOnNode(ctx context.Context, q dbsqlc.Querier, node string, 
 			return false, err
 		}
 		match := sel.Matches(labels)
-		a, err := q.AssignmentGet(ctx, dbsqlc.AssignmentGetParams{Node: node, Module: p.Module})
+		a, err := q.AssignmentGet(ctx, driver.AssignmentGetParams{Node: node, Module: p.Module})
 		has := err == nil
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return false, err
@@ -140,7 +140,7 @@ func sourceName(source string) string {
 // addPlaced assigns p's module to nodes at its newest revision and declares its resources
 // there, set-based; with check, each node's paths are checked first (the nodes of a
 // placement's first write were checked all at once). It does not bump generations.
-func (s *Store) addPlaced(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, nodes []string, check bool) error {
+func (s *Store) addPlaced(ctx context.Context, q driver.Queries, p driver.Placement, nodes []string, check bool) error {
 	rev, err := latestRevision(ctx, q, p.Module)
 	if err != nil {
 		return notFound(err, "no module %s", p.Module)
@@ -148,11 +148,11 @@ func (s *Store) addPlaced(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placem
 	// During a rollout a node joins at the revision the rollout moves from, and waits its turn
 	// in the rollout: a revision the rollout has not found good reaches no node by the side.
 	at := rev.Revision
-	active, err := q.RolloutListActiveOfPlacement(ctx, dbsqlc.RolloutListActiveOfPlacementParams{Placement: p.Name, Module: p.Module})
+	active, err := q.RolloutListActiveOfPlacement(ctx, driver.RolloutListActiveOfPlacementParams{Placement: p.Name, Module: p.Module})
 	if err != nil {
 		return err
 	}
-	var rollout *dbsqlc.Rollout
+	var rollout *driver.Rollout
 	if len(active) > 0 {
 		r, err := q.RolloutGet(ctx, active[len(active)-1])
 		if err != nil {
@@ -175,16 +175,12 @@ func (s *Store) addPlaced(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placem
 			}
 		}
 	}
-	list, err := jsonList(nodes)
-	if err != nil {
-		return err
-	}
-	if err := q.AssignmentInsertOnNodes(ctx, dbsqlc.AssignmentInsertOnNodesParams{Module: p.Module, Taken: p.Taken, AssignedAt: s.now(),
-		Revision: at, Source: p.Name, Nodes: list}); err != nil {
+	if err := q.AssignmentInsertOnNodes(ctx, driver.AssignmentInsertOnNodesParams{Module: p.Module, Taken: p.Taken, AssignedAt: s.now(),
+		Revision: at, Source: p.Name, Nodes: nodes}); err != nil {
 		return err
 	}
 	if rollout != nil {
-		if err := q.RolloutNodeInsertOnNodes(ctx, dbsqlc.RolloutNodeInsertOnNodesParams{Rollout: rollout.ID, FromRevision: at, Nodes: list}); err != nil {
+		if err := q.RolloutNodeInsertOnNodes(ctx, driver.RolloutNodeInsertOnNodesParams{Rollout: rollout.ID, FromRevision: at, Nodes: nodes}); err != nil {
 			return err
 		}
 	}
@@ -197,25 +193,17 @@ func (s *Store) addPlaced(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placem
 
 // removePlaced takes a source's assignments of module off nodes; their resources leave the
 // declaration with them. It does not bump generations.
-func (s *Store) removePlaced(ctx context.Context, q dbsqlc.Querier, source, module string, nodes []string) error {
-	list, err := jsonList(nodes)
-	if err != nil {
-		return err
-	}
-	return q.AssignmentDeleteOnNodes(ctx, dbsqlc.AssignmentDeleteOnNodesParams{Module: module, Source: source, Nodes: list})
+func (s *Store) removePlaced(ctx context.Context, q driver.Queries, source, module string, nodes []string) error {
+	return q.AssignmentDeleteOnNodes(ctx, driver.AssignmentDeleteOnNodesParams{Module: module, Source: source, Nodes: nodes})
 }
 
 // bumpNodes steps the generation of every node named, in one statement.
-func bumpNodes(ctx context.Context, q dbsqlc.Querier, nodes []string) (map[string]int64, error) {
+func bumpNodes(ctx context.Context, q driver.Queries, nodes []string) (map[string]int64, error) {
 	gens := map[string]int64{}
 	if len(nodes) == 0 {
 		return gens, nil
 	}
-	list, err := jsonList(nodes)
-	if err != nil {
-		return nil, err
-	}
-	bumped, err := q.NodeBumpGenerations(ctx, list)
+	bumped, err := q.NodeBumpGenerations(ctx, nodes)
 	for _, b := range bumped {
 		gens[b.Name] = b.Generation
 	}
@@ -231,13 +219,13 @@ type membership struct {
 
 // placementMembership compares a placement's selector with every node's labels and with the
 // assignments it made: one read of each, however many nodes.
-func placementMembership(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow) (membership, error) {
+func placementMembership(ctx context.Context, q driver.Queries, p driver.Placement, nodes []driver.NodeLabelListRow) (membership, error) {
 	var m membership
 	sel, err := hq.ParseSelector(p.Selector)
 	if err != nil {
 		return m, err
 	}
-	have, err := q.AssignmentListBySource(ctx, dbsqlc.AssignmentListBySourceParams{Source: p.Name, Module: p.Module})
+	have, err := q.AssignmentListBySource(ctx, driver.AssignmentListBySourceParams{Source: p.Name, Module: p.Module})
 	if err != nil {
 		return m, err
 	}
@@ -264,7 +252,7 @@ func placementMembership(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placeme
 // that no longer match, bumping each one's generation. A node that has the module from
 // elsewhere is left alone (PutPlacement refuses that case; it can arise later only by an
 // operator's own assign, which then wins). It returns the new generations and whether work is left.
-func (s *Store) reconcilePlacement(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow, check bool) (map[string]int64, bool, error) {
+func (s *Store) reconcilePlacement(ctx context.Context, q driver.Queries, p driver.Placement, nodes []driver.NodeLabelListRow, check bool) (map[string]int64, bool, error) {
 	m, err := placementMembership(ctx, q, p, nodes)
 	if err != nil {
 		return nil, false, err
@@ -281,11 +269,7 @@ func (s *Store) reconcilePlacement(ctx context.Context, q dbsqlc.Querier, p dbsq
 		return nil, false, err
 	}
 	if len(m.add) > 0 {
-		list, err := jsonList(m.add)
-		if err != nil {
-			return nil, false, err
-		}
-		taken, err := q.AssignmentListOfModuleOnNodes(ctx, dbsqlc.AssignmentListOfModuleOnNodesParams{Module: p.Module, Nodes: list})
+		taken, err := q.AssignmentListOfModuleOnNodes(ctx, driver.AssignmentListOfModuleOnNodesParams{Module: p.Module, Nodes: m.add})
 		if err != nil {
 			return nil, false, err
 		}
@@ -342,12 +326,12 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 		policy = string(b)
 	}
 	var gens map[string]int64
-	err = s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err = s.inTx(ctx, func(q driver.Queries) error {
 		rev, err := latestRevision(ctx, q, p.Module)
 		if err != nil {
 			return notFound(err, "no module %s", p.Module)
 		}
-		if err := q.PlacementUpsert(ctx, dbsqlc.PlacementUpsertParams{Name: p.Name, Module: p.Module, Selector: sel.String(),
+		if err := q.PlacementUpsert(ctx, driver.PlacementUpsertParams{Name: p.Name, Module: p.Module, Selector: sel.String(),
 			Taken: boolInt(p.Taken), Rollout: policy, Now: s.now()}); err != nil {
 			return err
 		}
@@ -385,15 +369,11 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 // placementConflicts refuses a placement whose module some matched node has from elsewhere,
 // that another placement of the module also puts on a matched node, or whose paths meet
 // those of a matched node's other modules.
-func (s *Store) placementConflicts(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, rev dbsqlc.ModuleRevision, m membership, nodes []dbsqlc.NodeLabelListRow) error {
+func (s *Store) placementConflicts(ctx context.Context, q driver.Queries, p driver.Placement, rev driver.ModuleRevision, m membership, nodes []driver.NodeLabelListRow) error {
 	if len(m.matched) == 0 {
 		return nil
 	}
-	matched, err := jsonList(m.matched)
-	if err != nil {
-		return err
-	}
-	has, err := q.AssignmentListOfModuleOnNodes(ctx, dbsqlc.AssignmentListOfModuleOnNodesParams{Module: p.Module, Nodes: matched})
+	has, err := q.AssignmentListOfModuleOnNodes(ctx, driver.AssignmentListOfModuleOnNodesParams{Module: p.Module, Nodes: m.matched})
 	if err != nil {
 		return err
 	}
@@ -435,11 +415,7 @@ func (s *Store) placementConflicts(ctx context.Context, q dbsqlc.Querier, p dbsq
 	if len(pc.new) == 0 {
 		return nil
 	}
-	add, err := jsonList(m.add)
-	if err != nil {
-		return err
-	}
-	rows, err := q.AssignmentListByNodes(ctx, add)
+	rows, err := q.AssignmentListByNodes(ctx, m.add)
 	if err != nil {
 		return err
 	}
@@ -462,7 +438,7 @@ func (s *Store) placementConflicts(ctx context.Context, q dbsqlc.Querier, p dbsq
 // GetPlacement returns a placement with how many nodes it matches and has placed its module on.
 func (s *Store) GetPlacement(ctx context.Context, name string) (hq.Placement, error) {
 	var out hq.Placement
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		p, err := q.PlacementGet(ctx, name)
 		if err != nil {
 			return notFound(err, "no placement %s", name)
@@ -480,7 +456,7 @@ func (s *Store) GetPlacement(ctx context.Context, name string) (hq.Placement, er
 // ListPlacements returns every placement, by name.
 func (s *Store) ListPlacements(ctx context.Context) ([]hq.Placement, error) {
 	out := []hq.Placement{}
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		ps, err := q.PlacementList(ctx)
 		if err != nil || len(ps) == 0 {
 			return err
@@ -501,12 +477,12 @@ func (s *Store) ListPlacements(ctx context.Context) ([]hq.Placement, error) {
 	return out, err
 }
 
-func placementView(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, nodes []dbsqlc.NodeLabelListRow) (hq.Placement, error) {
+func placementView(ctx context.Context, q driver.Queries, p driver.Placement, nodes []driver.NodeLabelListRow) (hq.Placement, error) {
 	m, err := placementMembership(ctx, q, p, nodes)
 	if err != nil {
 		return hq.Placement{}, err
 	}
-	have, err := q.AssignmentListBySource(ctx, dbsqlc.AssignmentListBySourceParams{Source: p.Name, Module: p.Module})
+	have, err := q.AssignmentListBySource(ctx, driver.AssignmentListBySourceParams{Source: p.Name, Module: p.Module})
 	v := hq.Placement{Name: p.Name, Module: p.Module, Selector: p.Selector, Taken: p.Taken == 1,
 		Matched: len(m.matched), Assigned: len(have),
 		CreatedAt: hq.ParseTime(p.CreatedAt), UpdatedAt: hq.ParseTime(p.UpdatedAt)}
@@ -524,7 +500,7 @@ func placementView(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement, no
 // unassigned it, the first chunk in this transaction and the rest by the mover.
 func (s *Store) DeletePlacement(ctx context.Context, name string) error {
 	var gens map[string]int64
-	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inTx(ctx, func(q driver.Queries) error {
 		n, err := q.PlacementDelete(ctx, name)
 		if err != nil {
 			return err
@@ -544,7 +520,7 @@ func (s *Store) DeletePlacement(ctx context.Context, name string) error {
 
 // removeOrphans takes the next chunk of assignments whose placement is gone (or places
 // another module now) off their nodes, and reports whether there was any.
-func (s *Store) removeOrphans(ctx context.Context, q dbsqlc.Querier) (map[string]int64, bool, error) {
+func (s *Store) removeOrphans(ctx context.Context, q driver.Queries) (map[string]int64, bool, error) {
 	rows, err := q.AssignmentListOrphaned(ctx, moveChunkNodes)
 	if err != nil || len(rows) == 0 {
 		return nil, false, err
@@ -572,7 +548,7 @@ func (s *Store) removeOrphans(ctx context.Context, q dbsqlc.Querier) (map[string
 // it on every tick, so a fleet at rest costs the writer nothing.
 func (s *Store) placementWork(ctx context.Context) (bool, error) {
 	found := false
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		orphans, err := q.AssignmentListOrphaned(ctx, 1)
 		if err != nil || len(orphans) > 0 {
 			found = len(orphans) > 0
@@ -591,7 +567,7 @@ func (s *Store) placementWork(ctx context.Context) (bool, error) {
 			if err != nil {
 				return err
 			}
-			differ, err := q.AssignmentListTakenDiffers(ctx, dbsqlc.AssignmentListTakenDiffersParams{Source: p.Name, Module: p.Module, Taken: p.Taken, Max: 1})
+			differ, err := q.AssignmentListTakenDiffers(ctx, driver.AssignmentListTakenDiffersParams{Source: p.Name, Module: p.Module, Taken: p.Taken, Max: 1})
 			if err != nil {
 				return err
 			}
@@ -612,7 +588,7 @@ func (s *Store) placeSome(ctx context.Context) (bool, error) {
 	}
 	var gens map[string]int64
 	var found bool
-	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inTx(ctx, func(q driver.Queries) error {
 		var err error
 		gens, found, err = s.removeOrphans(ctx, q)
 		if err != nil || found {
@@ -646,19 +622,15 @@ func (s *Store) placeSome(ctx context.Context) (bool, error) {
 
 // retakePlaced gives the next chunk of a placement's assignments the placement's taken flag,
 // bumping their nodes' generations.
-func (s *Store) retakePlaced(ctx context.Context, q dbsqlc.Querier, p dbsqlc.Placement) (map[string]int64, bool, error) {
-	differ, err := q.AssignmentListTakenDiffers(ctx, dbsqlc.AssignmentListTakenDiffersParams{Source: p.Name, Module: p.Module,
+func (s *Store) retakePlaced(ctx context.Context, q driver.Queries, p driver.Placement) (map[string]int64, bool, error) {
+	differ, err := q.AssignmentListTakenDiffers(ctx, driver.AssignmentListTakenDiffersParams{Source: p.Name, Module: p.Module,
 		Taken: p.Taken, Max: moveChunkNodes + 1})
 	if err != nil || len(differ) == 0 {
 		return nil, false, err
 	}
 	more := len(differ) > moveChunkNodes
 	differ = differ[:min(len(differ), moveChunkNodes)]
-	list, err := jsonList(differ)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := q.AssignmentSetTakenOnNodes(ctx, dbsqlc.AssignmentSetTakenOnNodesParams{Taken: p.Taken, Module: p.Module, Source: p.Name, Nodes: list}); err != nil {
+	if err := q.AssignmentSetTakenOnNodes(ctx, driver.AssignmentSetTakenOnNodesParams{Taken: p.Taken, Module: p.Module, Source: p.Name, Nodes: differ}); err != nil {
 		return nil, false, err
 	}
 	gens, err := bumpNodes(ctx, q, differ)

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // dryRunKey marks a context whose write transactions are rolled back instead of committed: a
@@ -22,7 +22,7 @@ type dryRun struct {
 
 // planned tells a dry run of the rollout the change started: its placement and its nodes in
 // waves, as they were written.
-func planned(ctx context.Context, q dbsqlc.Querier, id int64, p dbsqlc.Placement) error {
+func planned(ctx context.Context, q driver.Queries, id int64, p driver.Placement) error {
 	run, ok := ctx.Value(dryRunKey{}).(*dryRun)
 	if !ok {
 		return nil
@@ -56,7 +56,7 @@ func (s *Store) PlanModule(ctx context.Context, name string, resources []hq.Reso
 	var current []hq.Resource
 	var assigned []string
 	gens := map[string]int64{}
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		if rev, err := latestRevision(ctx, q, name); err == nil {
 			plan.Revision = rev.Revision
 			if current, err = decodeResources(rev.Resources); err != nil {

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // Reads at the pool's full width keep its connections: none is closed for want of room among
@@ -23,7 +23,7 @@ func TestTheReadPoolKeepsItsConnections(t *testing.T) {
 		var wg sync.WaitGroup
 		for range width {
 			wg.Go(func() {
-				err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+				err := s.inReadTx(ctx, func(q driver.Queries) error {
 					_, err := q.NodeTokenHash(ctx, "n0")
 					inside.Done()
 					inside.Wait()

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // Retention says how long history is kept: rows of transitions, reports, sends and drifts older than
@@ -28,42 +28,42 @@ var DefaultRetention = Retention{For: 720 * time.Hour, KeepPerNode: 100, Window:
 // historyTable is one history table as retention walks it.
 type historyTable struct {
 	name  string
-	end   func(ctx context.Context, q dbsqlc.Querier, after, window int64) (id int64, at string, err error)
-	prune func(ctx context.Context, q dbsqlc.Querier, after, until int64, cutoff string, keep int64) (int64, error)
+	end   func(ctx context.Context, q driver.Queries, after, window int64) (id int64, at string, err error)
+	prune func(ctx context.Context, q driver.Queries, after, until int64, cutoff string, keep int64) (int64, error)
 }
 
 var historyTables = []historyTable{
 	{"drifts",
-		func(ctx context.Context, q dbsqlc.Querier, after, window int64) (int64, string, error) {
-			r, err := q.DriftPruneWindowEnd(ctx, dbsqlc.DriftPruneWindowEndParams{After: after, Batch: window})
+		func(ctx context.Context, q driver.Queries, after, window int64) (int64, string, error) {
+			r, err := q.DriftPruneWindowEnd(ctx, driver.DriftPruneWindowEndParams{After: after, Batch: window})
 			return r.ID, r.At, err
 		},
-		func(ctx context.Context, q dbsqlc.Querier, after, until int64, cutoff string, keep int64) (int64, error) {
-			return q.DriftPrune(ctx, dbsqlc.DriftPruneParams{After: after, Until: until, Cutoff: cutoff, Keep: keep})
+		func(ctx context.Context, q driver.Queries, after, until int64, cutoff string, keep int64) (int64, error) {
+			return q.DriftPrune(ctx, driver.DriftPruneParams{After: after, Until: until, Cutoff: cutoff, Keep: keep})
 		}},
 	{"transitions",
-		func(ctx context.Context, q dbsqlc.Querier, after, window int64) (int64, string, error) {
-			r, err := q.TransitionPruneWindowEnd(ctx, dbsqlc.TransitionPruneWindowEndParams{After: after, Batch: window})
+		func(ctx context.Context, q driver.Queries, after, window int64) (int64, string, error) {
+			r, err := q.TransitionPruneWindowEnd(ctx, driver.TransitionPruneWindowEndParams{After: after, Batch: window})
 			return r.ID, r.At, err
 		},
-		func(ctx context.Context, q dbsqlc.Querier, after, until int64, cutoff string, keep int64) (int64, error) {
-			return q.TransitionPrune(ctx, dbsqlc.TransitionPruneParams{After: after, Until: until, Cutoff: cutoff, Keep: keep})
+		func(ctx context.Context, q driver.Queries, after, until int64, cutoff string, keep int64) (int64, error) {
+			return q.TransitionPrune(ctx, driver.TransitionPruneParams{After: after, Until: until, Cutoff: cutoff, Keep: keep})
 		}},
 	{"reports",
-		func(ctx context.Context, q dbsqlc.Querier, after, window int64) (int64, string, error) {
-			r, err := q.ReportPruneWindowEnd(ctx, dbsqlc.ReportPruneWindowEndParams{After: after, Batch: window})
+		func(ctx context.Context, q driver.Queries, after, window int64) (int64, string, error) {
+			r, err := q.ReportPruneWindowEnd(ctx, driver.ReportPruneWindowEndParams{After: after, Batch: window})
 			return r.ID, r.At, err
 		},
-		func(ctx context.Context, q dbsqlc.Querier, after, until int64, cutoff string, keep int64) (int64, error) {
-			return q.ReportPrune(ctx, dbsqlc.ReportPruneParams{After: after, Until: until, Cutoff: cutoff, Keep: keep})
+		func(ctx context.Context, q driver.Queries, after, until int64, cutoff string, keep int64) (int64, error) {
+			return q.ReportPrune(ctx, driver.ReportPruneParams{After: after, Until: until, Cutoff: cutoff, Keep: keep})
 		}},
 	{"sends",
-		func(ctx context.Context, q dbsqlc.Querier, after, window int64) (int64, string, error) {
-			r, err := q.SendPruneWindowEnd(ctx, dbsqlc.SendPruneWindowEndParams{After: after, Batch: window})
+		func(ctx context.Context, q driver.Queries, after, window int64) (int64, string, error) {
+			r, err := q.SendPruneWindowEnd(ctx, driver.SendPruneWindowEndParams{After: after, Batch: window})
 			return r.ID, r.At, err
 		},
-		func(ctx context.Context, q dbsqlc.Querier, after, until int64, cutoff string, keep int64) (int64, error) {
-			return q.SendPrune(ctx, dbsqlc.SendPruneParams{After: after, Until: until, Cutoff: sql.NullString{String: cutoff, Valid: true}, Keep: keep})
+		func(ctx context.Context, q driver.Queries, after, until int64, cutoff string, keep int64) (int64, error) {
+			return q.SendPrune(ctx, driver.SendPruneParams{After: after, Until: until, Cutoff: sql.NullString{String: cutoff, Valid: true}, Keep: keep})
 		}},
 }
 
@@ -80,7 +80,7 @@ func (s *Store) Prune(ctx context.Context, r Retention) (map[string]int64, error
 			var until int64
 			var done bool
 			start := time.Now()
-			err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+			err := s.inTx(ctx, func(q driver.Queries) error {
 				id, at, err := t.end(ctx, q, after, int64(r.Window))
 				if errors.Is(err, sql.ErrNoRows) {
 					done = true

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // revisions keeps module revisions decoded. A revision never changes once written, and every
@@ -59,9 +59,9 @@ const maxCachedRevisions = 1024
 
 // resources returns the resources of a module revision; the slice is shared and must not be
 // changed.
-func (s *Store) resources(ctx context.Context, q dbsqlc.Querier, module string, revision int64) ([]hq.Resource, error) {
+func (s *Store) resources(ctx context.Context, q driver.Queries, module string, revision int64) ([]hq.Resource, error) {
 	return remember(&s.revisions, &s.revisions.m, revisionKey{module, revision}, func() ([]hq.Resource, error) {
-		row, err := q.ModuleRevisionGet(ctx, dbsqlc.ModuleRevisionGetParams{Module: module, Revision: revision})
+		row, err := q.ModuleRevisionGet(ctx, driver.ModuleRevisionGetParams{Module: module, Revision: revision})
 		if err != nil {
 			return nil, notFound(err, "no revision %d of module %s", revision, module)
 		}
@@ -71,7 +71,7 @@ func (s *Store) resources(ctx context.Context, q dbsqlc.Querier, module string, 
 
 // declared is what assigning a module's revision writes on a node: every resource a new row,
 // whose digests are computed once for every node it is assigned to.
-func (s *Store) declared(ctx context.Context, q dbsqlc.Querier, module string, revision int64) (resourceDiff, error) {
+func (s *Store) declared(ctx context.Context, q driver.Queries, module string, revision int64) (resourceDiff, error) {
 	return remember(&s.revisions, &s.revisions.declared, revisionKey{module, revision}, func() (resourceDiff, error) {
 		rs, err := s.resources(ctx, q, module, revision)
 		return diffResources(nil, rs, revision), err
@@ -80,7 +80,7 @@ func (s *Store) declared(ctx context.Context, q dbsqlc.Querier, module string, r
 
 // writeRevisionRows writes a revision's resources as rows of module_revision_resources, which
 // assignments copy; rows already there stay.
-func writeRevisionRows(ctx context.Context, q dbsqlc.Querier, module string, revision int64, resources []hq.Resource) error {
+func writeRevisionRows(ctx context.Context, q driver.Queries, module string, revision int64, resources []hq.Resource) error {
 	if len(resources) == 0 {
 		return nil
 	}
@@ -88,7 +88,7 @@ func writeRevisionRows(ctx context.Context, q dbsqlc.Querier, module string, rev
 	if err != nil {
 		return err
 	}
-	return q.ModuleRevisionResourcesInsert(ctx, dbsqlc.ModuleRevisionResourcesInsertParams{Module: module, Revision: revision, Rows: string(rows)})
+	return q.ModuleRevisionResourcesInsert(ctx, driver.ModuleRevisionResourcesInsertParams{Module: module, Revision: revision, Rows: string(rows)})
 }
 
 // fillRevisionRows writes the rows of the revisions uploaded before module_revision_resources
@@ -103,7 +103,7 @@ func (s *Store) fillRevisionRows(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("module %s revision %d: %w", m.Module, m.Revision, err)
 		}
-		if err := s.inTx(ctx, func(q dbsqlc.Querier) error { return writeRevisionRows(ctx, q, m.Module, m.Revision, rs) }); err != nil {
+		if err := s.inTx(ctx, func(q driver.Queries) error { return writeRevisionRows(ctx, q, m.Module, m.Revision, rs) }); err != nil {
 			return fmt.Errorf("module %s revision %d: %w", m.Module, m.Revision, err)
 		}
 	}
@@ -112,7 +112,7 @@ func (s *Store) fillRevisionRows(ctx context.Context) error {
 
 // resourceNames is the set of a revision's resource names, which every report that is not a
 // repeat is checked against: made once, not once a report.
-func (s *Store) resourceNames(ctx context.Context, q dbsqlc.Querier, module string, revision int64) (map[string]bool, error) {
+func (s *Store) resourceNames(ctx context.Context, q driver.Queries, module string, revision int64) (map[string]bool, error) {
 	return remember(&s.revisions, &s.revisions.names, revisionKey{module, revision}, func() (map[string]bool, error) {
 		rs, err := s.resources(ctx, q, module, revision)
 		names := make(map[string]bool, len(rs))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // lastAttempt is the consecutive failures at which a failing resource is on its last allowed
@@ -22,7 +22,7 @@ func (s *Store) lastAttempt() int64 { return int64(max(1, s.opt.StuckAttempts-1)
 // policy, in q's transaction, before any pin moves: the mover leaves the pins a rollout
 // governs to the rollout loop. An unfinished rollout of the same placement ends aborted,
 // superseded, and its nodes keep the pins they have; the new one starts from them.
-func (s *Store) startRollouts(ctx context.Context, q dbsqlc.Querier, module string, to int64) (bool, error) {
+func (s *Store) startRollouts(ctx context.Context, q driver.Queries, module string, to int64) (bool, error) {
 	ps, err := q.PlacementList(ctx)
 	if err != nil {
 		return false, err
@@ -32,21 +32,21 @@ func (s *Store) startRollouts(ctx context.Context, q dbsqlc.Querier, module stri
 		if p.Module != module || p.Rollout == "" {
 			continue
 		}
-		old, err := q.RolloutListActiveOfPlacement(ctx, dbsqlc.RolloutListActiveOfPlacementParams{Placement: p.Name, Module: module})
+		old, err := q.RolloutListActiveOfPlacement(ctx, driver.RolloutListActiveOfPlacementParams{Placement: p.Name, Module: module})
 		if err != nil {
 			return false, err
 		}
 		for _, id := range old {
-			if _, err := q.RolloutAbort(ctx, dbsqlc.RolloutAbortParams{ID: id, Reason: fmt.Sprintf("superseded by revision %d", to), Now: s.now()}); err != nil {
+			if _, err := q.RolloutAbort(ctx, driver.RolloutAbortParams{ID: id, Reason: fmt.Sprintf("superseded by revision %d", to), Now: s.now()}); err != nil {
 				return false, err
 			}
 		}
-		id, err := q.RolloutInsert(ctx, dbsqlc.RolloutInsertParams{Module: module, Placement: p.Name, FromRevision: to - 1, ToRevision: to,
+		id, err := q.RolloutInsert(ctx, driver.RolloutInsertParams{Module: module, Placement: p.Name, FromRevision: to - 1, ToRevision: to,
 			Policy: p.Rollout, Now: s.now()})
 		if err != nil {
 			return false, err
 		}
-		if _, err := q.RolloutNodeInsertFromPlacement(ctx, dbsqlc.RolloutNodeInsertFromPlacementParams{Rollout: id, Placement: p.Name,
+		if _, err := q.RolloutNodeInsertFromPlacement(ctx, driver.RolloutNodeInsertFromPlacementParams{Rollout: id, Placement: p.Name,
 			Module: module, ToRevision: to}); err != nil {
 			return false, err
 		}
@@ -81,20 +81,20 @@ func rolloutPolicy(text string) (hq.RolloutPolicy, error) {
 // marks in-flight nodes done or failed (set-based, in two statements), pins failed nodes back
 // when the policy says so, then pauses, completes, or advances the next wave. It returns the
 // generations it moved and whether more is to do at once.
-func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rollout) (map[string]int64, bool, error) {
+func (s *Store) stepRollout(ctx context.Context, q driver.Queries, r driver.Rollout) (map[string]int64, bool, error) {
 	pol, err := rolloutPolicy(r.Policy)
 	if err != nil {
 		return nil, false, err
 	}
 	now := s.now()
 	gens := map[string]int64{}
-	if _, err := q.RolloutNodeDeleteGone(ctx, dbsqlc.RolloutNodeDeleteGoneParams{Rollout: r.ID, Module: r.Module}); err != nil {
+	if _, err := q.RolloutNodeDeleteGone(ctx, driver.RolloutNodeDeleteGoneParams{Rollout: r.ID, Module: r.Module}); err != nil {
 		return nil, false, err
 	}
-	if _, err := q.RolloutNodeMarkDone(ctx, dbsqlc.RolloutNodeMarkDoneParams{Rollout: r.ID, Module: r.Module, Now: nullString(now)}); err != nil {
+	if _, err := q.RolloutNodeMarkDone(ctx, driver.RolloutNodeMarkDoneParams{Rollout: r.ID, Module: r.Module, Now: nullString(now)}); err != nil {
 		return nil, false, err
 	}
-	if _, err := q.RolloutNodeMarkFailed(ctx, dbsqlc.RolloutNodeMarkFailedParams{Rollout: r.ID, Module: r.Module, Now: nullString(now),
+	if _, err := q.RolloutNodeMarkFailed(ctx, driver.RolloutNodeMarkFailedParams{Rollout: r.ID, Module: r.Module, Now: nullString(now),
 		LastAttempt: s.lastAttempt(), LateReason: "not converged within " + pol.ProgressDeadline,
 		Deadline: nullString(hq.FormatTime(s.clock().Add(-pol.Deadline())))}); err != nil {
 		return nil, false, err
@@ -105,7 +105,7 @@ func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 	}
 	more := false
 	if pol.AutoRevert {
-		failed, err := q.RolloutNodeListFailed(ctx, dbsqlc.RolloutNodeListFailedParams{Rollout: r.ID, Max: int64(chunk) + 1})
+		failed, err := q.RolloutNodeListFailed(ctx, driver.RolloutNodeListFailedParams{Rollout: r.ID, Max: int64(chunk) + 1})
 		if err != nil {
 			return nil, false, err
 		}
@@ -122,7 +122,7 @@ func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 	if err != nil {
 		return nil, false, err
 	}
-	if err := q.RolloutSetCounts(ctx, dbsqlc.RolloutSetCountsParams{ID: r.ID, Nodes: c.Nodes, Done: c.Done, InFlight: c.InFlight, Failed: c.Failed}); err != nil {
+	if err := q.RolloutSetCounts(ctx, driver.RolloutSetCountsParams{ID: r.ID, Nodes: c.Nodes, Done: c.Done, InFlight: c.InFlight, Failed: c.Failed}); err != nil {
 		return nil, false, err
 	}
 	if hq.RolloutState(r.State) != hq.RolloutProgressing {
@@ -133,7 +133,7 @@ func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 		if err != nil {
 			return nil, false, err
 		}
-		_, err = q.RolloutPause(ctx, dbsqlc.RolloutPauseParams{ID: r.ID, Reason: reason, Now: now})
+		_, err = q.RolloutPause(ctx, driver.RolloutPauseParams{ID: r.ID, Reason: reason, Now: now})
 		return gens, more, err
 	}
 	if c.Pending == 0 && c.InFlight == 0 {
@@ -141,7 +141,7 @@ func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 		if c.Failed > 0 {
 			reason = fmt.Sprintf("every node done but %d failed within the budget", c.Failed)
 		}
-		_, err := q.RolloutComplete(ctx, dbsqlc.RolloutCompleteParams{ID: r.ID, Reason: reason, Now: now})
+		_, err := q.RolloutComplete(ctx, driver.RolloutCompleteParams{ID: r.ID, Reason: reason, Now: now})
 		return gens, more, err
 	}
 	if c.Pending == 0 || pol.Canary > 0 && c.FirstWaveInFlight > 0 {
@@ -151,7 +151,7 @@ func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 	if n <= 0 {
 		return gens, more, nil
 	}
-	next, err := q.RolloutNodeListPending(ctx, dbsqlc.RolloutNodeListPendingParams{Rollout: r.ID, Max: int64(min(n, chunk))})
+	next, err := q.RolloutNodeListPending(ctx, driver.RolloutNodeListPendingParams{Rollout: r.ID, Max: int64(min(n, chunk))})
 	if err != nil {
 		return nil, false, err
 	}
@@ -166,17 +166,17 @@ func (s *Store) stepRollout(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 }
 
 // setRolloutCounts keeps the rollout's counts, which its line reads, equal to its nodes'.
-func setRolloutCounts(ctx context.Context, q dbsqlc.Querier, id int64) error {
+func setRolloutCounts(ctx context.Context, q driver.Queries, id int64) error {
 	c, err := q.RolloutNodeCounts(ctx, id)
 	if err != nil {
 		return err
 	}
-	return q.RolloutSetCounts(ctx, dbsqlc.RolloutSetCountsParams{ID: id, Nodes: c.Nodes, Done: c.Done, InFlight: c.InFlight, Failed: c.Failed})
+	return q.RolloutSetCounts(ctx, driver.RolloutSetCountsParams{ID: id, Nodes: c.Nodes, Done: c.Done, InFlight: c.InFlight, Failed: c.Failed})
 }
 
 // rolloutChunk is how many of a rollout's nodes one transaction moves: like the mover's
 // chunks, about moveChunkRows resource rows on at most moveChunkNodes nodes.
-func (s *Store) rolloutChunk(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rollout) (int, error) {
+func (s *Store) rolloutChunk(ctx context.Context, q driver.Queries, r driver.Rollout) (int, error) {
 	rs, err := s.resources(ctx, q, r.Module, r.ToRevision)
 	if err != nil {
 		return 0, err
@@ -191,16 +191,16 @@ type nodePin struct {
 }
 
 func pins[T interface {
-	dbsqlc.RolloutNodeListPendingRow | dbsqlc.RolloutNodeListFailedRow | dbsqlc.RolloutNodeListAdvancedRow
+	driver.RolloutNodeListPendingRow | driver.RolloutNodeListFailedRow | driver.RolloutNodeListAdvancedRow
 }](rows []T) []nodePin {
 	out := make([]nodePin, len(rows))
 	for i, r := range rows {
 		switch r := any(r).(type) {
-		case dbsqlc.RolloutNodeListPendingRow:
+		case driver.RolloutNodeListPendingRow:
 			out[i] = nodePin{r.Node, r.FromRevision}
-		case dbsqlc.RolloutNodeListFailedRow:
+		case driver.RolloutNodeListFailedRow:
 			out[i] = nodePin{r.Node, r.FromRevision}
-		case dbsqlc.RolloutNodeListAdvancedRow:
+		case driver.RolloutNodeListAdvancedRow:
 			out[i] = nodePin{r.Node, r.FromRevision}
 		}
 	}
@@ -219,7 +219,7 @@ func byRevision(ps []nodePin) map[int64][]string {
 
 // advanceNodes pins nodes to the rollout's revision, a wave, and records them in flight at
 // the generation that declares it.
-func (s *Store) advanceNodes(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rollout, ps []nodePin, wave int64) (map[string]int64, error) {
+func (s *Store) advanceNodes(ctx context.Context, q driver.Queries, r driver.Rollout, ps []nodePin, wave int64) (map[string]int64, error) {
 	gens := map[string]int64{}
 	toRes, err := s.resources(ctx, q, r.Module, r.ToRevision)
 	if err != nil {
@@ -235,11 +235,7 @@ func (s *Store) advanceNodes(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rol
 		if err != nil {
 			return nil, err
 		}
-		list, err := jsonList(nodes)
-		if err != nil {
-			return nil, err
-		}
-		if err := q.RolloutNodeAdvance(ctx, dbsqlc.RolloutNodeAdvanceParams{Rollout: r.ID, Wave: wave, Now: nullString(s.now()), Nodes: list}); err != nil {
+		if err := q.RolloutNodeAdvance(ctx, driver.RolloutNodeAdvanceParams{Rollout: r.ID, Wave: wave, Now: nullString(s.now()), Nodes: nodes}); err != nil {
 			return nil, err
 		}
 		for n, gen := range g {
@@ -251,7 +247,7 @@ func (s *Store) advanceNodes(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rol
 
 // revertNodes pins nodes back to the revision each had before the rollout and marks them
 // reverted.
-func (s *Store) revertNodes(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Rollout, ps []nodePin, reason string) (map[string]int64, error) {
+func (s *Store) revertNodes(ctx context.Context, q driver.Queries, r driver.Rollout, ps []nodePin, reason string) (map[string]int64, error) {
 	gens := map[string]int64{}
 	if len(ps) == 0 {
 		return gens, nil
@@ -270,11 +266,7 @@ func (s *Store) revertNodes(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 		if err != nil {
 			return nil, err
 		}
-		list, err := jsonList(nodes)
-		if err != nil {
-			return nil, err
-		}
-		if err := q.RolloutNodeRevert(ctx, dbsqlc.RolloutNodeRevertParams{Rollout: r.ID, Now: nullString(s.now()), Reason: reason, Nodes: list}); err != nil {
+		if err := q.RolloutNodeRevert(ctx, driver.RolloutNodeRevertParams{Rollout: r.ID, Now: nullString(s.now()), Reason: reason, Nodes: nodes}); err != nil {
 			return nil, err
 		}
 		for n, gen := range g {
@@ -286,7 +278,7 @@ func (s *Store) revertNodes(ctx context.Context, q dbsqlc.Querier, r dbsqlc.Roll
 
 // failureReason says what failed where, grouped by what failed: "app/conf stuck on web-7,
 // web-9".
-func failureReason(ctx context.Context, q dbsqlc.Querier, rollout int64) (string, error) {
+func failureReason(ctx context.Context, q driver.Queries, rollout int64) (string, error) {
 	rows, err := q.RolloutNodeListFailedReasons(ctx, rollout)
 	if err != nil {
 		return "", err
@@ -358,7 +350,7 @@ func (s *Store) stepRollouts(ctx context.Context) (bool, error) {
 	for _, a := range active {
 		var gens map[string]int64
 		var m bool
-		err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+		err := s.inTx(ctx, func(q driver.Queries) error {
 			r, err := q.RolloutGet(ctx, a.ID) // as it is now, inside the writer
 			if err != nil {
 				return err
@@ -384,8 +376,8 @@ func (s *Store) stepRollouts(ctx context.Context) (bool, error) {
 // ResumeRollout sets a paused rollout progressing again; the failures so far no longer count
 // against its budget. Anything but paused is a conflict.
 func (s *Store) ResumeRollout(ctx context.Context, id int64) (hq.Rollout, error) {
-	err := s.inTx(ctx, func(q dbsqlc.Querier) error {
-		n, err := q.RolloutResume(ctx, dbsqlc.RolloutResumeParams{ID: id, Reason: "resumed by an operator", Now: s.now()})
+	err := s.inTx(ctx, func(q driver.Queries) error {
+		n, err := q.RolloutResume(ctx, driver.RolloutResumeParams{ID: id, Reason: "resumed by an operator", Now: s.now()})
 		if err != nil || n == 1 {
 			return err
 		}
@@ -406,9 +398,9 @@ func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) 
 	for {
 		var gens map[string]int64
 		more := false
-		err := s.inTx(ctx, func(q dbsqlc.Querier) error {
+		err := s.inTx(ctx, func(q driver.Queries) error {
 			if first {
-				n, err := q.RolloutAbort(ctx, dbsqlc.RolloutAbortParams{ID: id, Reason: "aborted by an operator", Now: s.now()})
+				n, err := q.RolloutAbort(ctx, driver.RolloutAbortParams{ID: id, Reason: "aborted by an operator", Now: s.now()})
 				if err != nil {
 					return err
 				}
@@ -424,7 +416,7 @@ func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) 
 			if err != nil {
 				return err
 			}
-			advanced, err := q.RolloutNodeListAdvanced(ctx, dbsqlc.RolloutNodeListAdvancedParams{Rollout: id, Max: int64(chunk) + 1})
+			advanced, err := q.RolloutNodeListAdvanced(ctx, driver.RolloutNodeListAdvancedParams{Rollout: id, Max: int64(chunk) + 1})
 			if err != nil {
 				return err
 			}
@@ -447,7 +439,7 @@ func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) 
 }
 
 // rolloutNotIn explains why a guarded change of a rollout's state found no row.
-func rolloutNotIn(ctx context.Context, q dbsqlc.Querier, id int64, want string) error {
+func rolloutNotIn(ctx context.Context, q driver.Queries, id int64, want string) error {
 	r, err := q.RolloutGet(ctx, id)
 	if err != nil {
 		return notFound(err, "no rollout %d", id)
@@ -457,7 +449,7 @@ func rolloutNotIn(ctx context.Context, q dbsqlc.Querier, id int64, want string) 
 
 // readRollout is the view of a stored rollout; a stored policy that does not read is an error
 // naming the rollout.
-func readRollout(r dbsqlc.Rollout) (hq.Rollout, error) {
+func readRollout(r driver.Rollout) (hq.Rollout, error) {
 	pol, err := rolloutPolicy(r.Policy)
 	if err != nil {
 		return hq.Rollout{}, fmt.Errorf("rollout %d: %w", r.ID, err)
@@ -472,7 +464,7 @@ func readRollout(r dbsqlc.Rollout) (hq.Rollout, error) {
 
 // rolloutView is readRollout for the operator's pages (pages.go), which list a rollout whose
 // stored policy does not read without its policy, rather than fail the whole page.
-func rolloutView(r dbsqlc.Rollout) hq.Rollout {
+func rolloutView(r driver.Rollout) hq.Rollout {
 	v, err := readRollout(r)
 	if err != nil {
 		v = hq.Rollout{ID: r.ID, Module: r.Module, Placement: r.Placement, FromRevision: r.FromRevision, ToRevision: r.ToRevision,
@@ -484,7 +476,7 @@ func rolloutView(r dbsqlc.Rollout) hq.Rollout {
 // GetRollout returns a rollout with every node's progress.
 func (s *Store) GetRollout(ctx context.Context, id int64) (hq.Rollout, error) {
 	var v hq.Rollout
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		r, err := q.RolloutGet(ctx, id)
 		if err != nil {
 			return notFound(err, "no rollout %d", id)
@@ -515,7 +507,7 @@ func (s *Store) ListRollouts(ctx context.Context, limit int) ([]hq.Rollout, erro
 	return readRollouts(rows)
 }
 
-func readRollouts(rows []dbsqlc.Rollout) ([]hq.Rollout, error) {
+func readRollouts(rows []driver.Rollout) ([]hq.Rollout, error) {
 	out := make([]hq.Rollout, len(rows))
 	for i, r := range rows {
 		v, err := readRollout(r)
@@ -528,7 +520,7 @@ func readRollouts(rows []dbsqlc.Rollout) ([]hq.Rollout, error) {
 }
 
 // activeRollouts are the unfinished rollouts, for /status.
-func activeRollouts(ctx context.Context, q dbsqlc.Querier) ([]hq.Rollout, error) {
+func activeRollouts(ctx context.Context, q driver.Queries) ([]hq.Rollout, error) {
 	rows, err := q.RolloutListActive(ctx)
 	if err != nil {
 		return nil, err
@@ -537,7 +529,7 @@ func activeRollouts(ctx context.Context, q dbsqlc.Querier) ([]hq.Rollout, error)
 }
 
 // nodeRollouts are the unfinished rollouts a node is in.
-func nodeRollouts(ctx context.Context, q dbsqlc.Querier, node string) ([]hq.NodeRollout, error) {
+func nodeRollouts(ctx context.Context, q driver.Queries, node string) ([]hq.NodeRollout, error) {
 	rows, err := q.RolloutOfNode(ctx, node)
 	var out []hq.NodeRollout
 	for _, r := range rows {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 	"github.com/meshhq/hq/internal/testdb"
 	"github.com/meshhq/hq/internal/wait"
 	"github.com/meshhq/hq/internal/workers"
@@ -286,7 +286,7 @@ func (s *Store) inTxRollout(ctx context.Context) (hq.Rollout, error) {
 	if err != nil {
 		return hq.Rollout{}, err
 	}
-	err = s.inTx(ctx, func(q dbsqlc.Querier) error {
+	err = s.inTx(ctx, func(q driver.Queries) error {
 		r, err := q.RolloutGet(ctx, rs[0].ID)
 		if err != nil {
 			return err

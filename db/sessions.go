@@ -1,7 +1,7 @@
 package db
 
 import (
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 
 	"context"
 	"time"
@@ -13,12 +13,12 @@ import (
 // present; only its hash is stored. Sessions past their expiry are deleted in the same
 // transaction, so the table holds no more than the sessions still open.
 func (s *Store) CreateSession(ctx context.Context, secret string, expires time.Time) error {
-	return s.inTx(ctx, func(q dbsqlc.Querier) error {
+	return s.inTx(ctx, func(q driver.Queries) error {
 		now := s.now()
 		if _, err := q.WebSessionDeleteExpired(ctx, now); err != nil {
 			return err
 		}
-		return q.WebSessionInsert(ctx, dbsqlc.WebSessionInsertParams{
+		return q.WebSessionInsert(ctx, driver.WebSessionInsertParams{
 			IDHash: hashToken(secret), CreatedAt: now, ExpiresAt: hq.FormatTime(expires),
 		})
 	})
@@ -26,14 +26,14 @@ func (s *Store) CreateSession(ctx context.Context, secret string, expires time.T
 
 // SessionValid reports whether secret belongs to a session that has not ended or expired.
 func (s *Store) SessionValid(ctx context.Context, secret string) (bool, error) {
-	n, err := s.reader().WebSessionValid(ctx, dbsqlc.WebSessionValidParams{IDHash: hashToken(secret), Now: s.now()})
+	n, err := s.reader().WebSessionValid(ctx, driver.WebSessionValidParams{IDHash: hashToken(secret), Now: s.now()})
 	return n > 0, err
 }
 
 // DeleteSession ends a session at once: its secret is refused from now on. Ending one that
 // does not exist is not an error, so signing out twice is harmless.
 func (s *Store) DeleteSession(ctx context.Context, secret string) error {
-	return s.inTx(ctx, func(q dbsqlc.Querier) error {
+	return s.inTx(ctx, func(q driver.Queries) error {
 		return q.WebSessionDelete(ctx, hashToken(secret))
 	})
 }

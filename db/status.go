@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // MeshStatus summarises every node from one snapshot: counts by status (counted in the
@@ -14,7 +14,7 @@ import (
 // nodes and with what is not fine, not with every resource of the fleet.
 func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 	st := hq.NewMeshStatus()
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		fl, err := fleetCounts(ctx, q, s.silentBefore())
 		if err != nil {
 			return err
@@ -55,7 +55,7 @@ func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 		for _, r := range refused {
 			st.RefusedSends = append(st.RefusedSends, refusedView(r, applied[r.Node]))
 		}
-		top, err := q.DriftTopSince(ctx, dbsqlc.DriftTopSinceParams{Since: hq.FormatTime(s.clock().Add(-24 * time.Hour)), Max: 10})
+		top, err := q.DriftTopSince(ctx, driver.DriftTopSinceParams{Since: hq.FormatTime(s.clock().Add(-24 * time.Hour)), Max: 10})
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func (s *Store) MeshStatus(ctx context.Context) (hq.MeshStatus, error) {
 
 // meshStuck lists each stuck resource once, with the nodes it is stuck on, its scope, and
 // what its failure blocks everywhere.
-func meshStuck(ctx context.Context, q dbsqlc.Querier, st *hq.MeshStatus) error {
+func meshStuck(ctx context.Context, q driver.Queries, st *hq.MeshStatus) error {
 	m, err := loadMesh(ctx, q)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ type fleet struct {
 // fleetCounts counts the fleet in the database, a row per status, rather than reading every
 // node's row into the controller: at 50,000 nodes that was most of what /status cost. silent
 // is the Store's silentBefore at the moment counted.
-func fleetCounts(ctx context.Context, q dbsqlc.Querier, silent string) (fleet, error) {
+func fleetCounts(ctx context.Context, q driver.Queries, silent string) (fleet, error) {
 	f := fleet{nodes: map[hq.Status]int{}, resources: map[hq.State]int{}}
 	rows, err := q.NodeStatusCounts(ctx, silent)
 	if err != nil {
@@ -146,7 +146,7 @@ func (s *Store) silentBefore() string {
 
 // appliedGenerations reads the applied generation of the nodes that refused sends, which a
 // refused send is shown with.
-func appliedGenerations(ctx context.Context, q dbsqlc.Querier, refused []dbsqlc.Send) (map[string]int64, error) {
+func appliedGenerations(ctx context.Context, q driver.Queries, refused []driver.Send) (map[string]int64, error) {
 	applied := map[string]int64{}
 	if len(refused) == 0 {
 		return applied, nil
@@ -158,11 +158,7 @@ func appliedGenerations(ctx context.Context, q dbsqlc.Querier, refused []dbsqlc.
 			names = append(names, r.Node)
 		}
 	}
-	list, err := jsonList(names)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := q.NodeListByNames(ctx, list)
+	nodes, err := q.NodeListByNames(ctx, names)
 	for _, n := range nodes {
 		applied[n.Name] = n.AppliedGeneration
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // The fleet is counted by status in the database; each node's status is hq.StatusOf of its
@@ -53,7 +53,7 @@ func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
 		var got fleet
 		perNode := map[hq.Status]int{}
 		named := map[hq.Status][]string{}
-		err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+		err := s.inReadTx(ctx, func(q driver.Queries) error {
 			var err error
 			if got, err = fleetCounts(ctx, q, s.silentBefore()); err != nil {
 				return err

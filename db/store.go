@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // Store is the controller's state: one database, a SQLite file or PostgreSQL. Writes go through
@@ -23,8 +23,8 @@ type Store struct {
 	write *sql.DB
 	read  *sql.DB
 	// wq and rq are the queries on each pool.
-	wq, rq dbsqlc.Querier
-	eng    engine
+	wq, rq driver.Queries
+	eng    driver.Engine
 	opt    Options
 	// clock is opt.Now.
 	clock     func() time.Time
@@ -58,18 +58,15 @@ func Open(ctx context.Context, hqDB string, opt Options) (*Store, error) {
 	if err := CheckName(hqDB); err != nil {
 		return nil, err
 	}
-	var (
-		s   *Store
-		err error
-	)
+	engine := "sqlite"
 	if IsPostgres(hqDB) {
-		s, err = openPostgres(ctx, hqDB, opt)
-	} else {
-		s, err = openSQLite(ctx, hqDB, opt)
+		engine = "postgres"
 	}
+	eng, err := driver.Open(ctx, engine, hqDB)
 	if err != nil {
 		return nil, err
 	}
+	s := newStore(Redacted(hqDB), eng, opt)
 	if err := s.fillRevisionRows(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: rows of earlier revisions: %w", s.Where(), err)
@@ -80,14 +77,14 @@ func Open(ctx context.Context, hqDB string, opt Options) (*Store, error) {
 // Where says where the database is, as logs may show it: a file, or a URL without its password.
 func (s *Store) Where() string { return s.path }
 
-// newStore is a store on an engine's two pools.
-func newStore(where string, eng engine, write, read *sql.DB, opt Options) *Store {
+// newStore is a store on an open engine.
+func newStore(where string, eng driver.Engine, opt Options) *Store {
 	opt = opt.withDefaults()
 	s := &Store{
-		path: where, eng: eng, write: write, read: read, opt: opt, clock: opt.Now, log: opt.Log,
+		path: where, eng: eng, write: eng.Write(), read: eng.Read(), opt: opt, clock: opt.Now, log: opt.Log,
 		moveBell: make(chan struct{}, 1), rolloutBell: make(chan struct{}, 1), writeTurn: make(chan struct{}, 1),
 	}
-	s.wq, s.rq = eng.queries(write, nil), eng.queries(read, nil)
+	s.wq, s.rq = eng.Queries(s.write, nil), eng.Queries(s.read, nil)
 	return s
 }
 
@@ -95,19 +92,19 @@ func newStore(where string, eng engine, write, read *sql.DB, opt Options) *Store
 // returns the first call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.closeErr = errors.Join(s.eng.close(), s.read.Close(), s.write.Close())
+		s.closeErr = s.eng.Close()
 	})
 	return s.closeErr
 }
 
 // inTx runs fn in one write transaction, committed when fn returns nil. A write the disk has
 // no room for is an unavailable error, and the store says so until a write succeeds again.
-func (s *Store) inTx(ctx context.Context, fn func(q dbsqlc.Querier) error) error {
-	return s.inTxWith(ctx, func(q dbsqlc.Querier, _ *sql.Tx) error { return fn(q) })
+func (s *Store) inTx(ctx context.Context, fn func(q driver.Queries) error) error {
+	return s.inTxWith(ctx, func(q driver.Queries, _ *sql.Tx) error { return fn(q) })
 }
 
 // inTxWith is inTx for a caller that needs the transaction itself (for savepoints).
-func (s *Store) inTxWith(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.Tx) error) error {
+func (s *Store) inTxWith(ctx context.Context, fn func(q driver.Queries, tx *sql.Tx) error) error {
 	// One writer at a time from begin to end, not only while it holds the connection: Commit
 	// hands the pool's one connection to the next writer before this one has told the cache
 	// whether it committed, and the next one's begin would reset what this one's end reads.
@@ -117,7 +114,7 @@ func (s *Store) inTxWith(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.
 		return fmt.Errorf("begin: %w", ctx.Err())
 	}
 	defer func() { <-s.writeTurn }()
-	err := s.tx(ctx, func(q dbsqlc.Querier, tx *sql.Tx) error {
+	err := s.tx(ctx, func(q driver.Queries, tx *sql.Tx) error {
 		// Inside the one writer's transaction: the cache may forget what it learns here.
 		s.revisions.begin()
 		err := fn(q, tx)
@@ -131,7 +128,7 @@ func (s *Store) inTxWith(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.
 	} else {
 		s.revisions.end(false)
 	}
-	if err != nil && s.eng.diskFull(err) {
+	if err != nil && s.eng.DiskFull(err) {
 		s.trouble.CompareAndSwap(nil, &WriteTrouble{Since: s.clock(), Cause: "the database's disk is full"})
 		return hq.Errorf(hq.CodeUnavailable, "the database's disk is full: nothing was written; free space where %s lives and try again", s.path)
 	}
@@ -141,13 +138,13 @@ func (s *Store) inTxWith(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.
 	return err
 }
 
-func (s *Store) tx(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.Tx) error) error {
+func (s *Store) tx(ctx context.Context, fn func(q driver.Queries, tx *sql.Tx) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := s.eng.lockWrites(ctx, tx); err != nil {
+	if err := s.eng.LockWrites(ctx, tx); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	dry := ctx.Value(dryRunKey{}) != nil
@@ -156,7 +153,7 @@ func (s *Store) tx(ctx context.Context, fn func(q dbsqlc.Querier, tx *sql.Tx) er
 		// forgotten before the rollback lets another writer make them for real.
 		defer s.revisions.clear()
 	}
-	if err := fn(s.eng.queries(s.write, tx), tx); err != nil {
+	if err := fn(s.eng.Queries(s.write, tx), tx); err != nil {
 		return err
 	}
 	if dry {
@@ -188,17 +185,17 @@ func (s *Store) Trouble() (WriteTrouble, bool) {
 }
 
 // inReadTx runs fn in one read transaction: a single snapshot of the database.
-func (s *Store) inReadTx(ctx context.Context, fn func(q dbsqlc.Querier) error) error {
-	tx, err := s.read.BeginTx(ctx, s.eng.readOptions())
+func (s *Store) inReadTx(ctx context.Context, fn func(q driver.Queries) error) error {
+	tx, err := s.read.BeginTx(ctx, s.eng.ReadOptions())
 	if err != nil {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer tx.Rollback()
-	return fn(s.eng.queries(s.read, tx))
+	return fn(s.eng.Queries(s.read, tx))
 }
 
 // reader returns queries on the read pool, for single statements.
-func (s *Store) reader() dbsqlc.Querier { return s.rq }
+func (s *Store) reader() driver.Queries { return s.rq }
 
 // notFound turns sql.ErrNoRows into a not_found *hq.Error naming what was missing.
 func notFound(err error, format string, args ...any) error {

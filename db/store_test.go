@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	_ "github.com/meshhq/hq/db/postgres" // the engines the tests open
+	_ "github.com/meshhq/hq/db/sqlite"
 	"github.com/meshhq/hq/internal/testdb"
 	"github.com/meshhq/hq/internal/wait"
 	"github.com/meshhq/hq/internal/workers"

@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // valuesOf are the values a node's templates are filled in from.
-func valuesOf(n dbsqlc.Node) hq.Values {
+func valuesOf(n driver.Node) hq.Values {
 	return hq.Values{Node: n.Name, Labels: decodePairs(n.Labels), Vars: decodePairs(n.Vars)}
 }
 
@@ -57,15 +57,11 @@ func checkRender(module string, resources []hq.Resource, v hq.Values) error {
 
 // checkRenderOnNodes refuses (invalid) resources whose templates use a key some of nodes lack,
 // naming them: an upload is refused before any node is sent a declaration it cannot fill in.
-func checkRenderOnNodes(ctx context.Context, q dbsqlc.Querier, module string, resources []hq.Resource, nodes []string) error {
+func checkRenderOnNodes(ctx context.Context, q driver.Queries, module string, resources []hq.Resource, nodes []string) error {
 	if !templated(resources) || len(nodes) == 0 {
 		return nil
 	}
-	list, err := jsonList(nodes)
-	if err != nil {
-		return err
-	}
-	rows, err := q.NodeListByNames(ctx, list)
+	rows, err := q.NodeListByNames(ctx, nodes)
 	if err != nil {
 		return err
 	}
@@ -94,7 +90,7 @@ func checkRenderOnNodes(ctx context.Context, q dbsqlc.Querier, module string, re
 // would need and no longer find, or that would fill a templated path in to one that overlaps
 // another path on the node, and reports whether the node has templates at all: then its
 // declaration may change with them, and its generation moves.
-func (s *Store) checkNodeValues(ctx context.Context, q dbsqlc.Querier, v hq.Values) (bool, error) {
+func (s *Store) checkNodeValues(ctx context.Context, q driver.Queries, v hq.Values) (bool, error) {
 	rows, err := q.AssignmentDeclaration(ctx, v.Node)
 	if err != nil {
 		return false, err

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
-	"github.com/meshhq/hq/db/internal/dbsqlc"
+	"github.com/meshhq/hq/db/driver"
 )
 
 // mesh is the part of the whole mesh a node's view depends on: where each stuck resource is
@@ -18,7 +18,7 @@ type mesh struct {
 	assigned map[string]int      // module → nodes
 }
 
-func loadMesh(ctx context.Context, q dbsqlc.Querier) (mesh, error) {
+func loadMesh(ctx context.Context, q driver.Queries) (mesh, error) {
 	m := mesh{stuckOn: map[string][]string{}, assigned: map[string]int{}}
 	stuck, err := q.ResourceStateListStuck(ctx)
 	if err != nil {
@@ -41,35 +41,35 @@ func (m mesh) scope(module, resource string) string {
 
 // nodeParts is what a node's view is made of, however it was loaded.
 type nodeParts struct {
-	node        dbsqlc.Node
-	notFine     []dbsqlc.ResourceState
+	node        driver.Node
+	notFine     []driver.ResourceState
 	blocks      map[string]int // gate (module/name) → resources it blocks
 	assignments []hq.AssignmentView
-	last        *dbsqlc.Report
-	refused     []dbsqlc.Send
+	last        *driver.Report
+	refused     []driver.Send
 	drifting    []hq.DriftCount
 }
 
 // nodeCounts reads a node's resources by state from the counts its row keeps.
-func nodeCounts(n dbsqlc.Node) map[hq.State]int {
+func nodeCounts(n driver.Node) map[hq.State]int {
 	return statusCounts(statusRow(n))
 }
 
 // statusRow is the part of a node's row its status is computed from.
-func statusRow(n dbsqlc.Node) dbsqlc.NodeStatusListRow {
-	return dbsqlc.NodeStatusListRow{Name: n.Name, Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
+func statusRow(n driver.Node) driver.NodeStatusListRow {
+	return driver.NodeStatusListRow{Name: n.Name, Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
 		LastReportAt: n.LastReportAt, ResourcesApplied: n.ResourcesApplied, ResourcesPending: n.ResourcesPending,
 		ResourcesFailed: n.ResourcesFailed, ResourcesStuck: n.ResourcesStuck, ResourcesHeld: n.ResourcesHeld,
 		ResourcesGroupedPending: n.ResourcesGroupedPending, Labels: n.Labels}
 }
 
 // nodeStatus is a node's status at now from its row alone.
-func (s *Store) nodeStatus(n dbsqlc.NodeStatusListRow, now time.Time) hq.Status {
+func (s *Store) nodeStatus(n driver.NodeStatusListRow, now time.Time) hq.Status {
 	return hq.StatusOf(hq.NodeFacts{Generation: n.Generation, AppliedGeneration: n.AppliedGeneration,
 		LastReportAt: nullTime(n.LastReportAt), Counts: statusCounts(n)}, now, s.opt.SilentAfter)
 }
 
-func statusCounts(n dbsqlc.NodeStatusListRow) map[hq.State]int {
+func statusCounts(n driver.NodeStatusListRow) map[hq.State]int {
 	return map[hq.State]int{
 		hq.StatePending: int(n.ResourcesPending), hq.StateApplied: int(n.ResourcesApplied),
 		hq.StateFailed: int(n.ResourcesFailed), hq.StateStuck: int(n.ResourcesStuck),
@@ -132,7 +132,7 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 
 // views builds the views of some nodes (without their resources) from one snapshot, with one
 // query per kind of detail for all of them rather than one per node.
-func (s *Store) views(ctx context.Context, q dbsqlc.Querier, nodes []dbsqlc.Node) ([]hq.NodeView, error) {
+func (s *Store) views(ctx context.Context, q driver.Queries, nodes []driver.Node) ([]hq.NodeView, error) {
 	if len(nodes) == 0 {
 		return []hq.NodeView{}, nil
 	}
@@ -142,46 +142,42 @@ func (s *Store) views(ctx context.Context, q dbsqlc.Querier, nodes []dbsqlc.Node
 		parts[n.Name] = &nodeParts{node: n, blocks: map[string]int{}}
 		names[i] = n.Name
 	}
-	list, err := jsonList(names)
-	if err != nil {
-		return nil, err
-	}
-	notFine, err := q.ResourceStateListNotFineByNodes(ctx, list)
+	notFine, err := q.ResourceStateListNotFineByNodes(ctx, names)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range notFine {
 		parts[r.Node].notFine = append(parts[r.Node].notFine, r)
 	}
-	blocked, err := q.ResourceStateBlockedCountsByNodes(ctx, list)
+	blocked, err := q.ResourceStateBlockedCountsByNodes(ctx, names)
 	if err != nil {
 		return nil, err
 	}
 	for _, b := range blocked {
 		parts[b.Node].blocks[b.BlockedBy] = int(b.Blocks)
 	}
-	assigned, err := q.AssignmentListByNodes(ctx, list)
+	assigned, err := q.AssignmentListByNodes(ctx, names)
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range assigned {
 		parts[a.Node].assignments = append(parts[a.Node].assignments, hq.AssignmentView{Module: a.Module, Revision: a.Revision, Taken: a.Taken == 1, Source: a.Source})
 	}
-	latest, err := q.ReportListLatestByNodes(ctx, list)
+	latest, err := q.ReportListLatestByNodes(ctx, names)
 	if err != nil {
 		return nil, err
 	}
 	for i := range latest {
 		parts[latest[i].Node].last = &latest[i]
 	}
-	refused, err := q.SendListRefusedByNodes(ctx, list)
+	refused, err := q.SendListRefusedByNodes(ctx, names)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range refused {
 		parts[r.Node].refused = append(parts[r.Node].refused, r)
 	}
-	drifts, err := q.DriftCountsByNodesSince(ctx, dbsqlc.DriftCountsByNodesSinceParams{Nodes: list, Since: s.driftSince(), Threshold: int64(s.opt.DriftThreshold)})
+	drifts, err := q.DriftCountsByNodesSince(ctx, driver.DriftCountsByNodesSinceParams{Nodes: names, Since: s.driftSince(), Threshold: int64(s.opt.DriftThreshold)})
 	if err != nil {
 		return nil, err
 	}
@@ -209,12 +205,12 @@ func (s *Store) views(ctx context.Context, q dbsqlc.Querier, nodes []dbsqlc.Node
 // GetNode returns one node's whole view, resources included.
 func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 	var v hq.NodeView
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		n, err := q.NodeGet(ctx, name)
 		if err != nil {
 			return nodeNotFound(ctx, q, err, name)
 		}
-		vs, err := s.views(ctx, q, []dbsqlc.Node{n})
+		vs, err := s.views(ctx, q, []driver.Node{n})
 		if err != nil {
 			return err
 		}
@@ -272,7 +268,7 @@ type NodePage struct {
 // counted and picked in the database; one by name or labels reads every node's status row.
 func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 	page := NodePage{Nodes: []hq.NodeView{}, Counts: map[hq.Status]int{}}
-	err := s.inReadTx(ctx, func(q dbsqlc.Querier) error {
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		pick := s.pickByRow
 		if f.Match == nil && f.Selector == nil {
 			pick = s.pickByStatus
@@ -281,11 +277,7 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 		if err != nil || len(keep) == 0 {
 			return err
 		}
-		list, err := jsonList(keep)
-		if err != nil {
-			return err
-		}
-		rows, err := q.NodeListByNames(ctx, list)
+		rows, err := q.NodeListByNames(ctx, keep)
 		if err != nil {
 			return err
 		}
@@ -298,7 +290,7 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 // pickByStatus counts the nodes by status and names the page's in the database, which at
 // 50,000 nodes costs half of reading every node's row into the controller, and the names
 // alone a fortieth.
-func (s *Store) pickByStatus(ctx context.Context, q dbsqlc.Querier, f NodeFilter, page *NodePage) ([]string, error) {
+func (s *Store) pickByStatus(ctx context.Context, q driver.Queries, f NodeFilter, page *NodePage) ([]string, error) {
 	silent := s.silentBefore()
 	if !f.Uncounted {
 		fl, err := fleetCounts(ctx, q, silent)
@@ -311,7 +303,7 @@ func (s *Store) pickByStatus(ctx context.Context, q dbsqlc.Querier, f NodeFilter
 	if f.Limit > 0 {
 		most = int64(f.Limit) + 1 // one more says whether there is a next page
 	}
-	names, err := q.NodeNamesByStatus(ctx, dbsqlc.NodeNamesByStatusParams{SilentBefore: silent, After: f.After,
+	names, err := q.NodeNamesByStatus(ctx, driver.NodeNamesByStatusParams{SilentBefore: silent, After: f.After,
 		Status: string(f.Status), NotConverged: boolInt(f.NotConverged), Max: most})
 	if err != nil {
 		return nil, err
@@ -324,7 +316,7 @@ func (s *Store) pickByStatus(ctx context.Context, q dbsqlc.Querier, f NodeFilter
 }
 
 // pickByRow reads every node's status row and keeps what the filter keeps.
-func (s *Store) pickByRow(ctx context.Context, q dbsqlc.Querier, f NodeFilter, page *NodePage) ([]string, error) {
+func (s *Store) pickByRow(ctx context.Context, q driver.Queries, f NodeFilter, page *NodePage) ([]string, error) {
 	nodes, err := q.NodeStatusList(ctx)
 	if err != nil {
 		return nil, err
@@ -352,7 +344,7 @@ func (s *Store) pickByRow(ctx context.Context, q dbsqlc.Querier, f NodeFilter, p
 	return keep, nil
 }
 
-func resourceView(r dbsqlc.ResourceState) hq.ResourceView {
+func resourceView(r driver.ResourceState) hq.ResourceView {
 	return hq.ResourceView{
 		Module: r.Module, Resource: r.Resource, Kind: r.Kind, State: hq.State(r.State), Since: hq.ParseTime(r.Since),
 		Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures, NeverApplied: r.NeverApplied == 1,
@@ -360,12 +352,12 @@ func resourceView(r dbsqlc.ResourceState) hq.ResourceView {
 	}
 }
 
-func reportView(r dbsqlc.Report) *hq.ReportView {
+func reportView(r driver.Report) *hq.ReportView {
 	return &hq.ReportView{ID: r.ID, Generation: r.Generation, Summary: r.Summary, StartedAt: nullTime(r.StartedAt),
 		FinishedAt: nullTime(r.FinishedAt), At: hq.ParseTime(r.At), Repeats: r.Repeats, LastAt: hq.ParseTime(r.LastAt)}
 }
 
-func refusedView(r dbsqlc.Send, applied int64) hq.RefusedSend {
+func refusedView(r driver.Send, applied int64) hq.RefusedSend {
 	return hq.RefusedSend{
 		Node: r.Node, SendID: r.ID, Generation: r.Generation, AppliedGeneration: applied,
 		ComposedBy: r.ComposedBy, At: hq.ParseTime(cmp.Or(r.OutcomeAt.String, r.SentAt)), Reason: r.Reason,

@@ -34,11 +34,21 @@ func (s *Store) Committer() Worker { return Worker{"committer", s.commitBatches}
 
 // Watcher rings the long-polls of nodes whose generation another controller moved. It is ready
 // once a change committed after that is sure to ring: long-polls read their generation after.
-func (s *Store) Watcher() Worker { return Worker{"watcher", s.eng.watch(s)} }
+func (s *Store) Watcher() Worker {
+	if run := s.eng.Watch(s.log, func(node string) { s.bells.ring(node) }, s.bells.ringAll); run != nil {
+		return Worker{"watcher", run}
+	}
+	return Worker{"watcher", s.watchGenerations}
+}
 
 // Checkpointer keeps the engine's log from growing without bound beside the writer; on
 // PostgreSQL, whose server checkpoints its own log, it has nothing to do.
-func (s *Store) Checkpointer() Worker { return Worker{"checkpointer", s.eng.checkpoints(s)} }
+func (s *Store) Checkpointer() Worker {
+	if run := s.eng.Checkpoints(s.opt.CheckpointEvery, s.log); run != nil {
+		return Worker{"checkpointer", run}
+	}
+	return Worker{"checkpointer", idle}
+}
 
 // Mover moves pins to a new revision in chunks, and keeps placements' memberships true (moves.go).
 func (s *Store) Mover() Worker { return Worker{"mover", s.moveLoop} }

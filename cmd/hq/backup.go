@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshhq/hq/controller"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/db/sqlite"
 )
 
 // backup copies the database at HQ_DB to FILE while it serves, and the signing key file
@@ -18,11 +19,14 @@ func backup(ctx context.Context, cfg controller.Config, args []string) error {
 		return errors.New("usage: hq backup FILE (with HQ_DB naming the live database)")
 	}
 	dst := args[0]
+	if db.IsPostgres(cfg.DB) {
+		return errors.New("backup: hq backup copies a SQLite database; back PostgreSQL up with its own tools (pg_dump, or a standby)")
+	}
 	keyFile, err := cfg.SigningKeyFile()
 	if err != nil {
 		return err
 	}
-	if err := db.Backup(ctx, cfg.DB, dst); err != nil {
+	if err := sqlite.Backup(ctx, cfg.DB, dst); err != nil {
 		return err
 	}
 	key, err := os.ReadFile(keyFile)

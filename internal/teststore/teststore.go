@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/meshhq/hq/db"
+	_ "github.com/meshhq/hq/db/postgres" // the engines HQ_DB may name
+	_ "github.com/meshhq/hq/db/sqlite"
 	"github.com/meshhq/hq/internal/testdb"
 	"github.com/meshhq/hq/internal/workers"
 )

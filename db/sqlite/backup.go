@@ -1,4 +1,4 @@
-package db
+package sqlite
 
 import (
 	"context"
@@ -17,9 +17,6 @@ import (
 // into place, so dst is either the whole backup or absent; it is created 0600 like the
 // database, whose modules may hold secrets. dst must not exist yet.
 func Backup(ctx context.Context, src, dst string) error {
-	if IsPostgres(src) {
-		return errors.New("backup: hq backup copies a SQLite database; back PostgreSQL up with its own tools (pg_dump, or a standby)")
-	}
 	if _, err := os.Stat(src); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}

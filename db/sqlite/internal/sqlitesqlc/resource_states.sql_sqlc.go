@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: resource_states.sql
 
-package dbsqlc
+package sqlitesqlc
 
 import (
 	"context"

@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: web_sessions.sql
 
-package dbsqlc
+package sqlitesqlc
 
 import (
 	"context"

@@ -1,7 +1,8 @@
-package db
+package sqlite
 
 import (
 	"context"
+	"log/slog"
 	"time"
 )
 
@@ -17,25 +18,21 @@ import (
 // over; but by then most of the log is in the file already, and its checkpoint copies and syncs
 // only what came since.
 
-func (e *sqliteEngine) checkpoints(s *Store) func(ctx context.Context, ready func()) {
-	return func(ctx context.Context, ready func()) { ready(); e.checkpoint(ctx, s) }
-}
-
-// checkpointEvery: at a fleet-wide change the log grows by about 15 MB a second, and a
-// checkpoint every second kept it under 10 MB at 10,000 nodes × 500 resources.
-const checkpointEvery = time.Second
-
-func (e *sqliteEngine) checkpoint(ctx context.Context, s *Store) {
-	t := time.NewTicker(s.opt.CheckpointEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if _, err := e.checkpointer.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && ctx.Err() == nil {
-			s.log.Warn("checkpointing the database's log", "err", err)
+// Checkpoints copies the log into the database file every period, on a connection of its own.
+func (e *engine) Checkpoints(every time.Duration, log *slog.Logger) func(ctx context.Context, ready func()) {
+	return func(ctx context.Context, ready func()) {
+		ready()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if _, err := e.checkpointer.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && ctx.Err() == nil {
+				log.Warn("checkpointing the database's log", "err", err)
+			}
 		}
 	}
 }

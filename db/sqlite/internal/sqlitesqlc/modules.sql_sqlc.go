@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: modules.sql
 
-package dbsqlc
+package sqlitesqlc
 
 import (
 	"context"

@@ -1,0 +1,759 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/meshhq/hq/db/driver"
+	"github.com/meshhq/hq/db/postgres/internal/pgsqlc"
+)
+
+// queries runs the store's statements on this engine, converting its generated rows to the driver's.
+type queries struct{ q *pgsqlc.Queries }
+
+func (q queries) AssignmentCountByModule(ctx context.Context) ([]driver.AssignmentCountByModuleRow, error) {
+	rs, err := q.q.AssignmentCountByModule(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.AssignmentCountByModuleRow) driver.AssignmentCountByModuleRow {
+		return driver.AssignmentCountByModuleRow(r)
+	})
+}
+
+func (q queries) AssignmentCountBySource(ctx context.Context, arg driver.AssignmentCountBySourceParams) (int64, error) {
+	return q.q.AssignmentCountBySource(ctx, pgsqlc.AssignmentCountBySourceParams(arg))
+}
+
+func (q queries) AssignmentDeclaration(ctx context.Context, node string) ([]driver.AssignmentDeclarationRow, error) {
+	rs, err := q.q.AssignmentDeclaration(ctx, node)
+	return driver.Each(rs, err, func(r pgsqlc.AssignmentDeclarationRow) driver.AssignmentDeclarationRow {
+		return driver.AssignmentDeclarationRow(r)
+	})
+}
+
+func (q queries) AssignmentDelete(ctx context.Context, arg driver.AssignmentDeleteParams) (int64, error) {
+	return q.q.AssignmentDelete(ctx, pgsqlc.AssignmentDeleteParams(arg))
+}
+
+func (q queries) AssignmentDeleteByNode(ctx context.Context, node string) error {
+	return q.q.AssignmentDeleteByNode(ctx, node)
+}
+
+func (q queries) AssignmentDeleteOnNodes(ctx context.Context, arg driver.AssignmentDeleteOnNodesParams) error {
+	return q.q.AssignmentDeleteOnNodes(ctx, pgsqlc.AssignmentDeleteOnNodesParams{Module: arg.Module, Source: arg.Source, Nodes: list(arg.Nodes)})
+}
+
+func (q queries) AssignmentGet(ctx context.Context, arg driver.AssignmentGetParams) (driver.Assignment, error) {
+	r, err := q.q.AssignmentGet(ctx, pgsqlc.AssignmentGetParams(arg))
+	return driver.Assignment(r), err
+}
+
+func (q queries) AssignmentInsert(ctx context.Context, arg driver.AssignmentInsertParams) error {
+	return q.q.AssignmentInsert(ctx, pgsqlc.AssignmentInsertParams(arg))
+}
+
+func (q queries) AssignmentInsertOnNodes(ctx context.Context, arg driver.AssignmentInsertOnNodesParams) error {
+	return q.q.AssignmentInsertOnNodes(ctx, pgsqlc.AssignmentInsertOnNodesParams{Module: arg.Module, Taken: arg.Taken, AssignedAt: arg.AssignedAt, Revision: arg.Revision, Source: arg.Source, Nodes: list(arg.Nodes)})
+}
+
+func (q queries) AssignmentListBehind(ctx context.Context, arg driver.AssignmentListBehindParams) ([]driver.AssignmentListBehindRow, error) {
+	rs, err := q.q.AssignmentListBehind(ctx, pgsqlc.AssignmentListBehindParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.AssignmentListBehindRow) driver.AssignmentListBehindRow {
+		return driver.AssignmentListBehindRow(r)
+	})
+}
+
+func (q queries) AssignmentListByModule(ctx context.Context, module string) ([]driver.AssignmentListByModuleRow, error) {
+	rs, err := q.q.AssignmentListByModule(ctx, module)
+	return driver.Each(rs, err, func(r pgsqlc.AssignmentListByModuleRow) driver.AssignmentListByModuleRow {
+		return driver.AssignmentListByModuleRow(r)
+	})
+}
+
+func (q queries) AssignmentListByNode(ctx context.Context, node string) ([]driver.AssignmentListByNodeRow, error) {
+	rs, err := q.q.AssignmentListByNode(ctx, node)
+	return driver.Each(rs, err, func(r pgsqlc.AssignmentListByNodeRow) driver.AssignmentListByNodeRow {
+		return driver.AssignmentListByNodeRow(r)
+	})
+}
+
+func (q queries) AssignmentListByNodes(ctx context.Context, nodes []string) ([]driver.AssignmentListByNodesRow, error) {
+	rs, err := q.q.AssignmentListByNodes(ctx, list(nodes))
+	return driver.Each(rs, err, func(r pgsqlc.AssignmentListByNodesRow) driver.AssignmentListByNodesRow {
+		return driver.AssignmentListByNodesRow(r)
+	})
+}
+
+func (q queries) AssignmentListBySource(ctx context.Context, arg driver.AssignmentListBySourceParams) ([]driver.AssignmentListBySourceRow, error) {
+	rs, err := q.q.AssignmentListBySource(ctx, pgsqlc.AssignmentListBySourceParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.AssignmentListBySourceRow) driver.AssignmentListBySourceRow {
+		return driver.AssignmentListBySourceRow(r)
+	})
+}
+
+func (q queries) AssignmentListOfModuleOnNodes(ctx context.Context, arg driver.AssignmentListOfModuleOnNodesParams) ([]driver.AssignmentListOfModuleOnNodesRow, error) {
+	rs, err := q.q.AssignmentListOfModuleOnNodes(ctx, pgsqlc.AssignmentListOfModuleOnNodesParams{Module: arg.Module, Nodes: list(arg.Nodes)})
+	return driver.Each(rs, err, func(r pgsqlc.AssignmentListOfModuleOnNodesRow) driver.AssignmentListOfModuleOnNodesRow {
+		return driver.AssignmentListOfModuleOnNodesRow(r)
+	})
+}
+
+func (q queries) AssignmentListOrphaned(ctx context.Context, max int64) ([]driver.AssignmentListOrphanedRow, error) {
+	rs, err := q.q.AssignmentListOrphaned(ctx, max)
+	return driver.Each(rs, err, func(r pgsqlc.AssignmentListOrphanedRow) driver.AssignmentListOrphanedRow {
+		return driver.AssignmentListOrphanedRow(r)
+	})
+}
+
+func (q queries) AssignmentListTakenDiffers(ctx context.Context, arg driver.AssignmentListTakenDiffersParams) ([]string, error) {
+	return q.q.AssignmentListTakenDiffers(ctx, pgsqlc.AssignmentListTakenDiffersParams(arg))
+}
+
+func (q queries) AssignmentOthersOfModule(ctx context.Context, module string) ([]driver.AssignmentOthersOfModuleRow, error) {
+	rs, err := q.q.AssignmentOthersOfModule(ctx, module)
+	return driver.Each(rs, err, func(r pgsqlc.AssignmentOthersOfModuleRow) driver.AssignmentOthersOfModuleRow {
+		return driver.AssignmentOthersOfModuleRow(r)
+	})
+}
+
+func (q queries) AssignmentPinNodes(ctx context.Context, arg driver.AssignmentPinNodesParams) error {
+	return q.q.AssignmentPinNodes(ctx, pgsqlc.AssignmentPinNodesParams{Revision: arg.Revision, Module: arg.Module, Nodes: list(arg.Nodes)})
+}
+
+func (q queries) AssignmentSetTaken(ctx context.Context, arg driver.AssignmentSetTakenParams) error {
+	return q.q.AssignmentSetTaken(ctx, pgsqlc.AssignmentSetTakenParams(arg))
+}
+
+func (q queries) AssignmentSetTakenOnNodes(ctx context.Context, arg driver.AssignmentSetTakenOnNodesParams) error {
+	return q.q.AssignmentSetTakenOnNodes(ctx, pgsqlc.AssignmentSetTakenOnNodesParams{Taken: arg.Taken, Module: arg.Module, Source: arg.Source, Nodes: list(arg.Nodes)})
+}
+
+func (q queries) DriftCountsByNodesSince(ctx context.Context, arg driver.DriftCountsByNodesSinceParams) ([]driver.DriftCountsByNodesSinceRow, error) {
+	rs, err := q.q.DriftCountsByNodesSince(ctx, pgsqlc.DriftCountsByNodesSinceParams{Nodes: list(arg.Nodes), Since: arg.Since, Threshold: arg.Threshold})
+	return driver.Each(rs, err, func(r pgsqlc.DriftCountsByNodesSinceRow) driver.DriftCountsByNodesSinceRow {
+		return driver.DriftCountsByNodesSinceRow(r)
+	})
+}
+
+func (q queries) DriftInsert(ctx context.Context, arg driver.DriftInsertParams) error {
+	return q.q.DriftInsert(ctx, pgsqlc.DriftInsertParams(arg))
+}
+
+func (q queries) DriftListByNode(ctx context.Context, arg driver.DriftListByNodeParams) ([]driver.Drift, error) {
+	rs, err := q.q.DriftListByNode(ctx, pgsqlc.DriftListByNodeParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.Drift) driver.Drift { return driver.Drift(r) })
+}
+
+func (q queries) DriftPrune(ctx context.Context, arg driver.DriftPruneParams) (int64, error) {
+	return q.q.DriftPrune(ctx, pgsqlc.DriftPruneParams(arg))
+}
+
+func (q queries) DriftPruneWindowEnd(ctx context.Context, arg driver.DriftPruneWindowEndParams) (driver.DriftPruneWindowEndRow, error) {
+	r, err := q.q.DriftPruneWindowEnd(ctx, pgsqlc.DriftPruneWindowEndParams(arg))
+	return driver.DriftPruneWindowEndRow(r), err
+}
+
+func (q queries) DriftTopSince(ctx context.Context, arg driver.DriftTopSinceParams) ([]driver.DriftTopSinceRow, error) {
+	rs, err := q.q.DriftTopSince(ctx, pgsqlc.DriftTopSinceParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.DriftTopSinceRow) driver.DriftTopSinceRow { return driver.DriftTopSinceRow(r) })
+}
+
+func (q queries) LeaseList(ctx context.Context) ([]driver.WorkerLease, error) {
+	rs, err := q.q.LeaseList(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.WorkerLease) driver.WorkerLease { return driver.WorkerLease(r) })
+}
+
+func (q queries) LeaseRelease(ctx context.Context, arg driver.LeaseReleaseParams) error {
+	return q.q.LeaseRelease(ctx, pgsqlc.LeaseReleaseParams(arg))
+}
+
+func (q queries) LeaseTake(ctx context.Context, arg driver.LeaseTakeParams) (int64, error) {
+	return q.q.LeaseTake(ctx, pgsqlc.LeaseTakeParams(arg))
+}
+
+func (q queries) ModuleGet(ctx context.Context, name string) (driver.Module, error) {
+	r, err := q.q.ModuleGet(ctx, name)
+	return driver.Module(r), err
+}
+
+func (q queries) ModuleList(ctx context.Context) ([]driver.Module, error) {
+	rs, err := q.q.ModuleList(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.Module) driver.Module { return driver.Module(r) })
+}
+
+func (q queries) ModuleListBehind(ctx context.Context) ([]driver.ModuleListBehindRow, error) {
+	rs, err := q.q.ModuleListBehind(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.ModuleListBehindRow) driver.ModuleListBehindRow { return driver.ModuleListBehindRow(r) })
+}
+
+func (q queries) ModuleOverviewGet(ctx context.Context, name string) (driver.ModuleOverviewGetRow, error) {
+	r, err := q.q.ModuleOverviewGet(ctx, name)
+	return driver.ModuleOverviewGetRow(r), err
+}
+
+func (q queries) ModuleOverviewList(ctx context.Context, arg driver.ModuleOverviewListParams) ([]driver.ModuleOverviewListRow, error) {
+	rs, err := q.q.ModuleOverviewList(ctx, pgsqlc.ModuleOverviewListParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.ModuleOverviewListRow) driver.ModuleOverviewListRow {
+		return driver.ModuleOverviewListRow(r)
+	})
+}
+
+func (q queries) ModuleRevisionGet(ctx context.Context, arg driver.ModuleRevisionGetParams) (driver.ModuleRevision, error) {
+	r, err := q.q.ModuleRevisionGet(ctx, pgsqlc.ModuleRevisionGetParams(arg))
+	return driver.ModuleRevision(r), err
+}
+
+func (q queries) ModuleRevisionInsert(ctx context.Context, arg driver.ModuleRevisionInsertParams) error {
+	return q.q.ModuleRevisionInsert(ctx, pgsqlc.ModuleRevisionInsertParams(arg))
+}
+
+func (q queries) ModuleRevisionListPage(ctx context.Context, arg driver.ModuleRevisionListPageParams) ([]driver.ModuleRevisionListPageRow, error) {
+	rs, err := q.q.ModuleRevisionListPage(ctx, pgsqlc.ModuleRevisionListPageParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.ModuleRevisionListPageRow) driver.ModuleRevisionListPageRow {
+		return driver.ModuleRevisionListPageRow(r)
+	})
+}
+
+func (q queries) ModuleRevisionResourcesInsert(ctx context.Context, arg driver.ModuleRevisionResourcesInsertParams) error {
+	return q.q.ModuleRevisionResourcesInsert(ctx, pgsqlc.ModuleRevisionResourcesInsertParams(arg))
+}
+
+func (q queries) ModuleRevisionsWithoutResources(ctx context.Context) ([]driver.ModuleRevisionsWithoutResourcesRow, error) {
+	rs, err := q.q.ModuleRevisionsWithoutResources(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.ModuleRevisionsWithoutResourcesRow) driver.ModuleRevisionsWithoutResourcesRow {
+		return driver.ModuleRevisionsWithoutResourcesRow(r)
+	})
+}
+
+func (q queries) ModuleUpsert(ctx context.Context, arg driver.ModuleUpsertParams) (int64, error) {
+	return q.q.ModuleUpsert(ctx, pgsqlc.ModuleUpsertParams(arg))
+}
+
+func (q queries) NodeBumpGeneration(ctx context.Context, name string) (int64, error) {
+	return q.q.NodeBumpGeneration(ctx, name)
+}
+
+func (q queries) NodeBumpGenerations(ctx context.Context, nodes []string) ([]driver.NodeBumpGenerationsRow, error) {
+	rs, err := q.q.NodeBumpGenerations(ctx, list(nodes))
+	return driver.Each(rs, err, func(r pgsqlc.NodeBumpGenerationsRow) driver.NodeBumpGenerationsRow {
+		return driver.NodeBumpGenerationsRow(r)
+	})
+}
+
+func (q queries) NodeExistsByTokenHash(ctx context.Context, tokenHash string) (bool, error) {
+	return q.q.NodeExistsByTokenHash(ctx, tokenHash)
+}
+
+func (q queries) NodeGeneration(ctx context.Context, name string) (int64, error) {
+	return q.q.NodeGeneration(ctx, name)
+}
+
+func (q queries) NodeGenerationList(ctx context.Context) ([]driver.NodeGenerationListRow, error) {
+	rs, err := q.q.NodeGenerationList(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.NodeGenerationListRow) driver.NodeGenerationListRow {
+		return driver.NodeGenerationListRow(r)
+	})
+}
+
+func (q queries) NodeGenerationTotal(ctx context.Context) (driver.NodeGenerationTotalRow, error) {
+	r, err := q.q.NodeGenerationTotal(ctx)
+	return driver.NodeGenerationTotalRow(r), err
+}
+
+func (q queries) NodeGet(ctx context.Context, name string) (driver.Node, error) {
+	r, err := q.q.NodeGet(ctx, name)
+	return driver.Node(r), err
+}
+
+func (q queries) NodeGetAny(ctx context.Context, name string) (driver.Node, error) {
+	r, err := q.q.NodeGetAny(ctx, name)
+	return driver.Node(r), err
+}
+
+func (q queries) NodeInsert(ctx context.Context, arg driver.NodeInsertParams) error {
+	return q.q.NodeInsert(ctx, pgsqlc.NodeInsertParams(arg))
+}
+
+func (q queries) NodeLabelList(ctx context.Context) ([]driver.NodeLabelListRow, error) {
+	rs, err := q.q.NodeLabelList(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.NodeLabelListRow) driver.NodeLabelListRow { return driver.NodeLabelListRow(r) })
+}
+
+func (q queries) NodeListByNames(ctx context.Context, nodes []string) ([]driver.Node, error) {
+	rs, err := q.q.NodeListByNames(ctx, list(nodes))
+	return driver.Each(rs, err, func(r pgsqlc.Node) driver.Node { return driver.Node(r) })
+}
+
+func (q queries) NodeMarkDeleted(ctx context.Context, arg driver.NodeMarkDeletedParams) error {
+	return q.q.NodeMarkDeleted(ctx, pgsqlc.NodeMarkDeletedParams(arg))
+}
+
+func (q queries) NodeNamesByStatus(ctx context.Context, arg driver.NodeNamesByStatusParams) ([]string, error) {
+	return q.q.NodeNamesByStatus(ctx, pgsqlc.NodeNamesByStatusParams(arg))
+}
+
+func (q queries) NodeRaiseGeneration(ctx context.Context, arg driver.NodeRaiseGenerationParams) (int64, error) {
+	return q.q.NodeRaiseGeneration(ctx, pgsqlc.NodeRaiseGenerationParams(arg))
+}
+
+func (q queries) NodeRegisterAgain(ctx context.Context, arg driver.NodeRegisterAgainParams) error {
+	return q.q.NodeRegisterAgain(ctx, pgsqlc.NodeRegisterAgainParams(arg))
+}
+
+func (q queries) NodeRegistrationEnd(ctx context.Context, arg driver.NodeRegistrationEndParams) error {
+	return q.q.NodeRegistrationEnd(ctx, pgsqlc.NodeRegistrationEndParams(arg))
+}
+
+func (q queries) NodeRegistrationInsert(ctx context.Context, arg driver.NodeRegistrationInsertParams) error {
+	return q.q.NodeRegistrationInsert(ctx, pgsqlc.NodeRegistrationInsertParams(arg))
+}
+
+func (q queries) NodeSetApplied(ctx context.Context, arg driver.NodeSetAppliedParams) error {
+	return q.q.NodeSetApplied(ctx, pgsqlc.NodeSetAppliedParams(arg))
+}
+
+func (q queries) NodeSetHost(ctx context.Context, arg driver.NodeSetHostParams) error {
+	return q.q.NodeSetHost(ctx, pgsqlc.NodeSetHostParams(arg))
+}
+
+func (q queries) NodeSetLabels(ctx context.Context, arg driver.NodeSetLabelsParams) error {
+	return q.q.NodeSetLabels(ctx, pgsqlc.NodeSetLabelsParams(arg))
+}
+
+func (q queries) NodeSetReported(ctx context.Context, arg driver.NodeSetReportedParams) error {
+	return q.q.NodeSetReported(ctx, pgsqlc.NodeSetReportedParams(arg))
+}
+
+func (q queries) NodeSetVars(ctx context.Context, arg driver.NodeSetVarsParams) error {
+	return q.q.NodeSetVars(ctx, pgsqlc.NodeSetVarsParams(arg))
+}
+
+func (q queries) NodeStatusCounts(ctx context.Context, silentBefore string) ([]driver.NodeStatusCountsRow, error) {
+	rs, err := q.q.NodeStatusCounts(ctx, silentBefore)
+	return driver.Each(rs, err, func(r pgsqlc.NodeStatusCountsRow) driver.NodeStatusCountsRow { return driver.NodeStatusCountsRow(r) })
+}
+
+func (q queries) NodeStatusList(ctx context.Context) ([]driver.NodeStatusListRow, error) {
+	rs, err := q.q.NodeStatusList(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.NodeStatusListRow) driver.NodeStatusListRow { return driver.NodeStatusListRow(r) })
+}
+
+func (q queries) NodeTokenHash(ctx context.Context, name string) (string, error) {
+	return q.q.NodeTokenHash(ctx, name)
+}
+
+func (q queries) PlacementDelete(ctx context.Context, name string) (int64, error) {
+	return q.q.PlacementDelete(ctx, name)
+}
+
+func (q queries) PlacementGet(ctx context.Context, name string) (driver.Placement, error) {
+	r, err := q.q.PlacementGet(ctx, name)
+	return driver.Placement(r), err
+}
+
+func (q queries) PlacementList(ctx context.Context) ([]driver.Placement, error) {
+	rs, err := q.q.PlacementList(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.Placement) driver.Placement { return driver.Placement(r) })
+}
+
+func (q queries) PlacementListByModule(ctx context.Context, module string) ([]driver.Placement, error) {
+	rs, err := q.q.PlacementListByModule(ctx, module)
+	return driver.Each(rs, err, func(r pgsqlc.Placement) driver.Placement { return driver.Placement(r) })
+}
+
+func (q queries) PlacementListPage(ctx context.Context, arg driver.PlacementListPageParams) ([]driver.Placement, error) {
+	rs, err := q.q.PlacementListPage(ctx, pgsqlc.PlacementListPageParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.Placement) driver.Placement { return driver.Placement(r) })
+}
+
+func (q queries) PlacementUpsert(ctx context.Context, arg driver.PlacementUpsertParams) error {
+	return q.q.PlacementUpsert(ctx, pgsqlc.PlacementUpsertParams(arg))
+}
+
+func (q queries) ReportGet(ctx context.Context, id int64) (driver.Report, error) {
+	r, err := q.q.ReportGet(ctx, id)
+	return driver.Report(r), err
+}
+
+func (q queries) ReportInsert(ctx context.Context, arg driver.ReportInsertParams) (int64, error) {
+	return q.q.ReportInsert(ctx, pgsqlc.ReportInsertParams(arg))
+}
+
+func (q queries) ReportListByNode(ctx context.Context, arg driver.ReportListByNodeParams) ([]driver.Report, error) {
+	rs, err := q.q.ReportListByNode(ctx, pgsqlc.ReportListByNodeParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.Report) driver.Report { return driver.Report(r) })
+}
+
+func (q queries) ReportListLatestByNodes(ctx context.Context, nodes []string) ([]driver.Report, error) {
+	rs, err := q.q.ReportListLatestByNodes(ctx, list(nodes))
+	return driver.Each(rs, err, func(r pgsqlc.Report) driver.Report { return driver.Report(r) })
+}
+
+func (q queries) ReportPrune(ctx context.Context, arg driver.ReportPruneParams) (int64, error) {
+	return q.q.ReportPrune(ctx, pgsqlc.ReportPruneParams(arg))
+}
+
+func (q queries) ReportPruneWindowEnd(ctx context.Context, arg driver.ReportPruneWindowEndParams) (driver.ReportPruneWindowEndRow, error) {
+	r, err := q.q.ReportPruneWindowEnd(ctx, pgsqlc.ReportPruneWindowEndParams(arg))
+	return driver.ReportPruneWindowEndRow(r), err
+}
+
+func (q queries) ReportRepeat(ctx context.Context, arg driver.ReportRepeatParams) error {
+	return q.q.ReportRepeat(ctx, pgsqlc.ReportRepeatParams(arg))
+}
+
+func (q queries) ReportStandingRows(ctx context.Context, since string) ([]driver.ReportStandingRowsRow, error) {
+	rs, err := q.q.ReportStandingRows(ctx, since)
+	return driver.Each(rs, err, func(r pgsqlc.ReportStandingRowsRow) driver.ReportStandingRowsRow {
+		return driver.ReportStandingRowsRow(r)
+	})
+}
+
+func (q queries) ResourceStateApplyAllPending(ctx context.Context, arg driver.ResourceStateApplyAllPendingParams) (int64, error) {
+	return q.q.ResourceStateApplyAllPending(ctx, pgsqlc.ResourceStateApplyAllPendingParams(arg))
+}
+
+func (q queries) ResourceStateApplyPending(ctx context.Context, arg driver.ResourceStateApplyPendingParams) (int64, error) {
+	return q.q.ResourceStateApplyPending(ctx, pgsqlc.ResourceStateApplyPendingParams{Since: arg.Since, Attempt: arg.Attempt, ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
+}
+
+func (q queries) ResourceStateApplyPendingByKey(ctx context.Context, arg driver.ResourceStateApplyPendingByKeyParams) (int64, error) {
+	return q.q.ResourceStateApplyPendingByKey(ctx, pgsqlc.ResourceStateApplyPendingByKeyParams{Since: arg.Since, Attempt: arg.Attempt, ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
+}
+
+func (q queries) ResourceStateBlockedCounts(ctx context.Context) ([]driver.ResourceStateBlockedCountsRow, error) {
+	rs, err := q.q.ResourceStateBlockedCounts(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.ResourceStateBlockedCountsRow) driver.ResourceStateBlockedCountsRow {
+		return driver.ResourceStateBlockedCountsRow(r)
+	})
+}
+
+func (q queries) ResourceStateBlockedCountsByNodes(ctx context.Context, nodes []string) ([]driver.ResourceStateBlockedCountsByNodesRow, error) {
+	rs, err := q.q.ResourceStateBlockedCountsByNodes(ctx, list(nodes))
+	return driver.Each(rs, err, func(r pgsqlc.ResourceStateBlockedCountsByNodesRow) driver.ResourceStateBlockedCountsByNodesRow {
+		return driver.ResourceStateBlockedCountsByNodesRow(r)
+	})
+}
+
+func (q queries) ResourceStateClearRetry(ctx context.Context, node string) error {
+	return q.q.ResourceStateClearRetry(ctx, node)
+}
+
+func (q queries) ResourceStateCountAttempts(ctx context.Context, arg driver.ResourceStateCountAttemptsParams) error {
+	return q.q.ResourceStateCountAttempts(ctx, pgsqlc.ResourceStateCountAttemptsParams{ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
+}
+
+func (q queries) ResourceStateCountAttemptsByKey(ctx context.Context, arg driver.ResourceStateCountAttemptsByKeyParams) error {
+	return q.q.ResourceStateCountAttemptsByKey(ctx, pgsqlc.ResourceStateCountAttemptsByKeyParams{ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
+}
+
+func (q queries) ResourceStateCountByNode(ctx context.Context, node string) (int64, error) {
+	return q.q.ResourceStateCountByNode(ctx, node)
+}
+
+func (q queries) ResourceStateDeclare(ctx context.Context, arg driver.ResourceStateDeclareParams) error {
+	return q.q.ResourceStateDeclare(ctx, pgsqlc.ResourceStateDeclareParams{Since: arg.Since, Reason: arg.Reason, Nodes: list(arg.Nodes), Module: arg.Module, Revision: arg.Revision, Every: arg.Every, Names: list(arg.Names)})
+}
+
+func (q queries) ResourceStateGet(ctx context.Context, arg driver.ResourceStateGetParams) (driver.ResourceState, error) {
+	r, err := q.q.ResourceStateGet(ctx, pgsqlc.ResourceStateGetParams(arg))
+	return driver.ResourceState(r), err
+}
+
+func (q queries) ResourceStateListByNode(ctx context.Context, node string) ([]driver.ResourceState, error) {
+	rs, err := q.q.ResourceStateListByNode(ctx, node)
+	return driver.Each(rs, err, func(r pgsqlc.ResourceState) driver.ResourceState { return driver.ResourceState(r) })
+}
+
+func (q queries) ResourceStateListHeld(ctx context.Context) ([]driver.ResourceStateListHeldRow, error) {
+	rs, err := q.q.ResourceStateListHeld(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.ResourceStateListHeldRow) driver.ResourceStateListHeldRow {
+		return driver.ResourceStateListHeldRow(r)
+	})
+}
+
+func (q queries) ResourceStateListNotFineByNode(ctx context.Context, node string) ([]driver.ResourceState, error) {
+	rs, err := q.q.ResourceStateListNotFineByNode(ctx, node)
+	return driver.Each(rs, err, func(r pgsqlc.ResourceState) driver.ResourceState { return driver.ResourceState(r) })
+}
+
+func (q queries) ResourceStateListNotFineByNodes(ctx context.Context, nodes []string) ([]driver.ResourceState, error) {
+	rs, err := q.q.ResourceStateListNotFineByNodes(ctx, list(nodes))
+	return driver.Each(rs, err, func(r pgsqlc.ResourceState) driver.ResourceState { return driver.ResourceState(r) })
+}
+
+func (q queries) ResourceStateListStuck(ctx context.Context) ([]driver.ResourceStateListStuckRow, error) {
+	rs, err := q.q.ResourceStateListStuck(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.ResourceStateListStuckRow) driver.ResourceStateListStuckRow {
+		return driver.ResourceStateListStuckRow(r)
+	})
+}
+
+func (q queries) ResourceStateListStuckByNode(ctx context.Context, node string) ([]driver.ResourceStateListStuckByNodeRow, error) {
+	rs, err := q.q.ResourceStateListStuckByNode(ctx, node)
+	return driver.Each(rs, err, func(r pgsqlc.ResourceStateListStuckByNodeRow) driver.ResourceStateListStuckByNodeRow {
+		return driver.ResourceStateListStuckByNodeRow(r)
+	})
+}
+
+func (q queries) ResourceStateMoveOnNodes(ctx context.Context, arg driver.ResourceStateMoveOnNodesParams) error {
+	return q.q.ResourceStateMoveOnNodes(ctx, pgsqlc.ResourceStateMoveOnNodesParams{Position: arg.Position, GroupName: arg.GroupName, Module: arg.Module, Resource: arg.Resource, Nodes: list(arg.Nodes)})
+}
+
+func (q queries) ResourceStateRecord(ctx context.Context, arg driver.ResourceStateRecordParams) error {
+	return q.q.ResourceStateRecord(ctx, pgsqlc.ResourceStateRecordParams(arg))
+}
+
+func (q queries) ResourceStateRedeclareOnNodes(ctx context.Context, arg driver.ResourceStateRedeclareOnNodesParams) error {
+	return q.q.ResourceStateRedeclareOnNodes(ctx, pgsqlc.ResourceStateRedeclareOnNodesParams{Kind: arg.Kind, SpecDigest: arg.SpecDigest, Position: arg.Position, GroupName: arg.GroupName, Since: arg.Since, Reason: arg.Reason, Module: arg.Module, Resource: arg.Resource, Nodes: list(arg.Nodes)})
+}
+
+func (q queries) ResourceStateRemoveOnNodes(ctx context.Context, arg driver.ResourceStateRemoveOnNodesParams) error {
+	return q.q.ResourceStateRemoveOnNodes(ctx, pgsqlc.ResourceStateRemoveOnNodesParams{Module: arg.Module, Nodes: list(arg.Nodes), Names: list(arg.Names)})
+}
+
+func (q queries) ResourceStateRequestRetry(ctx context.Context, arg driver.ResourceStateRequestRetryParams) (int64, error) {
+	return q.q.ResourceStateRequestRetry(ctx, pgsqlc.ResourceStateRequestRetryParams(arg))
+}
+
+func (q queries) ResourceStateRetryList(ctx context.Context, node string) ([]driver.ResourceStateRetryListRow, error) {
+	rs, err := q.q.ResourceStateRetryList(ctx, node)
+	return driver.Each(rs, err, func(r pgsqlc.ResourceStateRetryListRow) driver.ResourceStateRetryListRow {
+		return driver.ResourceStateRetryListRow(r)
+	})
+}
+
+func (q queries) RolloutAbort(ctx context.Context, arg driver.RolloutAbortParams) (int64, error) {
+	return q.q.RolloutAbort(ctx, pgsqlc.RolloutAbortParams(arg))
+}
+
+func (q queries) RolloutComplete(ctx context.Context, arg driver.RolloutCompleteParams) (int64, error) {
+	return q.q.RolloutComplete(ctx, pgsqlc.RolloutCompleteParams(arg))
+}
+
+func (q queries) RolloutCountByState(ctx context.Context) ([]driver.RolloutCountByStateRow, error) {
+	rs, err := q.q.RolloutCountByState(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.RolloutCountByStateRow) driver.RolloutCountByStateRow {
+		return driver.RolloutCountByStateRow(r)
+	})
+}
+
+func (q queries) RolloutGet(ctx context.Context, id int64) (driver.Rollout, error) {
+	r, err := q.q.RolloutGet(ctx, id)
+	return driver.Rollout(r), err
+}
+
+func (q queries) RolloutInsert(ctx context.Context, arg driver.RolloutInsertParams) (int64, error) {
+	return q.q.RolloutInsert(ctx, pgsqlc.RolloutInsertParams(arg))
+}
+
+func (q queries) RolloutLatestOfPlacements(ctx context.Context, placements []string) ([]driver.Rollout, error) {
+	rs, err := q.q.RolloutLatestOfPlacements(ctx, list(placements))
+	return driver.Each(rs, err, func(r pgsqlc.Rollout) driver.Rollout { return driver.Rollout(r) })
+}
+
+func (q queries) RolloutList(ctx context.Context, max int64) ([]driver.Rollout, error) {
+	rs, err := q.q.RolloutList(ctx, max)
+	return driver.Each(rs, err, func(r pgsqlc.Rollout) driver.Rollout { return driver.Rollout(r) })
+}
+
+func (q queries) RolloutListActive(ctx context.Context) ([]driver.Rollout, error) {
+	rs, err := q.q.RolloutListActive(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.Rollout) driver.Rollout { return driver.Rollout(r) })
+}
+
+func (q queries) RolloutListActiveOfPlacement(ctx context.Context, arg driver.RolloutListActiveOfPlacementParams) ([]int64, error) {
+	return q.q.RolloutListActiveOfPlacement(ctx, pgsqlc.RolloutListActiveOfPlacementParams(arg))
+}
+
+func (q queries) RolloutListPage(ctx context.Context, arg driver.RolloutListPageParams) ([]driver.Rollout, error) {
+	rs, err := q.q.RolloutListPage(ctx, pgsqlc.RolloutListPageParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.Rollout) driver.Rollout { return driver.Rollout(r) })
+}
+
+func (q queries) RolloutNodeAdvance(ctx context.Context, arg driver.RolloutNodeAdvanceParams) error {
+	return q.q.RolloutNodeAdvance(ctx, pgsqlc.RolloutNodeAdvanceParams{Wave: arg.Wave, Now: arg.Now, Rollout: arg.Rollout, Nodes: list(arg.Nodes)})
+}
+
+func (q queries) RolloutNodeCounts(ctx context.Context, rollout int64) (driver.RolloutNodeCountsRow, error) {
+	r, err := q.q.RolloutNodeCounts(ctx, rollout)
+	return driver.RolloutNodeCountsRow(r), err
+}
+
+func (q queries) RolloutNodeDeleteGone(ctx context.Context, arg driver.RolloutNodeDeleteGoneParams) (int64, error) {
+	return q.q.RolloutNodeDeleteGone(ctx, pgsqlc.RolloutNodeDeleteGoneParams(arg))
+}
+
+func (q queries) RolloutNodeInsertFromPlacement(ctx context.Context, arg driver.RolloutNodeInsertFromPlacementParams) (int64, error) {
+	return q.q.RolloutNodeInsertFromPlacement(ctx, pgsqlc.RolloutNodeInsertFromPlacementParams(arg))
+}
+
+func (q queries) RolloutNodeInsertOnNodes(ctx context.Context, arg driver.RolloutNodeInsertOnNodesParams) error {
+	return q.q.RolloutNodeInsertOnNodes(ctx, pgsqlc.RolloutNodeInsertOnNodesParams{Rollout: arg.Rollout, FromRevision: arg.FromRevision, Nodes: list(arg.Nodes)})
+}
+
+func (q queries) RolloutNodeList(ctx context.Context, rollout int64) ([]driver.RolloutNode, error) {
+	rs, err := q.q.RolloutNodeList(ctx, rollout)
+	return driver.Each(rs, err, func(r pgsqlc.RolloutNode) driver.RolloutNode { return driver.RolloutNode(r) })
+}
+
+func (q queries) RolloutNodeListAdvanced(ctx context.Context, arg driver.RolloutNodeListAdvancedParams) ([]driver.RolloutNodeListAdvancedRow, error) {
+	rs, err := q.q.RolloutNodeListAdvanced(ctx, pgsqlc.RolloutNodeListAdvancedParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.RolloutNodeListAdvancedRow) driver.RolloutNodeListAdvancedRow {
+		return driver.RolloutNodeListAdvancedRow(r)
+	})
+}
+
+func (q queries) RolloutNodeListFailed(ctx context.Context, arg driver.RolloutNodeListFailedParams) ([]driver.RolloutNodeListFailedRow, error) {
+	rs, err := q.q.RolloutNodeListFailed(ctx, pgsqlc.RolloutNodeListFailedParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.RolloutNodeListFailedRow) driver.RolloutNodeListFailedRow {
+		return driver.RolloutNodeListFailedRow(r)
+	})
+}
+
+func (q queries) RolloutNodeListFailedReasons(ctx context.Context, rollout int64) ([]driver.RolloutNodeListFailedReasonsRow, error) {
+	rs, err := q.q.RolloutNodeListFailedReasons(ctx, rollout)
+	return driver.Each(rs, err, func(r pgsqlc.RolloutNodeListFailedReasonsRow) driver.RolloutNodeListFailedReasonsRow {
+		return driver.RolloutNodeListFailedReasonsRow(r)
+	})
+}
+
+func (q queries) RolloutNodeListPending(ctx context.Context, arg driver.RolloutNodeListPendingParams) ([]driver.RolloutNodeListPendingRow, error) {
+	rs, err := q.q.RolloutNodeListPending(ctx, pgsqlc.RolloutNodeListPendingParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.RolloutNodeListPendingRow) driver.RolloutNodeListPendingRow {
+		return driver.RolloutNodeListPendingRow(r)
+	})
+}
+
+func (q queries) RolloutNodeMarkDone(ctx context.Context, arg driver.RolloutNodeMarkDoneParams) (int64, error) {
+	return q.q.RolloutNodeMarkDone(ctx, pgsqlc.RolloutNodeMarkDoneParams(arg))
+}
+
+func (q queries) RolloutNodeMarkFailed(ctx context.Context, arg driver.RolloutNodeMarkFailedParams) (int64, error) {
+	return q.q.RolloutNodeMarkFailed(ctx, pgsqlc.RolloutNodeMarkFailedParams(arg))
+}
+
+func (q queries) RolloutNodePage(ctx context.Context, arg driver.RolloutNodePageParams) ([]driver.RolloutNode, error) {
+	rs, err := q.q.RolloutNodePage(ctx, pgsqlc.RolloutNodePageParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.RolloutNode) driver.RolloutNode { return driver.RolloutNode(r) })
+}
+
+func (q queries) RolloutNodeRevert(ctx context.Context, arg driver.RolloutNodeRevertParams) error {
+	return q.q.RolloutNodeRevert(ctx, pgsqlc.RolloutNodeRevertParams{Now: arg.Now, Reason: arg.Reason, Rollout: arg.Rollout, Nodes: list(arg.Nodes)})
+}
+
+func (q queries) RolloutOfNode(ctx context.Context, node string) ([]driver.RolloutOfNodeRow, error) {
+	rs, err := q.q.RolloutOfNode(ctx, node)
+	return driver.Each(rs, err, func(r pgsqlc.RolloutOfNodeRow) driver.RolloutOfNodeRow { return driver.RolloutOfNodeRow(r) })
+}
+
+func (q queries) RolloutPause(ctx context.Context, arg driver.RolloutPauseParams) (int64, error) {
+	return q.q.RolloutPause(ctx, pgsqlc.RolloutPauseParams(arg))
+}
+
+func (q queries) RolloutResume(ctx context.Context, arg driver.RolloutResumeParams) (int64, error) {
+	return q.q.RolloutResume(ctx, pgsqlc.RolloutResumeParams(arg))
+}
+
+func (q queries) RolloutSetCounts(ctx context.Context, arg driver.RolloutSetCountsParams) error {
+	return q.q.RolloutSetCounts(ctx, pgsqlc.RolloutSetCountsParams(arg))
+}
+
+func (q queries) RolloutTransitionList(ctx context.Context, arg driver.RolloutTransitionListParams) ([]driver.RolloutTransitionListRow, error) {
+	rs, err := q.q.RolloutTransitionList(ctx, pgsqlc.RolloutTransitionListParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.RolloutTransitionListRow) driver.RolloutTransitionListRow {
+		return driver.RolloutTransitionListRow(r)
+	})
+}
+
+func (q queries) RolloutWaveList(ctx context.Context, rollout int64) ([]driver.RolloutWaveListRow, error) {
+	rs, err := q.q.RolloutWaveList(ctx, rollout)
+	return driver.Each(rs, err, func(r pgsqlc.RolloutWaveListRow) driver.RolloutWaveListRow { return driver.RolloutWaveListRow(r) })
+}
+
+func (q queries) SendCountByOutcome(ctx context.Context) ([]driver.SendCountByOutcomeRow, error) {
+	rs, err := q.q.SendCountByOutcome(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.SendCountByOutcomeRow) driver.SendCountByOutcomeRow {
+		return driver.SendCountByOutcomeRow(r)
+	})
+}
+
+func (q queries) SendGet(ctx context.Context, arg driver.SendGetParams) (driver.Send, error) {
+	r, err := q.q.SendGet(ctx, pgsqlc.SendGetParams(arg))
+	return driver.Send(r), err
+}
+
+func (q queries) SendInsert(ctx context.Context, arg driver.SendInsertParams) (int64, error) {
+	return q.q.SendInsert(ctx, pgsqlc.SendInsertParams(arg))
+}
+
+func (q queries) SendInsertRefused(ctx context.Context, arg driver.SendInsertRefusedParams) (int64, error) {
+	return q.q.SendInsertRefused(ctx, pgsqlc.SendInsertRefusedParams(arg))
+}
+
+func (q queries) SendListByNode(ctx context.Context, arg driver.SendListByNodeParams) ([]driver.Send, error) {
+	rs, err := q.q.SendListByNode(ctx, pgsqlc.SendListByNodeParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.Send) driver.Send { return driver.Send(r) })
+}
+
+func (q queries) SendListRefused(ctx context.Context) ([]driver.Send, error) {
+	rs, err := q.q.SendListRefused(ctx)
+	return driver.Each(rs, err, func(r pgsqlc.Send) driver.Send { return driver.Send(r) })
+}
+
+func (q queries) SendListRefusedByNodes(ctx context.Context, nodes []string) ([]driver.Send, error) {
+	rs, err := q.q.SendListRefusedByNodes(ctx, list(nodes))
+	return driver.Each(rs, err, func(r pgsqlc.Send) driver.Send { return driver.Send(r) })
+}
+
+func (q queries) SendMarkApplied(ctx context.Context, arg driver.SendMarkAppliedParams) error {
+	return q.q.SendMarkApplied(ctx, pgsqlc.SendMarkAppliedParams(arg))
+}
+
+func (q queries) SendMarkRefused(ctx context.Context, arg driver.SendMarkRefusedParams) (int64, error) {
+	return q.q.SendMarkRefused(ctx, pgsqlc.SendMarkRefusedParams(arg))
+}
+
+func (q queries) SendMarkSuperseded(ctx context.Context, arg driver.SendMarkSupersededParams) error {
+	return q.q.SendMarkSuperseded(ctx, pgsqlc.SendMarkSupersededParams(arg))
+}
+
+func (q queries) SendPrune(ctx context.Context, arg driver.SendPruneParams) (int64, error) {
+	return q.q.SendPrune(ctx, pgsqlc.SendPruneParams(arg))
+}
+
+func (q queries) SendPruneWindowEnd(ctx context.Context, arg driver.SendPruneWindowEndParams) (driver.SendPruneWindowEndRow, error) {
+	r, err := q.q.SendPruneWindowEnd(ctx, pgsqlc.SendPruneWindowEndParams(arg))
+	return driver.SendPruneWindowEndRow(r), err
+}
+
+func (q queries) SendRefusedExists(ctx context.Context, arg driver.SendRefusedExistsParams) (bool, error) {
+	return q.q.SendRefusedExists(ctx, pgsqlc.SendRefusedExistsParams(arg))
+}
+
+func (q queries) TransitionListByNode(ctx context.Context, arg driver.TransitionListByNodeParams) ([]driver.Transition, error) {
+	rs, err := q.q.TransitionListByNode(ctx, pgsqlc.TransitionListByNodeParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.Transition) driver.Transition { return driver.Transition(r) })
+}
+
+func (q queries) TransitionPrune(ctx context.Context, arg driver.TransitionPruneParams) (int64, error) {
+	return q.q.TransitionPrune(ctx, pgsqlc.TransitionPruneParams(arg))
+}
+
+func (q queries) TransitionPruneWindowEnd(ctx context.Context, arg driver.TransitionPruneWindowEndParams) (driver.TransitionPruneWindowEndRow, error) {
+	r, err := q.q.TransitionPruneWindowEnd(ctx, pgsqlc.TransitionPruneWindowEndParams(arg))
+	return driver.TransitionPruneWindowEndRow(r), err
+}
+
+func (q queries) WebSessionDelete(ctx context.Context, idHash string) error {
+	return q.q.WebSessionDelete(ctx, idHash)
+}
+
+func (q queries) WebSessionDeleteExpired(ctx context.Context, now string) (int64, error) {
+	return q.q.WebSessionDeleteExpired(ctx, now)
+}
+
+func (q queries) WebSessionInsert(ctx context.Context, arg driver.WebSessionInsertParams) error {
+	return q.q.WebSessionInsert(ctx, pgsqlc.WebSessionInsertParams(arg))
+}
+
+func (q queries) WebSessionValid(ctx context.Context, arg driver.WebSessionValidParams) (int64, error) {
+	return q.q.WebSessionValid(ctx, pgsqlc.WebSessionValidParams(arg))
+}
