@@ -1,5 +1,5 @@
 // Package e2e runs the real hq and hostd binaries as processes, on temporary roots and
-// loopback ports, against a real database: a SQLite file, or with HQ_TEST_POSTGRES set a
+// loopback ports, against a real database: a SQLite file, or with HQ_TEST_ENGINE=postgres a
 // PostgreSQL server (see internal/testdb).
 package e2e
 

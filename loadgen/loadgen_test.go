@@ -323,11 +323,9 @@ func TestLineOfOneControllerAndOfTwo(t *testing.T) {
 // The write-ahead log position moves on with what is written, so two readings bound a
 // phase's log.
 func TestWALPositionMovesWithWrites(t *testing.T) {
-	if !testdb.Postgres() {
-		t.Skip("reads a PostgreSQL server's log: runs when " + testdb.Env + " names one, as in CI's second pass")
-	}
+	testdb.NeedServer(t)
 	ctx := t.Context()
-	url := testdb.New(t)
+	url := testdb.NewOn(t, "postgres")
 	before, err := WALPosition(ctx, url)
 	if err != nil {
 		t.Fatal(err)

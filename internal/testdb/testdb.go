@@ -1,6 +1,7 @@
 // Package testdb gives each test a database of its own on the engine the run is for: a SQLite
-// file by default, or, with HQ_TEST_POSTGRES set to a server's URL, a schema of its own on that
-// PostgreSQL server, so the same tests hold both engines to the same behaviour.
+// file by default, or, with HQ_TEST_ENGINE=postgres, a schema of its own on the PostgreSQL
+// server HQ_TEST_POSTGRES names, so the same tests hold both engines to the same behaviour.
+// Tests that compare the engines (db/drivertest) use the server whenever it is named.
 package testdb
 
 import (
@@ -18,18 +19,38 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx", which Driver names
 )
 
-// Env names the PostgreSQL server the tests run against; unset, they run on SQLite.
-const Env = "HQ_TEST_POSTGRES"
+// Env names the PostgreSQL server tests may use; EngineEnv says which engine a run is for:
+// "postgres" runs the whole suite there, anything else on SQLite.
+const (
+	Env       = "HQ_TEST_POSTGRES"
+	EngineEnv = "HQ_TEST_ENGINE"
+)
 
 // Postgres reports whether this run is for PostgreSQL.
-func Postgres() bool { return os.Getenv(Env) != "" }
+func Postgres() bool { return os.Getenv(EngineEnv) == "postgres" }
 
-// New returns what HQ_DB should be for a fresh, empty database that is gone when the test ends.
+// Server is the PostgreSQL server's URL, "" when none is named.
+func Server() string { return os.Getenv(Env) }
+
+// New returns what HQ_DB should be for a fresh, empty database on the run's engine that is gone
+// when the test ends.
 func New(t testing.TB) string {
 	t.Helper()
-	server := os.Getenv(Env)
-	if server == "" {
+	if Postgres() {
+		return NewOn(t, "postgres")
+	}
+	return NewOn(t, "sqlite")
+}
+
+// NewOn is New on the engine named ("sqlite" or "postgres"), whatever the run is for.
+func NewOn(t testing.TB, engine string) string {
+	t.Helper()
+	if engine == "sqlite" {
 		return filepath.Join(t.TempDir(), "hq.db")
+	}
+	server := Server()
+	if server == "" {
+		t.Fatalf("a PostgreSQL database is wanted but %s names no server", Env)
 	}
 	b := make([]byte, 8)
 	rand.Read(b)
@@ -93,4 +114,17 @@ func Driver(hqDB string) string {
 		return "pgx"
 	}
 	return "sqlite"
+}
+
+// NeedServer skips a test that needs a PostgreSQL server when none is named, outside CI; in CI,
+// which always starts one, a missing server fails the test instead of hiding it.
+func NeedServer(t testing.TB) {
+	t.Helper()
+	if Server() != "" {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s names no PostgreSQL server; CI starts one (.ci/postgres)", Env)
+	}
+	t.Skipf("needs a PostgreSQL server: set %s (eval \"$(bash .ci/postgres start DIR)\")", Env)
 }
