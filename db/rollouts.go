@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/driver"
+	"github.com/meshhq/hq/rollout"
 )
 
 // lastAttempt is the consecutive failures at which a failing resource is on its last allowed
@@ -79,8 +79,8 @@ func rolloutPolicy(text string) (hq.RolloutPolicy, error) {
 
 // stepRollout moves one rollout on, in q's transaction, from what the nodes reported: it
 // marks in-flight nodes done or failed (set-based, in two statements), pins failed nodes back
-// when the policy says so, then pauses, completes, or advances the next wave. It returns the
-// generations it moved and whether more is to do at once.
+// when the policy says so, then pauses, completes, or advances the next wave, as package
+// rollout decides. It returns the generations it moved and whether more is to do at once.
 func (s *Store) stepRollout(ctx context.Context, q driver.Queries, r driver.Rollout) (map[string]int64, bool, error) {
 	pol, err := rolloutPolicy(r.Policy)
 	if err != nil {
@@ -128,41 +128,34 @@ func (s *Store) stepRollout(ctx context.Context, q driver.Queries, r driver.Roll
 	if hq.RolloutState(r.State) != hq.RolloutProgressing {
 		return gens, more, nil
 	}
-	if c.Failed-r.Forgiven > int64(pol.FailureBudget) {
+	next := rollout.Next(pol, rollout.Counts{Nodes: int(c.Nodes), Pending: int(c.Pending), InFlight: int(c.InFlight),
+		Done: int(c.Done), Failed: int(c.Failed), Forgiven: int(r.Forgiven), FirstWaveInFlight: int(c.FirstWaveInFlight), LastWave: int(c.LastWave)})
+	switch next.Action {
+	case rollout.Pause:
 		reason, err := failureReason(ctx, q, r.ID)
 		if err != nil {
 			return nil, false, err
 		}
 		_, err = q.RolloutPause(ctx, driver.RolloutPauseParams{ID: r.ID, Reason: reason, Now: now})
 		return gens, more, err
-	}
-	if c.Pending == 0 && c.InFlight == 0 {
-		reason := "every node done"
-		if c.Failed > 0 {
-			reason = fmt.Sprintf("every node done but %d failed within the budget", c.Failed)
-		}
-		_, err := q.RolloutComplete(ctx, driver.RolloutCompleteParams{ID: r.ID, Reason: reason, Now: now})
+	case rollout.Complete:
+		_, err := q.RolloutComplete(ctx, driver.RolloutCompleteParams{ID: r.ID, Reason: next.Reason, Now: now})
 		return gens, more, err
-	}
-	if c.Pending == 0 || pol.Canary > 0 && c.FirstWaveInFlight > 0 {
-		return gens, more, nil // the canaries first, alone
-	}
-	n := pol.WaveSize(int(c.Nodes), int(c.LastWave)+1) - int(c.InFlight)
-	if n <= 0 {
+	case rollout.Wait:
 		return gens, more, nil
 	}
-	next, err := q.RolloutNodeListPending(ctx, driver.RolloutNodeListPendingParams{Rollout: r.ID, Max: int64(min(n, chunk))})
+	pending, err := q.RolloutNodeListPending(ctx, driver.RolloutNodeListPendingParams{Rollout: r.ID, Max: int64(min(next.Start, chunk))})
 	if err != nil {
 		return nil, false, err
 	}
-	g, err := s.advanceNodes(ctx, q, r, pins(next), c.LastWave+1)
+	g, err := s.advanceNodes(ctx, q, r, pins(pending), int64(next.Wave))
 	if err != nil {
 		return nil, false, err
 	}
 	for node, gen := range g {
 		gens[node] = gen
 	}
-	return gens, more || n > chunk, setRolloutCounts(ctx, q, r.ID)
+	return gens, more || next.Start > chunk, setRolloutCounts(ctx, q, r.ID)
 }
 
 // setRolloutCounts keeps the rollout's counts, which its line reads, equal to its nodes'.
@@ -276,25 +269,17 @@ func (s *Store) revertNodes(ctx context.Context, q driver.Queries, r driver.Roll
 	return gens, nil
 }
 
-// failureReason says what failed where, grouped by what failed: "app/conf stuck on web-7,
-// web-9".
-func failureReason(ctx context.Context, q driver.Queries, rollout int64) (string, error) {
-	rows, err := q.RolloutNodeListFailedReasons(ctx, rollout)
+// failureReason says what failed where (rollout.Failures).
+func failureReason(ctx context.Context, q driver.Queries, id int64) (string, error) {
+	rows, err := q.RolloutNodeListFailedReasons(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	var parts []string
-	for i := 0; i < len(rows); {
-		why := strings.SplitN(rows[i].Reason, "; ", 2)[0]
-		var nodes []string
-		j := i
-		for ; j < len(rows) && strings.SplitN(rows[j].Reason, "; ", 2)[0] == why; j++ {
-			nodes = append(nodes, rows[j].Node)
-		}
-		parts = append(parts, why+" on "+strings.Join(nodes, ", "))
-		i = j
+	failed := make([]rollout.Failed, len(rows))
+	for i, r := range rows {
+		failed[i] = rollout.Failed{Node: r.Node, Reason: r.Reason}
 	}
-	return strings.Join(parts, "; "), nil
+	return rollout.Failures(failed), nil
 }
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
