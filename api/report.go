@@ -25,8 +25,7 @@ func decodeReport(body []byte, results []hq.Result, general bool) (hq.Report, er
 }
 
 // reportBuffers are a report's body and its decoded results, which are most of what a report
-// allocates (about 130 KB of 250 at 500 results, and so most of the collector's work at a
-// fleet's rate). Nothing decoded points into the body (strings are copied out of it) and
+// allocates, and so most of the collector's work at a fleet's rate. Nothing decoded points into the body (strings are copied out of it) and
 // nothing keeps the results once the report is answered, so both are used again.
 type reportBuffers struct {
 	body    []byte

@@ -137,8 +137,8 @@ func name(r *http.Request, param string) (string, error) {
 }
 
 // readAll reads a body whose Content-Length is size (-1 when unknown) into one buffer of that
-// size, where io.ReadAll would grow one by doubling and copying: a report of 500 results is
-// about 55 KB, and io.ReadAll allocated nearly four times that for each. The size is a hint;
+// size, where io.ReadAll would grow one by doubling and copying, allocating several times the
+// body for each. The size is a hint;
 // what the body holds is what is read, bounded by r. buf, when it has room, is used instead.
 func readAll(r io.Reader, size int64, buf []byte) ([]byte, error) {
 	if size <= 0 || size > maxBody {

@@ -18,8 +18,8 @@ import (
 // writes a fleet makes many of at once share the batches too: the sends of the declarations
 // its hosts fetch, and the assignments of an operator assigning it node by node.
 
-// maxBatch bounds the reports of one commit, so a batch holds the writer for tens of
-// milliseconds at most (a report's statements take about one).
+// maxBatch bounds the reports of one commit, so that one batch never holds the writer for
+// long.
 const maxBatch = 32
 
 // committer is a running committer: the requests it takes, and gone, closed once it takes no
@@ -40,8 +40,8 @@ type batchRequest struct {
 // must start from nothing each time. Its statements run on the ctx it is given, which keeps
 // ctx's values but does not end with it: once the committer has taken a request it runs to
 // its end, and one request's cancellation does not undo a batch. A statement on a context
-// that can end also costs a goroutine of the driver's and one of database/sql's, which were
-// about a twentieth of a steady report's CPU.
+// that can end also costs a goroutine of the driver's and one of database/sql's for each
+// statement, a cost the hottest path need not pay.
 //
 // Without a committer running, each request commits alone.
 func (s *Store) inBatchTx(ctx context.Context, fn func(ctx context.Context, q driver.Queries) error) error {

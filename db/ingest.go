@@ -267,9 +267,9 @@ type advanced struct {
 func (a advanced) isStuck(ref string) bool { return a.stuck[ref] }
 
 // byKey says whether refs of a node are found sooner by their key than by reading all of the
-// node's rows. A lookup costs several rows' reading: 499 lookups took 1.8 ms longer than
-// reading the node's 500 rows, and one lookup instead of reading them cut the two statements'
-// time by three quarters. A quarter of the rows is on the right side of both.
+// node's rows. A lookup by key costs several rows' reading, so a few refs are looked up and
+// many are found by reading the node's rows once; a quarter of the rows is where the two
+// costs cross with room to spare (BenchmarkIngest's cases on each side show it).
 func (a advanced) byKey(refs int) bool { return 4*int64(refs) < a.rows }
 
 // advanceAll computes the next state of every resource the report can move. A report for an

@@ -166,9 +166,9 @@ func (h *Host) PostReport(ctx context.Context, body Body) (hq.ReportResponse, Ca
 
 // Body is a request body in parts, sent one after the other. The results of a fleet's
 // reports are the same bytes for every host at the same revisions, so a report is its own
-// header and the shared results, not a copy of them: at 833 reports a second the copies were
-// 50 MB a second of the generator's garbage, and its collections, marking tens of thousands
-// of goroutines' stacks, stalled its hosts in the middle of what it measures.
+// header and the shared results, not a copy of them: copies at a fleet's rate are the
+// generator's garbage, and its collections, marking tens of thousands of goroutines' stacks,
+// would stall its hosts in the middle of what it measures.
 type Body [][]byte
 
 func (b Body) reader() (io.Reader, int64) {

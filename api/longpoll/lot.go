@@ -1,7 +1,7 @@
 // Package longpoll holds long-polls without a goroutine each. Every host of a fleet holds a
 // long-poll nearly all the time, and a request waiting in its handler keeps the server's two
-// goroutines, their stacks and the connection's buffers: about 36 KB a host, most of a
-// controller's memory at 10,000 hosts. A parked poll is its connection, taken over from the
+// goroutines, their stacks and the connection's buffers: tens of kilobytes a host, most of a
+// controller's memory at a fleet's size. A parked poll is its connection, taken over from the
 // server, a timer and a bell: under a kilobyte.
 //
 // The contract. Park takes a request's connection over only when the request is Parkable

@@ -28,11 +28,10 @@ import (
 
 func main() {
 	// The generator's own collector shares the cores with the controller, and while it marks,
-	// its hosts' requests wait in its assists: time counted as the controller's latency. With
-	// a fleet's worth of hosts it collects every two seconds at the default, and every 15 s
-	// at 400, each collection marking for half a second. Memory here is cheap, so unless GOGC
-	// says otherwise it lets its heap grow to 20 times what is live (up to 4 GB at 10,000 ×
-	// 500), and collects before each phase (Fleet.measure): a steady minute then saw none.
+	// its hosts' requests wait in its assists: time counted as the controller's latency, and
+	// with a fleet's worth of hosts each collection marks for a long while. Memory here is
+	// cheap, so unless GOGC says otherwise it lets its heap grow to 20 times what is live, and
+	// collects before each phase (Fleet.measure), so that a phase sees few collections or none.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(2000)
 	}
