@@ -25,14 +25,14 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 		}
 		a, err := q.AssignmentGet(ctx, driver.AssignmentGetParams{Node: node, Module: module})
 		switch {
-		case err == nil && (taken == nil || (a.Taken == 1) == *taken):
+		case err == nil && (taken == nil || (a.Taken) == *taken):
 			return false, nil // already so: nothing changes, the generation stays
 		case err == nil:
-			return true, q.AssignmentSetTaken(ctx, driver.AssignmentSetTakenParams{Node: node, Module: module, Taken: boolInt(*taken)})
+			return true, q.AssignmentSetTaken(ctx, driver.AssignmentSetTakenParams{Node: node, Module: module, Taken: *taken})
 		case !errors.Is(err, sql.ErrNoRows):
 			return false, err
 		}
-		if err := q.AssignmentInsert(ctx, driver.AssignmentInsertParams{Node: node, Module: module, Taken: boolInt(taken != nil && *taken),
+		if err := q.AssignmentInsert(ctx, driver.AssignmentInsertParams{Node: node, Module: module, Taken: taken != nil && *taken,
 			AssignedAt: s.now(), Revision: m.Revision, Source: SourceOperator}); err != nil {
 			return false, err
 		}
@@ -67,10 +67,10 @@ func (s *Store) Take(ctx context.Context, node, module string, ifMatch *int64) (
 		if err != nil {
 			return false, notFound(err, "module %s is not assigned to node %s", module, node)
 		}
-		if a.Taken == 1 {
+		if a.Taken {
 			return false, nil
 		}
-		return true, q.AssignmentSetTaken(ctx, driver.AssignmentSetTakenParams{Node: node, Module: module, Taken: 1})
+		return true, q.AssignmentSetTaken(ctx, driver.AssignmentSetTakenParams{Node: node, Module: module, Taken: true})
 	})
 }
 

@@ -90,7 +90,7 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 			if res, err = render(res, values); err != nil {
 				return hq.Errorf(hq.CodeConflict, "module %s cannot be declared on node %s: %v", r.Module, node, err)
 			}
-			d.Modules = append(d.Modules, hq.DeclaredModule{Name: r.Module, Revision: r.Revision, Taken: r.Taken == 1, Resources: res})
+			d.Modules = append(d.Modules, hq.DeclaredModule{Name: r.Module, Revision: r.Revision, Taken: r.Taken, Resources: res})
 		}
 		return nil
 	})

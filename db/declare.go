@@ -77,7 +77,7 @@ func redeclare(ctx context.Context, q driver.Queries, module string, d resourceD
 		return nil
 	}
 	if len(d.added) > 0 {
-		p := driver.ResourceStateDeclareParams{Module: module, Revision: d.revision, Every: boolInt(d.every),
+		p := driver.ResourceStateDeclareParams{Module: module, Revision: d.revision, Every: d.every,
 			Since: since, Reason: reason, Nodes: nodes}
 		if !d.every {
 			p.Names = make([]string, len(d.added))

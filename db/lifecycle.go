@@ -30,7 +30,7 @@ func advance(r driver.ResourceState, res hq.Result, now time.Time, p stuckPolicy
 	switch res.Outcome {
 	case hq.StateApplied:
 		n.State, n.ConsecutiveFailures, n.FailingSince = string(hq.StateApplied), 0, sql.NullString{}
-		n.NeverApplied, n.LastError = 0, ""
+		n.NeverApplied, n.LastError = false, ""
 		n.Reason = "applied"
 		if res.Drift {
 			n.Reason = "applied: drift put back"

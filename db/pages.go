@@ -262,7 +262,7 @@ func placementViews(ctx context.Context, q driver.Queries, rows []driver.Placeme
 		if err != nil {
 			return nil, err
 		}
-		v := hq.Placement{Name: p.Name, Module: p.Module, Selector: p.Selector, Taken: p.Taken == 1,
+		v := hq.Placement{Name: p.Name, Module: p.Module, Selector: p.Selector, Taken: p.Taken,
 			Matched: matched, Assigned: int(assigned), CreatedAt: hq.ParseTime(p.CreatedAt), UpdatedAt: hq.ParseTime(p.UpdatedAt)}
 		if p.Rollout != "" {
 			pol, err := rolloutPolicy(p.Rollout)

@@ -332,7 +332,7 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 			return notFound(err, "no module %s", p.Module)
 		}
 		if err := q.PlacementUpsert(ctx, driver.PlacementUpsertParams{Name: p.Name, Module: p.Module, Selector: sel.String(),
-			Taken: boolInt(p.Taken), Rollout: policy, Now: s.now()}); err != nil {
+			Taken: p.Taken, Rollout: policy, Now: s.now()}); err != nil {
 			return err
 		}
 		row, err := q.PlacementGet(ctx, p.Name)
@@ -483,7 +483,7 @@ func placementView(ctx context.Context, q driver.Queries, p driver.Placement, no
 		return hq.Placement{}, err
 	}
 	have, err := q.AssignmentListBySource(ctx, driver.AssignmentListBySourceParams{Source: p.Name, Module: p.Module})
-	v := hq.Placement{Name: p.Name, Module: p.Module, Selector: p.Selector, Taken: p.Taken == 1,
+	v := hq.Placement{Name: p.Name, Module: p.Module, Selector: p.Selector, Taken: p.Taken,
 		Matched: len(m.matched), Assigned: len(have),
 		CreatedAt: hq.ParseTime(p.CreatedAt), UpdatedAt: hq.ParseTime(p.UpdatedAt)}
 	if p.Rollout != "" {

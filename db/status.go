@@ -103,7 +103,7 @@ func meshStuck(ctx context.Context, q driver.Queries, st *hq.MeshStatus) error {
 			n++
 		}
 		st.Stuck[n-1].Nodes = append(st.Stuck[n-1].Nodes, r.Node)
-		st.Stuck[n-1].NeverApplied = st.Stuck[n-1].NeverApplied && r.NeverApplied == 1
+		st.Stuck[n-1].NeverApplied = st.Stuck[n-1].NeverApplied && r.NeverApplied
 	}
 	return nil
 }

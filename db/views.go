@@ -105,7 +105,7 @@ func (s *Store) view(p nodeParts, m mesh) hq.NodeView {
 		case hq.StateStuck:
 			v.Stuck = append(v.Stuck, hq.StuckView{
 				Module: r.Module, Resource: r.Resource, Attempts: r.ConsecutiveFailures,
-				Since: hq.ParseTime(r.FailingSince.String), NeverApplied: r.NeverApplied == 1,
+				Since: hq.ParseTime(r.FailingSince.String), NeverApplied: r.NeverApplied,
 				Blocks: p.blocks[ref], Scope: m.scope(r.Module, r.Resource),
 			})
 		case hq.StateHeld:
@@ -161,7 +161,7 @@ func (s *Store) views(ctx context.Context, q driver.Queries, nodes []driver.Node
 		return nil, err
 	}
 	for _, a := range assigned {
-		parts[a.Node].assignments = append(parts[a.Node].assignments, hq.AssignmentView{Module: a.Module, Revision: a.Revision, Taken: a.Taken == 1, Source: a.Source})
+		parts[a.Node].assignments = append(parts[a.Node].assignments, hq.AssignmentView{Module: a.Module, Revision: a.Revision, Taken: a.Taken, Source: a.Source})
 	}
 	latest, err := q.ReportListLatestByNodes(ctx, names)
 	if err != nil {
@@ -304,7 +304,7 @@ func (s *Store) pickByStatus(ctx context.Context, q driver.Queries, f NodeFilter
 		most = int64(f.Limit) + 1 // one more says whether there is a next page
 	}
 	names, err := q.NodeNamesByStatus(ctx, driver.NodeNamesByStatusParams{SilentBefore: silent, After: f.After,
-		Status: string(f.Status), NotConverged: boolInt(f.NotConverged), Max: most})
+		Status: string(f.Status), NotConverged: f.NotConverged, Max: most})
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +347,7 @@ func (s *Store) pickByRow(ctx context.Context, q driver.Queries, f NodeFilter, p
 func resourceView(r driver.ResourceState) hq.ResourceView {
 	return hq.ResourceView{
 		Module: r.Module, Resource: r.Resource, Kind: r.Kind, State: hq.State(r.State), Since: hq.ParseTime(r.Since),
-		Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures, NeverApplied: r.NeverApplied == 1,
+		Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures, NeverApplied: r.NeverApplied,
 		LastError: r.LastError, HoldReason: r.HoldReason, BlockedBy: r.BlockedBy, Group: r.GroupName,
 	}
 }

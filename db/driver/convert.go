@@ -23,3 +23,12 @@ func JSONList(names []string) string {
 	b, _ := json.Marshal(names) // a []string always marshals
 	return string(b)
 }
+
+// Flag is a boolean as both engines' schemas keep it: 1 or 0 in an integer column, which a
+// CHECK holds to those two.
+func Flag(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -166,7 +166,7 @@ type Queries interface {
 type Assignment struct {
 	Node       string
 	Module     string
-	Taken      int64
+	Taken      bool
 	AssignedAt string
 	Revision   int64
 	Source     string
@@ -184,7 +184,7 @@ type AssignmentCountBySourceParams struct {
 
 type AssignmentDeclarationRow struct {
 	Module   string
-	Taken    int64
+	Taken    bool
 	Revision int64
 }
 
@@ -206,7 +206,7 @@ type AssignmentGetParams struct {
 
 type AssignmentInsertOnNodesParams struct {
 	Module     string
-	Taken      int64
+	Taken      bool
 	AssignedAt string
 	Revision   int64
 	Source     string
@@ -216,7 +216,7 @@ type AssignmentInsertOnNodesParams struct {
 type AssignmentInsertParams struct {
 	Node       string
 	Module     string
-	Taken      int64
+	Taken      bool
 	AssignedAt string
 	Revision   int64
 	Source     string
@@ -235,12 +235,12 @@ type AssignmentListBehindRow struct {
 
 type AssignmentListByModuleRow struct {
 	Node  string
-	Taken int64
+	Taken bool
 }
 
 type AssignmentListByNodeRow struct {
 	Module     string
-	Taken      int64
+	Taken      bool
 	AssignedAt string
 	Revision   int64
 	Source     string
@@ -249,7 +249,7 @@ type AssignmentListByNodeRow struct {
 type AssignmentListByNodesRow struct {
 	Node     string
 	Module   string
-	Taken    int64
+	Taken    bool
 	Revision int64
 	Source   string
 }
@@ -283,7 +283,7 @@ type AssignmentListOrphanedRow struct {
 type AssignmentListTakenDiffersParams struct {
 	Source string
 	Module string
-	Taken  int64
+	Taken  bool
 	Max    int64
 }
 
@@ -300,14 +300,14 @@ type AssignmentPinNodesParams struct {
 }
 
 type AssignmentSetTakenOnNodesParams struct {
-	Taken  int64
+	Taken  bool
 	Module string
 	Source string
 	Nodes  []string
 }
 
 type AssignmentSetTakenParams struct {
-	Taken  int64
+	Taken  bool
 	Node   string
 	Module string
 }
@@ -541,7 +541,7 @@ type NodeNamesByStatusParams struct {
 	SilentBefore string
 	After        string
 	Status       string
-	NotConverged int64
+	NotConverged bool
 	Max          int64
 }
 
@@ -628,7 +628,7 @@ type Placement struct {
 	Name      string
 	Module    string
 	Selector  string
-	Taken     int64
+	Taken     bool
 	Rollout   string
 	CreatedAt string
 	UpdatedAt string
@@ -643,7 +643,7 @@ type PlacementUpsertParams struct {
 	Name     string
 	Module   string
 	Selector string
-	Taken    int64
+	Taken    bool
 	Rollout  string
 	Now      string
 }
@@ -733,11 +733,11 @@ type ResourceState struct {
 	Attempts            int64
 	ConsecutiveFailures int64
 	FailingSince        sql.NullString
-	NeverApplied        int64
+	NeverApplied        bool
 	LastError           string
 	HoldReason          string
 	BlockedBy           string
-	RetryRequested      int64
+	RetryRequested      bool
 	ReportID            sql.NullInt64
 	Reason              string
 }
@@ -795,7 +795,7 @@ type ResourceStateDeclareParams struct {
 	Nodes    []string
 	Module   string
 	Revision int64
-	Every    int64
+	Every    bool
 	Names    []string
 }
 
@@ -820,7 +820,7 @@ type ResourceStateListStuckRow struct {
 	Node         string
 	Module       string
 	Resource     string
-	NeverApplied int64
+	NeverApplied bool
 }
 
 type ResourceStateMoveOnNodesParams struct {
@@ -837,11 +837,11 @@ type ResourceStateRecordParams struct {
 	Attempts            int64
 	ConsecutiveFailures int64
 	FailingSince        sql.NullString
-	NeverApplied        int64
+	NeverApplied        bool
 	LastError           string
 	HoldReason          string
 	BlockedBy           string
-	RetryRequested      int64
+	RetryRequested      bool
 	ReportID            sql.NullInt64
 	Reason              string
 	Node                string

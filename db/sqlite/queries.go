@@ -23,9 +23,7 @@ func (q queries) AssignmentCountBySource(ctx context.Context, arg driver.Assignm
 
 func (q queries) AssignmentDeclaration(ctx context.Context, node string) ([]driver.AssignmentDeclarationRow, error) {
 	rs, err := q.q.AssignmentDeclaration(ctx, node)
-	return driver.Each(rs, err, func(r sqlitesqlc.AssignmentDeclarationRow) driver.AssignmentDeclarationRow {
-		return driver.AssignmentDeclarationRow(r)
-	})
+	return driver.Each(rs, err, fromAssignmentDeclarationRow)
 }
 
 func (q queries) AssignmentDelete(ctx context.Context, arg driver.AssignmentDeleteParams) (int64, error) {
@@ -42,15 +40,15 @@ func (q queries) AssignmentDeleteOnNodes(ctx context.Context, arg driver.Assignm
 
 func (q queries) AssignmentGet(ctx context.Context, arg driver.AssignmentGetParams) (driver.Assignment, error) {
 	r, err := q.q.AssignmentGet(ctx, sqlitesqlc.AssignmentGetParams(arg))
-	return driver.Assignment(r), err
+	return fromAssignment(r), err
 }
 
 func (q queries) AssignmentInsert(ctx context.Context, arg driver.AssignmentInsertParams) error {
-	return q.q.AssignmentInsert(ctx, sqlitesqlc.AssignmentInsertParams(arg))
+	return q.q.AssignmentInsert(ctx, sqlitesqlc.AssignmentInsertParams{Node: arg.Node, Module: arg.Module, Taken: driver.Flag(arg.Taken), AssignedAt: arg.AssignedAt, Revision: arg.Revision, Source: arg.Source})
 }
 
 func (q queries) AssignmentInsertOnNodes(ctx context.Context, arg driver.AssignmentInsertOnNodesParams) error {
-	return q.q.AssignmentInsertOnNodes(ctx, sqlitesqlc.AssignmentInsertOnNodesParams{Module: arg.Module, Taken: arg.Taken, AssignedAt: arg.AssignedAt, Revision: arg.Revision, Source: arg.Source, Nodes: list(arg.Nodes)})
+	return q.q.AssignmentInsertOnNodes(ctx, sqlitesqlc.AssignmentInsertOnNodesParams{Module: arg.Module, Taken: driver.Flag(arg.Taken), AssignedAt: arg.AssignedAt, Revision: arg.Revision, Source: arg.Source, Nodes: list(arg.Nodes)})
 }
 
 func (q queries) AssignmentListBehind(ctx context.Context, arg driver.AssignmentListBehindParams) ([]driver.AssignmentListBehindRow, error) {
@@ -62,23 +60,17 @@ func (q queries) AssignmentListBehind(ctx context.Context, arg driver.Assignment
 
 func (q queries) AssignmentListByModule(ctx context.Context, module string) ([]driver.AssignmentListByModuleRow, error) {
 	rs, err := q.q.AssignmentListByModule(ctx, module)
-	return driver.Each(rs, err, func(r sqlitesqlc.AssignmentListByModuleRow) driver.AssignmentListByModuleRow {
-		return driver.AssignmentListByModuleRow(r)
-	})
+	return driver.Each(rs, err, fromAssignmentListByModuleRow)
 }
 
 func (q queries) AssignmentListByNode(ctx context.Context, node string) ([]driver.AssignmentListByNodeRow, error) {
 	rs, err := q.q.AssignmentListByNode(ctx, node)
-	return driver.Each(rs, err, func(r sqlitesqlc.AssignmentListByNodeRow) driver.AssignmentListByNodeRow {
-		return driver.AssignmentListByNodeRow(r)
-	})
+	return driver.Each(rs, err, fromAssignmentListByNodeRow)
 }
 
 func (q queries) AssignmentListByNodes(ctx context.Context, nodes []string) ([]driver.AssignmentListByNodesRow, error) {
 	rs, err := q.q.AssignmentListByNodes(ctx, list(nodes))
-	return driver.Each(rs, err, func(r sqlitesqlc.AssignmentListByNodesRow) driver.AssignmentListByNodesRow {
-		return driver.AssignmentListByNodesRow(r)
-	})
+	return driver.Each(rs, err, fromAssignmentListByNodesRow)
 }
 
 func (q queries) AssignmentListBySource(ctx context.Context, arg driver.AssignmentListBySourceParams) ([]driver.AssignmentListBySourceRow, error) {
@@ -103,7 +95,7 @@ func (q queries) AssignmentListOrphaned(ctx context.Context, max int64) ([]drive
 }
 
 func (q queries) AssignmentListTakenDiffers(ctx context.Context, arg driver.AssignmentListTakenDiffersParams) ([]string, error) {
-	return q.q.AssignmentListTakenDiffers(ctx, sqlitesqlc.AssignmentListTakenDiffersParams(arg))
+	return q.q.AssignmentListTakenDiffers(ctx, sqlitesqlc.AssignmentListTakenDiffersParams{Source: arg.Source, Module: arg.Module, Taken: driver.Flag(arg.Taken), Max: arg.Max})
 }
 
 func (q queries) AssignmentOthersOfModule(ctx context.Context, module string) ([]driver.AssignmentOthersOfModuleRow, error) {
@@ -118,11 +110,11 @@ func (q queries) AssignmentPinNodes(ctx context.Context, arg driver.AssignmentPi
 }
 
 func (q queries) AssignmentSetTaken(ctx context.Context, arg driver.AssignmentSetTakenParams) error {
-	return q.q.AssignmentSetTaken(ctx, sqlitesqlc.AssignmentSetTakenParams(arg))
+	return q.q.AssignmentSetTaken(ctx, sqlitesqlc.AssignmentSetTakenParams{Taken: driver.Flag(arg.Taken), Node: arg.Node, Module: arg.Module})
 }
 
 func (q queries) AssignmentSetTakenOnNodes(ctx context.Context, arg driver.AssignmentSetTakenOnNodesParams) error {
-	return q.q.AssignmentSetTakenOnNodes(ctx, sqlitesqlc.AssignmentSetTakenOnNodesParams{Taken: arg.Taken, Module: arg.Module, Source: arg.Source, Nodes: list(arg.Nodes)})
+	return q.q.AssignmentSetTakenOnNodes(ctx, sqlitesqlc.AssignmentSetTakenOnNodesParams{Taken: driver.Flag(arg.Taken), Module: arg.Module, Source: arg.Source, Nodes: list(arg.Nodes)})
 }
 
 func (q queries) DriftCountsByNodesSince(ctx context.Context, arg driver.DriftCountsByNodesSinceParams) ([]driver.DriftCountsByNodesSinceRow, error) {
@@ -288,7 +280,7 @@ func (q queries) NodeMarkDeleted(ctx context.Context, arg driver.NodeMarkDeleted
 }
 
 func (q queries) NodeNamesByStatus(ctx context.Context, arg driver.NodeNamesByStatusParams) ([]string, error) {
-	return q.q.NodeNamesByStatus(ctx, sqlitesqlc.NodeNamesByStatusParams(arg))
+	return q.q.NodeNamesByStatus(ctx, sqlitesqlc.NodeNamesByStatusParams{SilentBefore: arg.SilentBefore, After: arg.After, Status: arg.Status, NotConverged: driver.Flag(arg.NotConverged), Max: arg.Max})
 }
 
 func (q queries) NodeRaiseGeneration(ctx context.Context, arg driver.NodeRaiseGenerationParams) (int64, error) {
@@ -349,26 +341,26 @@ func (q queries) PlacementDelete(ctx context.Context, name string) (int64, error
 
 func (q queries) PlacementGet(ctx context.Context, name string) (driver.Placement, error) {
 	r, err := q.q.PlacementGet(ctx, name)
-	return driver.Placement(r), err
+	return fromPlacement(r), err
 }
 
 func (q queries) PlacementList(ctx context.Context) ([]driver.Placement, error) {
 	rs, err := q.q.PlacementList(ctx)
-	return driver.Each(rs, err, func(r sqlitesqlc.Placement) driver.Placement { return driver.Placement(r) })
+	return driver.Each(rs, err, fromPlacement)
 }
 
 func (q queries) PlacementListByModule(ctx context.Context, module string) ([]driver.Placement, error) {
 	rs, err := q.q.PlacementListByModule(ctx, module)
-	return driver.Each(rs, err, func(r sqlitesqlc.Placement) driver.Placement { return driver.Placement(r) })
+	return driver.Each(rs, err, fromPlacement)
 }
 
 func (q queries) PlacementListPage(ctx context.Context, arg driver.PlacementListPageParams) ([]driver.Placement, error) {
 	rs, err := q.q.PlacementListPage(ctx, sqlitesqlc.PlacementListPageParams(arg))
-	return driver.Each(rs, err, func(r sqlitesqlc.Placement) driver.Placement { return driver.Placement(r) })
+	return driver.Each(rs, err, fromPlacement)
 }
 
 func (q queries) PlacementUpsert(ctx context.Context, arg driver.PlacementUpsertParams) error {
-	return q.q.PlacementUpsert(ctx, sqlitesqlc.PlacementUpsertParams(arg))
+	return q.q.PlacementUpsert(ctx, sqlitesqlc.PlacementUpsertParams{Name: arg.Name, Module: arg.Module, Selector: arg.Selector, Taken: driver.Flag(arg.Taken), Rollout: arg.Rollout, Now: arg.Now})
 }
 
 func (q queries) ReportGet(ctx context.Context, id int64) (driver.Report, error) {
@@ -453,17 +445,17 @@ func (q queries) ResourceStateCountByNode(ctx context.Context, node string) (int
 }
 
 func (q queries) ResourceStateDeclare(ctx context.Context, arg driver.ResourceStateDeclareParams) error {
-	return q.q.ResourceStateDeclare(ctx, sqlitesqlc.ResourceStateDeclareParams{Since: arg.Since, Reason: arg.Reason, Nodes: list(arg.Nodes), Module: arg.Module, Revision: arg.Revision, Every: arg.Every, Names: list(arg.Names)})
+	return q.q.ResourceStateDeclare(ctx, sqlitesqlc.ResourceStateDeclareParams{Since: arg.Since, Reason: arg.Reason, Nodes: list(arg.Nodes), Module: arg.Module, Revision: arg.Revision, Every: driver.Flag(arg.Every), Names: list(arg.Names)})
 }
 
 func (q queries) ResourceStateGet(ctx context.Context, arg driver.ResourceStateGetParams) (driver.ResourceState, error) {
 	r, err := q.q.ResourceStateGet(ctx, sqlitesqlc.ResourceStateGetParams(arg))
-	return driver.ResourceState(r), err
+	return fromResourceState(r), err
 }
 
 func (q queries) ResourceStateListByNode(ctx context.Context, node string) ([]driver.ResourceState, error) {
 	rs, err := q.q.ResourceStateListByNode(ctx, node)
-	return driver.Each(rs, err, func(r sqlitesqlc.ResourceState) driver.ResourceState { return driver.ResourceState(r) })
+	return driver.Each(rs, err, fromResourceState)
 }
 
 func (q queries) ResourceStateListHeld(ctx context.Context) ([]driver.ResourceStateListHeldRow, error) {
@@ -475,19 +467,17 @@ func (q queries) ResourceStateListHeld(ctx context.Context) ([]driver.ResourceSt
 
 func (q queries) ResourceStateListNotFineByNode(ctx context.Context, node string) ([]driver.ResourceState, error) {
 	rs, err := q.q.ResourceStateListNotFineByNode(ctx, node)
-	return driver.Each(rs, err, func(r sqlitesqlc.ResourceState) driver.ResourceState { return driver.ResourceState(r) })
+	return driver.Each(rs, err, fromResourceState)
 }
 
 func (q queries) ResourceStateListNotFineByNodes(ctx context.Context, nodes []string) ([]driver.ResourceState, error) {
 	rs, err := q.q.ResourceStateListNotFineByNodes(ctx, list(nodes))
-	return driver.Each(rs, err, func(r sqlitesqlc.ResourceState) driver.ResourceState { return driver.ResourceState(r) })
+	return driver.Each(rs, err, fromResourceState)
 }
 
 func (q queries) ResourceStateListStuck(ctx context.Context) ([]driver.ResourceStateListStuckRow, error) {
 	rs, err := q.q.ResourceStateListStuck(ctx)
-	return driver.Each(rs, err, func(r sqlitesqlc.ResourceStateListStuckRow) driver.ResourceStateListStuckRow {
-		return driver.ResourceStateListStuckRow(r)
-	})
+	return driver.Each(rs, err, fromResourceStateListStuckRow)
 }
 
 func (q queries) ResourceStateListStuckByNode(ctx context.Context, node string) ([]driver.ResourceStateListStuckByNodeRow, error) {
@@ -502,7 +492,7 @@ func (q queries) ResourceStateMoveOnNodes(ctx context.Context, arg driver.Resour
 }
 
 func (q queries) ResourceStateRecord(ctx context.Context, arg driver.ResourceStateRecordParams) error {
-	return q.q.ResourceStateRecord(ctx, sqlitesqlc.ResourceStateRecordParams(arg))
+	return q.q.ResourceStateRecord(ctx, sqlitesqlc.ResourceStateRecordParams{State: arg.State, Since: arg.Since, Attempts: arg.Attempts, ConsecutiveFailures: arg.ConsecutiveFailures, FailingSince: arg.FailingSince, NeverApplied: driver.Flag(arg.NeverApplied), LastError: arg.LastError, HoldReason: arg.HoldReason, BlockedBy: arg.BlockedBy, RetryRequested: driver.Flag(arg.RetryRequested), ReportID: arg.ReportID, Reason: arg.Reason, Node: arg.Node, Module: arg.Module, Resource: arg.Resource})
 }
 
 func (q queries) ResourceStateRedeclareOnNodes(ctx context.Context, arg driver.ResourceStateRedeclareOnNodesParams) error {
@@ -760,4 +750,36 @@ func (q queries) WebSessionInsert(ctx context.Context, arg driver.WebSessionInse
 
 func (q queries) WebSessionValid(ctx context.Context, arg driver.WebSessionValidParams) (int64, error) {
 	return q.q.WebSessionValid(ctx, sqlitesqlc.WebSessionValidParams(arg))
+}
+
+func fromAssignment(r sqlitesqlc.Assignment) driver.Assignment {
+	return driver.Assignment{Node: r.Node, Module: r.Module, Taken: r.Taken != 0, AssignedAt: r.AssignedAt, Revision: r.Revision, Source: r.Source}
+}
+
+func fromAssignmentDeclarationRow(r sqlitesqlc.AssignmentDeclarationRow) driver.AssignmentDeclarationRow {
+	return driver.AssignmentDeclarationRow{Module: r.Module, Taken: r.Taken != 0, Revision: r.Revision}
+}
+
+func fromAssignmentListByModuleRow(r sqlitesqlc.AssignmentListByModuleRow) driver.AssignmentListByModuleRow {
+	return driver.AssignmentListByModuleRow{Node: r.Node, Taken: r.Taken != 0}
+}
+
+func fromAssignmentListByNodeRow(r sqlitesqlc.AssignmentListByNodeRow) driver.AssignmentListByNodeRow {
+	return driver.AssignmentListByNodeRow{Module: r.Module, Taken: r.Taken != 0, AssignedAt: r.AssignedAt, Revision: r.Revision, Source: r.Source}
+}
+
+func fromAssignmentListByNodesRow(r sqlitesqlc.AssignmentListByNodesRow) driver.AssignmentListByNodesRow {
+	return driver.AssignmentListByNodesRow{Node: r.Node, Module: r.Module, Taken: r.Taken != 0, Revision: r.Revision, Source: r.Source}
+}
+
+func fromPlacement(r sqlitesqlc.Placement) driver.Placement {
+	return driver.Placement{Name: r.Name, Module: r.Module, Selector: r.Selector, Taken: r.Taken != 0, Rollout: r.Rollout, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+func fromResourceState(r sqlitesqlc.ResourceState) driver.ResourceState {
+	return driver.ResourceState{Node: r.Node, Module: r.Module, Resource: r.Resource, Kind: r.Kind, SpecDigest: r.SpecDigest, Position: r.Position, GroupName: r.GroupName, State: r.State, Since: r.Since, Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures, FailingSince: r.FailingSince, NeverApplied: r.NeverApplied != 0, LastError: r.LastError, HoldReason: r.HoldReason, BlockedBy: r.BlockedBy, RetryRequested: r.RetryRequested != 0, ReportID: r.ReportID, Reason: r.Reason}
+}
+
+func fromResourceStateListStuckRow(r sqlitesqlc.ResourceStateListStuckRow) driver.ResourceStateListStuckRow {
+	return driver.ResourceStateListStuckRow{Node: r.Node, Module: r.Module, Resource: r.Resource, NeverApplied: r.NeverApplied != 0}
 }
