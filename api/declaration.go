@@ -27,6 +27,9 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		s.deferPoll(w, r, node, after)
 		return
 	}
+	if wait > 0 {
+		s.polling.holds(node)
+	}
 	if wait > 0 && s.Lot != nil && s.park(w, r, node, after, wait) {
 		return // the lot answers it
 	}
@@ -56,6 +59,7 @@ const deferredPollRetry = 30 * time.Second
 // otherwise, and asks the host to poll again later rather than wait here.
 func (s *Server) deferPoll(w http.ResponseWriter, r *http.Request, node string, after int64) {
 	s.deferred.Add(1)
+	s.polling.deferred(node, time.Now())
 	gen, err := s.Store.NodeGeneration(r.Context(), node)
 	if err != nil {
 		s.writeError(w, r, err)

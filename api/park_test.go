@@ -204,9 +204,19 @@ func TestPollsPastMaxPollsAreAnsweredAtOnce(t *testing.T) {
 	if n := f.server.Deferred(); n != 2 {
 		t.Fatalf("%d polls counted as answered at once, want 2", n)
 	}
+	if n := f.server.Polling(); n != 1 {
+		t.Fatalf("%d hosts counted as polling, want web-2 alone", n)
+	}
 	if f.server.Waiting() != 1 {
 		t.Fatal("the first poll stopped waiting")
 	}
 	f.want(f.do("PUT", "/api/v1/nodes/web-1/assignments/app", admin, nil), 200)
 	f.want(<-got, 200)
+	// With room again, web-2's next poll waits, and it no longer counts as polling.
+	go func() { got <- f.do("GET", "/api/v1/nodes/web-2/declaration?after=1&wait=5s", two, nil) }()
+	wait.For(t, 5*time.Second, "web-2's long-poll to wait", func() bool { return f.server.Waiting() == 1 })
+	if n := f.server.Polling(); n != 0 {
+		t.Fatalf("%d hosts counted as polling once web-2 holds a poll, want 0", n)
+	}
+	f.want(<-got, 304)
 }

@@ -52,6 +52,7 @@ type Server struct {
 	// hold is served by polling.
 	MaxPolls int
 	deferred atomic.Int64 // polls answered at once for MaxPolls
+	polling  pollers      // the hosts those polls came from
 	// Metrics, when set, is served at GET /metrics to the operator.
 	Metrics http.Handler
 	// Reports, when set, is told of every report admitted: whether it was committed, and how

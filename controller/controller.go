@@ -153,6 +153,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	if err != nil {
 		return err
 	}
+	pages.Polls = func() (int, int) { return srv.Waiting(), srv.Polling() }
 	retention := db.DefaultRetention
 	retention.For = cfg.Retain
 	// Everything that runs beside the requests, started before the first request (each ready

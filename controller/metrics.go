@@ -19,7 +19,7 @@ import (
 // opens now, so a bad address fails at start. serve then serves it until ctx ends; it is nil
 // when there is no listener of its own; closeLn closes the listener if serve never runs.
 func metricsListener(srv *api.Server, store *db.Store, addr string, log *slog.Logger) (serve func(ctx context.Context), closeLn func(), err error) {
-	m := metrics.New(store, srv.Shed, srv.Waiting, srv.Deferred, log)
+	m := metrics.New(store, srv, log)
 	srv.Reports = m
 	if addr == "" {
 		srv.Metrics = m.Handler()

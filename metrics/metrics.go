@@ -26,10 +26,21 @@ type Metrics struct {
 	log      *slog.Logger
 }
 
-// New registers the store's figures, the report counters, shed (the reports turned away
-// before they were read, as shed returns them), parked (the long-polls waiting now), deferred
-// (the long-polls answered at once for HQ_MAX_POLLS), and the Go and process collectors.
-func New(store Store, shed func() int64, parked func() int, deferred func() int64, log *slog.Logger) *Metrics {
+// Server is what /metrics reads of the API server.
+type Server interface {
+	// Shed is how many reports were turned away before they were read.
+	Shed() int64
+	// Waiting is how many long-polls wait now.
+	Waiting() int
+	// Deferred is how many long-polls were answered at once for HQ_MAX_POLLS; Polling is how
+	// many hosts poll on their interval because of it.
+	Deferred() int64
+	Polling() int
+}
+
+// New registers the store's figures, the report counters, what srv counts of reports shed and
+// long-polls, and the Go and process collectors.
+func New(store Store, srv Server, log *slog.Logger) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		received: prometheus.NewCounter(prometheus.CounterOpts{Name: "hq_reports_received_total",
@@ -44,13 +55,16 @@ func New(store Store, shed func() int64, parked func() int, deferred func() int6
 	m.reg.MustRegister(m.received, m.refused, m.ingest,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_shed_total",
 			Help: "Reports turned away with 503 and Retry-After before their body was read (HQ_MAX_REPORTS_IN_FLIGHT)."},
-			func() float64 { return float64(shed()) }),
+			func() float64 { return float64(srv.Shed()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hq_long_polls_waiting",
 			Help: "Long-polls for a declaration waiting now: about one per host that is up."},
-			func() float64 { return float64(parked()) }),
+			func() float64 { return float64(srv.Waiting()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_long_polls_deferred_total",
 			Help: "Long-polls answered at once, with Retry-After, because HQ_MAX_POLLS waited already: their hosts poll instead."},
-			func() float64 { return float64(deferred()) }),
+			func() float64 { return float64(srv.Deferred()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hq_hosts_polling",
+			Help: "Hosts that poll on their interval rather than hold a long-poll, because HQ_MAX_POLLS waited already when they last asked."},
+			func() float64 { return float64(srv.Polling()) }),
 		&storeCollector{store: store, log: log},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -34,6 +34,13 @@ type meshPage struct {
 	Refused  []refusedRow
 	// Rollouts are the unfinished rollouts, each by its line.
 	Rollouts []hq.Rollout
+	// Polls is how this controller's hosts learn of a change, when it is known.
+	Polls *polls
+}
+
+// polls counts the hosts that hold a long-poll here and those that poll on their interval.
+type polls struct {
+	Waiting, Polling int
 }
 
 type statusCount struct {
@@ -134,6 +141,10 @@ func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
 	}
 	if t, ok := u.store.Trouble(); ok {
 		page.Alerts = append(page.Alerts, t.Line())
+	}
+	if u.Polls != nil {
+		page.Polls = new(polls)
+		page.Polls.Waiting, page.Polls.Polling = u.Polls()
 	}
 	u.render(w, r, http.StatusOK, "mesh", &page)
 }

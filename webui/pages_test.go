@@ -107,6 +107,22 @@ func TestMeshPage(t *testing.T) {
 	}
 }
 
+// The mesh page says how this controller's hosts hear of a change: holding a long-poll, or,
+// past HQ_MAX_POLLS, polling on their interval; with none polling it says only the first.
+func TestMeshPageSaysHowHostsPoll(t *testing.T) {
+	b := setup(t)
+	waiting, polling := 5, 15
+	b.ui.Polls = func() (int, int) { return waiting, polling }
+	_, body := b.get(t, "/")
+	if want := `<span id="polls-waiting">5</span> host(s) hold a long-poll; <span id="polls-polling">15</span> poll on their interval`; !strings.Contains(body, want) {
+		t.Errorf("/ lacks %q", want)
+	}
+	polling = 0
+	if _, body = b.get(t, "/"); !strings.Contains(body, `<span id="polls-waiting">5</span> host(s) hold a long-poll</p>`) {
+		t.Errorf("/ with no host polling says: %s", body[strings.Index(body, `id="polls"`):][:200])
+	}
+}
+
 func TestUnknownNodeIs404(t *testing.T) {
 	b := setup(t)
 	if code, body := b.get(t, "/nodes/ghost"); code != http.StatusNotFound || !strings.Contains(body, "no node ghost") {

@@ -78,7 +78,10 @@ type UI struct {
 	auth  auth
 	log   *slog.Logger
 	// Now is the clock the relative times are measured from; tests replace it.
-	Now     func() time.Time
+	Now func() time.Time
+	// Polls, when set, says how many hosts hold a long-poll on this controller and how many
+	// poll on their interval instead (HQ_MAX_POLLS): the mesh page shows both.
+	Polls   func() (waiting, polling int)
 	pages   map[string]*template.Template
 	history historyCache
 }
