@@ -98,6 +98,7 @@ func benchmarkIngest(b *testing.B, failing, alternate bool) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reports/s")
 	reportCPU(b, cpu)
+	b.ReportMetric(float64(f.server.repeatsTaken.Load())/float64(b.N), "unread/op")
 }
 
 // BenchmarkDeclaration500 answers a host's long-poll with its 500-resource declaration: compose

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -159,13 +160,11 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	rep, err := decodeReport(body, buf.results, s.GeneralDecoder)
-	buf.results = rep.Results
-	if err != nil {
-		fail(err)
-		return
+	opts := db.IngestOptions{IfMatch: t.ifMatch, Signed: s.signedFor(t.node)}
+	resp, err := s.ingestRepeat(r.Context(), t.node, body, opts)
+	if errors.Is(err, errReadWhole) {
+		resp, err = s.ingestWhole(r.Context(), t.node, body, buf, opts)
 	}
-	resp, err := s.Store.Ingest(r.Context(), t.node, rep, db.IngestOptions{IfMatch: t.ifMatch, Signed: s.signedFor(t.node)})
 	if err != nil {
 		fail(err)
 		return

@@ -1,10 +1,13 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"sync"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/api/reportscan"
+	"github.com/meshhq/hq/db"
 )
 
 // decodeReport decodes a report body: by reportscan when it can, which reads the shape hostd
@@ -49,4 +52,52 @@ func (b *reportBuffers) put() {
 		return
 	}
 	reportPool.Put(b)
+}
+
+// errReadWhole says a report must be read whole: it is no repeat the controller can take
+// without reading its results.
+var errReadWhole = errors.New("read the report whole")
+
+// ingestRepeat takes a report in without reading its results when they are, byte for byte,
+// the node's remembered ones (repeats), and returns errReadWhole when they are not.
+func (s *Server) ingestRepeat(ctx context.Context, node string, body []byte, opts db.IngestOptions) (hq.ReportResponse, error) {
+	if s.GeneralDecoder {
+		return hq.ReportResponse{}, errReadWhole
+	}
+	head, results, ok := reportscan.ScanHeader(body)
+	if !ok || results == nil {
+		return hq.ReportResponse{}, errReadWhole
+	}
+	outcome, ok := s.repeats.match(node, head, s.repeats.hash(results))
+	if !ok {
+		return hq.ReportResponse{}, errReadWhole
+	}
+	opts.Outcome, opts.Repeat = outcome, true
+	resp, err := s.Store.Ingest(ctx, node, head, opts)
+	if errors.Is(err, db.ErrNotARepeat) {
+		return resp, errReadWhole
+	}
+	if err == nil {
+		s.repeatsTaken.Add(1)
+	}
+	return resp, err
+}
+
+// ingestWhole reads a report whole and takes it in, and remembers its results when a repeat
+// of them may be taken without reading them.
+func (s *Server) ingestWhole(ctx context.Context, node string, body []byte, buf *reportBuffers, opts db.IngestOptions) (hq.ReportResponse, error) {
+	rep, err := decodeReport(body, buf.results, s.GeneralDecoder)
+	buf.results = rep.Results
+	if err != nil {
+		return hq.ReportResponse{}, err
+	}
+	opts.Outcome = db.OutcomeDigest(rep)
+	resp, err := s.Store.Ingest(ctx, node, rep, opts)
+	if err != nil || s.GeneralDecoder {
+		return resp, err
+	}
+	if _, results, ok := reportscan.ScanHeader(body); ok && results != nil {
+		s.repeats.remember(node, rep, s.repeats.hash(results), opts.Outcome)
+	}
+	return resp, nil
 }

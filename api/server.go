@@ -41,8 +41,11 @@ type Server struct {
 	MaxReportsInFlight int
 	RetryAfter         int
 	reports            *admission
-	// GeneralDecoder reads every report with encoding/json, not the scanner (HQ_REPORT_DECODER).
+	// GeneralDecoder reads every report with encoding/json, not the scanner, and every report
+	// whole (HQ_REPORT_DECODER).
 	GeneralDecoder bool
+	repeats        *repeats     // the results a repeat may stand for (repeats.go)
+	repeatsTaken   atomic.Int64 // reports taken in without reading their results
 	// Lot, when set, parks the long-polls that wait, so that they hold no goroutine.
 	Lot       *longpoll.Lot
 	inHandler atomic.Int64 // long-polls waiting in their handler
@@ -98,6 +101,7 @@ func (s *Server) Routes(r chi.Router) {
 // allowed) speak the API's error shape, whatever else is mounted beside it.
 func (s *Server) Mount(r chi.Router) {
 	s.reports = newAdmission(cmp.Or(s.MaxReportsInFlight, DefaultMaxReportsInFlight))
+	s.repeats = newRepeats()
 	if s.Keys == nil && s.Key != nil {
 		fixed := NewKeys(s.Key, nil, nil)
 		s.Keys = func() *Keys { return fixed }

@@ -48,7 +48,7 @@ type Config struct {
 	// MaxConns is sized for a fleet: every node holds one connection open for its long-poll.
 	// LongPoll and ReportDecoder turn hq's own protocol code off, back to the standard path.
 	LongPoll      string `envconfig:"LONGPOLL" default:"lot" desc:"lot: a long-poll that waits is set aside without a goroutine (about 1 KB a waiting host); handler: it waits in its handler, as net/http serves any request (about 36 KB), to rule the lot out"`
-	ReportDecoder string `envconfig:"REPORT_DECODER" default:"scanner" desc:"scanner: a report in hostd's shape is read by hq's own scanner (half the CPU), any other by encoding/json; general: every report by encoding/json, to rule the scanner out"`
+	ReportDecoder string `envconfig:"REPORT_DECODER" default:"scanner" desc:"scanner: a report in hostd's shape is read by hq's own scanner (half the CPU), any other by encoding/json, and results that repeat the node's last ones byte for byte are not read again; general: every report read whole by encoding/json, to rule both out"`
 	MaxConns      int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
 	MaxPolls      int    `envconfig:"MAX_POLLS" desc:"long-polls that wait at once; past it a poll is answered at once with Retry-After and its host polls on its interval instead (default: three quarters of the files the process may open)"`
 	MetricsAddr   string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`

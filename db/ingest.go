@@ -27,7 +27,19 @@ type IngestOptions struct {
 	// from a backup, a node registered again); nil means no signature is ever good. A send
 	// this database knows is believed only with the signature it was sent with.
 	Signed func(hq.Report) bool
+	// Outcome, when set, is OutcomeDigest of the report, worked out by the caller.
+	Outcome string
+	// Repeat says the report's results are left out (rep.Results is nil): they are, byte for
+	// byte, those of a report this controller took in before, whose outcome is Outcome and
+	// which had no failure and no drift. Such a report can only repeat the node's last one;
+	// when the node's last report has another outcome, Ingest changes nothing and returns
+	// ErrNotARepeat, and the caller sends the report again with its results.
+	Repeat bool
 }
+
+// ErrNotARepeat refuses a report sent without its results (IngestOptions.Repeat) that does not
+// repeat the node's last report.
+var ErrNotARepeat = hq.Errorf(hq.CodeConflict, "the report is not a repeat of the node's last report: send its results")
 
 // Ingest records one report from a node in one transaction: the resources' lifecycle, the
 // report row (or a repeat of the last one), the sends it answers, and the node's last-seen time.
@@ -45,8 +57,14 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	if err := hq.ValidateReport(rep); err != nil {
 		return resp, err
 	}
+	if opts.Repeat && opts.Outcome == "" {
+		return resp, errors.New("ingest: a report without its results needs their outcome")
+	}
 	rep.BoundText()
-	outcome := outcomeDigest(rep)
+	outcome := opts.Outcome
+	if outcome == "" {
+		outcome = OutcomeDigest(rep)
+	}
 	now := s.clock()
 	at := hq.FormatTime(now)
 	raised := false
@@ -63,6 +81,9 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 			return err
 		}
 		same := sameOutcome(prev, hasPrev, outcome)
+		if opts.Repeat && !same {
+			return ErrNotARepeat
+		}
 		ans, err := s.answered(ctx, q, n, rep, opts.Signed, same)
 		if err != nil {
 			return err
@@ -521,12 +542,12 @@ func optTime(t time.Time) sql.NullString {
 	return sql.NullString{String: hq.FormatTime(t), Valid: true}
 }
 
-// outcomeDigest identifies what a report says, leaving out timings and whether a failure was
+// OutcomeDigest identifies what a report says, leaving out timings and whether a failure was
 // attempted again or skipped by back-off, so two reports that say the same thing have the same
 // digest, and a stuck resource does not add a row per attempt. It hashes the fields directly, each string prefixed by
 // its length so no two different reports can run together into the same bytes; this runs for
 // every report, and marshalling the results to JSON first cost more than the rest of ingest.
-func outcomeDigest(rep hq.Report) string {
+func OutcomeDigest(rep hq.Report) string {
 	h := sha256.New()
 	// Written to the hash a few kilobytes at a time (below), so that is all it needs.
 	buf := make([]byte, 0, 4096+512)

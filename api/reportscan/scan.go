@@ -33,9 +33,24 @@ type scanner struct {
 
 // Scan reads body as a report, into results when it has room, and reports whether it could.
 func Scan(body []byte, results []hq.Result) (rep hq.Report, ok bool) {
+	rep, _, ok = scan(body, results, false)
+	return rep, ok
+}
+
+// ScanHeader reads body as Scan does but leaves the results out: it takes their array to end at
+// the body's last ']' (resultsTail) and returns its bytes without reading them. ok says
+// everything else was read as Scan reads it. Whether those bytes are a valid list of results,
+// and so whether the body is a report at all, it does not say: that is known only of bytes
+// that Scan, or the general decoder, read whole before. When they are, the report is the one
+// the general decoder reads, with those results. Not ok says nothing: Scan may read the body.
+func ScanHeader(body []byte) (rep hq.Report, results []byte, ok bool) {
+	return scan(body, nil, true)
+}
+
+func scan(body []byte, results []hq.Result, skip bool) (rep hq.Report, raw []byte, ok bool) {
 	defer func() {
 		if recover() != nil {
-			rep, ok = hq.Report{}, false // a bug of the scanner's is the general decoder's to answer
+			rep, raw, ok = hq.Report{}, nil, false // a bug of the scanner's is the general decoder's to answer
 		}
 	}()
 	s := &scanner{b: body, ok: true}
@@ -63,13 +78,38 @@ func Scan(body []byte, results []hq.Result) (rep hq.Report, ok bool) {
 			rep.Refused = s.refusal()
 			return 6
 		case "results":
-			rep.Results = s.results(results)
+			if skip {
+				raw = s.resultsTail()
+			} else {
+				rep.Results = s.results(results)
+			}
 			return 7
 		}
 		return -1
 	})
 	s.space()
-	return rep, s.ok && s.i == len(s.b)
+	return rep, raw, s.ok && s.i == len(s.b)
+}
+
+// resultsTail takes the results to be the array from here to the body's last ']', and returns
+// its bytes. In a report the general decoder reads, that is the results array whenever the
+// rest of the body then reads as the end of the report: the results are the only member whose
+// value holds an array, so no ']' after theirs stands outside a string, and reading on from a
+// ']' inside a string meets that string's escaped quotes or its closing quote where a member
+// or the object's end must come. So the array's end is found without reading what it holds.
+func (s *scanner) resultsTail() []byte {
+	if !s.ok || s.next() != '[' {
+		s.ok = false
+		return nil
+	}
+	end := bytes.LastIndexByte(s.b, ']')
+	if end < s.i {
+		s.ok = false
+		return nil
+	}
+	raw := s.b[s.i : end+1]
+	s.i = end + 1
+	return raw
 }
 
 func (s *scanner) space() {

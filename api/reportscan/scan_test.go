@@ -57,7 +57,76 @@ func FuzzScan(f *testing.F) {
 		if ok && !reflect.DeepEqual(got, want) {
 			t.Fatalf("the scanner read\n%+v\nthe general decoder\n%+v\nfrom %q", got, want, body)
 		}
+		checkHeader(t, body, want, wantErr)
 	})
+}
+
+// checkHeader holds ScanHeader to the general decoder. Of a report the general decoder reads,
+// ScanHeader reads the same but for the results (or hands it on), and the bytes it gives for
+// them are the results array; of a body the general decoder refuses, whatever ScanHeader reads
+// has bytes for results that are no list of results.
+func checkHeader(t *testing.T, body []byte, want hq.Report, wantErr error) {
+	t.Helper()
+	head, raw, ok := ScanHeader(body)
+	if !ok {
+		return
+	}
+	var results []hq.Result
+	decoded := raw == nil || jsonv2.Unmarshal(raw, &results, jsonv2.RejectUnknownMembers(true)) == nil
+	if wantErr != nil {
+		if decoded {
+			t.Fatalf("ScanHeader read what the general decoder refuses (%v), and its results decode: %q", wantErr, body)
+		}
+		return
+	}
+	if !decoded {
+		t.Fatalf("ScanHeader took %q for the results of %q, which the general decoder reads", raw, body)
+	}
+	wantHead := want
+	wantHead.Results = nil
+	if !reflect.DeepEqual(head, wantHead) {
+		t.Fatalf("ScanHeader read\n%+v\nthe general decoder\n%+v\nfrom %q", head, wantHead, body)
+	}
+	if len(results) != len(want.Results) || len(results) > 0 && !reflect.DeepEqual(results, want.Results) {
+		t.Fatalf("ScanHeader's results decode to\n%+v\nthe general decoder read\n%+v\nfrom %q", results, want.Results, body)
+	}
+}
+
+// ScanHeader agrees with the general decoder on the corpus, and its results are the array's
+// exact bytes.
+func TestScanHeaderOnTheCorpus(t *testing.T) {
+	for _, body := range reportSeeds() {
+		want, err := general(body)
+		checkHeader(t, body, want, err)
+	}
+	body := []byte(`{"generation":3,"results":[{"module":"a","resource":"b\"]}","outcome":"applied"}] ,"digest":"d"}`)
+	head, raw, ok := ScanHeader(body)
+	if !ok || head.Generation != 3 || head.Digest != "d" || string(raw) != `[{"module":"a","resource":"b\"]}","outcome":"applied"}]` {
+		t.Fatalf("ScanHeader(%s) = %+v, %s, %v", body, head, raw, ok)
+	}
+	for _, bad := range []string{`{"results":[`, `{"results":[}`, `{"results":"x"}`, `{"results":[{"a":"]"]`, `{"results":[]`} {
+		if _, _, ok := ScanHeader([]byte(bad)); ok {
+			t.Errorf("ScanHeader took %s", bad)
+		}
+	}
+}
+
+// BenchmarkScanHeader500 reads a 500-result report's header and passes over its results.
+//
+//	go test ./api/reportscan -run '^$' -bench ScanHeader500
+func BenchmarkScanHeader500(b *testing.B) {
+	rep := hq.Report{SendID: 7, Generation: 42, Digest: "sha256:" + strings.Repeat("ab", 32), Results: make([]hq.Result, 500)}
+	for i := range rep.Results {
+		rep.Results[i] = hq.Result{Module: "app", Resource: fmt.Sprintf("etc-app-f%03d", i), Outcome: hq.StateApplied, DurationMS: 1}
+	}
+	body, _ := json.Marshal(rep)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := ScanHeader(body); !ok {
+			b.Fatal("not read")
+		}
+	}
 }
 
 // The shape hostd writes takes the scanner's path.
