@@ -408,8 +408,9 @@ func (p *pathCheck) valuesFor(ctx context.Context, q driver.Queries, node string
 		return v, nil
 	}
 	if len(p.pending) > 0 {
+		pending := p.pending
 		p.pending = nil
-		rows, err := q.NodeListByNames(ctx, p.pending)
+		rows, err := q.NodeListByNames(ctx, pending)
 		if err != nil {
 			return hq.Values{}, err
 		}
