@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/driver"
+	"github.com/meshhq/hq/selector"
 )
 
 // The reads below serve the operator's pages: each lists a page at a time, keyed by where the
@@ -248,7 +249,7 @@ func placementViews(ctx context.Context, q driver.Queries, rows []driver.Placeme
 	}
 	out := make([]hq.Placement, len(rows))
 	for i, p := range rows {
-		sel, err := hq.ParseSelector(p.Selector)
+		sel, err := selector.Parse(p.Selector)
 		if err != nil {
 			return nil, fmt.Errorf("placement %s: %w", p.Name, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/driver"
+	"github.com/meshhq/hq/selector"
 )
 
 // decodePairs reads a node's labels or vars column; a row written by hand that is not a JSON
@@ -101,7 +102,7 @@ func (s *Store) placeOnNode(ctx context.Context, q driver.Queries, node string, 
 	}
 	changed := false
 	for _, p := range placements {
-		sel, err := hq.ParseSelector(p.Selector)
+		sel, err := selector.Parse(p.Selector)
 		if err != nil {
 			return false, err
 		}
@@ -221,7 +222,7 @@ type membership struct {
 // assignments it made: one read of each, however many nodes.
 func placementMembership(ctx context.Context, q driver.Queries, p driver.Placement, nodes []driver.NodeLabelListRow) (membership, error) {
 	var m membership
-	sel, err := hq.ParseSelector(p.Selector)
+	sel, err := selector.Parse(p.Selector)
 	if err != nil {
 		return m, err
 	}
@@ -310,7 +311,7 @@ func (s *Store) PutPlacement(ctx context.Context, p hq.Placement) (hq.Placement,
 	if !hq.ValidName(p.Module) {
 		return p, hq.NameError("module", p.Module)
 	}
-	sel, err := hq.ParseSelector(p.Selector)
+	sel, err := selector.Parse(p.Selector)
 	if err != nil {
 		return p, err
 	}
@@ -394,7 +395,7 @@ func (s *Store) placementConflicts(ctx context.Context, q driver.Queries, p driv
 		if o.Name == p.Name || o.Module != p.Module {
 			continue
 		}
-		sel, err := hq.ParseSelector(o.Selector)
+		sel, err := selector.Parse(o.Selector)
 		if err != nil {
 			return err
 		}

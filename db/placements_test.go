@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/internal/wait"
+	"github.com/meshhq/hq/selector"
 )
 
 func mustLabelled(t *testing.T, s *Store, name string, labels map[string]string) {
@@ -78,7 +79,7 @@ func TestPlacementFollowsLabels(t *testing.T) {
 		t.Fatalf("web-3: %+v", v)
 	}
 	// The selector filters the node list.
-	sel, err := hq.ParseSelector("role=web")
+	sel, err := selector.Parse("role=web")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/driver"
+	"github.com/meshhq/hq/selector"
 )
 
 // mesh is the part of the whole mesh a node's view depends on: where each stuck resource is
@@ -242,7 +243,7 @@ type NodeFilter struct {
 	// Match, when set, keeps only the nodes it returns true for.
 	Match func(name string) bool
 	// Selector, when set, keeps only the nodes whose labels it matches.
-	Selector *hq.Selector
+	Selector *selector.Selector
 	// After is the cursor: the name of the last node of the page before. Limit bounds the page
 	// (0 means every node).
 	After string

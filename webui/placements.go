@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/selector"
 )
 
 // placementsPage is /placements: every placement a page at a time, with how many nodes it
@@ -131,12 +132,12 @@ func (u *UI) placement(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	selector, err := u.store.PlacementSelector(ctx, name)
+	text, err := u.store.PlacementSelector(ctx, name)
 	if err != nil {
 		u.fail(w, r, err)
 		return
 	}
-	sel, err := hq.ParseSelector(selector)
+	sel, err := selector.Parse(text)
 	if err != nil {
 		u.fail(w, r, err)
 		return

@@ -1,9 +1,13 @@
-package hq
+// Package selector parses and matches label selectors in the Kubernetes syntax. A selector that
+// does not parse is an invalid *hq.Error naming the bad term, so a caller can answer it as is.
+package selector
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/meshhq/hq"
 )
 
 // Op is how a selector term tests a label.
@@ -75,10 +79,10 @@ func (s Selector) String() string {
 	return strings.Join(parts, ",")
 }
 
-// ParseSelector reads the Kubernetes label-selector syntax: comma-separated terms k=v, k==v,
+// Parse reads the Kubernetes label-selector syntax: comma-separated terms k=v, k==v,
 // k!=v, k in (a,b), k notin (a,b), k and !k. A malformed selector is an invalid *Error naming
 // the term.
-func ParseSelector(text string) (Selector, error) {
+func Parse(text string) (Selector, error) {
 	var sel Selector
 	if strings.TrimSpace(text) == "" {
 		return sel, nil
@@ -86,8 +90,8 @@ func ParseSelector(text string) (Selector, error) {
 	for _, raw := range splitTerms(text) {
 		t, err := parseTerm(strings.TrimSpace(raw))
 		if err != nil {
-			e := Errorf(CodeInvalid, "invalid selector term %q: %s", strings.TrimSpace(raw), err)
-			e.Details = []FieldError{{Field: "selector", Message: e.Message}}
+			e := hq.Errorf(hq.CodeInvalid, "invalid selector term %q: %s", strings.TrimSpace(raw), err)
+			e.Details = []hq.FieldError{{Field: "selector", Message: e.Message}}
 			return Selector{}, e
 		}
 		sel.Terms = append(sel.Terms, t)
@@ -121,7 +125,7 @@ func parseTerm(s string) (Term, error) {
 	}
 	if rest, ok := strings.CutPrefix(s, "!"); ok && !strings.ContainsAny(rest, "=!() ") {
 		rest = strings.TrimSpace(rest)
-		if !ValidLabelKey(rest) {
+		if !hq.ValidLabelKey(rest) {
 			return Term{}, fmt.Errorf("%q is not a label key", rest)
 		}
 		return Term{Key: rest, Op: OpNotExists}, nil
@@ -135,10 +139,10 @@ func parseTerm(s string) (Term, error) {
 			continue
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ValidLabelKey(k) {
+		if !hq.ValidLabelKey(k) {
 			return Term{}, fmt.Errorf("%q is not a label key", k)
 		}
-		if !ValidLabelValue(v) {
+		if !hq.ValidLabelValue(v) {
 			return Term{}, fmt.Errorf("%q is not a label value", v)
 		}
 		return Term{Key: k, Op: op.op, Values: []string{v}}, nil
@@ -155,7 +159,7 @@ func parseTerm(s string) (Term, error) {
 		default:
 			return Term{}, fmt.Errorf("want =, ==, !=, in or notin after %q", k)
 		}
-		if !ValidLabelKey(k) {
+		if !hq.ValidLabelKey(k) {
 			return Term{}, fmt.Errorf("%q is not a label key", k)
 		}
 		rest = strings.TrimSpace(rest)
@@ -169,14 +173,14 @@ func parseTerm(s string) (Term, error) {
 		t := Term{Key: k, Op: op}
 		for v := range strings.SplitSeq(inner, ",") {
 			v = strings.TrimSpace(v)
-			if !ValidLabelValue(v) {
+			if !hq.ValidLabelValue(v) {
 				return Term{}, fmt.Errorf("%q is not a label value", v)
 			}
 			t.Values = append(t.Values, v)
 		}
 		return t, nil
 	}
-	if !ValidLabelKey(s) {
+	if !hq.ValidLabelKey(s) {
 		return Term{}, fmt.Errorf("%q is not a label key", s)
 	}
 	return Term{Key: s, Op: OpExists}, nil

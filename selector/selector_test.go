@@ -1,12 +1,14 @@
-package hq
+package selector
 
 import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/meshhq/hq"
 )
 
-func TestParseSelectorMatches(t *testing.T) {
+func TestParseMatches(t *testing.T) {
 	web := map[string]string{"role": "web", "region": "eu"}
 	db := map[string]string{"role": "db"}
 	for _, c := range []struct {
@@ -25,7 +27,7 @@ func TestParseSelectorMatches(t *testing.T) {
 		{"role in(web),!gpu", true, false},
 		{"example.com/tier!=x", true, true},
 	} {
-		s, err := ParseSelector(c.sel)
+		s, err := Parse(c.sel)
 		if err != nil {
 			t.Fatalf("%q: %v", c.sel, err)
 		}
@@ -35,7 +37,7 @@ func TestParseSelectorMatches(t *testing.T) {
 	}
 }
 
-func TestParseSelectorNamesTheBadTerm(t *testing.T) {
+func TestParseNamesTheBadTerm(t *testing.T) {
 	for sel, term := range map[string]string{
 		"role=web,,x":                     `""`,
 		"role=web, bad key":               `"bad key"`,
@@ -45,44 +47,28 @@ func TestParseSelectorNamesTheBadTerm(t *testing.T) {
 		"role in (a,(b))":                 `"role in (a,(b))"`,
 		"role=" + strings.Repeat("v", 64): `"role=`,
 	} {
-		_, err := ParseSelector(sel)
-		if ErrorCode(err) != CodeInvalid || !strings.Contains(err.Error(), "term "+term) {
+		_, err := Parse(sel)
+		if hq.ErrorCode(err) != hq.CodeInvalid || !strings.Contains(err.Error(), "term "+term) {
 			t.Errorf("%q: %v, want invalid naming term %s", sel, err, term)
 		}
 	}
 }
 
-func TestValidateLabels(t *testing.T) {
-	if err := ValidateLabels(map[string]string{"role": "web", "example.com/zone": "eu-1", "empty": ""}); err != nil {
-		t.Fatal(err)
-	}
-	err := ValidateLabels(map[string]string{"role": "web", "bad key": "x", "ok": "-no"})
-	if ErrorCode(err) != CodeInvalid || !strings.Contains(err.Error(), `"bad key"`) || len(err.(*Error).Details) != 2 {
-		t.Fatalf("%v", err)
-	}
-	if err := ValidateVars(map[string]string{"motd": "any text at all: {}"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ValidateVars(map[string]string{"big": strings.Repeat("x", MaxVarValueLen+1)}); ErrorCode(err) != CodeInvalid {
-		t.Fatal(err)
-	}
-}
-
-// FuzzParseSelector: parsing never panics, and a selector that parses prints in a form that
+// FuzzParse: parsing never panics, and a selector that parses prints in a form that
 // parses back to the same selector.
-func FuzzParseSelector(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{"", "role=web", "a!=b,c", "!x", "k in (a,b)", "k notin (a, b),z==y", "a=(", "in in (in)", "x,,"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		sel, err := ParseSelector(s)
+		sel, err := Parse(s)
 		if err != nil {
-			if ErrorCode(err) != CodeInvalid {
+			if hq.ErrorCode(err) != hq.CodeInvalid {
 				t.Fatalf("%q: %v", s, err)
 			}
 			return
 		}
-		again, err := ParseSelector(sel.String())
+		again, err := Parse(sel.String())
 		if err != nil {
 			t.Fatalf("%q printed as %q: %v", s, sel.String(), err)
 		}
