@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/meshhq/hq/paths"
 )
 
 // Kinds of resource.
@@ -91,6 +93,12 @@ func (r Resource) Digest() string {
 		panic("hq: resource does not marshal: " + err.Error()) // plain strings and maps always do
 	}
 	return digest(b)
+}
+
+// PathClaim is r's claim on its path for the overlap rule (paths.Overlaps), under the caller's
+// handle id; only a directory may have other declared paths under it.
+func (r Resource) PathClaim(id int, isNew bool) paths.Claim {
+	return paths.Claim{Path: r.Path, Dir: r.Kind == KindDirectory, Kind: r.Kind, New: isNew, ID: id}
 }
 
 // Ref is how a resource is named across modules: module/name.

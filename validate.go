@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/meshhq/hq/paths"
 )
 
 // MaxNameLen bounds node, module, resource and group names.
@@ -46,7 +48,7 @@ func ValidateModule(resources []Resource) error {
 		errs = append(errs, FieldError{Field: fmt.Sprintf("resources[%d].%s", i, field), Message: fmt.Sprintf(format, args...)})
 	}
 	names := map[string]int{}
-	var claims []PathClaim
+	var claims []paths.Claim
 	for i, r := range resources {
 		if !ValidName(r.Name) {
 			add(i, "name", "must be letters, digits, '.', '_' or '-', at most %d, starting with a letter or digit", MaxNameLen)
@@ -58,14 +60,14 @@ func ValidateModule(resources []Resource) error {
 		validateKind(r, func(field, format string, args ...any) { add(i, field, format, args...) })
 		r.checkTemplates(func(field, format string, args ...any) { add(i, field, format, args...) })
 		if r.Path != "" && validPath(r.Path) {
-			claims = append(claims, PathClaim{Path: r.Path, Kind: r.Kind, New: true, ID: i})
+			claims = append(claims, r.PathClaim(i, true))
 		}
 		if r.Group != "" && !ValidName(r.Group) {
 			add(i, "group", "must be letters, digits, '.', '_' or '-', at most %d", MaxNameLen)
 		}
 	}
-	for _, o := range PathOverlaps(claims) {
-		ref := func(c PathClaim) string { return fmt.Sprintf("resources[%d] %q", c.ID, resources[c.ID].Name) }
+	for _, o := range paths.Overlaps(claims) {
+		ref := func(c paths.Claim) string { return fmt.Sprintf("resources[%d] %q", c.ID, resources[c.ID].Name) }
 		add(o.Inner.ID, "path", "%s", o.Describe(ref(o.Outer), ref(o.Inner)))
 	}
 	for i, r := range resources {

@@ -66,32 +66,6 @@ func TestOverlappingPathsRefused(t *testing.T) {
 	}
 }
 
-// PathOverlaps over a fleet's worth of claims: a pair of old claims is not reported, a new claim
-// under an old non-directory is, and so is an old claim under a new non-directory.
-func TestPathOverlapsReportsOnlyNewPairs(t *testing.T) {
-	claims := []PathClaim{
-		{Path: "/old/file", Kind: KindFile, ID: 0},
-		{Path: "/old/file/child", Kind: KindFile, ID: 1},
-		{Path: "/etc", Kind: KindDirectory, ID: 2},
-		{Path: "/etc/app", Kind: KindAbsent, New: true, ID: 3},
-		{Path: "/etc/app/conf", Kind: KindFile, ID: 4},
-		{Path: "/var/log", Kind: KindFile, ID: 5},
-		{Path: "/var/log/new", Kind: KindFile, New: true, ID: 6},
-		{Path: "/var/lib", Kind: KindDirectory, New: true, ID: 7},
-		{Path: "/var/lib/x", Kind: KindFile, ID: 8},
-	}
-	got := PathOverlaps(claims)
-	want := [][2]int{{3, 4}, {5, 6}}
-	if len(got) != len(want) {
-		t.Fatalf("overlaps %+v, want %v", got, want)
-	}
-	for i, w := range want {
-		if got[i].Outer.ID != w[0] || got[i].Inner.ID != w[1] {
-			t.Errorf("overlap %d: %d over %d, want %v", i, got[i].Outer.ID, got[i].Inner.ID, w)
-		}
-	}
-}
-
 func TestPackageValidation(t *testing.T) {
 	pkg := func(r Resource) []Resource {
 		r.Name, r.Kind = "p", KindPackage

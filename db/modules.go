@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/paths"
 )
 
 // PutModuleResult says what an upload did.
@@ -173,7 +174,7 @@ func decodeResources(s string) ([]hq.Resource, error) {
 }
 
 // pathCheck refuses a module whose paths overlap, on a node, with those of the node's other
-// modules (hq.PathOverlaps): the same path twice, or a path under one that is not a directory.
+// modules (paths.Overlaps): the same path twice, or a path under one that is not a directory.
 // Either way hostd would undo one resource while applying the other on every reconcile, each
 // reporting the other's work as drift. Paths are compared as the node declares them: a
 // templated one filled in from the node's values. One pathCheck serves one transaction and one
@@ -184,7 +185,7 @@ func decodeResources(s string) ([]hq.Resource, error) {
 // modules with templated paths pay for rendering.
 type pathCheck struct {
 	module string
-	new    []hq.PathClaim
+	new    []paths.Claim
 	// newTemplated says a path among new is a template.
 	newTemplated bool
 	refs         []string // refs[claim.ID] names the resource that makes the claim
@@ -208,7 +209,7 @@ type pathTemplate struct {
 
 // revisionClaims are the claims of a module revision.
 type revisionClaims struct {
-	claims    []hq.PathClaim
+	claims    []paths.Claim
 	templated bool // a path among claims is a template
 }
 
@@ -220,13 +221,13 @@ func newPathCheck(module string, resources []hq.Resource) *pathCheck {
 }
 
 // claims are the paths of a module's resources, each with its ID, and whether any is a template.
-func (p *pathCheck) claims(module string, resources []hq.Resource, isNew bool) ([]hq.PathClaim, bool) {
-	cs, templated := []hq.PathClaim{}, false
+func (p *pathCheck) claims(module string, resources []hq.Resource, isNew bool) ([]paths.Claim, bool) {
+	cs, templated := []paths.Claim{}, false
 	for _, r := range resources {
 		if r.Path == "" {
 			continue
 		}
-		c := hq.PathClaim{Path: r.Path, Kind: r.Kind, New: isNew, ID: p.ref(module, r.Name)}
+		c := r.PathClaim(p.ref(module, r.Name), isNew)
 		if templatedPath(r) {
 			p.templates[c.ID] = pathTemplate{module, hq.Resource{Name: r.Name, Kind: r.Kind, Path: r.Path, Target: r.Target}}
 			templated = true
@@ -299,7 +300,7 @@ func (p *pathCheck) checkModule(ctx context.Context, q driver.Queries, nodes []s
 // claim is checked; two literal ones met when the second of them was assigned.
 func (p *pathCheck) checkNode(ctx context.Context, q driver.Queries, v hq.Values, pins []pin) error {
 	p.values[v.Node] = v
-	var claims []hq.PathClaim
+	var claims []paths.Claim
 	for _, o := range pins {
 		rc, err := p.revision(ctx, q, o.module, o.revision)
 		if err != nil {
@@ -331,7 +332,7 @@ func (p *pathCheck) against(ctx context.Context, q driver.Queries, node string, 
 		return nil
 	}
 	templated := p.newTemplated
-	revs := make([][]hq.PathClaim, 0, len(others))
+	revs := make([][]paths.Claim, 0, len(others))
 	size := len(p.new)
 	for _, o := range others {
 		rc, err := p.revision(ctx, q, o.module, o.revision)
@@ -342,7 +343,7 @@ func (p *pathCheck) against(ctx context.Context, q driver.Queries, node string, 
 		revs = append(revs, rc.claims)
 		size += len(rc.claims)
 	}
-	claims := append(make([]hq.PathClaim, 0, size), p.new...)
+	claims := append(make([]paths.Claim, 0, size), p.new...)
 	for _, cs := range revs {
 		claims = append(claims, cs...)
 	}
@@ -352,7 +353,7 @@ func (p *pathCheck) against(ctx context.Context, q driver.Queries, node string, 
 // overlaps refuses claims that overlap on node, filling templated paths in first. key names
 // the claims' modules; it is what a check found clean is remembered by, with what the
 // templated paths render to when there are any.
-func (p *pathCheck) overlaps(ctx context.Context, q driver.Queries, node string, claims []hq.PathClaim, key *strings.Builder, templated bool) error {
+func (p *pathCheck) overlaps(ctx context.Context, q driver.Queries, node string, claims []paths.Claim, key *strings.Builder, templated bool) error {
 	if templated {
 		v, err := p.valuesFor(ctx, q, node)
 		if err != nil {
@@ -366,7 +367,7 @@ func (p *pathCheck) overlaps(ctx context.Context, q driver.Queries, node string,
 			return nil
 		}
 	}
-	if found := hq.PathOverlaps(claims); len(found) > 0 {
+	if found := paths.Overlaps(claims); len(found) > 0 {
 		o := found[0]
 		if o.Same() && !o.Inner.New {
 			o.Outer, o.Inner = o.Inner, o.Outer // the new resource is the one that declares it again
@@ -382,7 +383,7 @@ func (p *pathCheck) overlaps(ctx context.Context, q driver.Queries, node string,
 // lacks, or a path the rule for a literal one refuses) refuses the change as it would refuse
 // the module's declaration on the node. Another one is left out: it is no more declarable
 // after the change than before it, and the change is not what made it so.
-func (p *pathCheck) render(claims []hq.PathClaim, v hq.Values, key *strings.Builder) ([]hq.PathClaim, error) {
+func (p *pathCheck) render(claims []paths.Claim, v hq.Values, key *strings.Builder) ([]paths.Claim, error) {
 	out := claims[:0]
 	for _, c := range claims {
 		if t, ok := p.templates[c.ID]; ok {

@@ -12,6 +12,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/paths"
 )
 
 // ApplyConfig is what hostd apply needs: the root and state dir of the daemon, and the file.
@@ -188,7 +189,7 @@ func checkModules(mods []hq.DeclaredModule) error {
 	var problems []string
 	seen := map[string]bool{}
 	type at struct{ module, resource string }
-	var claims []hq.PathClaim
+	var claims []paths.Claim
 	var owners []at
 	for i, m := range mods {
 		switch {
@@ -213,13 +214,13 @@ func checkModules(mods []hq.DeclaredModule) error {
 		}
 		for _, r := range m.Resources {
 			if r.Path != "" {
-				claims = append(claims, hq.PathClaim{Path: r.Path, Kind: r.Kind, New: true, ID: len(owners)})
+				claims = append(claims, r.PathClaim(len(owners), true))
 				owners = append(owners, at{m.Name, r.Name})
 			}
 		}
 	}
-	for _, o := range hq.PathOverlaps(claims) {
-		ref := func(c hq.PathClaim) string { return hq.Ref(owners[c.ID].module, owners[c.ID].resource) }
+	for _, o := range paths.Overlaps(claims) {
+		ref := func(c paths.Claim) string { return hq.Ref(owners[c.ID].module, owners[c.ID].resource) }
 		problems = append(problems, o.Describe(ref(o.Outer), ref(o.Inner)))
 	}
 	if len(problems) > 0 {

@@ -1,4 +1,9 @@
-package hq
+// Package paths is the overlap rule for the paths declared on one node: a path is declared at
+// most once, and only a directory may have other declared paths under it. Anything else above a
+// declared path (an absent, a file, a symlink) would make hostd undo one resource while applying
+// the other on every reconcile. The rule knows paths and which of them are directories, nothing
+// of resources, so module validation, the store and hostd all hold nodes to the one rule.
+package paths
 
 import (
 	"cmp"
@@ -7,12 +12,12 @@ import (
 	"strings"
 )
 
-// PathClaim is one path a resource declares on a node, for the overlap rule: on one node a path
-// is declared at most once, and only a directory may have other declared paths under it. An
-// absent, a file or a symlink above another declared path would make hostd undo one resource
-// while applying the other on every reconcile.
-type PathClaim struct {
+// Claim is one path a resource declares on a node.
+type Claim struct {
 	Path string
+	// Dir marks a directory's claim: the only one that may have other claims under it.
+	Dir bool
+	// Kind is what the claim declares its path as, named in Describe's message.
 	Kind string
 	// New marks the claims being checked. A pair of claims neither of which is new is not
 	// reported, so an overlap stored before the rule existed does not refuse every later change
@@ -22,15 +27,15 @@ type PathClaim struct {
 	ID int
 }
 
-// PathOverlap is two claims that may not share a node: Inner's path is Outer's, or lies under
-// it while Outer is not a directory.
-type PathOverlap struct{ Outer, Inner PathClaim }
+// Overlap is two claims that may not share a node: Inner's path is Outer's, or lies under it
+// while Outer is not a directory.
+type Overlap struct{ Outer, Inner Claim }
 
 // Same reports whether the two claims are of one path.
-func (o PathOverlap) Same() bool { return o.Outer.Path == o.Inner.Path }
+func (o Overlap) Same() bool { return o.Outer.Path == o.Inner.Path }
 
 // Describe says what is wrong, naming the two resources as outer and inner name them.
-func (o PathOverlap) Describe(outer, inner string) string {
+func (o Overlap) Describe(outer, inner string) string {
 	if o.Same() {
 		return fmt.Sprintf("%s declares %s, which %s already declares", inner, o.Inner.Path, outer)
 	}
@@ -38,14 +43,14 @@ func (o PathOverlap) Describe(outer, inner string) string {
 		inner, o.Inner.Path, o.Outer.Path, outer, o.Outer.Kind)
 }
 
-// PathOverlaps sorts claims in place and returns every overlap that involves a new claim: at
+// Overlaps sorts claims in place and returns every overlap that involves a new claim: at
 // most one per claim, naming the nearest path above it that may not hold it. It costs one sort
 // and one walk with a stack of the paths above the current one, never a comparison of every
 // pair, so it serves a node of thousands of paths as well as a module of a few.
-func PathOverlaps(claims []PathClaim) []PathOverlap {
+func Overlaps(claims []Claim) []Overlap {
 	// Sorted with '/' below every other byte, the paths under P follow P with nothing between:
 	// "/a", "/a/b", "/a/b/c", "/a-b" rather than "/a", "/a-b", "/a/b".
-	slices.SortFunc(claims, func(a, b PathClaim) int {
+	slices.SortFunc(claims, func(a, b Claim) int {
 		return cmp.Or(comparePaths(a.Path, b.Path), cmp.Compare(a.ID, b.ID))
 	})
 	// above is an open path with the nearest claim on or above it that is not a directory, of
@@ -54,19 +59,19 @@ func PathOverlaps(claims []PathClaim) []PathOverlap {
 		path            string
 		outer, newOuter int
 	}
-	var out []PathOverlap
+	var out []Overlap
 	var stack []above
 	for i, c := range claims {
 		if i > 0 && claims[i-1].Path == c.Path {
 			if prev := claims[i-1]; prev.New || c.New {
-				out = append(out, PathOverlap{Outer: prev, Inner: c})
+				out = append(out, Overlap{Outer: prev, Inner: c})
 			}
 			// The path is open already; what lies under it must also fit under this claim.
 			top := &stack[len(stack)-1]
-			if c.Kind != KindDirectory && top.outer < 0 {
+			if !c.Dir && top.outer < 0 {
 				top.outer = i
 			}
-			if c.Kind != KindDirectory && c.New && top.newOuter < 0 {
+			if !c.Dir && c.New && top.newOuter < 0 {
 				top.newOuter = i
 			}
 			continue
@@ -80,11 +85,11 @@ func PathOverlaps(claims []PathClaim) []PathOverlap {
 		}
 		switch {
 		case c.New && outer >= 0:
-			out = append(out, PathOverlap{Outer: claims[outer], Inner: c})
+			out = append(out, Overlap{Outer: claims[outer], Inner: c})
 		case !c.New && newOuter >= 0:
-			out = append(out, PathOverlap{Outer: claims[newOuter], Inner: c})
+			out = append(out, Overlap{Outer: claims[newOuter], Inner: c})
 		}
-		if c.Kind != KindDirectory {
+		if !c.Dir {
 			outer = i
 			if c.New {
 				newOuter = i
