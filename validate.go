@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/meshhq/hq/paths"
+	"github.com/meshhq/hq/tmpl"
 )
 
 // MaxNameLen bounds node, module, resource and group names.
@@ -258,7 +259,7 @@ func validateContainer(r Resource, fields []string, add func(field, format strin
 			add("ports", "a container without a network has no ports to publish")
 		}
 	}
-	if r.User != "" && !isTemplate(r.User) && !validUser(r.User) {
+	if r.User != "" && !tmpl.Is(r.User) && !validUser(r.User) {
 		add("user", "%s", userRule)
 	}
 }
@@ -291,7 +292,7 @@ func imageProblem(s string) string {
 	switch {
 	case s == "":
 		return "is required and " + pinnedRule
-	case isTemplate(s):
+	case tmpl.Is(s):
 		return pinnedRule + "; a template is not one: the digest written in the module is what is reviewed"
 	}
 	ref, digest, pinned := strings.Cut(s, "@")
@@ -370,7 +371,7 @@ const portForm = `must be "[IP:]HOSTPORT:CONTAINERPORT" with an optional "/tcp" 
 // parsePort reads one published port. With lenient, a part holding a template is not checked:
 // it is when it has been rendered.
 func parsePort(s string, lenient bool) (portBinding, string) {
-	skip := func(part string) bool { return lenient && isTemplate(part) }
+	skip := func(part string) bool { return lenient && tmpl.Is(part) }
 	b := portBinding{proto: "tcp"}
 	rest := s
 	if i := strings.LastIndexByte(rest, '/'); i >= 0 {
@@ -427,7 +428,7 @@ func portsProblem(ports []string, lenient bool) (int, string) {
 		if p != "" {
 			return i, p
 		}
-		if isTemplate(b.ip) || isTemplate(b.host) || isTemplate(b.proto) {
+		if tmpl.Is(b.ip) || tmpl.Is(b.host) || tmpl.Is(b.proto) {
 			continue
 		}
 		for j, o := range seen {
@@ -510,6 +511,14 @@ func versionChars(s, extra string) bool {
 		}
 	}
 	return true
+}
+
+// clip cuts s to n bytes for a message, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func validPath(p string) bool {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/paths"
+	"github.com/meshhq/hq/tmpl"
 )
 
 // PutModuleResult says what an upload did.
@@ -197,7 +198,7 @@ type pathCheck struct {
 	clean map[string]bool
 	// values holds the values of the nodes read so far. pending names the nodes to read, in one
 	// query, the first time any node's values are needed.
-	values  map[string]hq.Values
+	values  map[string]tmpl.Values
 	pending []string
 }
 
@@ -215,7 +216,7 @@ type revisionClaims struct {
 
 func newPathCheck(module string, resources []hq.Resource) *pathCheck {
 	p := &pathCheck{module: module, templates: map[int]pathTemplate{}, revs: map[string]revisionClaims{},
-		clean: map[string]bool{}, values: map[string]hq.Values{}}
+		clean: map[string]bool{}, values: map[string]tmpl.Values{}}
 	p.new, p.newTemplated = p.claims(module, resources, true)
 	return p
 }
@@ -298,7 +299,7 @@ func (p *pathCheck) checkModule(ctx context.Context, q driver.Queries, nodes []s
 // checkNode refuses values v for a node whose modules (pins) have templated paths, when one of
 // those paths, filled in from v, would overlap another path on the node. Every templated
 // claim is checked; two literal ones met when the second of them was assigned.
-func (p *pathCheck) checkNode(ctx context.Context, q driver.Queries, v hq.Values, pins []pin) error {
+func (p *pathCheck) checkNode(ctx context.Context, q driver.Queries, v tmpl.Values, pins []pin) error {
 	p.values[v.Node] = v
 	var claims []paths.Claim
 	for _, o := range pins {
@@ -383,7 +384,7 @@ func (p *pathCheck) overlaps(ctx context.Context, q driver.Queries, node string,
 // lacks, or a path the rule for a literal one refuses) refuses the change as it would refuse
 // the module's declaration on the node. Another one is left out: it is no more declarable
 // after the change than before it, and the change is not what made it so.
-func (p *pathCheck) render(claims []paths.Claim, v hq.Values, key *strings.Builder) ([]paths.Claim, error) {
+func (p *pathCheck) render(claims []paths.Claim, v tmpl.Values, key *strings.Builder) ([]paths.Claim, error) {
 	out := claims[:0]
 	for _, c := range claims {
 		if t, ok := p.templates[c.ID]; ok {
@@ -404,7 +405,7 @@ func (p *pathCheck) render(claims []paths.Claim, v hq.Values, key *strings.Build
 
 // valuesFor returns the values a node's templates are filled in from: read with every pending
 // node the first time, or alone.
-func (p *pathCheck) valuesFor(ctx context.Context, q driver.Queries, node string) (hq.Values, error) {
+func (p *pathCheck) valuesFor(ctx context.Context, q driver.Queries, node string) (tmpl.Values, error) {
 	if v, ok := p.values[node]; ok {
 		return v, nil
 	}
@@ -413,7 +414,7 @@ func (p *pathCheck) valuesFor(ctx context.Context, q driver.Queries, node string
 		p.pending = nil
 		rows, err := q.NodeListByNames(ctx, pending)
 		if err != nil {
-			return hq.Values{}, err
+			return tmpl.Values{}, err
 		}
 		for _, n := range rows {
 			if _, ok := p.values[n.Name]; !ok {
@@ -426,7 +427,7 @@ func (p *pathCheck) valuesFor(ctx context.Context, q driver.Queries, node string
 	}
 	n, err := q.NodeGet(ctx, node)
 	if err != nil {
-		return hq.Values{}, notFound(err, "no node %s", node)
+		return tmpl.Values{}, notFound(err, "no node %s", node)
 	}
 	p.values[node] = valuesOf(n)
 	return p.values[node], nil

@@ -12,6 +12,7 @@ import (
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/driver"
 	"github.com/meshhq/hq/selector"
+	"github.com/meshhq/hq/tmpl"
 )
 
 // decodePairs reads a node's labels or vars column; a row written by hand that is not a JSON
@@ -42,7 +43,7 @@ func (s *Store) SetLabels(ctx context.Context, node string, labels map[string]st
 	if err := hq.ValidateLabels(labels); err != nil {
 		return 0, err
 	}
-	return s.setValues(ctx, node, ifMatch, labels, func(v *hq.Values) { v.Labels = labels },
+	return s.setValues(ctx, node, ifMatch, labels, func(v *tmpl.Values) { v.Labels = labels },
 		func(q driver.Queries, text string) (bool, error) {
 			if err := q.NodeSetLabels(ctx, driver.NodeSetLabelsParams{Name: node, Labels: text}); err != nil {
 				return false, err
@@ -58,7 +59,7 @@ func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string
 	if err := hq.ValidateVars(vars); err != nil {
 		return 0, err
 	}
-	return s.setValues(ctx, node, ifMatch, vars, func(v *hq.Values) { v.Vars = vars },
+	return s.setValues(ctx, node, ifMatch, vars, func(v *tmpl.Values) { v.Vars = vars },
 		func(q driver.Queries, text string) (bool, error) {
 			return false, q.NodeSetVars(ctx, driver.NodeSetVarsParams{Name: node, Vars: text})
 		})
@@ -70,7 +71,7 @@ func (s *Store) SetVars(ctx context.Context, node string, vars map[string]string
 // generation moves when write says the declaration changed, or when templates on the node use
 // values at all.
 func (s *Store) setValues(ctx context.Context, node string, ifMatch *int64, pairs map[string]string,
-	change func(v *hq.Values), write func(q driver.Queries, text string) (bool, error)) (int64, error) {
+	change func(v *tmpl.Values), write func(q driver.Queries, text string) (bool, error)) (int64, error) {
 	text, err := encodePairs(pairs)
 	if err != nil {
 		return 0, err

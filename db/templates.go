@@ -8,16 +8,17 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/driver"
+	"github.com/meshhq/hq/tmpl"
 )
 
 // valuesOf are the values a node's templates are filled in from.
-func valuesOf(n driver.Node) hq.Values {
-	return hq.Values{Node: n.Name, Labels: decodePairs(n.Labels), Vars: decodePairs(n.Vars)}
+func valuesOf(n driver.Node) tmpl.Values {
+	return tmpl.Values{Node: n.Name, Labels: decodePairs(n.Labels), Vars: decodePairs(n.Vars)}
 }
 
 // render fills in the templates of a revision's resources for one node. The revision's slice
 // is shared and stays as it is: only a templated resource is copied.
-func render(resources []hq.Resource, v hq.Values) ([]hq.Resource, error) {
+func render(resources []hq.Resource, v tmpl.Values) ([]hq.Resource, error) {
 	var out []hq.Resource
 	for i, r := range resources {
 		if !r.Templated() {
@@ -48,7 +49,7 @@ func templated(resources []hq.Resource) bool {
 }
 
 // checkRender refuses (conflict) a module whose templates use a key the node lacks.
-func checkRender(module string, resources []hq.Resource, v hq.Values) error {
+func checkRender(module string, resources []hq.Resource, v tmpl.Values) error {
 	if _, err := render(resources, v); err != nil {
 		return hq.Errorf(hq.CodeConflict, "module %s cannot be declared on node %s: %v", module, v.Node, err)
 	}
@@ -90,7 +91,7 @@ func checkRenderOnNodes(ctx context.Context, q driver.Queries, module string, re
 // would need and no longer find, or that would fill a templated path in to one that overlaps
 // another path on the node, and reports whether the node has templates at all: then its
 // declaration may change with them, and its generation moves.
-func (s *Store) checkNodeValues(ctx context.Context, q driver.Queries, v hq.Values) (bool, error) {
+func (s *Store) checkNodeValues(ctx context.Context, q driver.Queries, v tmpl.Values) (bool, error) {
 	rows, err := q.AssignmentDeclaration(ctx, v.Node)
 	if err != nil {
 		return false, err
