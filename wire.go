@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/meshhq/hq/keys"
 )
 
 // Declaration is what a node must be at a generation. The controller composes it; hostd
@@ -14,8 +16,8 @@ type Declaration struct {
 	Modules    []DeclaredModule `json:"modules"`
 	// Digest covers Node, Generation and Modules; see ComputeDigest.
 	Digest string `json:"digest"`
-	// Signature is the controller's ed25519 signature over SignedStatement(Node, Generation,
-	// Digest), base64; empty when unsigned.
+	// Signature is the controller's ed25519 signature over
+	// keys.DeclarationStatement(Node, Generation, Digest), base64; empty when unsigned.
 	Signature string `json:"signature,omitempty"`
 	// Key is the public key (base64) the declaration is signed with, and KeyChain the vouches
 	// that lead to it from the keys the controller rotated away from and still honours, oldest
@@ -25,11 +27,11 @@ type Declaration struct {
 	// digest and every host would refuse its re-send. Nothing in them needs the digest's cover
 	// either: a host trusts Key only when it holds it or KeyChain leads to it from the key it
 	// holds, each link signed by the key before it.
-	Key        string     `json:"key,omitempty"`
-	KeyChain   []KeyVouch `json:"key_chain,omitempty"`
-	SendID     int64      `json:"send_id"`
-	ComposedBy string     `json:"composed_by"`
-	ComposedAt time.Time  `json:"composed_at"`
+	Key        string       `json:"key,omitempty"`
+	KeyChain   []keys.Vouch `json:"key_chain,omitempty"`
+	SendID     int64        `json:"send_id"`
+	ComposedBy string       `json:"composed_by"`
+	ComposedAt time.Time    `json:"composed_at"`
 	// Retry names resources (module/name) whose back-off the host should drop.
 	Retry []string `json:"retry,omitempty"`
 }
@@ -153,8 +155,8 @@ type ReportResponse struct {
 	// Key and KeyChain are the controller's signing key now and the vouches leading to it, as
 	// on a declaration: a host that holds an older key follows a rotation within one report,
 	// without waiting for a new generation that may not come before the vouch retires.
-	Key      string     `json:"key,omitempty"`
-	KeyChain []KeyVouch `json:"key_chain,omitempty"`
+	Key      string       `json:"key,omitempty"`
+	KeyChain []keys.Vouch `json:"key_chain,omitempty"`
 }
 
 // BearerToken returns the token of an Authorization header value that uses the Bearer scheme,

@@ -23,6 +23,7 @@ import (
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/teststore"
 	"github.com/meshhq/hq/internal/wait"
+	"github.com/meshhq/hq/keys"
 )
 
 const admin = "operator-secret"
@@ -325,7 +326,7 @@ func TestDeclarationLongPollAndReport(t *testing.T) {
 	if err != nil {
 		t.Fatalf("signature %q: %v", d.Signature, err)
 	}
-	if d.Generation != 1 || d.Digest != d.ComputeDigest() || !ed25519.Verify(f.key.Public().(ed25519.PublicKey), hq.SignedStatement(d.Node, d.Generation, d.Digest), sig) {
+	if d.Generation != 1 || d.Digest != d.ComputeDigest() || !ed25519.Verify(f.key.Public().(ed25519.PublicKey), keys.DeclarationStatement(d.Node, d.Generation, d.Digest), sig) {
 		t.Fatalf("declaration %+v does not verify", d)
 	}
 	results := []hq.Result{}
@@ -466,7 +467,7 @@ func TestReportSignatureDecidesTheGenerationRaise(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("ab", 32)
 	rep := hq.Report{SendID: 99, Generation: 42, Digest: digest}
 	_, other, _ := ed25519.GenerateKey(rand.Reader)
-	for _, sig := range []string{"", "bm90IGEgc2lnbmF0dXJl", base64.StdEncoding.EncodeToString(ed25519.Sign(other, hq.SignedStatement("web-1", 42, digest)))} {
+	for _, sig := range []string{"", "bm90IGEgc2lnbmF0dXJl", base64.StdEncoding.EncodeToString(ed25519.Sign(other, keys.DeclarationStatement("web-1", 42, digest)))} {
 		rep.Signature = sig
 		f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, rep), 422)
 	}
@@ -475,7 +476,7 @@ func TestReportSignatureDecidesTheGenerationRaise(t *testing.T) {
 	if v.Generation != 0 {
 		t.Fatalf("generation %d after refused reports", v.Generation)
 	}
-	rep.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(f.key, hq.SignedStatement("web-1", 42, digest)))
+	rep.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(f.key, keys.DeclarationStatement("web-1", 42, digest)))
 	// The signature binds the node and the generation: the same one for another generation, or
 	// on another node's route, moves nothing.
 	wedge := rep

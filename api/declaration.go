@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/keys"
 )
 
 // declaration answers a node's long-poll: a declaration newer than ?after=, recorded as a
@@ -114,7 +115,7 @@ func (s *Server) answerDeclaration(w http.ResponseWriter, r *http.Request, node 
 func (s *Server) signedFor(node string) func(hq.Report) bool {
 	return func(rep hq.Report) bool {
 		k := s.keys()
-		return k != nil && rep.Signature != "" && k.signed(hq.SignedStatement(node, rep.Generation, rep.Digest), rep.Signature)
+		return k != nil && rep.Signature != "" && k.signed(keys.DeclarationStatement(node, rep.Generation, rep.Digest), rep.Signature)
 	}
 }
 

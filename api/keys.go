@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/keys"
 )
 
 // Keys is what the controller signs and verifies with at one moment: the key signing now, the
@@ -14,14 +15,14 @@ type Keys struct {
 	Sign ed25519.PrivateKey
 	// Public is Sign's public half, base64, as declarations and GET /controller-key carry it.
 	Public string
-	Chain  []hq.KeyVouch
+	Chain  []keys.Vouch
 	// Honoured are the public keys a report's signature may be by: Sign's first.
 	Honoured []ed25519.PublicKey
 }
 
 // NewKeys is the keys of a controller signing with sign, whose chain leads to it from the
 // keys in grace, and which still honours those.
-func NewKeys(sign ed25519.PrivateKey, chain []hq.KeyVouch, inGrace []ed25519.PublicKey) *Keys {
+func NewKeys(sign ed25519.PrivateKey, chain []keys.Vouch, inGrace []ed25519.PublicKey) *Keys {
 	pub := sign.Public().(ed25519.PublicKey)
 	return &Keys{Sign: sign, Public: base64.StdEncoding.EncodeToString(pub), Chain: chain,
 		Honoured: append([]ed25519.PublicKey{pub}, inGrace...)}
@@ -29,7 +30,7 @@ func NewKeys(sign ed25519.PrivateKey, chain []hq.KeyVouch, inGrace []ed25519.Pub
 
 // sign signs d with k, and says which key and which chain lead to it.
 func (k *Keys) sign(d *hq.Declaration) {
-	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(k.Sign, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
+	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(k.Sign, keys.DeclarationStatement(d.Node, d.Generation, d.Digest)))
 	d.Key, d.KeyChain = k.Public, k.Chain
 }
 

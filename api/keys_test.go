@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/keys"
 )
 
 // After a rotation the controller signs with the new key at once, says so with the chain on
@@ -23,7 +24,7 @@ func TestRotatedKeysSignAndVerify(t *testing.T) {
 	_, k2, _ := ed25519.GenerateKey(rand.Reader)
 	_, k3, _ := ed25519.GenerateKey(rand.Reader)
 	pub := func(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.PublicKey) }
-	v12, v23 := hq.Vouch(k1, pub(k2)), hq.Vouch(k2, pub(k3))
+	v12, v23 := keys.NewVouch(k1, pub(k2)), keys.NewVouch(k2, pub(k3))
 
 	var d hq.Declaration
 	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration", tok, nil), 200).json(t, &d)
@@ -31,15 +32,15 @@ func TestRotatedKeysSignAndVerify(t *testing.T) {
 		t.Fatalf("before a rotation: key %s, chain %+v", d.Key, d.KeyChain)
 	}
 
-	f.keys.Store(NewKeys(k2, []hq.KeyVouch{v12}, []ed25519.PublicKey{pub(k1)}))
+	f.keys.Store(NewKeys(k2, []keys.Vouch{v12}, []ed25519.PublicKey{pub(k1)}))
 	f.want(f.do("GET", "/api/v1/nodes/web-1/declaration", tok, nil), 200).json(t, &d)
 	sig, err := base64.StdEncoding.DecodeString(d.Signature)
 	if err != nil {
 		t.Fatalf("signature %q: %v", d.Signature, err)
 	}
-	if !ed25519.Verify(pub(k2), hq.SignedStatement(d.Node, d.Generation, d.Digest), sig) ||
+	if !ed25519.Verify(pub(k2), keys.DeclarationStatement(d.Node, d.Generation, d.Digest), sig) ||
 		d.Key != v12.Key || len(d.KeyChain) != 1 || d.KeyChain[0] != v12 {
-		t.Fatalf("after a rotation: key %s, chain %+v, signature by the new key: %v", d.Key, d.KeyChain, ed25519.Verify(pub(k2), hq.SignedStatement(d.Node, d.Generation, d.Digest), sig))
+		t.Fatalf("after a rotation: key %s, chain %+v, signature by the new key: %v", d.Key, d.KeyChain, ed25519.Verify(pub(k2), keys.DeclarationStatement(d.Node, d.Generation, d.Digest), sig))
 	}
 	var key struct{ Key string }
 	if f.want(f.do("GET", "/api/v1/controller-key", "", nil), 200).json(t, &key); key.Key != v12.Key {
@@ -50,7 +51,7 @@ func TestRotatedKeysSignAndVerify(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("ab", 32)
 	unknown := func(k ed25519.PrivateKey, gen int64) hq.Report {
 		return hq.Report{SendID: 99, Generation: gen, Digest: digest, Results: []hq.Result{},
-			Signature: base64.StdEncoding.EncodeToString(ed25519.Sign(k, hq.SignedStatement("web-1", gen, digest)))}
+			Signature: base64.StdEncoding.EncodeToString(ed25519.Sign(k, keys.DeclarationStatement("web-1", gen, digest)))}
 	}
 	var rr hq.ReportResponse
 	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, unknown(k1, 10)), 200).json(t, &rr)
@@ -59,7 +60,7 @@ func TestRotatedKeysSignAndVerify(t *testing.T) {
 	}
 
 	// K1 retired: its signature no longer moves anything; K2's, in grace now, does.
-	f.keys.Store(NewKeys(k3, []hq.KeyVouch{v23}, []ed25519.PublicKey{pub(k2)}))
+	f.keys.Store(NewKeys(k3, []keys.Vouch{v23}, []ed25519.PublicKey{pub(k2)}))
 	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, unknown(k1, 20)), 422)
 	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, unknown(k2, 20)), 200).json(t, &rr)
 	if rr.Generation != 21 || rr.Key != v23.Key {

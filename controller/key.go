@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/api"
+	"github.com/meshhq/hq/keys"
 )
 
 // The key file is PEM: one block of type pemKey, the seed of the key that signs now, and one
@@ -46,7 +46,7 @@ type SigningKeys struct {
 // Rotation is one rotation: the vouch of the key rotated away for its successor, when it was
 // made, and when its grace ends (zero in a vouch written before the file recorded it).
 type Rotation struct {
-	Vouch hq.KeyVouch
+	Vouch keys.Vouch
 	At    time.Time
 	Until time.Time
 }
@@ -84,7 +84,7 @@ func (k *SigningKeys) rotatedAway(pub ed25519.PublicKey) bool {
 // rotationFrom is the rotation away from pub, if the file holds one.
 func (k *SigningKeys) rotationFrom(pub ed25519.PublicKey) (Rotation, bool) {
 	for _, r := range k.Rotations {
-		if by, err := hq.ParsePublicKey(r.Vouch.By); err == nil && by.Equal(pub) {
+		if by, err := keys.ParsePublic(r.Vouch.By); err == nil && by.Equal(pub) {
 			return r, true
 		}
 	}
@@ -95,11 +95,11 @@ func (k *SigningKeys) rotationFrom(pub ed25519.PublicKey) (Rotation, bool) {
 // lead to it, and the keys they were made by, whose signatures on reports are still honoured.
 func (k *SigningKeys) ForAPI(now time.Time, grace time.Duration) *api.Keys {
 	rs := k.InGrace(now, grace)
-	chain := make([]hq.KeyVouch, 0, len(rs))
+	chain := make([]keys.Vouch, 0, len(rs))
 	var honoured []ed25519.PublicKey
 	for _, r := range rs {
 		chain = append(chain, r.Vouch)
-		if by, err := hq.ParsePublicKey(r.Vouch.By); err == nil {
+		if by, err := keys.ParsePublic(r.Vouch.By); err == nil {
 			honoured = append(honoured, by)
 		}
 	}
@@ -178,7 +178,7 @@ func parseRotation(block *pem.Block) (Rotation, error) {
 			return Rotation{}, fmt.Errorf("Honoured-Until: %w", err)
 		}
 	}
-	v := hq.KeyVouch{By: block.Headers["By"], Key: block.Headers["Key"], Signature: base64.StdEncoding.EncodeToString(block.Bytes)}
+	v := keys.Vouch{By: block.Headers["By"], Key: block.Headers["Key"], Signature: base64.StdEncoding.EncodeToString(block.Bytes)}
 	return Rotation{Vouch: v, At: at, Until: until}, nil
 }
 
@@ -187,20 +187,20 @@ func (k *SigningKeys) checkChain() error {
 	if len(k.Rotations) == 0 {
 		return nil
 	}
-	chain := make([]hq.KeyVouch, len(k.Rotations))
+	chain := make([]keys.Vouch, len(k.Rotations))
 	for i, r := range k.Rotations {
 		chain[i] = r.Vouch
 	}
-	first, err := hq.ParsePublicKey(chain[0].By)
+	first, err := keys.ParsePublic(chain[0].By)
 	if err != nil {
 		return fmt.Errorf("rotation 1: %w", err)
 	}
-	last, err := hq.FollowKeyChain(first, chain)
+	last, err := keys.FollowChain(first, chain)
 	if err != nil {
 		return err
 	}
 	if !bytes.Equal(last, k.Public()) {
-		return fmt.Errorf("its last rotation vouches for %s, not for its signing key %s", hq.KeyFingerprint(last), hq.KeyFingerprint(k.Public()))
+		return fmt.Errorf("its last rotation vouches for %s, not for its signing key %s", keys.Fingerprint(last), keys.Fingerprint(k.Public()))
 	}
 	return nil
 }
@@ -226,7 +226,7 @@ func (k *SigningKeys) encode() []byte {
 func (k *SigningKeys) rotate(next ed25519.PrivateKey, now time.Time, grace time.Duration) *SigningKeys {
 	rs := append([]Rotation(nil), k.InGrace(now, grace)...)
 	at := now.UTC().Truncate(time.Second)
-	rs = append(rs, Rotation{Vouch: hq.Vouch(k.Key, next.Public().(ed25519.PublicKey)), At: at, Until: at.Add(grace).Truncate(time.Second)})
+	rs = append(rs, Rotation{Vouch: keys.NewVouch(k.Key, next.Public().(ed25519.PublicKey)), At: at, Until: at.Add(grace).Truncate(time.Second)})
 	return &SigningKeys{Key: next, Rotations: rs}
 }
 

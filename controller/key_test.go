@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/internal/wait"
+	"github.com/meshhq/hq/keys"
 )
 
 // Controllers starting together on a fresh database agree on one key, made 0600.
@@ -81,7 +81,7 @@ func TestKeyFileFromBeforeRotationLoadsAndRotates(t *testing.T) {
 	if err != nil || !read.Key.Equal(k2.Key) || len(read.Rotations) != 1 || read.Rotations[0] != k2.Rotations[0] {
 		t.Fatalf("the file after a rotation reads %+v, %v; want %+v", read, err, k2)
 	}
-	next, err := hq.FollowKeyChain(old.Public().(ed25519.PublicKey), read.ForAPI(t0, week).Chain)
+	next, err := keys.FollowChain(old.Public().(ed25519.PublicKey), read.ForAPI(t0, week).Chain)
 	if err != nil || !next.Equal(read.Public()) {
 		t.Fatalf("the old key does not lead to the new one: %v", err)
 	}
@@ -107,12 +107,12 @@ func TestRotationsChainAndRetire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub2, err := hq.ParsePublicKey(k3.Rotations[1].Vouch.By)
+	pub2, err := keys.ParsePublic(k3.Rotations[1].Vouch.By)
 	if err != nil {
 		t.Fatal(err)
 	}
 	within := k3.ForAPI(t0.Add(week-time.Minute), week)
-	if next, err := hq.FollowKeyChain(pub1, within.Chain); err != nil || !next.Equal(k3.Public()) {
+	if next, err := keys.FollowChain(pub1, within.Chain); err != nil || !next.Equal(k3.Public()) {
 		t.Fatalf("K1 does not lead to K3 within grace: %v", err)
 	}
 	if len(within.Honoured) != 3 || !within.Honoured[0].Equal(k3.Public()) {
@@ -120,10 +120,10 @@ func TestRotationsChainAndRetire(t *testing.T) {
 	}
 
 	past := k3.ForAPI(t0.Add(week+time.Minute), week)
-	if _, err := hq.FollowKeyChain(pub1, past.Chain); err == nil {
+	if _, err := keys.FollowChain(pub1, past.Chain); err == nil {
 		t.Fatal("a retired key still leads to the key signing now")
 	}
-	if next, err := hq.FollowKeyChain(pub2, past.Chain); err != nil || !next.Equal(k3.Public()) {
+	if next, err := keys.FollowChain(pub2, past.Chain); err != nil || !next.Equal(k3.Public()) {
 		t.Fatalf("K2, in grace, does not lead to K3: %v", err)
 	}
 	if len(past.Honoured) != 2 || past.Honoured[1].Equal(pub1) {
@@ -176,7 +176,7 @@ func TestRotationRecordsItsGrace(t *testing.T) {
 func TestVouchWithoutRecordedGrace(t *testing.T) {
 	path, k1 := oldKeyFile(t)
 	_, k2, _ := ed25519.GenerateKey(nil)
-	v := hq.Vouch(k1, k2.Public().(ed25519.PublicKey))
+	v := keys.NewVouch(k1, k2.Public().(ed25519.PublicKey))
 	sig, err := base64.StdEncoding.DecodeString(v.Signature)
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +376,7 @@ func TestKeyWatcherFollowsTheFile(t *testing.T) {
 	}
 	waitUntil("the rotation logged", func() bool {
 		return strings.Contains(logs.String(), "signing with a rotated key") &&
-			strings.Contains(logs.String(), "new_fingerprint="+hq.KeyFingerprint(k2.Public()))
+			strings.Contains(logs.String(), "new_fingerprint="+keys.Fingerprint(k2.Public()))
 	})
 
 	good := readFile(t, path)

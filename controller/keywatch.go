@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/api"
+	"github.com/meshhq/hq/keys"
 )
 
 // keyWatcher holds the keys the controller signs and verifies with, and reads the key file
@@ -44,7 +44,7 @@ func newKeyWatcher(path string, grace time.Duration, log *slog.Logger) (*keyWatc
 	}
 	w.file, w.stamp = k, stamp
 	w.keys.Store(k.ForAPI(w.now(), grace))
-	log.Info("signing key", "fingerprint", hq.KeyFingerprint(k.Public()), "file", path,
+	log.Info("signing key", "fingerprint", keys.Fingerprint(k.Public()), "file", path,
 		"rotations_in_grace", len(k.InGrace(w.now(), grace)))
 	return w, nil
 }
@@ -76,7 +76,7 @@ func (w *keyWatcher) check() {
 		k, err := ReadKeys(w.path)
 		if err != nil {
 			w.log.Error("the signing key file changed but does not load; still signing with the key before",
-				"file", w.path, "fingerprint", hq.KeyFingerprint(w.file.Public()), "err", err)
+				"file", w.path, "fingerprint", keys.Fingerprint(w.file.Public()), "err", err)
 			return
 		}
 		w.changed(k)
@@ -95,13 +95,13 @@ func (w *keyWatcher) changed(k *SigningKeys) {
 		return
 	}
 	chain := k.ForAPI(w.now(), w.grace).Chain
-	if next, err := hq.FollowKeyChain(old, chain); err == nil && bytes.Equal(next, now) {
-		w.log.Info("signing with a rotated key", "old_fingerprint", hq.KeyFingerprint(old), "new_fingerprint", hq.KeyFingerprint(now),
+	if next, err := keys.FollowChain(old, chain); err == nil && bytes.Equal(next, now) {
+		w.log.Info("signing with a rotated key", "old_fingerprint", keys.Fingerprint(old), "new_fingerprint", keys.Fingerprint(now),
 			"vouches", len(chain))
 		return
 	}
 	w.log.Warn("signing with a key the one before does not vouch for: hosts that hold the key before refuse what it signs until given the new HOSTD_CONTROLLER_KEY",
-		"old_fingerprint", hq.KeyFingerprint(old), "new_fingerprint", hq.KeyFingerprint(now))
+		"old_fingerprint", keys.Fingerprint(old), "new_fingerprint", keys.Fingerprint(now))
 }
 
 // retired logs every key honoured before and not now that the file still names: its grace ran
@@ -111,7 +111,7 @@ func (w *keyWatcher) retired(before, now *api.Keys) {
 		honoured := slices.ContainsFunc(now.Honoured, func(h ed25519.PublicKey) bool { return h.Equal(k) })
 		if r, ok := w.file.rotationFrom(k); !honoured && ok {
 			w.log.Info("a rotated-away signing key is past its grace and retired: hosts that still hold it must be given the new HOSTD_CONTROLLER_KEY",
-				"fingerprint", hq.KeyFingerprint(k), "grace_ended", r.Ends(w.grace).UTC().Format(time.RFC3339))
+				"fingerprint", keys.Fingerprint(k), "grace_ended", r.Ends(w.grace).UTC().Format(time.RFC3339))
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/keys"
 )
 
 // hqKey runs hq key with args on the key file of the database at db, as an operator would on
@@ -38,11 +39,11 @@ func keysHeld(h *host) []string {
 
 func fingerprint(t *testing.T, key string) string {
 	t.Helper()
-	k, err := hq.ParsePublicKey(key)
+	k, err := keys.ParsePublic(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hq.KeyFingerprint(k)
+	return keys.Fingerprint(k)
 }
 
 // The signing key rotated under three running hosts: the controller signs with the new key

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/keys"
 )
 
 func TestFenceRefusesOlderAndConflictingDeclarations(t *testing.T) {
@@ -55,7 +56,7 @@ func TestVerify(t *testing.T) {
 	signed := func() *hq.Declaration {
 		d := &hq.Declaration{Node: "web-1", Generation: 3, Modules: []hq.DeclaredModule{mod("app", false, file("a", "/a", "x"))}}
 		d.Digest = d.ComputeDigest()
-		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(priv, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
+		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(priv, keys.DeclarationStatement(d.Node, d.Generation, d.Digest)))
 		return d
 	}
 	if adopt, err := Verify(signed(), "web-1", pub); err != nil || adopt != nil {
@@ -138,11 +139,11 @@ func TestFenceIsSavedBeforeANewDeclarationApplies(t *testing.T) {
 func TestVerifyFollowsTheKeyChain(t *testing.T) {
 	k1, k2, k3, stranger := newTestKey(t), newTestKey(t), newTestKey(t), newTestKey(t)
 	pub := func(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.PublicKey) }
-	v12, v23 := hq.Vouch(k1, pub(k2)), hq.Vouch(k2, pub(k3))
-	signedBy := func(k ed25519.PrivateKey, chain ...hq.KeyVouch) *hq.Declaration {
+	v12, v23 := keys.NewVouch(k1, pub(k2)), keys.NewVouch(k2, pub(k3))
+	signedBy := func(k ed25519.PrivateKey, chain ...keys.Vouch) *hq.Declaration {
 		d := &hq.Declaration{Node: "web-1", Generation: 3, Modules: []hq.DeclaredModule{mod("app", false, file("a", "/a", "x"))}}
 		d.Digest = d.ComputeDigest()
-		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(k, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
+		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(k, keys.DeclarationStatement(d.Node, d.Generation, d.Digest)))
 		d.Key, d.KeyChain = base64.StdEncoding.EncodeToString(pub(k)), chain
 		return d
 	}
@@ -168,7 +169,7 @@ func TestVerifyFollowsTheKeyChain(t *testing.T) {
 			d.Key = v12.Key // says K2, is signed by another
 			return d
 		}(), k1, []string{"does not verify with the key it names"}},
-		"forged vouch": {signedBy(k2, hq.KeyVouch{By: v12.By, Key: v12.Key, Signature: hq.Vouch(stranger, pub(k2)).Signature}), k1, []string{"does not verify"}},
+		"forged vouch": {signedBy(k2, keys.Vouch{By: v12.By, Key: v12.Key, Signature: keys.NewVouch(stranger, pub(k2)).Signature}), k1, []string{"does not verify"}},
 	} {
 		if adopt, err := Verify(c.d, "web-1", pub(c.held)); err == nil || adopt != nil {
 			t.Errorf("%s: verified, adopt %d keys", name, len(adopt))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/keys"
 )
 
 // keyFile is where hostd keeps, in the state dir, the controller keys it has held, one base64
@@ -25,7 +26,7 @@ const keyFile = "controller.key"
 
 // parseKey decodes a base64 (standard) ed25519 public key.
 func parseKey(s string) (ed25519.PublicKey, error) {
-	k, err := hq.ParsePublicKey(s)
+	k, err := keys.ParsePublic(s)
 	if err != nil {
 		return nil, fmt.Errorf("controller %w", err)
 	}
@@ -33,7 +34,7 @@ func parseKey(s string) (ed25519.PublicKey, error) {
 }
 
 // keyFingerprint names a key in logs as hq key prints it.
-func keyFingerprint(key ed25519.PublicKey) string { return hq.KeyFingerprint(key) }
+func keyFingerprint(key ed25519.PublicKey) string { return keys.Fingerprint(key) }
 
 // trust is the controller key this host holds, and the keys it held before: the chain of
 // rotations it followed. The poller verifies declarations with it while the daemon's loop
@@ -103,7 +104,7 @@ func (t *trust) verifyKept(d *hq.Declaration, node string) error {
 // not come before the vouch for the key it holds retires. A key the one held does not lead to
 // changes nothing; a key this host held before is a controller that has not read the rotated
 // key file yet, and is let be.
-func (t *trust) offer(key string, chain []hq.KeyVouch) {
+func (t *trust) offer(key string, chain []keys.Vouch) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	offered, err := parseKey(key)
@@ -111,9 +112,9 @@ func (t *trust) offer(key string, chain []hq.KeyVouch) {
 	if err != nil || offered.Equal(held) || t.heldBefore(offered) {
 		return
 	}
-	keys, err := hq.KeysFollowed(held, chain)
-	if err == nil && !keys[len(keys)-1].Equal(offered) {
-		err = fmt.Errorf("the chain leads to %s", keyFingerprint(keys[len(keys)-1]))
+	followed, err := keys.Followed(held, chain)
+	if err == nil && !followed[len(followed)-1].Equal(offered) {
+		err = fmt.Errorf("the chain leads to %s", keyFingerprint(followed[len(followed)-1]))
 	}
 	if err != nil {
 		if t.unfollowed != key {
@@ -123,7 +124,7 @@ func (t *trust) offer(key string, chain []hq.KeyVouch) {
 		}
 		return
 	}
-	if err := t.adopt(keys, "report answer", 0); err != nil {
+	if err := t.adopt(followed, "report answer", 0); err != nil {
 		t.log.Error("not adopting the controller's new key", "err", err)
 	}
 }

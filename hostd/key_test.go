@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/keys"
 )
 
 func TestRunRefusesToStartWithoutAKey(t *testing.T) {
@@ -151,10 +152,10 @@ func TestTrustHoldsTheNewestKeyOfItsChain(t *testing.T) {
 		}
 		return tr
 	}
-	decl := func(k ed25519.PrivateKey, chain ...hq.KeyVouch) *hq.Declaration {
+	decl := func(k ed25519.PrivateKey, chain ...keys.Vouch) *hq.Declaration {
 		d := &hq.Declaration{Node: "web-1", Generation: 5, Modules: []hq.DeclaredModule{}}
 		d.Digest = d.ComputeDigest()
-		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(k, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
+		d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(k, keys.DeclarationStatement(d.Node, d.Generation, d.Digest)))
 		d.Key, d.KeyChain = b64(k), chain
 		return d
 	}
@@ -163,7 +164,7 @@ func TestTrustHoldsTheNewestKeyOfItsChain(t *testing.T) {
 	if !tr.held().Equal(pub(k1)) || fileExists(filepath.Join(state, keyFile)) {
 		t.Fatal("a fresh host does not hold HOSTD_CONTROLLER_KEY alone")
 	}
-	if err := tr.verify(decl(k2, hq.Vouch(k1, pub(k2))), "web-1"); err != nil {
+	if err := tr.verify(decl(k2, keys.NewVouch(k1, pub(k2))), "web-1"); err != nil {
 		t.Fatal(err)
 	}
 	if !tr.held().Equal(pub(k2)) || !slices.Equal(keysKept(t, state), []string{keyFingerprint(pub(k1)), keyFingerprint(pub(k2))}) {
@@ -190,7 +191,7 @@ func TestTrustHoldsTheNewestKeyOfItsChain(t *testing.T) {
 	// A rotation learnt from a report answer; a key held before, offered by a controller that
 	// has not read the rotation yet, changes nothing and says nothing.
 	tr = load(Config{ControllerKey: b64(k1)})
-	tr.offer(b64(k3), []hq.KeyVouch{hq.Vouch(k1, pub(k2)), hq.Vouch(k2, pub(k3))})
+	tr.offer(b64(k3), []keys.Vouch{keys.NewVouch(k1, pub(k2)), keys.NewVouch(k2, pub(k3))})
 	if !tr.held().Equal(pub(k3)) || len(keysKept(t, state)) != 3 {
 		t.Fatalf("offered K3 through K2: holds %s, kept %v", keyFingerprint(tr.held()), keysKept(t, state))
 	}
@@ -235,8 +236,8 @@ func TestTrustAdoptsOnlyWhatItKeeps(t *testing.T) {
 	os.Mkdir(filepath.Join(state, keyFile), 0o700) // a directory where the file is renamed into place
 	d := &hq.Declaration{Node: "web-1", Generation: 1, Modules: []hq.DeclaredModule{}}
 	d.Digest = d.ComputeDigest()
-	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(k2, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
-	d.Key, d.KeyChain = base64.StdEncoding.EncodeToString(k2.Public().(ed25519.PublicKey)), []hq.KeyVouch{hq.Vouch(k1, k2.Public().(ed25519.PublicKey))}
+	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(k2, keys.DeclarationStatement(d.Node, d.Generation, d.Digest)))
+	d.Key, d.KeyChain = base64.StdEncoding.EncodeToString(k2.Public().(ed25519.PublicKey)), []keys.Vouch{keys.NewVouch(k1, k2.Public().(ed25519.PublicKey))}
 	if err := tr.verify(d, "web-1"); err == nil || !strings.Contains(err.Error(), "keeping it failed") {
 		t.Fatalf("a key that cannot be kept: %v", err)
 	}
@@ -261,7 +262,7 @@ func TestRunFollowsARotatedKey(t *testing.T) {
 
 	pub2, priv2, _ := ed25519.GenerateKey(nil)
 	f.mu.Lock()
-	f.chain = []hq.KeyVouch{hq.Vouch(f.priv, pub2)}
+	f.chain = []keys.Vouch{keys.NewVouch(f.priv, pub2)}
 	f.pub, f.priv = pub2, priv2
 	f.mu.Unlock()
 	f.send(2, nil, mod("app", false, file("conf", "/etc/app.conf", "v2")))
@@ -330,7 +331,7 @@ func TestRunFollowsARotationFromReportAnswers(t *testing.T) {
 
 	pub2, priv2, _ := ed25519.GenerateKey(nil)
 	f.mu.Lock()
-	f.chain = []hq.KeyVouch{hq.Vouch(f.priv, pub2)}
+	f.chain = []keys.Vouch{keys.NewVouch(f.priv, pub2)}
 	f.pub, f.priv, f.announce = pub2, priv2, true
 	f.mu.Unlock()
 	waitFor(t, 10*time.Second, "the key adopted from a report answer", func() bool {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/keys"
 )
 
 // fakeController serves the node API from a queue of declarations and records the reports.
@@ -45,7 +46,7 @@ type fakeController struct {
 	tries map[string][]time.Time
 	// chain is what the controller's own declarations carry to its key; announce makes its
 	// report answers carry the key and the chain too, as hq's do.
-	chain    []hq.KeyVouch
+	chain    []keys.Vouch
 	announce bool
 }
 
@@ -180,7 +181,7 @@ func (f *fakeController) sign(gen int64, key ed25519.PrivateKey, mods ...hq.Decl
 		f.mu.Unlock()
 		d.Key = base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey))
 	}
-	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, hq.SignedStatement(d.Node, d.Generation, d.Digest)))
+	d.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, keys.DeclarationStatement(d.Node, d.Generation, d.Digest)))
 	return d
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/keys"
 )
 
 // Verify checks that d is for node, that its digest covers what it declares and that the
@@ -31,7 +32,7 @@ func Verify(d *hq.Declaration, node string, held ed25519.PublicKey) (adopt []ed2
 	if err != nil {
 		return nil, fmt.Errorf("signature is not standard base64: %w", err)
 	}
-	statement := hq.SignedStatement(d.Node, d.Generation, d.Digest)
+	statement := keys.DeclarationStatement(d.Node, d.Generation, d.Digest)
 	if ed25519.Verify(held, statement, sig) {
 		return nil, nil
 	}
@@ -48,14 +49,14 @@ func verifyRotated(d *hq.Declaration, held ed25519.PublicKey, statement, sig []b
 	if !ed25519.Verify(offered, statement, sig) {
 		return nil, fmt.Errorf("signature does not verify with the key it names (%s), nor with the key held (%s)", keyFingerprint(offered), keyFingerprint(held))
 	}
-	keys, err := hq.KeysFollowed(held, d.KeyChain)
+	followed, err := keys.Followed(held, d.KeyChain)
 	if err != nil {
 		return nil, fmt.Errorf("signed by key %s, which the key held (%s) does not vouch for: %w", keyFingerprint(offered), keyFingerprint(held), err)
 	}
-	if last := keys[len(keys)-1]; !last.Equal(offered) {
+	if last := followed[len(followed)-1]; !last.Equal(offered) {
 		return nil, fmt.Errorf("signed by key %s, but the key chain from the key held (%s) leads to %s", keyFingerprint(offered), keyFingerprint(held), keyFingerprint(last))
 	}
-	return keys, nil
+	return followed, nil
 }
 
 // Fence refuses a declaration older than the one last applied (generation, digest), or one that

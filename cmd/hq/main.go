@@ -18,9 +18,9 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
-	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/controller"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/keys"
 )
 
 const usage = `usage: hq <command>
@@ -151,11 +151,11 @@ func rotateKey(cfg controller.Config, path string, now time.Time, stdout, stderr
 	}
 	printKey(k, stdout, stderr)
 	last := k.Rotations[len(k.Rotations)-1]
-	by, _ := hq.ParsePublicKey(last.Vouch.By)
+	by, _ := keys.ParsePublic(last.Vouch.By)
 	fmt.Fprintf(stderr, "rotated %s: the new key signs once the controllers serving read the file (within seconds; "+
 		"copy it to any controller on another machine), vouched for by %s, which is honoured until %s (HQ_KEY_GRACE %s, "+
 		"recorded in the file: it holds for every controller, whatever HQ_KEY_GRACE it has)\n",
-		path, hq.KeyFingerprint(by), last.Until.UTC().Format(time.RFC3339), last.Until.Sub(last.At))
+		path, keys.Fingerprint(by), last.Until.UTC().Format(time.RFC3339), last.Until.Sub(last.At))
 	return nil
 }
 
@@ -163,5 +163,5 @@ func rotateKey(cfg controller.Config, path string, now time.Time, stdout, stderr
 // alone can be captured for HOSTD_CONTROLLER_KEY.
 func printKey(k *controller.SigningKeys, stdout, stderr io.Writer) {
 	fmt.Fprintln(stdout, base64.StdEncoding.EncodeToString(k.Public()))
-	fmt.Fprintln(stderr, "fingerprint", hq.KeyFingerprint(k.Public()))
+	fmt.Fprintln(stderr, "fingerprint", keys.Fingerprint(k.Public()))
 }

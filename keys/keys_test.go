@@ -1,4 +1,4 @@
-package hq
+package keys
 
 import (
 	"bytes"
@@ -24,53 +24,53 @@ func pubOf(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.
 // does not start from, or a chain broken anywhere past its key, gets nowhere.
 func TestFollowKeyChain(t *testing.T) {
 	k1, k2, k3, stranger := newKey(t), newKey(t), newKey(t), newKey(t)
-	chain := []KeyVouch{Vouch(k1, pubOf(k2)), Vouch(k2, pubOf(k3))}
+	chain := []Vouch{NewVouch(k1, pubOf(k2)), NewVouch(k2, pubOf(k3))}
 	for name, held := range map[string]ed25519.PrivateKey{"from K1": k1, "from K2": k2} {
-		got, err := FollowKeyChain(pubOf(held), chain)
+		got, err := FollowChain(pubOf(held), chain)
 		if err != nil || !bytes.Equal(got, pubOf(k3)) {
 			t.Errorf("%s: %v, %v; want K3", name, got, err)
 		}
 	}
-	if keys, err := KeysFollowed(pubOf(k1), chain); err != nil || len(keys) != 2 || !keys[0].Equal(pubOf(k2)) || !keys[1].Equal(pubOf(k3)) {
+	if keys, err := Followed(pubOf(k1), chain); err != nil || len(keys) != 2 || !keys[0].Equal(pubOf(k2)) || !keys[1].Equal(pubOf(k3)) {
 		t.Errorf("the keys followed from K1: %d, %v; want K2 and K3", len(keys), err)
 	}
 
-	forged := Vouch(stranger, pubOf(k3))
+	forged := NewVouch(stranger, pubOf(k3))
 	forged.By = chain[1].By // claims to be K2's vouch, signed by another key
 	tampered := chain[1]
 	tampered.Key = base64.StdEncoding.EncodeToString(pubOf(stranger)) // K2's signature, another key
 	for name, c := range map[string]struct {
 		held  ed25519.PublicKey
-		chain []KeyVouch
+		chain []Vouch
 		want  string
 	}{
-		"forged vouch":      {pubOf(k1), []KeyVouch{chain[0], forged}, "does not verify"},
-		"tampered key":      {pubOf(k1), []KeyVouch{chain[0], tampered}, "does not verify"},
-		"wrong order":       {pubOf(k1), []KeyVouch{chain[1], chain[0]}, "out of order"},
-		"a gap":             {pubOf(k1), []KeyVouch{chain[0], Vouch(stranger, pubOf(k3))}, "out of order"},
-		"not from held":     {pubOf(stranger), chain, ErrKeyNotVouched.Error()},
-		"empty chain":       {pubOf(k1), nil, ErrKeyNotVouched.Error()},
-		"garbled signer":    {pubOf(k1), []KeyVouch{chain[0], {By: "%%", Key: chain[1].Key, Signature: chain[1].Signature}}, "signer"},
-		"garbled key":       {pubOf(k1), []KeyVouch{{By: chain[0].By, Key: "AAAA", Signature: chain[0].Signature}}, "its key"},
-		"garbled signature": {pubOf(k1), []KeyVouch{{By: chain[0].By, Key: chain[0].Key, Signature: "%%"}}, "does not verify"},
-		"too long":          {pubOf(k1), make([]KeyVouch, MaxKeyChain+1), "more than"},
+		"forged vouch":      {pubOf(k1), []Vouch{chain[0], forged}, "does not verify"},
+		"tampered key":      {pubOf(k1), []Vouch{chain[0], tampered}, "does not verify"},
+		"wrong order":       {pubOf(k1), []Vouch{chain[1], chain[0]}, "out of order"},
+		"a gap":             {pubOf(k1), []Vouch{chain[0], NewVouch(stranger, pubOf(k3))}, "out of order"},
+		"not from held":     {pubOf(stranger), chain, ErrNotVouched.Error()},
+		"empty chain":       {pubOf(k1), nil, ErrNotVouched.Error()},
+		"garbled signer":    {pubOf(k1), []Vouch{chain[0], {By: "%%", Key: chain[1].Key, Signature: chain[1].Signature}}, "signer"},
+		"garbled key":       {pubOf(k1), []Vouch{{By: chain[0].By, Key: "AAAA", Signature: chain[0].Signature}}, "its key"},
+		"garbled signature": {pubOf(k1), []Vouch{{By: chain[0].By, Key: chain[0].Key, Signature: "%%"}}, "does not verify"},
+		"too long":          {pubOf(k1), make([]Vouch, MaxChain+1), "more than"},
 	} {
-		got, err := FollowKeyChain(c.held, c.chain)
+		got, err := FollowChain(c.held, c.chain)
 		if err == nil || !strings.Contains(err.Error(), c.want) || got != nil {
 			t.Errorf("%s: %v, %v; want an error with %q", name, got, err, c.want)
 		}
 	}
-	if _, err := FollowKeyChain(pubOf(stranger), chain); !errors.Is(err, ErrKeyNotVouched) {
-		t.Errorf("a chain from a key not held: %v, want ErrKeyNotVouched", err)
+	if _, err := FollowChain(pubOf(stranger), chain); !errors.Is(err, ErrNotVouched) {
+		t.Errorf("a chain from a key not held: %v, want ErrNotVouched", err)
 	}
 }
 
 // A vouch can never pass for a declaration's signature, nor the other way round.
 func TestVouchAndDeclarationStatementsDiffer(t *testing.T) {
 	k := newKey(t)
-	v := Vouch(k, pubOf(newKey(t)))
+	v := NewVouch(k, pubOf(newKey(t)))
 	sig, _ := base64.StdEncoding.DecodeString(v.Signature)
-	if ed25519.Verify(pubOf(k), SignedStatement("hq key", 0, v.Key), sig) {
+	if ed25519.Verify(pubOf(k), DeclarationStatement("hq key", 0, v.Key), sig) {
 		t.Fatal("a vouch verifies as a declaration's signature")
 	}
 	if !strings.HasPrefix(string(VouchStatement(pubOf(k))), "hq key\n") {
