@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/meshhq/hq/debversion"
 	"github.com/meshhq/hq/paths"
 	"github.com/meshhq/hq/tmpl"
 )
@@ -180,7 +181,7 @@ func validatePackage(r Resource, add func(field, format string, args ...any)) {
 	if !ValidPackageName(r.Package) {
 		add("package", "must be a Debian package name: at least 2 of lowercase letters, digits, '+', '-' and '.', starting with a letter or digit")
 	}
-	if r.Version != "" && !ValidPackageVersion(r.Version) {
+	if r.Version != "" && !debversion.Valid(r.Version) {
 		add("version", "must be a Debian version: [epoch:]upstream[-revision], the upstream starting with a digit, of letters, digits and '.', '+', '~', '-'")
 	}
 	switch r.State {
@@ -474,39 +475,6 @@ func ValidPackageName(s string) bool {
 	for i, c := range s {
 		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 		if !alnum && (i == 0 || c != '+' && c != '-' && c != '.') {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidPackageVersion reports whether s is a Debian version (Debian Policy 5.6.12):
-// [epoch:]upstream[-revision], an epoch of digits, an upstream version that starts with a
-// digit and holds letters, digits, '.', '+', '~' and '-' (a '-' only when a revision follows
-// the last one), a revision of letters, digits, '.', '+' and '~'.
-func ValidPackageVersion(s string) bool {
-	if s == "" || len(s) > 256 {
-		return false
-	}
-	if epoch, rest, ok := strings.Cut(s, ":"); ok {
-		if epoch == "" || strings.Trim(epoch, "0123456789") != "" {
-			return false
-		}
-		s = rest
-	}
-	upstream, revision := s, ""
-	if i := strings.LastIndexByte(s, '-'); i >= 0 {
-		upstream, revision = s[:i], s[i+1:]
-		if revision == "" || !versionChars(revision, ".+~") {
-			return false
-		}
-	}
-	return upstream != "" && upstream[0] >= '0' && upstream[0] <= '9' && versionChars(upstream, ".+~-")
-}
-
-func versionChars(s, extra string) bool {
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(extra, c)) {
 			return false
 		}
 	}
