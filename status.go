@@ -115,6 +115,9 @@ func RefusedLine(r RefusedSend) string {
 		r.Generation, r.AppliedGeneration, r.ComposedBy, lineTime(r.At))
 }
 
+// lineTime renders t in status lines: UTC to the second.
+func lineTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
 // StuckScope says whether a resource stuck on stuckOn nodes, of assigned nodes that have its
 // module, is a fault of the mesh or of the nodes.
 func StuckScope(stuckOn, assigned int) string {

@@ -17,6 +17,3 @@ func ParseTime(s string) time.Time {
 	}
 	return t
 }
-
-// lineTime renders t in status lines: UTC to the second.
-func lineTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -2,7 +2,6 @@ package hq
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/meshhq/hq/keys"
@@ -157,14 +156,4 @@ type ReportResponse struct {
 	// without waiting for a new generation that may not come before the vouch retires.
 	Key      string       `json:"key,omitempty"`
 	KeyChain []keys.Vouch `json:"key_chain,omitempty"`
-}
-
-// BearerToken returns the token of an Authorization header value that uses the Bearer scheme,
-// or "" for any other. The scheme is case-insensitive (RFC 9110).
-func BearerToken(authorization string) string {
-	scheme, token, ok := strings.Cut(authorization, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimSpace(token)
 }

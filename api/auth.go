@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/bearer"
 )
 
 type ctxKey int
@@ -21,8 +22,6 @@ type caller struct {
 	node     string
 }
 
-func bearer(r *http.Request) string { return hq.BearerToken(r.Header.Get("Authorization")) }
-
 func (s *Server) isOperator(token string) bool {
 	return s.AdminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.AdminToken)) == 1
 }
@@ -31,7 +30,7 @@ func (s *Server) isOperator(token string) bool {
 // rather than 401: the caller is known, but may not do this.
 func (s *Server) operatorOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := bearer(r)
+		token := bearer.Token(r)
 		switch {
 		case token == "":
 			s.writeError(w, r, hq.Errorf(hq.CodeUnauthorized, "send Authorization: Bearer <operator token>"))
@@ -46,7 +45,7 @@ func (s *Server) operatorOnly(next http.Handler) http.Handler {
 // nodeOrOperator admits the operator, or the node named in the path with its own token.
 func (s *Server) nodeOrOperator(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := bearer(r)
+		token := bearer.Token(r)
 		node := chi.URLParam(r, "node")
 		if token == "" {
 			s.writeError(w, r, hq.Errorf(hq.CodeUnauthorized, "send Authorization: Bearer <node token>"))

@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/bearer"
 )
 
 const (
@@ -47,7 +47,7 @@ func (u *UI) check(r *http.Request) (present, ok bool, err error) {
 	if _, pass, has := r.BasicAuth(); has {
 		return true, u.auth.valid(pass), nil
 	}
-	if t := hq.BearerToken(r.Header.Get("Authorization")); t != "" {
+	if t := bearer.Token(r); t != "" {
 		return true, u.auth.valid(t), nil
 	}
 	if c, err := r.Cookie(cookieName); err == nil {

@@ -6,7 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 
-	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/bearer"
 )
 
 // csrfField is the form field that carries the token.
@@ -26,7 +26,7 @@ func (a auth) csrf(binding string) string {
 // session, or, for credentials sent with every request (basic auth, a bearer header), to those.
 // The binding follows check's order, in which headers come before the cookie.
 func (u *UI) csrfToken(r *http.Request) string {
-	if _, _, has := r.BasicAuth(); has || hq.BearerToken(r.Header.Get("Authorization")) != "" {
+	if _, _, has := r.BasicAuth(); has || bearer.Token(r) != "" {
 		return u.auth.csrf("credentials")
 	}
 	if c, err := r.Cookie(cookieName); err == nil {
