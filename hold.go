@@ -7,6 +7,20 @@ import (
 	"strings"
 )
 
+// Hold is one resource the node refused to touch, with the node's own reason.
+type Hold struct {
+	Module   string `json:"module"`
+	Resource string `json:"resource"`
+	Reason   string `json:"reason"`
+}
+
+// WaitingOnTake is a module whose resources a node holds until it is taken.
+type WaitingOnTake struct {
+	Node   string `json:"node"`
+	Module string `json:"module"`
+	Held   int    `json:"held"`
+}
+
 // HeldCounts counts held resources per module. The report line, a node's lines and the mesh
 // summary all list it the same way: by count, highest first, then by module name.
 type HeldCounts map[string]int

@@ -1,6 +1,8 @@
 // Package hq holds the words every part of hq speaks: the resource states and node statuses,
-// coded errors, the resource spec, and the wire shapes of the declaration and the report.
-// It imports nothing of the rest of the module, so the controller and hostd can share it.
+// coded errors, the resource spec and its rules, the declaration and the report, the views the
+// operator reads, placements and rollouts. Parsers and algorithms live in packages named for
+// them; those the words need (keys, paths, tmpl, debversion) import nothing of this package,
+// and the rest of the module is not imported here, so the controller and hostd can share it.
 package hq
 
 // State is where one resource stands on one node, as the controller records it.

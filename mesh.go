@@ -2,6 +2,19 @@ package hq
 
 import "fmt"
 
+// MeshStatus is the summary of every node at once.
+type MeshStatus struct {
+	Nodes         map[string]int  `json:"nodes"`
+	Stuck         []MeshStuck     `json:"stuck"`
+	WaitingOnTake []WaitingOnTake `json:"waiting_on_take"`
+	RefusedSends  []RefusedSend   `json:"refused_sends"`
+	// Drifting lists the resources that drift most across the mesh in the last 24 hours.
+	Drifting []MeshDrift `json:"drifting"`
+	// Rollouts are the unfinished rollouts, each with its line.
+	Rollouts []Rollout `json:"rollouts"`
+	Lines    []string  `json:"lines"`
+}
+
 // NewMeshStatus is an empty summary, every list present.
 func NewMeshStatus() MeshStatus {
 	return MeshStatus{Nodes: map[string]int{"total": 0}, Stuck: []MeshStuck{}, WaitingOnTake: []WaitingOnTake{},

@@ -36,30 +36,6 @@ type AssignmentView struct {
 	Source string `json:"source"`
 }
 
-// Hold is one resource the node refused to touch, with the node's own reason.
-type Hold struct {
-	Module   string `json:"module"`
-	Resource string `json:"resource"`
-	Reason   string `json:"reason"`
-}
-
-// StuckView is one stuck resource on one node.
-type StuckView struct {
-	Module       string    `json:"module"`
-	Resource     string    `json:"resource"`
-	Attempts     int64     `json:"attempts"`
-	Since        time.Time `json:"since"`
-	NeverApplied bool      `json:"never_applied"`
-	Blocks       int       `json:"blocks"`
-	Scope        string    `json:"scope"`
-}
-
-// Scopes of a stuck resource.
-const (
-	ScopeNodeLocal = "node-local"
-	ScopeMeshWide  = "mesh-wide"
-)
-
 // ResourceView is where one resource stands on one node.
 type ResourceView struct {
 	Module              string    `json:"module"`
@@ -88,18 +64,6 @@ type ReportView struct {
 	LastAt     time.Time  `json:"last_at"`
 }
 
-// SendView is one delivery of a declaration.
-type SendView struct {
-	ID         int64     `json:"id"`
-	Generation int64     `json:"generation"`
-	Digest     string    `json:"digest"`
-	Resources  int64     `json:"resources"`
-	ComposedBy string    `json:"composed_by"`
-	SentAt     time.Time `json:"sent_at"`
-	Outcome    string    `json:"outcome"`
-	Reason     string    `json:"reason,omitempty"`
-}
-
 // TransitionView is one change of a resource's state.
 type TransitionView struct {
 	Module   string    `json:"module"`
@@ -109,55 +73,4 @@ type TransitionView struct {
 	At       time.Time `json:"at"`
 	ReportID *int64    `json:"report_id,omitempty"`
 	Reason   string    `json:"reason"`
-}
-
-// RefusedSend is a declaration a host would not apply.
-type RefusedSend struct {
-	Node              string    `json:"node"`
-	SendID            int64     `json:"send_id"`
-	Generation        int64     `json:"generation"`
-	AppliedGeneration int64     `json:"applied_generation"`
-	ComposedBy        string    `json:"composed_by"`
-	At                time.Time `json:"at"`
-	Reason            string    `json:"reason"`
-}
-
-// MeshStatus is the summary of every node at once.
-type MeshStatus struct {
-	Nodes         map[string]int  `json:"nodes"`
-	Stuck         []MeshStuck     `json:"stuck"`
-	WaitingOnTake []WaitingOnTake `json:"waiting_on_take"`
-	RefusedSends  []RefusedSend   `json:"refused_sends"`
-	// Drifting lists the resources that drift most across the mesh in the last 24 hours.
-	Drifting []MeshDrift `json:"drifting"`
-	// Rollouts are the unfinished rollouts, each with its line.
-	Rollouts []Rollout `json:"rollouts"`
-	Lines    []string  `json:"lines"`
-}
-
-// MeshStuck is one stuck resource, listed once however many nodes it is stuck on.
-type MeshStuck struct {
-	Module       string   `json:"module"`
-	Resource     string   `json:"resource"`
-	Scope        string   `json:"scope"`
-	Nodes        []string `json:"nodes"`
-	NeverApplied bool     `json:"never_applied"`
-	Blocks       int      `json:"blocks"`
-}
-
-// WaitingOnTake is a module whose resources a node holds until it is taken.
-type WaitingOnTake struct {
-	Node   string `json:"node"`
-	Module string `json:"module"`
-	Held   int    `json:"held"`
-}
-
-// ModuleView is a module and its newest revision.
-type ModuleView struct {
-	Name      string     `json:"name"`
-	Revision  int64      `json:"revision"`
-	Digest    string     `json:"digest,omitempty"`
-	Resources []Resource `json:"resources,omitempty"`
-	Nodes     []string   `json:"nodes"`
-	UpdatedAt time.Time  `json:"updated_at"`
 }

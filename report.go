@@ -1,70 +1,12 @@
 package hq
 
 import (
-	"encoding/json"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/meshhq/hq/keys"
 )
-
-// Declaration is what a node must be at a generation. The controller composes it; hostd
-// verifies its digest (and signature) before it applies anything.
-type Declaration struct {
-	Node       string           `json:"node"`
-	Generation int64            `json:"generation"`
-	Modules    []DeclaredModule `json:"modules"`
-	// Digest covers Node, Generation and Modules; see ComputeDigest.
-	Digest string `json:"digest"`
-	// Signature is the controller's ed25519 signature over
-	// keys.DeclarationStatement(Node, Generation, Digest), base64; empty when unsigned.
-	Signature string `json:"signature,omitempty"`
-	// Key is the public key (base64) the declaration is signed with, and KeyChain the vouches
-	// that lead to it from the keys the controller rotated away from and still honours, oldest
-	// first. Both stay out of the digest, as delivery details do: the digest is what is
-	// declared, the fence compares it at one generation, and the controller records it when it
-	// composes, before it signs. Were the key in it, a rotation would give generation G a second
-	// digest and every host would refuse its re-send. Nothing in them needs the digest's cover
-	// either: a host trusts Key only when it holds it or KeyChain leads to it from the key it
-	// holds, each link signed by the key before it.
-	Key        string       `json:"key,omitempty"`
-	KeyChain   []keys.Vouch `json:"key_chain,omitempty"`
-	SendID     int64        `json:"send_id"`
-	ComposedBy string       `json:"composed_by"`
-	ComposedAt time.Time    `json:"composed_at"`
-	// Retry names resources (module/name) whose back-off the host should drop.
-	Retry []string `json:"retry,omitempty"`
-}
-
-// DeclaredModule is one assigned module at the revision the declaration was composed from.
-type DeclaredModule struct {
-	Name      string     `json:"name"`
-	Revision  int64      `json:"revision"`
-	Taken     bool       `json:"taken"`
-	Resources []Resource `json:"resources"`
-}
-
-// ComputeDigest returns the digest of what the declaration declares; delivery details
-// (send id, composer, retries) are left out so a re-send of the same state has the same digest.
-func (d *Declaration) ComputeDigest() string {
-	b, err := json.Marshal(struct {
-		Node       string           `json:"node"`
-		Generation int64            `json:"generation"`
-		Modules    []DeclaredModule `json:"modules"`
-	}{d.Node, d.Generation, d.Modules})
-	if err != nil {
-		panic("hq: declaration does not marshal: " + err.Error())
-	}
-	return digest(b)
-}
-
-// ResourceCount is the number of resources declared.
-func (d *Declaration) ResourceCount() int {
-	n := 0
-	for _, m := range d.Modules {
-		n += len(m.Resources)
-	}
-	return n
-}
 
 // Report is what hostd POSTs after every reconcile: one result per declared resource.
 type Report struct {
@@ -156,4 +98,61 @@ type ReportResponse struct {
 	// without waiting for a new generation that may not come before the vouch retires.
 	Key      string       `json:"key,omitempty"`
 	KeyChain []keys.Vouch `json:"key_chain,omitempty"`
+}
+
+// ValidateReport rejects a report that could not have come from a host.
+func ValidateReport(rep Report) error {
+	var errs []FieldError
+	if rep.Generation < 0 {
+		errs = append(errs, FieldError{Field: "generation", Message: "must not be negative"})
+	}
+	if tr := rep.Transport; tr != nil && (tr.From.IsZero() || tr.To.Before(tr.From) || tr.Reason == "") {
+		errs = append(errs, FieldError{Field: "transport", Message: "needs from, a to not before it, and a reason"})
+	}
+	if h := rep.Host; h != nil {
+		if h.HostdVersion == "" || len(h.HostdVersion) > MaxHostFact || len(h.OS) > MaxHostFact || len(h.Arch) > MaxHostFact {
+			errs = append(errs, FieldError{Field: "host", Message: fmt.Sprintf("needs a hostd_version, and each text at most %d bytes", MaxHostFact)})
+		}
+	}
+	// Keyed by the two names, not by their joined ref: a report of 500 results would
+	// otherwise build 500 strings only to look them up.
+	seen := seenResults.Get().(map[[2]string]struct{})
+	defer putSeenResults(seen)
+	for i, r := range rep.Results {
+		if !ValidName(r.Module) {
+			errs = append(errs, resultError(i, "module", "is not a valid name"))
+		}
+		if !ValidName(r.Resource) {
+			errs = append(errs, resultError(i, "resource", "is not a valid name"))
+		}
+		if !r.Outcome.Outcome() {
+			errs = append(errs, resultError(i, "outcome", "must be applied, failed, held, grouped-pending or pending"))
+		}
+		key := [2]string{r.Module, r.Resource}
+		if _, ok := seen[key]; ok {
+			errs = append(errs, resultError(i, "resource", "reported twice"))
+		}
+		seen[key] = struct{}{}
+	}
+	if len(errs) > 0 {
+		return &Error{Code: CodeInvalid, Message: fmt.Sprintf("%d problem(s) in the report", len(errs)), Details: errs}
+	}
+	return nil
+}
+
+// seenResults keeps the maps ValidateReport and TallyResults key a report's results by, for the
+// next report: every report is validated and tallied, and a fresh map each time would be a
+// sizeable share of what admitting a report allocates.
+var seenResults = sync.Pool{New: func() any { return make(map[[2]string]struct{}, 512) }}
+
+func putSeenResults(m map[[2]string]struct{}) {
+	if len(m) > 4096 {
+		return // a report far larger than a fleet's: not kept
+	}
+	clear(m)
+	seenResults.Put(m)
+}
+
+func resultError(i int, field, msg string) FieldError {
+	return FieldError{Field: fmt.Sprintf("results[%d].%s", i, field), Message: msg}
 }

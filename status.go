@@ -117,12 +117,3 @@ func RefusedLine(r RefusedSend) string {
 
 // lineTime renders t in status lines: UTC to the second.
 func lineTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// StuckScope says whether a resource stuck on stuckOn nodes, of assigned nodes that have its
-// module, is a fault of the mesh or of the nodes.
-func StuckScope(stuckOn, assigned int) string {
-	if stuckOn >= 2 && 2*stuckOn >= assigned {
-		return ScopeMeshWide
-	}
-	return ScopeNodeLocal
-}
