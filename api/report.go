@@ -101,3 +101,6 @@ func (s *Server) ingestWhole(ctx context.Context, node string, body []byte, buf 
 	}
 	return resp, nil
 }
+
+// Unread is how many reports were taken in as repeats without reading their results.
+func (s *Server) Unread() int64 { return s.repeatsTaken.Load() }

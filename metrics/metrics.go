@@ -36,6 +36,8 @@ type Server interface {
 	// many hosts poll on their interval because of it.
 	Deferred() int64
 	Polling() int
+	// Unread is how many reports were taken in as repeats without reading their results.
+	Unread() int64
 }
 
 // New registers the store's figures, the report counters, what srv counts of reports shed and
@@ -62,6 +64,9 @@ func New(store Store, srv Server, log *slog.Logger) *Metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_long_polls_deferred_total",
 			Help: "Long-polls answered at once, with Retry-After, because HQ_MAX_POLLS waited already: their hosts poll instead."},
 			func() float64 { return float64(srv.Deferred()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_unread_total",
+			Help: "Reports taken in as repeats of the node's last one without reading their results, which were byte for byte the last ones (HQ_REPORT_DECODER)."},
+			func() float64 { return float64(srv.Unread()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hq_hosts_polling",
 			Help: "Hosts that poll on their interval rather than hold a long-poll, because HQ_MAX_POLLS waited already when they last asked."},
 			func() float64 { return float64(srv.Polling()) }),

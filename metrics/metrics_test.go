@@ -26,7 +26,7 @@ func TestMetricsPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := New(store, fakeServer{shed: 7, waiting: 3, deferred: 4, polling: 2}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := New(store, fakeServer{shed: 7, waiting: 3, deferred: 4, polling: 2, unread: 5}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	m.ObserveReport(true, 3*time.Millisecond)
 	m.ObserveReport(true, 4*time.Millisecond)
 	m.ObserveReport(false, time.Millisecond)
@@ -61,6 +61,9 @@ func TestMetricsPage(t *testing.T) {
 	}
 	if got := value("hq_long_polls_waiting", "", ""); got != 3 {
 		t.Errorf("long-polls waiting = %v, want 3", got)
+	}
+	if got := value("hq_reports_unread_total", "", ""); got != 5 {
+		t.Errorf("reports unread = %v, want 5", got)
 	}
 	if got := value("hq_hosts_polling", "", ""); got != 2 {
 		t.Errorf("hosts polling = %v, want 2", got)
@@ -135,11 +138,12 @@ func TestMetricsCountRollouts(t *testing.T) {
 
 // fakeServer stands for the API server's counters, which the API's own tests hold true.
 type fakeServer struct {
-	shed, deferred   int64
-	waiting, polling int
+	shed, deferred, unread int64
+	waiting, polling       int
 }
 
 func (f fakeServer) Shed() int64     { return f.shed }
 func (f fakeServer) Waiting() int    { return f.waiting }
 func (f fakeServer) Deferred() int64 { return f.deferred }
 func (f fakeServer) Polling() int    { return f.polling }
+func (f fakeServer) Unread() int64   { return f.unread }
