@@ -162,9 +162,9 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts := db.IngestOptions{IfMatch: t.ifMatch, Signed: s.signedFor(t.node)}
-	resp, err := s.ingestRepeat(r.Context(), t.node, body, opts)
+	resp, hash, err := s.ingestRepeat(r.Context(), t.node, body, opts)
 	if errors.Is(err, errReadWhole) {
-		resp, err = s.ingestWhole(r.Context(), t.node, body, buf, opts)
+		resp, err = s.ingestWhole(r.Context(), t.node, body, buf, hash, opts)
 	}
 	if err != nil {
 		fail(err)

@@ -58,34 +58,42 @@ func (b *reportBuffers) put() {
 // without reading its results.
 var errReadWhole = errors.New("read the report whole")
 
+// resultsHash is the hash of a report's results' bytes, when they were found.
+type resultsHash struct {
+	sum uint64
+	ok  bool
+}
+
 // ingestRepeat takes a report in without reading its results when they are, byte for byte,
-// the node's remembered ones (repeats), and returns errReadWhole when they are not.
-func (s *Server) ingestRepeat(ctx context.Context, node string, body []byte, opts db.IngestOptions) (hq.ReportResponse, error) {
+// the node's remembered ones (repeats), and returns errReadWhole when they are not, with the
+// hash of the results' bytes for ingestWhole to remember.
+func (s *Server) ingestRepeat(ctx context.Context, node string, body []byte, opts db.IngestOptions) (hq.ReportResponse, resultsHash, error) {
 	if s.GeneralDecoder {
-		return hq.ReportResponse{}, errReadWhole
+		return hq.ReportResponse{}, resultsHash{}, errReadWhole
 	}
 	head, results, ok := reportscan.ScanHeader(body)
 	if !ok || results == nil {
-		return hq.ReportResponse{}, errReadWhole
+		return hq.ReportResponse{}, resultsHash{}, errReadWhole
 	}
-	outcome, ok := s.repeats.match(node, head, s.repeats.hash(results))
+	hash := resultsHash{s.repeats.hash(results), true}
+	outcome, ok := s.repeats.match(node, head, hash.sum)
 	if !ok {
-		return hq.ReportResponse{}, errReadWhole
+		return hq.ReportResponse{}, hash, errReadWhole
 	}
 	opts.Outcome, opts.Repeat = outcome, true
 	resp, err := s.Store.Ingest(ctx, node, head, opts)
 	if errors.Is(err, db.ErrNotARepeat) {
-		return resp, errReadWhole
+		return resp, hash, errReadWhole
 	}
 	if err == nil {
 		s.repeatsTaken.Add(1)
 	}
-	return resp, err
+	return resp, hash, err
 }
 
-// ingestWhole reads a report whole and takes it in, and remembers its results when a repeat
-// of them may be taken without reading them.
-func (s *Server) ingestWhole(ctx context.Context, node string, body []byte, buf *reportBuffers, opts db.IngestOptions) (hq.ReportResponse, error) {
+// ingestWhole reads a report whole and takes it in, and remembers its results (by hash) when
+// a repeat of them may be taken without reading them.
+func (s *Server) ingestWhole(ctx context.Context, node string, body []byte, buf *reportBuffers, hash resultsHash, opts db.IngestOptions) (hq.ReportResponse, error) {
 	rep, err := decodeReport(body, buf.results, s.GeneralDecoder)
 	buf.results = rep.Results
 	if err != nil {
@@ -93,13 +101,10 @@ func (s *Server) ingestWhole(ctx context.Context, node string, body []byte, buf 
 	}
 	opts.Outcome = db.OutcomeDigest(rep)
 	resp, err := s.Store.Ingest(ctx, node, rep, opts)
-	if err != nil || s.GeneralDecoder {
-		return resp, err
+	if err == nil && hash.ok {
+		s.repeats.remember(node, rep, hash.sum, opts.Outcome)
 	}
-	if _, results, ok := reportscan.ScanHeader(body); ok && results != nil {
-		s.repeats.remember(node, rep, s.repeats.hash(results), opts.Outcome)
-	}
-	return resp, nil
+	return resp, err
 }
 
 // Unread is how many reports were taken in as repeats without reading their results.
