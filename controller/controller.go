@@ -52,6 +52,7 @@ type Config struct {
 	MaxConns      int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
 	MaxPolls      int    `envconfig:"MAX_POLLS" desc:"long-polls that wait at once; past it a poll is answered at once with Retry-After and its host polls on its interval instead (default: three quarters of the files the process may open)"`
 	MetricsAddr   string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
+	Pprof         bool   `envconfig:"PPROF" desc:"also serve Go's profiler (/debug/pprof/) on HQ_METRICS_ADDR's listener, which has no auth: bind it to loopback"`
 	// KeyFile's default is computed in one place, SigningKeyFile.
 	KeyFile string `envconfig:"KEY_FILE" desc:"the signing key file (mode 0600; hq key rotate replaces it); by default HQ_DB.key, beside the database file, and required when HQ_DB is not a file"`
 	// KeyGrace is a week by default: long enough for a host that was powered off over a long
@@ -94,6 +95,8 @@ func (c Config) Check() error {
 		return errors.New("HQ_LEASE must be positive")
 	case c.MaxPolls < 0:
 		return errors.New("HQ_MAX_POLLS must be positive (or unset, for its default)")
+	case c.Pprof && c.MetricsAddr == "":
+		return errors.New("HQ_PPROF serves the profiler on HQ_METRICS_ADDR's listener: set HQ_METRICS_ADDR too (on loopback)")
 	// Empty is the default, for a Config made without envconfig.
 	case c.LongPoll != "" && c.LongPoll != "lot" && c.LongPoll != "handler":
 		return fmt.Errorf("HQ_LONGPOLL must be lot or handler, not %q", c.LongPoll)
@@ -144,7 +147,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Keys: keys.current, Log: log, MaxWait: maxWait,
 		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter, GeneralDecoder: cfg.ReportDecoder == "general",
 		MaxPolls: maxPolls(cfg.MaxPolls)}
-	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, log)
+	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, cfg.Pprof, log)
 	if err != nil {
 		return err
 	}

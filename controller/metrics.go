@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/meshhq/hq/api"
@@ -18,7 +19,7 @@ import (
 // addr set, without auth on a listener of its own (for a scraper that holds no token), which it
 // opens now, so a bad address fails at start. serve then serves it until ctx ends; it is nil
 // when there is no listener of its own; closeLn closes the listener if serve never runs.
-func metricsListener(srv *api.Server, store *db.Store, addr string, log *slog.Logger) (serve func(ctx context.Context), closeLn func(), err error) {
+func metricsListener(srv *api.Server, store *db.Store, addr string, profile bool, log *slog.Logger) (serve func(ctx context.Context), closeLn func(), err error) {
 	m := metrics.New(store, srv, log)
 	srv.Reports = m
 	if addr == "" {
@@ -31,6 +32,12 @@ func metricsListener(srv *api.Server, store *db.Store, addr string, log *slog.Lo
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
+	if profile {
+		// net/http/pprof's handlers, on this listener only: the API's never serves them.
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: time.Minute, IdleTimeout: time.Minute}
 	log.Info("hq metrics serving", "addr", ln.Addr().String())
