@@ -113,7 +113,7 @@ func BenchmarkIngestWhilePruning(b *testing.B) {
 			for j := range rep.Results {
 				rep.Results[j].Changed = false
 			}
-			clock.advance(time.Hour)
+			clock.Advance(time.Hour)
 			done := make(chan struct{})
 			pruned := make(chan map[string]int64, 1)
 			if prune {

@@ -16,13 +16,13 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	s, clock := setup(t)
 	ctx := context.Background()
 	// The triggers date some transitions by SQLite's clock: keep the test's clock beside it.
-	clock.t = time.Now().UTC().Truncate(time.Millisecond)
+	clock.Set(time.Now().UTC().Truncate(time.Millisecond))
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "app", file("a", "1"))
 	mustAssign(t, s, "web-1", "app")
 	d := mustCompose(t, s, "web-1", "test")
 	ingest(t, s, "web-1", d, applied("app", "a")...)
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	if _, err := s.DeleteNode(ctx, "web-1", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	if !strings.Contains(err.Error(), "was deleted at") {
 		t.Fatalf("a deleted node's error says %q", err)
 	}
-	if at, err := s.DeletedAt(ctx, "web-1"); err != nil || !at.Equal(clock.now()) {
+	if at, err := s.DeletedAt(ctx, "web-1"); err != nil || !at.Equal(clock.Now()) {
 		t.Fatalf("deleted at %s, %v", at, err)
 	}
 	if page, err := s.ListNodes(ctx, NodeFilter{}); err != nil || len(page.Nodes) != 0 {
@@ -47,7 +47,7 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	_, err = s.Ingest(ctx, "web-1", hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest}, IngestOptions{})
 	wantCode(t, err, hq.CodeNotFound)
 
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	token, gen, err := s.CreateNode(ctx, "web-1")
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func TestDriftIsKeptCountedAndShown(t *testing.T) {
 	drifted[0].Changed, drifted[0].Drift, drifted[0].DriftDetail = true, true, "content sha256:ab12 (want sha256:cd34)"
 	var resp hq.ReportResponse
 	for i := range 3 {
-		clock.advance(time.Minute)
+		clock.Advance(time.Minute)
 		resp = ingest(t, s, "web-1", d, drifted...)
 		if i == 0 && resp.Summary != "applied 2 resource(s) (1 drift put back: app/conf)" {
 			t.Fatalf("summary %q", resp.Summary)
@@ -46,7 +46,7 @@ func TestDriftIsKeptCountedAndShown(t *testing.T) {
 		t.Fatalf("mesh drifting %+v, lines %q", st.Drifting, st.Lines)
 	}
 	// An hour later the line is gone; the rows stay until retention.
-	clock.advance(2 * time.Hour)
+	clock.Advance(2 * time.Hour)
 	v = mustGetNode(t, s, "web-1")
 	if strings.Contains(strings.Join(v.Lines, "\n"), "drift:") {
 		t.Fatalf("a drift line two hours on: %q", v.Lines)

@@ -56,7 +56,7 @@ func TestFailedBecomesStuckNeverApplied(t *testing.T) {
 	d := mustCompose(t, s, "web-1", "test")
 	for i := range 3 {
 		resp := ingest(t, s, "web-1", d, failing("app", "conf"), applied("app", "ok")[0])
-		c.advance(time.Minute)
+		c.Advance(time.Minute)
 		want := hq.StateFailed
 		if i == 2 {
 			want = hq.StateStuck
@@ -121,7 +121,7 @@ func TestRegressedAndStuckAfterDuration(t *testing.T) {
 	d := mustCompose(t, s, "web-1", "test")
 	ingest(t, s, "web-1", d, applied("app", "conf")...)
 	ingest(t, s, "web-1", d, failing("app", "conf"))
-	c.advance(31 * time.Minute)
+	c.Advance(31 * time.Minute)
 	ingest(t, s, "web-1", d, failing("app", "conf"))
 	if r := resource(t, s, "web-1", "app", "conf"); r.State != hq.StateStuck || r.NeverApplied {
 		t.Fatalf("%+v, want stuck, regressed (applied once)", r)
@@ -170,14 +170,14 @@ func TestIdenticalReportsAddNoRows(t *testing.T) {
 	d := mustCompose(t, s, "web-1", "test")
 	first := ingest(t, s, "web-1", d, applied("app", "a")...)
 	for range 3 {
-		c.advance(time.Minute)
+		c.Advance(time.Minute)
 		if again := ingest(t, s, "web-1", d, applied("app", "a")...); again.ReportID != first.ReportID {
 			t.Fatalf("identical report made row %d, want repeat of %d", again.ReportID, first.ReportID)
 		}
 	}
 	reps, err := s.Reports(ctx, "web-1", 10)
-	if err != nil || len(reps) != 1 || reps[0].Repeats != 3 || !reps[0].LastAt.Equal(c.now()) {
-		t.Fatalf("reports %+v, %v; want one row repeated 3 times, last at %s", reps, err, c.now())
+	if err != nil || len(reps) != 1 || reps[0].Repeats != 3 || !reps[0].LastAt.Equal(c.Now()) {
+		t.Fatalf("reports %+v, %v; want one row repeated 3 times, last at %s", reps, err, c.Now())
 	}
 	sends, err := s.Sends(ctx, "web-1", 10)
 	if err != nil || len(sends) == 0 || sends[0].Outcome != "applied" {
@@ -370,7 +370,7 @@ func TestTransportRefusalIsInTheLineOfItsReportAlone(t *testing.T) {
 	from := time.Date(2026, 11, 30, 3, 12, 0, 0, time.UTC)
 	rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: applied("app", "a"),
 		Transport: &hq.TransportRefusal{From: from, To: from.Add(90 * time.Second), Reason: "tls: failed to verify the controller's certificate: x509: certificate signed by unknown authority"}}
-	c.advance(time.Minute)
+	c.Advance(time.Minute)
 	carried, err := s.Ingest(ctx, "web-1", rep, IngestOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -380,7 +380,7 @@ func TestTransportRefusalIsInTheLineOfItsReportAlone(t *testing.T) {
 	if carried.ReportID == first.ReportID || carried.Summary != want {
 		t.Fatalf("report %d %q, want a new row with %q", carried.ReportID, carried.Summary, want)
 	}
-	c.advance(time.Minute)
+	c.Advance(time.Minute)
 	after := ingest(t, s, "web-1", d, applied("app", "a")...)
 	if after.ReportID == carried.ReportID || after.Summary != "applied 1 resource(s)" {
 		t.Fatalf("the next report: %d %q, want a row of its own without the refusal", after.ReportID, after.Summary)

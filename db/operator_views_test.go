@@ -45,7 +45,7 @@ func TestDriftQuestionsInSQL(t *testing.T) {
 	t.Parallel()
 	s, clock := setup(t)
 	ctx := context.Background()
-	clock.t = time.Now().UTC() // the view and the query measure from SQLite's clock
+	clock.Set(time.Now().UTC()) // the view and the query measure from SQLite's clock
 	mustNode(t, s, "web-1")
 	mustModule(t, s, "base", hq.Resource{Name: "sudoers", Kind: hq.KindFile, Path: "/etc/sudoers", Content: "root ALL=(ALL) ALL\n"},
 		file("motd", "hi"))
@@ -54,7 +54,7 @@ func TestDriftQuestionsInSQL(t *testing.T) {
 	rs := applied("base", "sudoers", "motd")
 	ingest(t, s, "web-1", d, rs...)
 	for _, ref := range []int{0, 1, 0} {
-		clock.advance(time.Second)
+		clock.Advance(time.Second)
 		rs := applied("base", "sudoers", "motd")
 		rs[ref].Changed, rs[ref].Drift, rs[ref].DriftDetail = true, true, "content changed"
 		ingest(t, s, "web-1", d, rs...)

@@ -55,16 +55,16 @@ func TestConvergedHistory(t *testing.T) {
 		mustNode(t, s, n)
 		mustAssign(t, s, n, "app")
 	}
-	t0 := c.now()
+	t0 := c.Now()
 	report(t, s, "ok", true)
 	report(t, s, "late", false)
 	report(t, s, "gone", true)
 	report(t, s, "quiet", true)
-	c.advance(time.Hour)
+	c.Advance(time.Hour)
 	report(t, s, "ok", true) // a repeat: the row of t0 stands on, to now
 	report(t, s, "late", true)
 	report(t, s, "gone", true)
-	c.advance(time.Hour)
+	c.Advance(time.Hour)
 	report(t, s, "ok", true)
 	report(t, s, "late", true)
 	if _, err := s.DeleteNode(ctx, "gone", nil); err != nil {
@@ -105,7 +105,7 @@ func TestConvergedHistoryByDefinition(t *testing.T) {
 	s, c := setupWith(t, Options{})
 	ctx := context.Background()
 	silent := s.opt.SilentAfter
-	base := c.now()
+	base := c.Now()
 	rng := rand.New(rand.NewPCG(1, 2))
 	type row struct {
 		id       int64

@@ -20,7 +20,7 @@ func TestPruneKeepsTheNewestRowsPerNode(t *testing.T) {
 	mustAssign(t, s, "busy", "app")
 	mustAssign(t, s, "quiet", "app")
 	// The trigger dates a change whose since did not move by SQLite's clock, not the test's.
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	quiet := mustCompose(t, s, "quiet", "test")
 	ingest(t, s, "quiet", quiet, applied("app", "a")...)
 	// The busy node flips between failed and applied: two transitions and a report each time.
@@ -34,9 +34,9 @@ func TestPruneKeepsTheNewestRowsPerNode(t *testing.T) {
 		} else {
 			ingest(t, s, "busy", d, applied("app", "a")...)
 		}
-		clock.advance(time.Minute)
+		clock.Advance(time.Minute)
 	}
-	clock.advance(48 * time.Hour)
+	clock.Advance(48 * time.Hour)
 	count := func(table, node string) int64 {
 		var n int64
 		if err := s.read.QueryRow(testdb.Rebind("SELECT COUNT(*) FROM "+table+" WHERE node = ?"), node).Scan(&n); err != nil {

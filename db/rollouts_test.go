@@ -322,7 +322,7 @@ func TestRolloutDeadlineAndHeld(t *testing.T) {
 	d := mustCompose(t, s, "web-2", "test")
 	ingest(t, s, "web-2", d, hq.Result{Module: "app", Resource: "conf", Outcome: hq.StateHeld, HoldReason: "exists, not taken"})
 	step(t, s)
-	c.advance(2 * time.Minute) // web-1 never reports
+	c.Advance(2 * time.Minute) // web-1 never reports
 	step(t, s)
 	r := mustRollouts(t, s, 1)
 	got := mustGetRollout(t, s, r[0].ID)

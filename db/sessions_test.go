@@ -26,10 +26,10 @@ func TestSessions(t *testing.T) {
 		}
 		return n
 	}
-	if err := s.CreateSession(ctx, "one", c.now().Add(time.Hour)); err != nil {
+	if err := s.CreateSession(ctx, "one", c.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSession(ctx, "two", c.now().Add(3*time.Hour)); err != nil {
+	if err := s.CreateSession(ctx, "two", c.Now().Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if !valid("one") || !valid("two") || valid("three") || valid("") {
@@ -51,14 +51,14 @@ func TestSessions(t *testing.T) {
 	if err := s.DeleteSession(ctx, "two"); err != nil {
 		t.Fatalf("deleting again: %v", err)
 	}
-	c.advance(time.Hour)
+	c.Advance(time.Hour)
 	if valid("one") {
 		t.Fatal("an expired session is still valid")
 	}
 	if rows() != 1 {
 		t.Fatalf("%d row(s) before pruning, want the expired one", rows())
 	}
-	if err := s.CreateSession(ctx, "four", c.now().Add(time.Hour)); err != nil {
+	if err := s.CreateSession(ctx, "four", c.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if rows() != 1 || !valid("four") {

@@ -36,9 +36,9 @@ func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
 	}
 	fine := applied("app", "conf", "ok")
 	report("silent", fine...)
-	c.advance(time.Millisecond)
+	c.Advance(time.Millisecond)
 	report("edge", fine...)
-	c.advance(s.opt.SilentAfter - time.Millisecond + 400*time.Microsecond)
+	c.Advance(s.opt.SilentAfter - time.Millisecond + 400*time.Microsecond)
 	for range 3 {
 		report("stuck", failing("app", "conf"), fine[1])
 	}
@@ -122,9 +122,9 @@ func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
 	all := map[hq.Status]int{hq.StatusNew: 1, hq.StatusSilent: 1, hq.StatusConverged: 2, hq.StatusStuck: 1,
 		hq.StatusDegraded: 1, hq.StatusMidChange: 1, hq.StatusWaitingOnTake: 1}
 	compare("silent by 0.4 ms", all)
-	c.advance(600 * time.Microsecond)
+	c.Advance(600 * time.Microsecond)
 	compare("edge at exactly the limit", all)
-	c.advance(time.Nanosecond)
+	c.Advance(time.Nanosecond)
 	all[hq.StatusSilent], all[hq.StatusConverged] = 2, 1
 	compare("edge past it by a nanosecond", all)
 

@@ -2,8 +2,8 @@ package db
 
 import (
 	"context"
+	"github.com/meshhq/hq/internal/testclock"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,17 +16,7 @@ import (
 )
 
 // clock is a settable time for tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type clock = testclock.Clock
 
 // setup opens a store on a fresh database built by the real migrations, on a clock of the
 // test's, and runs every worker of the store until the test ends.
@@ -41,9 +31,9 @@ func setup(t testing.TB) (*Store, *clock) {
 // says otherwise) and runs none of its workers.
 func setupWith(t testing.TB, opt Options) (*Store, *clock) {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC))
 	if opt.Now == nil {
-		opt.Now = c.now
+		opt.Now = c.Now
 	}
 	if opt.StuckAttempts == 0 {
 		opt.StuckAttempts = 3

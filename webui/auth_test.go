@@ -96,7 +96,7 @@ func TestCookieLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rotated.Now = b.clock.now
+	rotated.Now = b.clock.Now
 	r := chi.NewRouter()
 	rotated.Routes(r)
 	lw := httptest.NewRecorder()
@@ -111,7 +111,7 @@ func TestCookieLogin(t *testing.T) {
 	if code, _ := b.do(req); code != http.StatusUnauthorized {
 		t.Fatalf("a session of another token: %d", code)
 	}
-	b.clock.advance(sessionFor)
+	b.clock.Advance(sessionFor)
 	if code := get(); code != http.StatusUnauthorized {
 		t.Fatalf("GET / with an expired session: %d", code)
 	}

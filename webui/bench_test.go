@@ -89,7 +89,7 @@ func BenchmarkMeshRender(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	page := buildMesh(nodes, st, u.clock.now())
+	page := buildMesh(nodes, st, u.clock.Now())
 	var buf bytes.Buffer
 	for b.Loop() {
 		buf.Reset()
@@ -168,7 +168,7 @@ func fillHistory(b *testing.B, u *bundle, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	now := u.clock.now()
+	now := u.clock.Now()
 	day := now.Add(-24 * time.Hour)
 	for i := range n {
 		name := fmt.Sprintf("node-%05d", i)
@@ -233,7 +233,7 @@ func BenchmarkMeshHistory(b *testing.B) {
 	u := setup(b)
 	fillHistory(b, u, 10000)
 	ctx := context.Background()
-	now := u.clock.now()
+	now := u.clock.Now()
 	chart := func(b *testing.B) {
 		for b.Loop() {
 			h, err := u.store.ConvergedHistory(ctx, historyStart(now), time.Hour, historyHours)
@@ -257,7 +257,7 @@ func changeEveryNode(b *testing.B, u *bundle) {
 	b.Helper()
 	conn := rawDB(b, u)
 	defer conn.Close()
-	now := u.clock.now()
+	now := u.clock.Now()
 	at := now.Add(-14 * time.Hour)
 	for _, r := range []struct {
 		at, last time.Time
@@ -324,7 +324,7 @@ func fillFleet(b *testing.B, u *bundle, n int) {
 			b.Fatalf("%s: %v", q, err)
 		}
 	}
-	now := u.clock.now()
+	now := u.clock.Now()
 	day := now.Add(-24 * time.Hour)
 	name := func(i int) string { return fmt.Sprintf("node-%05d", i) }
 	region := func(i int) string { return []string{"eu", "us"}[i%2] }

@@ -279,7 +279,7 @@ func TestNodePageOfAFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := b.store.Ingest(ctx, "db-1", hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest,
-		Host:    &hq.HostFacts{HostdVersion: "hostd 1.4.2", OS: "linux", Arch: "amd64", BootedAt: b.clock.now().Add(-72 * time.Hour)},
+		Host:    &hq.HostFacts{HostdVersion: "hostd 1.4.2", OS: "linux", Arch: "amd64", BootedAt: b.clock.Now().Add(-72 * time.Hour)},
 		Results: []hq.Result{result("proxy", "ca", hq.StateHeld), result("proxy", "key", hq.StateHeld)}}, db.IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestMeshHistory(t *testing.T) {
 	}
 	b.report(t, "ok-1", result("app", "conf", hq.StateApplied))
 	b.report(t, "bad-1", result("app", "conf", hq.StateFailed))
-	b.clock.advance(5 * time.Hour)
+	b.clock.Advance(5 * time.Hour)
 	b.report(t, "ok-1", result("app", "conf", hq.StateApplied))
 	b.report(t, "bad-1", result("app", "conf", hq.StateApplied))
 	body := getOK(t, b, "/")
@@ -362,7 +362,7 @@ func TestMeshHistory(t *testing.T) {
 	// The counts are kept for a minute, then counted again.
 	b.report(t, "bad-1", result("app", "conf", hq.StateFailed))
 	wantAll(t, "/ within the minute", getOK(t, b, "/"), `id="history-now">last: 2 converged, 0 not converged`)
-	b.clock.advance(historyFor)
+	b.clock.Advance(historyFor)
 	wantAll(t, "/ a minute on", getOK(t, b, "/"), `id="history-now">last: 1 converged, 1 not converged`)
 	wantAll(t, "/ of an empty mesh", getOK(t, setup(t), "/"), "No node reported in the last 24 hours.")
 }

@@ -60,7 +60,7 @@ func TestMeshPage(t *testing.T) {
 	}
 	b.report(t, "held-1", result("proxy", "ca", hq.StateHeld), result("proxy", "key", hq.StateHeld))
 	b.report(t, "mid-1", result("base", "motd", hq.StatePending))
-	b.clock.advance(90 * time.Second)
+	b.clock.Advance(90 * time.Second)
 
 	code, body := b.get(t, "/")
 	if code != http.StatusOK {
@@ -172,7 +172,7 @@ func TestDeletedNodePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, body := b.get(t, "/nodes/web-1")
-	if code != http.StatusOK || !strings.Contains(body, "deleted at "+hq.FormatTime(b.clock.now())) || !strings.Contains(body, "removed") {
+	if code != http.StatusOK || !strings.Contains(body, "deleted at "+hq.FormatTime(b.clock.Now())) || !strings.Contains(body, "removed") {
 		t.Fatalf("GET /nodes/web-1 of a deleted node: %d\n%s", code, body)
 	}
 }

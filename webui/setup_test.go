@@ -2,12 +2,12 @@ package webui
 
 import (
 	"context"
+	"github.com/meshhq/hq/internal/testclock"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,17 +22,7 @@ import (
 const token = "operator-secret"
 
 // clock is a settable time shared by the store and the pages.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type clock = testclock.Clock
 
 // bundle is what a test drives: a store on its own database, the pages over it, and the clock.
 type bundle struct {
@@ -47,15 +37,15 @@ type bundle struct {
 
 func setup(tb testing.TB) *bundle {
 	tb.Helper()
-	c := &clock{t: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC))
 	path := testdb.New(tb)
-	s := teststore.OpenAt(tb, path, db.Options{Now: c.now, StuckAttempts: 2})
+	s := teststore.OpenAt(tb, path, db.Options{Now: c.Now, StuckAttempts: 2})
 	logs := &strings.Builder{}
 	u, err := New(s, token, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	u.Now = c.now
+	u.Now = c.Now
 	r := chi.NewRouter()
 	u.Routes(r)
 	return &bundle{store: s, ui: u, handler: r, clock: c, log: logs, path: path}

@@ -9,9 +9,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/pressly/goose/v3"
 )
 
 // Engine is an open database: its two pools, and what the engine does differently.
@@ -70,4 +73,17 @@ func Open(ctx context.Context, name, hqDB string) (Engine, error) {
 		return nil, fmt.Errorf("no %s engine in this program: import github.com/meshhq/hq/db/%s", name, name)
 	}
 	return open(ctx, hqDB)
+}
+
+// Migrate applies every pending migration of files to db, in dialect: how each engine brings
+// its schema up to date when it opens.
+func Migrate(ctx context.Context, dialect goose.Dialect, db *sql.DB, files fs.FS, opts ...goose.ProviderOption) error {
+	p, err := goose.NewProvider(dialect, db, files, opts...)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
 }

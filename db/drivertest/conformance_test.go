@@ -10,9 +10,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/meshhq/hq/internal/testclock"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -89,17 +89,7 @@ func checkStory(t *testing.T, story []step) {
 }
 
 // clock is the story's time, the same on every engine.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type clock = testclock.Clock
 
 // teller records what the store says.
 type teller struct {
@@ -152,8 +142,8 @@ func report(d hq.Declaration, results []hq.Result) hq.Report {
 // tell tells the story to a store on engine and returns what it said.
 func tell(t *testing.T, engine string) []step {
 	ctx := context.Background()
-	c := &clock{t: time.Date(2030, 11, 30, 3, 0, 0, 0, time.UTC)}
-	s, err := db.Open(ctx, testdb.NewOn(t, engine), db.Options{Now: c.now, StuckAttempts: 3})
+	c := testclock.At(time.Date(2030, 11, 30, 3, 0, 0, 0, time.UTC))
+	s, err := db.Open(ctx, testdb.NewOn(t, engine), db.Options{Now: c.Now, StuckAttempts: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +164,7 @@ func (r *teller) fleet(ctx context.Context) {
 	for i, region := range []string{"eu", "eu", "us", "us"} {
 		_, gen, err := s.CreateLabelledNode(ctx, fmt.Sprintf("web-%d", i+1), map[string]string{"region": region, "role": "web"})
 		r.say(fmt.Sprintf("register web-%d", i+1), gen, err)
-		r.c.advance(time.Second)
+		r.c.Advance(time.Second)
 	}
 	_, _, err := s.CreateNode(ctx, "web-1")
 	r.say("register web-1 again", nil, err)
@@ -219,14 +209,14 @@ func (r *teller) reports(ctx context.Context) {
 	for _, n := range []string{"web-2", "web-3", "web-4"} {
 		resp, err := s.Ingest(ctx, n, report(decls[n], applied(decls[n])), db.IngestOptions{})
 		r.say("report of "+n, resp, err)
-		r.c.advance(time.Second)
+		r.c.Advance(time.Second)
 	}
 	for i := range 3 {
 		res := applied(decls["web-1"])
 		res[0].Outcome, res[0].Changed, res[0].Error = hq.StateFailed, false, "validate: exit status 1"
 		resp, err := s.Ingest(ctx, "web-1", report(decls["web-1"], res), db.IngestOptions{})
 		r.say(fmt.Sprintf("report %d of web-1", i+1), resp, err)
-		r.c.advance(time.Minute)
+		r.c.Advance(time.Minute)
 	}
 	r.as("web-1 after three failures")(s.GetNode(ctx, "web-1"))
 	drifted := applied(decls["web-2"])
@@ -325,7 +315,7 @@ func (r *teller) history(ctx context.Context) {
 // endings deletes and prunes, and keeps an operator's session.
 func (r *teller) endings(ctx context.Context) {
 	s := r.s
-	expires := r.c.now().Add(time.Hour)
+	expires := r.c.Now().Add(time.Hour)
 	r.say("create session", nil, s.CreateSession(ctx, "secret-1", expires))
 	r.as("session valid")(s.SessionValid(ctx, "secret-1"))
 	r.say("delete session", nil, s.DeleteSession(ctx, "secret-1"))
@@ -336,7 +326,7 @@ func (r *teller) endings(ctx context.Context) {
 	r.say("web-2 after delete", nil, err)
 	r.say("delete placement eu", nil, s.DeletePlacement(ctx, "eu"))
 	r.as("nodes of app after the placement went")(s.AssignedNodes(ctx, "app"))
-	r.c.advance(40 * 24 * time.Hour)
+	r.c.Advance(40 * 24 * time.Hour)
 	r.as("prune")(s.Prune(ctx, db.Retention{For: 24 * time.Hour, KeepPerNode: 1, Window: 2}))
 	r.as("web-1 reports after prune")(s.Reports(ctx, "web-1", 10))
 	r.as("mesh at the end")(s.MeshStatus(ctx))

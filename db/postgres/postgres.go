@@ -86,14 +86,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, pgmigrations.FS, goose.WithSessionLocker(locker))
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
+	return driver.Migrate(ctx, goose.DialectPostgres, db, pgmigrations.FS, goose.WithSessionLocker(locker))
 }
 
 func (e *engine) Write() *sql.DB { return e.write }

@@ -120,14 +120,7 @@ func createPrivate(path string) error {
 
 // Migrate applies every pending migration to a SQLite database.
 func Migrate(ctx context.Context, db *sql.DB) error {
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS)
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
+	return driver.Migrate(ctx, goose.DialectSQLite3, db, migrations.FS)
 }
 
 func (e *engine) Write() *sql.DB { return e.write }
