@@ -99,6 +99,8 @@ func (s *Server) ingestWhole(ctx context.Context, node string, body []byte, buf 
 	if err != nil {
 		return hq.ReportResponse{}, err
 	}
+	// The outcome of the texts as the store keeps them, bounded, as Ingest works it out.
+	rep.BoundText()
 	opts.Outcome = db.OutcomeDigest(rep)
 	resp, err := s.Store.Ingest(ctx, node, rep, opts)
 	if err == nil && hash.ok {

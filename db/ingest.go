@@ -27,7 +27,8 @@ type IngestOptions struct {
 	// from a backup, a node registered again); nil means no signature is ever good. A send
 	// this database knows is believed only with the signature it was sent with.
 	Signed func(hq.Report) bool
-	// Outcome, when set, is OutcomeDigest of the report, worked out by the caller.
+	// Outcome, when set, is OutcomeDigest of the report with its texts bounded (BoundText),
+	// worked out by the caller.
 	Outcome string
 	// Repeat says the report's results are left out (rep.Results is nil): they are, byte for
 	// byte, those of a report this controller took in before, whose outcome is Outcome and
