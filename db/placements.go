@@ -413,6 +413,13 @@ func (s *Store) placementConflicts(ctx context.Context, q driver.Queries, p driv
 	if err != nil {
 		return err
 	}
+	// As assigning the module to each node by hand would be refused, so is placing it.
+	if names, first, err := lackingNodes(ctx, q, resources, m.add); err != nil || first != nil {
+		if err != nil {
+			return err
+		}
+		return hq.Errorf(hq.CodeConflict, "placement %s would put module %s on %s that cannot fill in its templates: %v", p.Name, p.Module, names, first)
+	}
 	pc := newPathCheck(p.Module, resources)
 	if len(pc.new) == 0 {
 		return nil

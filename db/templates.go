@@ -59,15 +59,25 @@ func checkRender(module string, resources []hq.Resource, v tmpl.Values) error {
 // checkRenderOnNodes refuses (invalid) resources whose templates use a key some of nodes lack,
 // naming them: an upload is refused before any node is sent a declaration it cannot fill in.
 func checkRenderOnNodes(ctx context.Context, q driver.Queries, module string, resources []hq.Resource, nodes []string) error {
+	names, first, err := lackingNodes(ctx, q, resources, nodes)
+	if err != nil || first == nil {
+		return err
+	}
+	msg := fmt.Sprintf("%s with module %s cannot fill in its templates: %v", names, module, first)
+	return &hq.Error{Code: hq.CodeInvalid, Message: msg, Details: []hq.FieldError{{Field: "resources", Message: msg}}}
+}
+
+// lackingNodes names the nodes, of those given, on which resources' templates cannot be filled
+// in ("2 node(s) (web-2, web-3)"), with the first reason; first is nil when every one can.
+func lackingNodes(ctx context.Context, q driver.Queries, resources []hq.Resource, nodes []string) (names string, first, err error) {
 	if !templated(resources) || len(nodes) == 0 {
-		return nil
+		return "", nil, nil
 	}
 	rows, err := q.NodeListByNames(ctx, nodes)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	var lacking []string
-	var first error
 	for _, n := range rows {
 		if _, err := render(resources, valuesOf(n)); err != nil {
 			lacking = append(lacking, n.Name)
@@ -76,15 +86,14 @@ func checkRenderOnNodes(ctx context.Context, q driver.Queries, module string, re
 			}
 		}
 	}
-	if len(lacking) == 0 {
-		return nil
+	if first == nil {
+		return "", nil, nil
 	}
-	names := strings.Join(lacking[:min(len(lacking), 10)], ", ")
+	names = strings.Join(lacking[:min(len(lacking), 10)], ", ")
 	if len(lacking) > 10 {
 		names += fmt.Sprintf(" and %d more", len(lacking)-10)
 	}
-	msg := fmt.Sprintf("%d node(s) with module %s cannot fill in its templates (%s): %v", len(lacking), module, names, first)
-	return &hq.Error{Code: hq.CodeInvalid, Message: msg, Details: []hq.FieldError{{Field: "resources", Message: msg}}}
+	return fmt.Sprintf("%d node(s) (%s)", len(lacking), names), first, nil
 }
 
 // checkNodeValues refuses (conflict) labels or vars that a template of a module on the node

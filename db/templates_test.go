@@ -60,3 +60,37 @@ func TestTemplatesAreFilledInPerNode(t *testing.T) {
 		t.Fatalf("after relabelling web-1 declares %q", d.Modules[0].Resources[0].Content)
 	}
 }
+
+// A placement is refused, as assigning its module by hand would be, when some node it would put
+// the module on cannot fill in its templates; it is taken once the node can.
+func TestPlacementRefusesNodesThatCannotFillItsTemplates(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustLabelled(t, s, "web-1", map[string]string{"role": "web"})
+	mustLabelled(t, s, "web-2", map[string]string{"role": "web"})
+	if _, err := s.SetVars(ctx, "web-1", map[string]string{"size": "large"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustModule(t, s, "app", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "size={{.Vars.size}}\n"})
+	_, err := s.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web"})
+	wantCode(t, err, hq.CodeConflict)
+	if !strings.Contains(err.Error(), "web-2") || strings.Contains(err.Error(), "web-1") {
+		t.Fatalf("the refusal names %q: want web-2 alone", err)
+	}
+	if nodes, err := s.AssignedNodes(ctx, "app"); err != nil || len(nodes) != 0 {
+		t.Fatalf("after the refusal app is on %v (%v), want nowhere", nodes, err)
+	}
+	if _, err := s.GetPlacement(ctx, "web"); hq.ErrorCode(err) != hq.CodeNotFound {
+		t.Fatalf("the refused placement: %v, want not found", err)
+	}
+	if _, err := s.SetVars(ctx, "web-2", map[string]string{"size": "small"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web"}); err != nil {
+		t.Fatal(err)
+	}
+	if nodes, err := s.AssignedNodes(ctx, "app"); err != nil || len(nodes) != 2 {
+		t.Fatalf("app is on %v (%v), want web-1 and web-2", nodes, err)
+	}
+}
