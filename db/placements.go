@@ -117,6 +117,9 @@ func (s *Store) placeOnNode(ctx context.Context, q driver.Queries, node string, 
 		case match && has && a.Source != p.Name:
 			return false, hq.Errorf(hq.CodeConflict, "placement %s would put module %s on node %s, which has it from %s", p.Name, p.Module, node, sourceName(a.Source))
 		case match && !has:
+			if err := checkPlaceable(ctx, q, p, node); err != nil {
+				return false, err
+			}
 			if err := s.addPlaced(ctx, q, p, []string{node}, true); err != nil {
 				return false, err
 			}
@@ -129,6 +132,29 @@ func (s *Store) placeOnNode(ctx context.Context, q driver.Queries, node string, 
 		}
 	}
 	return changed, nil
+}
+
+// checkPlaceable refuses (conflict) to place p's module on a node that cannot fill in its
+// templates, as assigning it by hand would be refused: the node would be declared a module
+// whose declaration cannot be composed. A node is registered without vars, so one that a
+// templated placement would take on registration is refused until it has them.
+func checkPlaceable(ctx context.Context, q driver.Queries, p driver.Placement, node string) error {
+	rev, err := latestRevision(ctx, q, p.Module)
+	if err != nil {
+		return err
+	}
+	resources, err := decodeResources(rev.Resources)
+	if err != nil || !templated(resources) {
+		return err
+	}
+	n, err := q.NodeGet(ctx, node)
+	if err != nil {
+		return err
+	}
+	if _, err := render(resources, valuesOf(n)); err != nil {
+		return hq.Errorf(hq.CodeConflict, "placement %s would put module %s on node %s, which cannot fill in its templates (%v): give the node the labels and vars they need, then the labels that place it", p.Name, p.Module, node, err)
+	}
+	return nil
 }
 
 // sourceName says who made an assignment, for messages.

@@ -94,3 +94,35 @@ func TestPlacementRefusesNodesThatCannotFillItsTemplates(t *testing.T) {
 		t.Fatalf("app is on %v (%v), want web-1 and web-2", nodes, err)
 	}
 }
+
+// Registering a node whose labels a templated placement matches, when the node cannot fill in
+// the templates (it has no vars yet), is refused and registers nothing; registered without
+// those labels, given its vars, then labelled, the node takes the module.
+func TestRegisteringIntoATemplatedPlacementWantsItsVarsFirst(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustModule(t, s, "app", hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "size={{.Vars.size}}\n"})
+	if _, err := s.PutPlacement(ctx, hq.Placement{Name: "web", Module: "app", Selector: "role=web"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := s.CreateLabelledNode(ctx, "web-9", map[string]string{"role": "web"})
+	wantCode(t, err, hq.CodeConflict)
+	if !strings.Contains(err.Error(), "placement web") || !strings.Contains(err.Error(), "size") {
+		t.Fatalf("the refusal says %q: want the placement and the missing key named", err)
+	}
+	if _, err := s.GetNode(ctx, "web-9"); hq.ErrorCode(err) != hq.CodeNotFound {
+		t.Fatalf("the refused node: %v, want not found", err)
+	}
+	mustNode(t, s, "web-9")
+	if _, err := s.SetVars(ctx, "web-9", map[string]string{"size": "large"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetLabels(ctx, "web-9", map[string]string{"role": "web"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Compose(ctx, "web-9", "test")
+	if err != nil || len(d.Modules) != 1 || d.Modules[0].Resources[0].Content != "size=large\n" {
+		t.Fatalf("web-9's declaration: %+v, %v", d.Modules, err)
+	}
+}
