@@ -92,7 +92,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		if raised, err = raiseGeneration(ctx, q, n, rep, ans); err != nil {
 			return err
 		}
-		resp.Generation = max(n.Generation, rep.Generation+boolInt(raised))
+		resp.Generation = max(n.Generation, rep.Generation+driver.Flag(raised))
 		if same && !hasFailure(rep.Results) && !hasDrift(rep.Results) {
 			// The steady state: the node says what it said last time and nothing is failing,
 			// so no resource can move. Only the repeat is counted.
@@ -375,7 +375,7 @@ func (a advanced) write(ctx context.Context, q driver.Queries, reportID int64, n
 		arg := driver.ResourceStateCountAttemptsParams{ReportID: report, Node: a.node, Refs: a.attemptedAgain}
 		var err error
 		if a.byKey(len(a.attemptedAgain)) {
-			err = q.ResourceStateCountAttemptsByKey(ctx, driver.ResourceStateCountAttemptsByKeyParams(arg))
+			err = q.ResourceStateCountAttemptsByKey(ctx, arg)
 		} else {
 			err = q.ResourceStateCountAttempts(ctx, arg)
 		}
@@ -403,7 +403,7 @@ func (a advanced) write(ctx context.Context, q driver.Queries, reportID int64, n
 		arg := driver.ResourceStateApplyPendingParams{Since: now, Attempt: set.attempt, ReportID: report, Node: a.node, Refs: set.refs}
 		var err error
 		if a.byKey(len(set.refs)) {
-			_, err = q.ResourceStateApplyPendingByKey(ctx, driver.ResourceStateApplyPendingByKeyParams(arg))
+			_, err = q.ResourceStateApplyPendingByKey(ctx, arg)
 		} else {
 			_, err = q.ResourceStateApplyPending(ctx, arg)
 		}

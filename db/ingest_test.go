@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/driver"
 )
 
 func applied(module string, names ...string) []hq.Result {
@@ -440,7 +441,7 @@ func TestFewAndManyChangedResultsMoveTheirRows(t *testing.T) {
 		report(tc.changed)
 		after := attempts()
 		for _, r := range rs {
-			if want := before[r.Name] + int64(boolInt(tc.changed(r.Name))); after[r.Name] != want {
+			if want := before[r.Name] + driver.Flag(tc.changed(r.Name)); after[r.Name] != want {
 				t.Errorf("%s: %s has %d attempts, want %d", tc.what, r.Name, after[r.Name], want)
 			}
 		}

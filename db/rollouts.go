@@ -105,12 +105,12 @@ func (s *Store) stepRollout(ctx context.Context, q driver.Queries, r driver.Roll
 	}
 	more := false
 	if pol.AutoRevert {
-		failed, err := q.RolloutNodeListFailed(ctx, driver.RolloutNodeListFailedParams{Rollout: r.ID, Max: int64(chunk) + 1})
+		failed, err := q.RolloutNodeListFailed(ctx, driver.RolloutNodeListParams{Rollout: r.ID, Max: int64(chunk) + 1})
 		if err != nil {
 			return nil, false, err
 		}
 		more = len(failed) > chunk
-		g, err := s.revertNodes(ctx, q, r, pins(failed[:min(len(failed), chunk)]), "pinned back to its revision: auto_revert")
+		g, err := s.revertNodes(ctx, q, r, failed[:min(len(failed), chunk)], "pinned back to its revision: auto_revert")
 		if err != nil {
 			return nil, false, err
 		}
@@ -144,11 +144,11 @@ func (s *Store) stepRollout(ctx context.Context, q driver.Queries, r driver.Roll
 	case rollout.Wait:
 		return gens, more, nil
 	}
-	pending, err := q.RolloutNodeListPending(ctx, driver.RolloutNodeListPendingParams{Rollout: r.ID, Max: int64(min(next.Start, chunk))})
+	pending, err := q.RolloutNodeListPending(ctx, driver.RolloutNodeListParams{Rollout: r.ID, Max: int64(min(next.Start, chunk))})
 	if err != nil {
 		return nil, false, err
 	}
-	g, err := s.advanceNodes(ctx, q, r, pins(pending), int64(next.Wave))
+	g, err := s.advanceNodes(ctx, q, r, pending, int64(next.Wave))
 	if err != nil {
 		return nil, false, err
 	}
@@ -177,42 +177,19 @@ func (s *Store) rolloutChunk(ctx context.Context, q driver.Queries, r driver.Rol
 	return min(moveChunkNodes, max(1, moveChunkRows/max(1, len(rs)))), nil
 }
 
-// nodePin is a node at the revision it had before the rollout.
-type nodePin struct {
-	node string
-	from int64
-}
-
-func pins[T interface {
-	driver.RolloutNodeListPendingRow | driver.RolloutNodeListFailedRow | driver.RolloutNodeListAdvancedRow
-}](rows []T) []nodePin {
-	out := make([]nodePin, len(rows))
-	for i, r := range rows {
-		switch r := any(r).(type) {
-		case driver.RolloutNodeListPendingRow:
-			out[i] = nodePin{r.Node, r.FromRevision}
-		case driver.RolloutNodeListFailedRow:
-			out[i] = nodePin{r.Node, r.FromRevision}
-		case driver.RolloutNodeListAdvancedRow:
-			out[i] = nodePin{r.Node, r.FromRevision}
-		}
-	}
-	return out
-}
-
 // byRevision groups nodes by the revision they had, so each group's difference is worked
 // out once.
-func byRevision(ps []nodePin) map[int64][]string {
+func byRevision(ps []driver.RolloutNodePin) map[int64][]string {
 	out := map[int64][]string{}
 	for _, p := range ps {
-		out[p.from] = append(out[p.from], p.node)
+		out[p.FromRevision] = append(out[p.FromRevision], p.Node)
 	}
 	return out
 }
 
 // advanceNodes pins nodes to the rollout's revision, a wave, and records them in flight at
 // the generation that declares it.
-func (s *Store) advanceNodes(ctx context.Context, q driver.Queries, r driver.Rollout, ps []nodePin, wave int64) (map[string]int64, error) {
+func (s *Store) advanceNodes(ctx context.Context, q driver.Queries, r driver.Rollout, ps []driver.RolloutNodePin, wave int64) (map[string]int64, error) {
 	gens := map[string]int64{}
 	toRes, err := s.resources(ctx, q, r.Module, r.ToRevision)
 	if err != nil {
@@ -240,7 +217,7 @@ func (s *Store) advanceNodes(ctx context.Context, q driver.Queries, r driver.Rol
 
 // revertNodes pins nodes back to the revision each had before the rollout and marks them
 // reverted.
-func (s *Store) revertNodes(ctx context.Context, q driver.Queries, r driver.Rollout, ps []nodePin, reason string) (map[string]int64, error) {
+func (s *Store) revertNodes(ctx context.Context, q driver.Queries, r driver.Rollout, ps []driver.RolloutNodePin, reason string) (map[string]int64, error) {
 	gens := map[string]int64{}
 	if len(ps) == 0 {
 		return gens, nil
@@ -401,12 +378,12 @@ func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) 
 			if err != nil {
 				return err
 			}
-			advanced, err := q.RolloutNodeListAdvanced(ctx, driver.RolloutNodeListAdvancedParams{Rollout: id, Max: int64(chunk) + 1})
+			advanced, err := q.RolloutNodeListAdvanced(ctx, driver.RolloutNodeListParams{Rollout: id, Max: int64(chunk) + 1})
 			if err != nil {
 				return err
 			}
 			more = len(advanced) > chunk
-			gens, err = s.revertNodes(ctx, q, r, pins(advanced[:min(len(advanced), chunk)]), "pinned back to its revision: rollout aborted")
+			gens, err = s.revertNodes(ctx, q, r, advanced[:min(len(advanced), chunk)], "pinned back to its revision: rollout aborted")
 			if err != nil {
 				return err
 			}

@@ -214,10 +214,3 @@ func nullTime(ns sql.NullString) *time.Time {
 	t := hq.ParseTime(ns.String)
 	return &t
 }
-
-func boolInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}

@@ -9,6 +9,10 @@
 // not a plain integer, bad UTF-8, any doubt, even a panic of its own — is "not ok", so what is
 // accepted and what is refused, and the errors, are exactly the general decoder's. A fuzz test
 // holds the two to it. HQ_REPORT_DECODER=general makes the controller skip the scanner.
+//
+// ScanHeader reads all but the results and gives their bytes unread, for a caller that knows
+// those bytes already: whatever it says ok to is the general decoder's report exactly when the
+// results' bytes are a list of results, which the same fuzz test holds it to.
 package reportscan
 
 import (

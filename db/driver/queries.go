@@ -90,12 +90,12 @@ type Queries interface {
 	ReportStandingRows(ctx context.Context, since string) ([]ReportStandingRowsRow, error)
 	ResourceStateApplyAllPending(ctx context.Context, arg ResourceStateApplyAllPendingParams) (int64, error)
 	ResourceStateApplyPending(ctx context.Context, arg ResourceStateApplyPendingParams) (int64, error)
-	ResourceStateApplyPendingByKey(ctx context.Context, arg ResourceStateApplyPendingByKeyParams) (int64, error)
+	ResourceStateApplyPendingByKey(ctx context.Context, arg ResourceStateApplyPendingParams) (int64, error)
 	ResourceStateBlockedCounts(ctx context.Context) ([]ResourceStateBlockedCountsRow, error)
 	ResourceStateBlockedCountsByNodes(ctx context.Context, nodes []string) ([]ResourceStateBlockedCountsByNodesRow, error)
 	ResourceStateClearRetry(ctx context.Context, node string) error
 	ResourceStateCountAttempts(ctx context.Context, arg ResourceStateCountAttemptsParams) error
-	ResourceStateCountAttemptsByKey(ctx context.Context, arg ResourceStateCountAttemptsByKeyParams) error
+	ResourceStateCountAttemptsByKey(ctx context.Context, arg ResourceStateCountAttemptsParams) error
 	ResourceStateCountByNode(ctx context.Context, node string) (int64, error)
 	ResourceStateDeclare(ctx context.Context, arg ResourceStateDeclareParams) error
 	ResourceStateGet(ctx context.Context, arg ResourceStateGetParams) (ResourceState, error)
@@ -127,10 +127,10 @@ type Queries interface {
 	RolloutNodeInsertFromPlacement(ctx context.Context, arg RolloutNodeInsertFromPlacementParams) (int64, error)
 	RolloutNodeInsertOnNodes(ctx context.Context, arg RolloutNodeInsertOnNodesParams) error
 	RolloutNodeList(ctx context.Context, rollout int64) ([]RolloutNode, error)
-	RolloutNodeListAdvanced(ctx context.Context, arg RolloutNodeListAdvancedParams) ([]RolloutNodeListAdvancedRow, error)
-	RolloutNodeListFailed(ctx context.Context, arg RolloutNodeListFailedParams) ([]RolloutNodeListFailedRow, error)
+	RolloutNodeListAdvanced(ctx context.Context, arg RolloutNodeListParams) ([]RolloutNodePin, error)
+	RolloutNodeListFailed(ctx context.Context, arg RolloutNodeListParams) ([]RolloutNodePin, error)
 	RolloutNodeListFailedReasons(ctx context.Context, rollout int64) ([]RolloutNodeListFailedReasonsRow, error)
-	RolloutNodeListPending(ctx context.Context, arg RolloutNodeListPendingParams) ([]RolloutNodeListPendingRow, error)
+	RolloutNodeListPending(ctx context.Context, arg RolloutNodeListParams) ([]RolloutNodePin, error)
 	RolloutNodeMarkDone(ctx context.Context, arg RolloutNodeMarkDoneParams) (int64, error)
 	RolloutNodeMarkFailed(ctx context.Context, arg RolloutNodeMarkFailedParams) (int64, error)
 	RolloutNodePage(ctx context.Context, arg RolloutNodePageParams) ([]RolloutNode, error)
@@ -749,14 +749,6 @@ type ResourceStateApplyAllPendingParams struct {
 	Node     string
 }
 
-type ResourceStateApplyPendingByKeyParams struct {
-	Since    string
-	Attempt  int64
-	ReportID sql.NullInt64
-	Node     string
-	Refs     []string
-}
-
 type ResourceStateApplyPendingParams struct {
 	Since    string
 	Attempt  int64
@@ -775,12 +767,6 @@ type ResourceStateBlockedCountsRow struct {
 	Node      string
 	BlockedBy string
 	Blocks    int64
-}
-
-type ResourceStateCountAttemptsByKeyParams struct {
-	ReportID sql.NullInt64
-	Node     string
-	Refs     []string
 }
 
 type ResourceStateCountAttemptsParams struct {
@@ -985,39 +971,21 @@ type RolloutNodeInsertOnNodesParams struct {
 	Nodes        []string
 }
 
-type RolloutNodeListAdvancedParams struct {
+// RolloutNodeListParams pages through a rollout's nodes: at most Max of them.
+type RolloutNodeListParams struct {
 	Rollout int64
 	Max     int64
 }
 
-type RolloutNodeListAdvancedRow struct {
+// RolloutNodePin is a rollout's node at the revision it had before the rollout.
+type RolloutNodePin struct {
 	Node         string
 	FromRevision int64
-}
-
-type RolloutNodeListFailedParams struct {
-	Rollout int64
-	Max     int64
 }
 
 type RolloutNodeListFailedReasonsRow struct {
 	Node   string
 	Reason string
-}
-
-type RolloutNodeListFailedRow struct {
-	Node         string
-	FromRevision int64
-}
-
-type RolloutNodeListPendingParams struct {
-	Rollout int64
-	Max     int64
-}
-
-type RolloutNodeListPendingRow struct {
-	Node         string
-	FromRevision int64
 }
 
 type RolloutNodeMarkDoneParams struct {

@@ -406,7 +406,7 @@ func (q queries) ResourceStateApplyPending(ctx context.Context, arg driver.Resou
 	return q.q.ResourceStateApplyPending(ctx, pgsqlc.ResourceStateApplyPendingParams{Since: arg.Since, Attempt: arg.Attempt, ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
 }
 
-func (q queries) ResourceStateApplyPendingByKey(ctx context.Context, arg driver.ResourceStateApplyPendingByKeyParams) (int64, error) {
+func (q queries) ResourceStateApplyPendingByKey(ctx context.Context, arg driver.ResourceStateApplyPendingParams) (int64, error) {
 	return q.q.ResourceStateApplyPendingByKey(ctx, pgsqlc.ResourceStateApplyPendingByKeyParams{Since: arg.Since, Attempt: arg.Attempt, ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
 }
 
@@ -432,7 +432,7 @@ func (q queries) ResourceStateCountAttempts(ctx context.Context, arg driver.Reso
 	return q.q.ResourceStateCountAttempts(ctx, pgsqlc.ResourceStateCountAttemptsParams{ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
 }
 
-func (q queries) ResourceStateCountAttemptsByKey(ctx context.Context, arg driver.ResourceStateCountAttemptsByKeyParams) error {
+func (q queries) ResourceStateCountAttemptsByKey(ctx context.Context, arg driver.ResourceStateCountAttemptsParams) error {
 	return q.q.ResourceStateCountAttemptsByKey(ctx, pgsqlc.ResourceStateCountAttemptsByKeyParams{ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
 }
 
@@ -584,17 +584,17 @@ func (q queries) RolloutNodeList(ctx context.Context, rollout int64) ([]driver.R
 	return driver.Each(rs, err, func(r pgsqlc.RolloutNode) driver.RolloutNode { return driver.RolloutNode(r) })
 }
 
-func (q queries) RolloutNodeListAdvanced(ctx context.Context, arg driver.RolloutNodeListAdvancedParams) ([]driver.RolloutNodeListAdvancedRow, error) {
+func (q queries) RolloutNodeListAdvanced(ctx context.Context, arg driver.RolloutNodeListParams) ([]driver.RolloutNodePin, error) {
 	rs, err := q.q.RolloutNodeListAdvanced(ctx, pgsqlc.RolloutNodeListAdvancedParams(arg))
-	return driver.Each(rs, err, func(r pgsqlc.RolloutNodeListAdvancedRow) driver.RolloutNodeListAdvancedRow {
-		return driver.RolloutNodeListAdvancedRow(r)
+	return driver.Each(rs, err, func(r pgsqlc.RolloutNodeListAdvancedRow) driver.RolloutNodePin {
+		return driver.RolloutNodePin(r)
 	})
 }
 
-func (q queries) RolloutNodeListFailed(ctx context.Context, arg driver.RolloutNodeListFailedParams) ([]driver.RolloutNodeListFailedRow, error) {
+func (q queries) RolloutNodeListFailed(ctx context.Context, arg driver.RolloutNodeListParams) ([]driver.RolloutNodePin, error) {
 	rs, err := q.q.RolloutNodeListFailed(ctx, pgsqlc.RolloutNodeListFailedParams(arg))
-	return driver.Each(rs, err, func(r pgsqlc.RolloutNodeListFailedRow) driver.RolloutNodeListFailedRow {
-		return driver.RolloutNodeListFailedRow(r)
+	return driver.Each(rs, err, func(r pgsqlc.RolloutNodeListFailedRow) driver.RolloutNodePin {
+		return driver.RolloutNodePin(r)
 	})
 }
 
@@ -605,10 +605,10 @@ func (q queries) RolloutNodeListFailedReasons(ctx context.Context, rollout int64
 	})
 }
 
-func (q queries) RolloutNodeListPending(ctx context.Context, arg driver.RolloutNodeListPendingParams) ([]driver.RolloutNodeListPendingRow, error) {
+func (q queries) RolloutNodeListPending(ctx context.Context, arg driver.RolloutNodeListParams) ([]driver.RolloutNodePin, error) {
 	rs, err := q.q.RolloutNodeListPending(ctx, pgsqlc.RolloutNodeListPendingParams(arg))
-	return driver.Each(rs, err, func(r pgsqlc.RolloutNodeListPendingRow) driver.RolloutNodeListPendingRow {
-		return driver.RolloutNodeListPendingRow(r)
+	return driver.Each(rs, err, func(r pgsqlc.RolloutNodeListPendingRow) driver.RolloutNodePin {
+		return driver.RolloutNodePin(r)
 	})
 }
 

@@ -410,7 +410,7 @@ func (q queries) ResourceStateApplyPending(ctx context.Context, arg driver.Resou
 	return q.q.ResourceStateApplyPending(ctx, sqlitesqlc.ResourceStateApplyPendingParams{Since: arg.Since, Attempt: arg.Attempt, ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
 }
 
-func (q queries) ResourceStateApplyPendingByKey(ctx context.Context, arg driver.ResourceStateApplyPendingByKeyParams) (int64, error) {
+func (q queries) ResourceStateApplyPendingByKey(ctx context.Context, arg driver.ResourceStateApplyPendingParams) (int64, error) {
 	return q.q.ResourceStateApplyPendingByKey(ctx, sqlitesqlc.ResourceStateApplyPendingByKeyParams{Since: arg.Since, Attempt: arg.Attempt, ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
 }
 
@@ -436,7 +436,7 @@ func (q queries) ResourceStateCountAttempts(ctx context.Context, arg driver.Reso
 	return q.q.ResourceStateCountAttempts(ctx, sqlitesqlc.ResourceStateCountAttemptsParams{ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
 }
 
-func (q queries) ResourceStateCountAttemptsByKey(ctx context.Context, arg driver.ResourceStateCountAttemptsByKeyParams) error {
+func (q queries) ResourceStateCountAttemptsByKey(ctx context.Context, arg driver.ResourceStateCountAttemptsParams) error {
 	return q.q.ResourceStateCountAttemptsByKey(ctx, sqlitesqlc.ResourceStateCountAttemptsByKeyParams{ReportID: arg.ReportID, Node: arg.Node, Refs: list(arg.Refs)})
 }
 
@@ -588,17 +588,17 @@ func (q queries) RolloutNodeList(ctx context.Context, rollout int64) ([]driver.R
 	return driver.Each(rs, err, func(r sqlitesqlc.RolloutNode) driver.RolloutNode { return driver.RolloutNode(r) })
 }
 
-func (q queries) RolloutNodeListAdvanced(ctx context.Context, arg driver.RolloutNodeListAdvancedParams) ([]driver.RolloutNodeListAdvancedRow, error) {
+func (q queries) RolloutNodeListAdvanced(ctx context.Context, arg driver.RolloutNodeListParams) ([]driver.RolloutNodePin, error) {
 	rs, err := q.q.RolloutNodeListAdvanced(ctx, sqlitesqlc.RolloutNodeListAdvancedParams(arg))
-	return driver.Each(rs, err, func(r sqlitesqlc.RolloutNodeListAdvancedRow) driver.RolloutNodeListAdvancedRow {
-		return driver.RolloutNodeListAdvancedRow(r)
+	return driver.Each(rs, err, func(r sqlitesqlc.RolloutNodeListAdvancedRow) driver.RolloutNodePin {
+		return driver.RolloutNodePin(r)
 	})
 }
 
-func (q queries) RolloutNodeListFailed(ctx context.Context, arg driver.RolloutNodeListFailedParams) ([]driver.RolloutNodeListFailedRow, error) {
+func (q queries) RolloutNodeListFailed(ctx context.Context, arg driver.RolloutNodeListParams) ([]driver.RolloutNodePin, error) {
 	rs, err := q.q.RolloutNodeListFailed(ctx, sqlitesqlc.RolloutNodeListFailedParams(arg))
-	return driver.Each(rs, err, func(r sqlitesqlc.RolloutNodeListFailedRow) driver.RolloutNodeListFailedRow {
-		return driver.RolloutNodeListFailedRow(r)
+	return driver.Each(rs, err, func(r sqlitesqlc.RolloutNodeListFailedRow) driver.RolloutNodePin {
+		return driver.RolloutNodePin(r)
 	})
 }
 
@@ -609,10 +609,10 @@ func (q queries) RolloutNodeListFailedReasons(ctx context.Context, rollout int64
 	})
 }
 
-func (q queries) RolloutNodeListPending(ctx context.Context, arg driver.RolloutNodeListPendingParams) ([]driver.RolloutNodeListPendingRow, error) {
+func (q queries) RolloutNodeListPending(ctx context.Context, arg driver.RolloutNodeListParams) ([]driver.RolloutNodePin, error) {
 	rs, err := q.q.RolloutNodeListPending(ctx, sqlitesqlc.RolloutNodeListPendingParams(arg))
-	return driver.Each(rs, err, func(r sqlitesqlc.RolloutNodeListPendingRow) driver.RolloutNodeListPendingRow {
-		return driver.RolloutNodeListPendingRow(r)
+	return driver.Each(rs, err, func(r sqlitesqlc.RolloutNodeListPendingRow) driver.RolloutNodePin {
+		return driver.RolloutNodePin(r)
 	})
 }
 
