@@ -42,6 +42,8 @@ type Store struct {
 	committer atomic.Pointer[committer]
 	// batched is the most reports one commit has held.
 	batched atomic.Int64
+	// steadyTaken counts the reports the engine took in one statement (driver.SteadyReports).
+	steadyTaken atomic.Int64
 	// log receives what the store's workers have to say, opt.Log.
 	log       *slog.Logger
 	closeOnce sync.Once

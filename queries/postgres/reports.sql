@@ -53,3 +53,9 @@ WHERE (n.deleted_at IS NULL OR n.deleted_at > CAST(@since AS TEXT))
   AND r.id >= COALESCE((SELECT k.id FROM reports k WHERE k.node = n.name AND k.at <= CAST(@since AS TEXT)
                         ORDER BY k.id DESC LIMIT 1), 0)
 ORDER BY n.name, r.id;
+
+-- name: ReportSteady :one
+-- A steady report in one round trip: what hq_report_steady answers (a JSON object), or ''
+-- with nothing changed.
+SELECT COALESCE(hq_report_steady(@node::text, sqlc.narg(if_match)::bigint, @send_id::bigint, @generation::bigint,
+    @digest::text, @signature::text, @outcome::text, @results::bigint, @at::text), '')::text AS answer;

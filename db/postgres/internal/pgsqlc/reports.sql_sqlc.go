@@ -308,3 +308,39 @@ func (q *Queries) ReportStandingRows(ctx context.Context, since string) ([]Repor
 	}
 	return items, nil
 }
+
+const reportSteady = `-- name: ReportSteady :one
+SELECT COALESCE(hq_report_steady($1::text, $2::bigint, $3::bigint, $4::bigint,
+    $5::text, $6::text, $7::text, $8::bigint, $9::text), '')::text AS answer
+`
+
+type ReportSteadyParams struct {
+	Node       string
+	IfMatch    sql.NullInt64
+	SendID     int64
+	Generation int64
+	Digest     string
+	Signature  string
+	Outcome    string
+	Results    int64
+	At         string
+}
+
+// A steady report in one round trip: what hq_report_steady answers (a JSON object), or ”
+// with nothing changed.
+func (q *Queries) ReportSteady(ctx context.Context, arg ReportSteadyParams) (string, error) {
+	row := q.db.QueryRowContext(ctx, reportSteady,
+		arg.Node,
+		arg.IfMatch,
+		arg.SendID,
+		arg.Generation,
+		arg.Digest,
+		arg.Signature,
+		arg.Outcome,
+		arg.Results,
+		arg.At,
+	)
+	var answer string
+	err := row.Scan(&answer)
+	return answer, err
+}

@@ -157,6 +157,9 @@ type Querier interface {
 	// nothing and reads no node's older rows.
 	// CROSS JOIN: SQLite takes the nodes first, and each node's rows by the index from there.
 	ReportStandingRows(ctx context.Context, since string) ([]ReportStandingRowsRow, error)
+	// A steady report in one round trip: what hq_report_steady answers (a JSON object), or ''
+	// with nothing changed.
+	ReportSteady(ctx context.Context, arg ReportSteadyParams) (string, error)
 	// ResourceStateApplyPending for a report that applied every pending resource of the node: no
 	// list to match against.
 	ResourceStateApplyAllPending(ctx context.Context, arg ResourceStateApplyAllPendingParams) (int64, error)

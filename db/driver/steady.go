@@ -1,0 +1,43 @@
+package driver
+
+import (
+	"context"
+	"database/sql"
+)
+
+// SteadyReports is what the queries of an engine implement when they can take a steady report
+// in one statement, saving the round trips of taking it statement by statement. A steady
+// report answers a send recorded for the node (SendID, Generation, Digest, Signature, and no
+// more results than it declared), says what the node's last report said (Outcome), leaves the
+// node's applied declaration where it is, and has no failure, drift, refusal or host facts: the
+// store asks only of those it has checked for the last four.
+type SteadyReports interface {
+	// ReportSteady takes the report as the store's general path would: the node's last report
+	// counted once more, the node's last report time, the send marked applied, the retries
+	// asked for the node cleared. When the report is not steady in the database's eyes it
+	// changes nothing and returns Taken false.
+	ReportSteady(ctx context.Context, arg ReportSteadyParams) (ReportSteadyRow, error)
+}
+
+type ReportSteadyParams struct {
+	Node       string
+	IfMatch    sql.NullInt64
+	SendID     int64
+	Generation int64
+	Digest     string
+	Signature  string
+	Outcome    string
+	Results    int64
+	At         string
+}
+
+// ReportSteadyRow is a steady report taken: the report row it repeats, the node's generation,
+// and its stuck resources and the retries to hand it (refs, module/resource, in order).
+type ReportSteadyRow struct {
+	Taken      bool
+	ReportID   int64
+	Summary    string
+	Generation int64
+	Stuck      []string
+	Retry      []string
+}

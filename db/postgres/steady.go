@@ -1,0 +1,42 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/driver"
+	"github.com/meshhq/hq/db/postgres/internal/pgsqlc"
+)
+
+var _ driver.SteadyReports = queries{}
+
+// ReportSteady: hq_report_steady answers a JSON object, or ” when it took nothing.
+func (q queries) ReportSteady(ctx context.Context, arg driver.ReportSteadyParams) (driver.ReportSteadyRow, error) {
+	answer, err := q.q.ReportSteady(ctx, pgsqlc.ReportSteadyParams(arg))
+	if err != nil || answer == "" {
+		return driver.ReportSteadyRow{}, err
+	}
+	var a struct {
+		ReportID   int64       `json:"report_id"`
+		Summary    string      `json:"summary"`
+		Generation int64       `json:"generation"`
+		Stuck      [][2]string `json:"stuck"`
+		Retry      [][2]string `json:"retry"`
+	}
+	if err := json.Unmarshal([]byte(answer), &a); err != nil {
+		return driver.ReportSteadyRow{}, fmt.Errorf("hq_report_steady: %w", err)
+	}
+	return driver.ReportSteadyRow{Taken: true, ReportID: a.ReportID, Summary: a.Summary, Generation: a.Generation,
+		Stuck: refs(a.Stuck), Retry: refs(a.Retry)}, nil
+}
+
+// refs joins [module, resource] pairs as hq.Ref does.
+func refs(pairs [][2]string) []string {
+	out := make([]string, len(pairs))
+	for i, p := range pairs {
+		out[i] = hq.Ref(p[0], p[1])
+	}
+	return out
+}

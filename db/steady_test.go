@@ -1,0 +1,143 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/internal/testclock"
+	"github.com/meshhq/hq/internal/testdb"
+	pgmigrations "github.com/meshhq/hq/migrations/postgres"
+	"github.com/pressly/goose/v3"
+)
+
+// TestSteadyReportsInOneStatement: on PostgreSQL a steady report is taken by one statement
+// (hq_report_steady), which answers and writes what the statement-by-statement path does for
+// it, and every report that is not steady goes the general way. On SQLite the same story runs
+// without it, and both must answer alike.
+func TestSteadyReportsInOneStatement(t *testing.T) {
+	testdb.NeedServer(t)
+	t.Parallel()
+	type step struct {
+		resp  hq.ReportResponse
+		err   string
+		last  hq.ReportView
+		quick int64
+	}
+	story := func(engine string) []step {
+		c := testclock.At(time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC))
+		s := open(t, testdb.NewOn(t, engine), Options{Now: c.Now, StuckAttempts: 3})
+		start(t, s.Workers()...)
+		ctx := context.Background()
+		mustNode(t, s, "web-1")
+		mustModule(t, s, "app", file("conf", "x"), file("ok", "y"))
+		mustAssign(t, s, "web-1", "app")
+		// Signed, so that a report is believed only with the signature it was sent with.
+		d, err := s.ComposeSigned(ctx, "web-1", "test", func(d *hq.Declaration) { d.Signature = "sig-" + d.Digest })
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := func(results ...hq.Result) hq.Report {
+			return hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Signature: d.Signature, Results: results}
+		}
+		var steps []step
+		send := func(rep hq.Report, opts IngestOptions) {
+			c.Advance(time.Minute)
+			resp, err := s.Ingest(ctx, "web-1", rep, opts)
+			st := step{resp: resp, quick: s.steadyTaken.Load()}
+			if err != nil {
+				st.err = err.Error()
+			}
+			st.last = *mustGetNode(t, s, "web-1").LastReport
+			steps = append(steps, st)
+		}
+		ok := applied("app", "conf", "ok")
+		send(report(ok...), IngestOptions{}) // first: a new row
+		send(report(ok...), IngestOptions{}) // steady
+		send(report(ok...), IngestOptions{}) // steady again
+		stale := d.Generation - 1
+		send(report(ok...), IngestOptions{IfMatch: &stale})          // a conflict, whichever way
+		send(report(failing("app", "conf"), ok[1]), IngestOptions{}) // not clean
+		send(report(failing("app", "conf"), ok[1]), IngestOptions{}) // a failure repeated
+		send(report(ok...), IngestOptions{})                         // another outcome than the last
+		send(report(ok...), IngestOptions{})                         // steady once more
+		wrong := report(ok...)
+		wrong.Signature = "not-it"
+		send(wrong, IngestOptions{}) // a send believed only with its signature
+		return steps
+	}
+	pg, lite := story("postgres"), story("sqlite")
+	for i := range pg {
+		p, l := pg[i], lite[i]
+		p.quick, l.quick = 0, 0
+		if !reflect.DeepEqual(p, l) {
+			t.Errorf("step %d: PostgreSQL %+v, SQLite %+v", i, p, l)
+		}
+	}
+	// Taken in one statement: the second, third and eighth reports.
+	var quick []int64
+	for _, st := range pg {
+		quick = append(quick, st.quick)
+	}
+	if want := []int64{0, 1, 2, 2, 2, 2, 2, 3, 3}; !reflect.DeepEqual(quick, want) {
+		t.Errorf("reports taken in one statement after each step: %v, want %v", quick, want)
+	}
+	if got := lite[len(lite)-1].quick; got != 0 {
+		t.Errorf("SQLite took %d report(s) in one statement; it has no such statement", got)
+	}
+	if pg[2].last.Repeats != 2 || pg[2].resp.ReportID != pg[0].resp.ReportID {
+		t.Errorf("the steady reports counted %d repeat(s) of report %d, want 2 of %d", pg[2].last.Repeats, pg[2].resp.ReportID, pg[0].resp.ReportID)
+	}
+	if pg[3].err == "" || pg[8].err == "" {
+		t.Errorf("a stale If-Match and a wrong signature were taken: %q, %q", pg[3].err, pg[8].err)
+	}
+}
+
+// TestSteadyReportsAfterMigratingFromTheSchemaBefore: a PostgreSQL database at the schema
+// before hq_report_steady keeps its mesh through the migration, and its nodes' steady reports
+// are then taken in one statement.
+func TestSteadyReportsAfterMigratingFromTheSchemaBefore(t *testing.T) {
+	testdb.NeedServer(t)
+	t.Parallel()
+	ctx := context.Background()
+	hqDB := testdb.NewOn(t, "postgres")
+	c := testclock.At(time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC))
+	s := open(t, hqDB, Options{Now: c.Now})
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("conf", "x"))
+	mustAssign(t, s, "web-1", "app")
+	d := mustCompose(t, s, "web-1", "test")
+	first := ingest(t, s, "web-1", d, applied("app", "conf")...)
+	s.Close()
+
+	// Back to the schema before: its down migration drops the function.
+	db, err := sql.Open("pgx", hqDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, pgmigrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 6); err != nil {
+		t.Fatal(err)
+	}
+	var fns int
+	if err := db.QueryRow("SELECT COUNT(*) FROM pg_proc WHERE proname = 'hq_report_steady'").Scan(&fns); err != nil || fns != 0 {
+		t.Fatalf("at schema 6: %d hq_report_steady, %v", fns, err)
+	}
+
+	s = open(t, hqDB, Options{Now: c.Now})
+	c.Advance(time.Minute)
+	again := ingest(t, s, "web-1", d, applied("app", "conf")...)
+	if again.ReportID != first.ReportID || again.Summary != first.Summary || s.steadyTaken.Load() != 1 {
+		t.Fatalf("after migrating: %+v (taken in one statement: %d), want a repeat of %+v in one statement", again, s.steadyTaken.Load(), first)
+	}
+	if v := mustGetNode(t, s, "web-1"); v.LastReport.Repeats != 1 || v.AppliedGeneration != d.Generation {
+		t.Fatalf("after migrating: last report %+v, applied generation %d", v.LastReport, v.AppliedGeneration)
+	}
+}
