@@ -27,10 +27,16 @@ const (
 	PhaseOverload = "overload"
 	// PhaseRecovery follows overload: the steady rate again, to see the controller recover.
 	PhaseRecovery = "recovery"
+	// PhaseFailover is the steady rate with the first controller killed a third of the way in.
+	PhaseFailover = "failover"
 )
 
-// Phases lists every phase that can be asked for.
-var Phases = []string{PhaseRegister, PhaseAssign, PhaseApply, PhaseSteady, PhaseRevision, PhaseOverload}
+// Phases lists every phase that can be asked for, and DefaultPhases those run unless others
+// are asked for: failover needs controllers to kill.
+var (
+	Phases        = []string{PhaseRegister, PhaseAssign, PhaseApply, PhaseSteady, PhaseRevision, PhaseOverload, PhaseFailover}
+	DefaultPhases = Phases[:len(Phases)-1]
+)
 
 // Config is what a fleet run does.
 type Config struct {
@@ -75,6 +81,9 @@ type Config struct {
 	PhaseTimeout time.Duration
 	// Phases to run; register, assign and apply run whenever a later phase needs them.
 	Phases []string
+	// Kill ends the controller at place ctl in URLs as a crash would (kill -9), for the
+	// failover phase; nil when the generator did not start the controllers.
+	Kill func(ctl int) error
 }
 
 // PhaseResult is one phase's figures.
@@ -141,6 +150,8 @@ type PhaseResult struct {
 	// poll, report; status "error" when none came).
 	Statuses  map[string]int `json:"statuses"`
 	LastError string         `json:"last_error,omitempty"`
+	// Failover is what the failover phase saw; nil for the others.
+	Failover *FailoverResult `json:"failover,omitempty"`
 	// StatusTook and PageTook time GET /api/v1/status and GET / once, after the phase.
 	StatusTook time.Duration `json:"status_ns"`
 	PageTook   time.Duration `json:"page_ns"`
@@ -229,6 +240,19 @@ func (f *Fleet) observer(ctl int) Observer {
 	return func(kind string, c Call) { f.rec.Load().ObserveAt(ctl, kind, c) }
 }
 
+// hostObserver records a host's call to the controller it went to, in the phase's recorder at
+// the time: a host's list of controllers is the fleet's.
+func (f *Fleet) hostObserver(kind string, c Call) { f.rec.Load().ObserveAt(c.Controller, kind, c) }
+
+// bases are the controllers' addresses, in the order of Config.URLs.
+func (f *Fleet) bases() []string {
+	out := make([]string, len(f.admins))
+	for i, a := range f.admins {
+		out[i] = a.Base
+	}
+	return out
+}
+
 // controllerOf is the place in Config.URLs of host i's controller.
 func (f *Fleet) controllerOf(i int) int { return i % len(f.admins) }
 
@@ -243,7 +267,7 @@ func (f *Fleet) Run(ctx context.Context, out func(PhaseResult)) error {
 	pollCtx, stop := context.WithCancel(ctx)
 	f.pollCtx = pollCtx
 	defer func() { stop(); f.polls.Wait() }()
-	later := f.wants(PhaseSteady) || f.wants(PhaseRevision) || f.wants(PhaseOverload)
+	later := f.wants(PhaseSteady) || f.wants(PhaseRevision) || f.wants(PhaseOverload) || f.wants(PhaseFailover)
 	steps := []struct {
 		name string
 		need bool
@@ -262,6 +286,8 @@ func (f *Fleet) Run(ctx context.Context, out func(PhaseResult)) error {
 		{PhaseRecovery, f.wants(PhaseOverload) && f.cfg.RecoverFor > 0, func(ctx context.Context, r *PhaseResult) error {
 			return f.reportAt(ctx, r, f.cfg.SteadyRate, f.cfg.RecoverFor)
 		}},
+		// Last: a controller fewer for whatever would follow.
+		{PhaseFailover, f.wants(PhaseFailover), f.failover},
 	}
 	for _, s := range steps {
 		if !s.need {
@@ -458,7 +484,7 @@ func (f *Fleet) register(ctx context.Context, r *PhaseResult) error {
 		if err != nil {
 			return err
 		}
-		f.hosts[i] = &fleetHost{Host: NewHost(f.admins[ctl].Base, name, token, f.client, obs), registered: gen}
+		f.hosts[i] = &fleetHost{Host: NewHostOf(f.bases(), ctl, name, token, f.client, f.hostObserver), registered: gen}
 		return nil
 	})
 	r.Count, r.Unit = n, "nodes/s"

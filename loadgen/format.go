@@ -16,6 +16,9 @@ func (r PhaseResult) Line() string {
 		if r.Late > 0 {
 			fmt.Fprintf(&b, ", %d late", r.Late)
 		}
+		if r.Failover != nil {
+			b.WriteString("; " + r.Failover.Line())
+		}
 	default:
 		fmt.Fprintf(&b, "  %d node(s), %.1f nodes/s", r.Count, r.Rate)
 	}

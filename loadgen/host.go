@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -41,6 +42,8 @@ type Call struct {
 	Took       time.Duration
 	RetryAfter time.Duration
 	Err        error
+	// Controller is the place, in the host's list, of the controller the call went to.
+	Controller int
 }
 
 // Observer is told about every request a host makes; it must be safe for concurrent use.
@@ -50,18 +53,52 @@ type Observer func(kind string, c Call)
 type Host struct {
 	Name  string
 	Token string
-	base  string
+	// bases are the controllers the host may speak to, and at the place of the one it speaks
+	// to now.
+	bases []string
+	at    atomic.Int64
 	http  *http.Client
 	obs   Observer
 
 	mu   sync.Mutex
 	decl *hq.Declaration
+
+	// answeredAt is when a controller last answered the host (Unix nanoseconds) and answeredBy
+	// its place in bases; acks counts the reports acknowledged with 200.
+	answeredAt, answeredBy, acks atomic.Int64
 }
 
 // NewHost returns a host for a registered node of the controller at base (http://addr),
 // sending through client; obs may be nil.
 func NewHost(base, name, token string, client *http.Client, obs Observer) *Host {
-	return &Host{Name: name, Token: token, base: strings.TrimRight(base, "/"), http: client, obs: obs}
+	return NewHostOf([]string{base}, 0, name, token, client, obs)
+}
+
+// NewHostOf returns a host that speaks to bases[first] and, when a request gets no answer at
+// all, turns to the next of bases, as hostd does with the controllers it is given.
+func NewHostOf(bases []string, first int, name, token string, client *http.Client, obs Observer) *Host {
+	h := &Host{Name: name, Token: token, http: client, obs: obs}
+	for _, b := range bases {
+		h.bases = append(h.bases, strings.TrimRight(b, "/"))
+	}
+	h.at.Store(int64(first))
+	return h
+}
+
+// Controller is the place, in the host's list, of the controller it speaks to now.
+func (h *Host) Controller() int { return int(h.at.Load()) }
+
+// Acks is how many of the host's reports were acknowledged with 200.
+func (h *Host) Acks() int64 { return h.acks.Load() }
+
+// Answered says when a controller last answered the host and which (its place in the list);
+// a zero time when none has.
+func (h *Host) Answered() (time.Time, int) {
+	at := h.answeredAt.Load()
+	if at == 0 {
+		return time.Time{}, 0
+	}
+	return time.Unix(0, at), int(h.answeredBy.Load())
 }
 
 // Current returns the last declaration the host took in, or nil.
@@ -78,23 +115,32 @@ func (h *Host) SetCurrent(d *hq.Declaration) {
 	h.mu.Unlock()
 }
 
-func (h *Host) nodeURL(suffix string) string {
-	return h.base + "/api/v1/nodes/" + url.PathEscape(h.Name) + suffix
+// request is a request of the host's to the controller it speaks to now, whose place in its
+// list it returns too.
+func (h *Host) request(ctx context.Context, method, suffix string, body io.Reader) (*http.Request, int, error) {
+	at := int(h.at.Load())
+	req, err := http.NewRequestWithContext(ctx, method, h.bases[at]+"/api/v1/nodes/"+url.PathEscape(h.Name)+suffix, body)
+	return req, at, err
 }
 
-// do sends req with the host's token, reads the whole answer (so the connection is kept for
-// the next request) and tells the observer.
-func (h *Host) do(kind string, req *http.Request) (Call, []byte) {
+// do sends req, made for the controller at place at, with the host's token, reads the whole
+// answer (so the connection is kept for the next request) and tells the observer. A request
+// that got no answer turns the host to its next controller.
+func (h *Host) do(kind string, req *http.Request, at int) (Call, []byte) {
 	req.Header.Set("Authorization", "Bearer "+h.Token)
 	start := time.Now()
 	resp, err := h.http.Do(req)
-	var c Call
+	c := Call{Controller: at}
 	var body []byte
 	if err == nil {
 		body, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 		resp.Body.Close()
 		c.Status = resp.StatusCode
 		c.RetryAfter = retryAfter(resp.Header.Get("Retry-After"))
+		h.answeredBy.Store(int64(at))
+		h.answeredAt.Store(time.Now().UnixNano())
+	} else if req.Context().Err() == nil && len(h.bases) > 1 {
+		h.at.CompareAndSwap(int64(at), int64((at+1)%len(h.bases)))
 	}
 	c.Took, c.Err = time.Since(start), err
 	if h.obs != nil && !errors.Is(req.Context().Err(), context.Canceled) {
@@ -122,7 +168,7 @@ func (h *Host) Declaration(ctx context.Context, after int64, wait time.Duration)
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.nodeURL("/declaration?"+q.Encode()), nil)
+	req, at, err := h.request(ctx, http.MethodGet, "/declaration?"+q.Encode(), nil)
 	if err != nil {
 		return nil, Call{Err: err}
 	}
@@ -130,7 +176,7 @@ func (h *Host) Declaration(ctx context.Context, after int64, wait time.Duration)
 	if wait > 0 {
 		kind = "poll"
 	}
-	c, body := h.do(kind, req)
+	c, body := h.do(kind, req, at)
 	if c.Err != nil || c.Status != http.StatusOK {
 		return nil, c
 	}
@@ -148,15 +194,16 @@ func (h *Host) PostReport(ctx context.Context, body Body) (hq.ReportResponse, Ca
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	rd, n := body.reader()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.nodeURL("/reports"), rd)
+	req, at, err := h.request(ctx, http.MethodPost, "/reports", rd)
 	if err != nil {
 		return rr, Call{Err: err}
 	}
 	req.ContentLength = n
 	req.GetBody = func() (io.ReadCloser, error) { rd, _ := body.reader(); return io.NopCloser(rd), nil }
 	req.Header.Set("Content-Type", "application/json")
-	c, b := h.do("report", req)
+	c, b := h.do("report", req, at)
 	if c.Err == nil && c.Status == http.StatusOK {
+		h.acks.Add(1)
 		if err := json.Unmarshal(b, &rr); err != nil {
 			c.Err = fmt.Errorf("decoding report answer: %w", err)
 		}

@@ -43,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		cfg     loadgen.Config
-		phases  = fs.String("phases", strings.Join(loadgen.Phases, ","), "phases to run, comma-separated: "+strings.Join(loadgen.Phases, ", ")+" (register, assign and apply run whenever a later phase needs them)")
+		phases  = fs.String("phases", strings.Join(loadgen.DefaultPhases, ","), "phases to run, comma-separated: "+strings.Join(loadgen.Phases, ", ")+" (register, assign and apply run whenever a later phase needs them; failover, with -hq and -controllers 2 or more, kills the first controller a third of the way into a steady run)")
 		hqBin   = fs.String("hq", "", "the hq binary to start on a temporary database (build it with go build ./cmd/hq); or give -url and -token")
 		nctl    = fs.Int("controllers", 1, "with -hq, how many controllers to start on the one database; host i speaks to controller i mod N")
 		addr    = fs.String("addr", "127.0.0.1:0", "with -hq, where the controller listens; with -controllers, a port-0 address for all or a comma-separated list, one per controller")
@@ -171,6 +171,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			wg.Wait()
 		}()
 		cfg.Token, cfg.DB = token, ctls[0].DB
+		cfg.Kill = func(ctl int) error {
+			if ctl < 0 || ctl >= len(ctls) {
+				return fmt.Errorf("no controller #%d", ctl+1)
+			}
+			ctls[ctl].Kill()
+			return nil
+		}
 		for _, c := range ctls {
 			cfg.URLs, cfg.Pids = append(cfg.URLs, c.URL), append(cfg.Pids, c.Pid())
 		}
