@@ -33,7 +33,9 @@ type batchRequest struct {
 	ctx context.Context
 	// quick, when set, runs before fn and outside the request's savepoint, which costs a round
 	// trip on a server: it writes nothing unless it returns true, and then fn does not run.
-	// Any error it returns is a failure of the database, not a refusal.
+	// Its writes are one statement, so a request committed alone runs it outside any
+	// transaction (inStatement). Any error it returns is a failure of the database, not a
+	// refusal.
 	quick func(ctx context.Context, q driver.Queries) (bool, error)
 	fn    func(ctx context.Context, q driver.Queries) error
 	done  chan error
@@ -174,14 +176,13 @@ func (s *Store) commitAlone(r *batchRequest) error {
 		return err
 	}
 	ctx := context.WithoutCancel(r.ctx)
-	return s.inTx(ctx, func(q driver.Queries) error {
-		if r.quick != nil {
-			if done, err := r.quick(ctx, q); err != nil || done {
-				return err
-			}
+	if r.quick != nil && ctx.Value(dryRunKey{}) == nil {
+		// Alone, the quick way needs no transaction: its one statement is one.
+		if done, err := s.inStatement(ctx, r.quick); err != nil || done {
+			return err
 		}
-		return r.fn(ctx, q)
-	})
+	}
+	return s.inTx(ctx, func(q driver.Queries) error { return r.fn(ctx, q) })
 }
 
 // refusal reports whether err refuses a request for what it asks (a coded error the caller

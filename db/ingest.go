@@ -71,14 +71,10 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	raised, quickly := false, false
 	clean := !hasFailure(rep.Results) && !hasDrift(rep.Results)
 	var quick func(ctx context.Context, q driver.Queries) (bool, error)
-	if clean && rep.SendID > 0 && rep.Refused == nil && rep.Host == nil {
+	if _, ok := s.wq.(driver.SteadyReports); ok && clean && rep.SendID > 0 && rep.Refused == nil && rep.Host == nil {
 		// An engine that takes a steady report in one statement is asked first.
 		quick = func(ctx context.Context, q driver.Queries) (bool, error) {
-			sq, ok := q.(driver.SteadyReports)
-			if !ok {
-				return false, nil
-			}
-			row, err := sq.ReportSteady(ctx, driver.ReportSteadyParams{Node: node, IfMatch: optInt(opts.IfMatch),
+			row, err := q.(driver.SteadyReports).ReportSteady(ctx, driver.ReportSteadyParams{Node: node, IfMatch: optInt(opts.IfMatch),
 				SendID: rep.SendID, Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature,
 				Outcome: outcome, Results: int64(len(rep.Results)), At: at})
 			if err != nil || !row.Taken {

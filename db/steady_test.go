@@ -3,7 +3,9 @@ package db
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,4 +142,49 @@ func TestSteadyReportsAfterMigratingFromTheSchemaBefore(t *testing.T) {
 	if v := mustGetNode(t, s, "web-1"); v.LastReport.Repeats != 1 || v.AppliedGeneration != d.Generation {
 		t.Fatalf("after migrating: last report %+v, applied generation %d", v.LastReport, v.AppliedGeneration)
 	}
+}
+
+// TestSteadyReportsSharingCommits: steady reports from many nodes at once, taken in one
+// statement each whether they commit alone or share a commit, each counted once.
+func TestSteadyReportsSharingCommits(t *testing.T) {
+	testdb.NeedServer(t)
+	t.Parallel()
+	s := open(t, testdb.NewOn(t, "postgres"), Options{})
+	start(t, s.Workers()...)
+	mustModule(t, s, "app", file("conf", "x"))
+	const nodes, each = 8, 6
+	decls := make([]hq.Declaration, nodes)
+	for i := range decls {
+		node := fmt.Sprintf("web-%d", i)
+		mustNode(t, s, node)
+		mustAssign(t, s, node, "app")
+		decls[i] = mustCompose(t, s, node, "test")
+		ingest(t, s, node, decls[i], applied("app", "conf")...)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, nodes*each)
+	for i, d := range decls {
+		wg.Go(func() {
+			for range each {
+				rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: applied("app", "conf")}
+				if _, err := s.Ingest(context.Background(), fmt.Sprintf("web-%d", i), rep, IngestOptions{}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := s.steadyTaken.Load(); got != nodes*each {
+		t.Errorf("%d report(s) taken in one statement, want %d", got, nodes*each)
+	}
+	for i := range nodes {
+		if v := mustGetNode(t, s, fmt.Sprintf("web-%d", i)); v.LastReport.Repeats != each {
+			t.Errorf("web-%d: %d repeat(s), want %d", i, v.LastReport.Repeats, each)
+		}
+	}
+	t.Logf("at most %d report(s) shared a commit", s.batched.Load())
 }

@@ -24,6 +24,9 @@ DECLARE
     s_found BOOLEAN;
     answer TEXT;
 BEGIN
+    -- First, as every write transaction of hq's does: the controller may call this alone, as a
+    -- statement that is its own transaction, and what it reads must not move before it writes.
+    PERFORM hq_lock_writes();
     SELECT n.generation, n.applied_generation, n.applied_digest, n.last_report_id
     INTO n_generation, n_applied_generation, n_applied_digest, n_last_report
     FROM nodes n WHERE n.name = p_node AND n.deleted_at IS NULL;
