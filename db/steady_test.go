@@ -129,7 +129,7 @@ func TestSteadyReportsAfterMigratingFromTheSchemaBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fns int
-	if err := db.QueryRow("SELECT COUNT(*) FROM pg_proc WHERE proname = 'hq_report_steady'").Scan(&fns); err != nil || fns != 0 {
+	if err := db.QueryRow("SELECT COUNT(*) FROM pg_proc WHERE proname = 'hq_report_steady' AND pronamespace = current_schema()::regnamespace").Scan(&fns); err != nil || fns != 0 {
 		t.Fatalf("at schema 6: %d hq_report_steady, %v", fns, err)
 	}
 
