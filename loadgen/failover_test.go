@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,17 +39,7 @@ func TestFailoverKillsTheFirstControllerAndItsHostsMove(t *testing.T) {
 	if testdb.Postgres() {
 		env = []string{"HQ_DB=" + testdb.NewOn(t, "postgres"), "HQ_KEY_FILE=" + filepath.Join(dir, "hq.key")}
 	}
-	ctls, err := StartControllers(buildHQ(t), dir, 2, []string{"127.0.0.1:0"}, "loadgen-test-token", env...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		var wg sync.WaitGroup
-		for _, c := range ctls {
-			wg.Go(c.Stop)
-		}
-		wg.Wait()
-	})
+	ctls := startTwo(t, dir, env...)
 	cfg := Config{Token: "loadgen-test-token", Nodes: 20, Resources: 3, Prefix: "lgf-", Module: "lgf",
 		SteadyRate: 40, SteadyFor: 4 * time.Second, Concurrency: 4, Wait: 5 * time.Second, PhaseTimeout: 30 * time.Second,
 		Phases: []string{PhaseFailover}, Kill: func(ctl int) error { ctls[ctl].Kill(); return nil }}

@@ -226,17 +226,7 @@ func TestFleetSplitsHostsAcrossControllers(t *testing.T) {
 		t.Skip("builds and runs hq")
 	}
 	dir := t.TempDir()
-	ctls, err := StartControllers(buildHQ(t), dir, 2, []string{"127.0.0.1:0"}, "loadgen-test-token")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		var wg sync.WaitGroup
-		for _, c := range ctls {
-			wg.Go(c.Stop)
-		}
-		wg.Wait()
-	})
+	ctls := startTwo(t, dir)
 	cfg := Config{Token: "loadgen-test-token", DB: ctls[0].DB, Nodes: 20, Resources: 3, Prefix: "lgt-", Module: "lgt",
 		SteadyRate: 40, SteadyFor: time.Second, Concurrency: 4, Wait: 5 * time.Second, PhaseTimeout: 30 * time.Second,
 		Phases: []string{PhaseSteady, PhaseRevision}}
@@ -297,6 +287,24 @@ func TestFleetSplitsHostsAcrossControllers(t *testing.T) {
 	if keys, _ := filepath.Glob(filepath.Join(dir, "*.key")); len(keys) != 1 {
 		t.Errorf("signing keys %v", keys)
 	}
+}
+
+// startTwo starts two controllers of a fresh build in dir, with the token
+// "loadgen-test-token", stopped when the test ends.
+func startTwo(t *testing.T, dir string, env ...string) []*Controller {
+	t.Helper()
+	ctls, err := StartControllers(buildHQ(t), dir, 2, []string{"127.0.0.1:0"}, "loadgen-test-token", env...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var wg sync.WaitGroup
+		for _, c := range ctls {
+			wg.Go(c.Stop)
+		}
+		wg.Wait()
+	})
+	return ctls
 }
 
 // With one controller the line and the JSON are as they were: no share of each, and the
