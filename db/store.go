@@ -133,6 +133,10 @@ func (s *Store) inTxWith(ctx context.Context, fn func(q driver.Queries, tx *sql.
 	return s.wrote(err)
 }
 
+// ReportsInOneStatement is how many reports the engine has taken in one statement since the
+// store opened (driver.SteadyReports); always 0 on SQLite.
+func (s *Store) ReportsInOneStatement() int64 { return s.steadyTaken.Load() }
+
 // inStatement runs fn on the write connection outside any transaction, in the writer's turn:
 // fn's writes must be one statement, which is its own transaction, committed when it ends. On
 // a server that saves the round trips of a begin and a commit. Like batchRequest.quick, fn

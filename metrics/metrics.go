@@ -67,6 +67,9 @@ func New(store Store, srv Server, log *slog.Logger) *Metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_unread_total",
 			Help: "Reports taken in as repeats of the node's last one without reading their results, which were byte for byte the last ones (HQ_REPORT_DECODER)."},
 			func() float64 { return float64(srv.Unread()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_one_statement_total",
+			Help: "Steady reports the database took in one statement of its own (PostgreSQL's hq_report_steady); 0 on SQLite, which takes every report statement by statement in this process."},
+			func() float64 { return float64(store.ReportsInOneStatement()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hq_hosts_polling",
 			Help: "Hosts that poll on their interval rather than hold a long-poll, because HQ_MAX_POLLS waited already when they last asked."},
 			func() float64 { return float64(srv.Polling()) }),
@@ -120,6 +123,7 @@ var (
 // Store is what the metrics read of the store: its figures, in one read.
 type Store interface {
 	Figures(ctx context.Context) (db.Figures, error)
+	ReportsInOneStatement() int64
 }
 
 // storeCollector reads the store's figures at scrape time, in one read transaction, rather

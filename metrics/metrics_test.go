@@ -14,6 +14,8 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/db/driver"
+	"github.com/meshhq/hq/internal/testdb"
 	"github.com/meshhq/hq/internal/teststore"
 	"github.com/meshhq/hq/internal/wait"
 )
@@ -23,6 +25,27 @@ func TestMetricsPage(t *testing.T) {
 	store := teststore.Open(t, db.Options{})
 	for _, n := range []string{"a", "b"} {
 		if _, _, err := store.CreateNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two reports of c that say the same: on PostgreSQL the second is taken in one statement.
+	if _, _, err := store.CreateNode(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutModule(ctx, "app", []hq.Resource{{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "x\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Assign(ctx, "c", "app", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, err := store.Compose(ctx, "c", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest,
+			Results: []hq.Result{{Module: "app", Resource: "conf", Outcome: hq.StateApplied, Attempted: true}}}
+		if _, err := store.Ingest(ctx, "c", rep, db.IngestOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,8 +76,11 @@ func TestMetricsPage(t *testing.T) {
 	if got := value("hq_nodes", "status", "new"); got != 2 {
 		t.Errorf("hq_nodes{status=new} = %v, want 2", got)
 	}
-	if got := value("hq_nodes", "status", "converged"); got != 0 {
-		t.Errorf("hq_nodes{status=converged} = %v, want 0 (every status is present)", got)
+	if got := value("hq_nodes", "status", "converged"); got != 1 {
+		t.Errorf("hq_nodes{status=converged} = %v, want 1", got)
+	}
+	if got := value("hq_nodes", "status", "stuck"); got != 0 {
+		t.Errorf("hq_nodes{status=stuck} = %v, want 0 (every status is present)", got)
 	}
 	if got := value("hq_reports_shed_total", "", ""); got != 7 {
 		t.Errorf("shed = %v, want 7", got)
@@ -64,6 +90,9 @@ func TestMetricsPage(t *testing.T) {
 	}
 	if got := value("hq_reports_unread_total", "", ""); got != 5 {
 		t.Errorf("reports unread = %v, want 5", got)
+	}
+	if got, want := value("hq_reports_one_statement_total", "", ""), float64(driver.Flag(testdb.Postgres())); got != want {
+		t.Errorf("reports in one statement = %v, want %v", got, want)
 	}
 	if got := value("hq_hosts_polling", "", ""); got != 2 {
 		t.Errorf("hosts polling = %v, want 2", got)
