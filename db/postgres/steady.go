@@ -12,7 +12,7 @@ import (
 
 var _ driver.SteadyReports = queries{}
 
-// ReportSteady: hq_report_steady answers a JSON object, or ” when it took nothing.
+// ReportSteady: hq_report_steady answers a JSON object, or an empty text when it took nothing.
 func (q queries) ReportSteady(ctx context.Context, arg driver.ReportSteadyParams) (driver.ReportSteadyRow, error) {
 	answer, err := q.q.ReportSteady(ctx, pgsqlc.ReportSteadyParams(arg))
 	if err != nil || answer == "" {
