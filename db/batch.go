@@ -51,16 +51,13 @@ type batchRequest struct {
 //
 // Without a committer running, each request commits alone.
 func (s *Store) inBatchTx(ctx context.Context, fn func(ctx context.Context, q driver.Queries) error) error {
-	return s.submit(&batchRequest{ctx: ctx, fn: fn, done: make(chan error, 1)})
+	return s.inBatchTxQuick(ctx, nil, fn)
 }
 
-// inBatchTxQuick is inBatchTx with a quick way first (batchRequest.quick).
+// inBatchTxQuick is inBatchTx with a quick way first, when quick is not nil
+// (batchRequest.quick).
 func (s *Store) inBatchTxQuick(ctx context.Context, quick func(ctx context.Context, q driver.Queries) (bool, error), fn func(ctx context.Context, q driver.Queries) error) error {
-	return s.submit(&batchRequest{ctx: ctx, quick: quick, fn: fn, done: make(chan error, 1)})
-}
-
-func (s *Store) submit(r *batchRequest) error {
-	ctx := r.ctx
+	r := &batchRequest{ctx: ctx, quick: quick, fn: fn, done: make(chan error, 1)}
 	c := s.committer.Load()
 	if c == nil {
 		return s.commitAlone(r)
