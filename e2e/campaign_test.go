@@ -271,7 +271,13 @@ func TestCampaignHostdKilledMidGroup(t *testing.T) {
 	root, state := filepath.Join(dir, "root"), filepath.Join(dir, "state")
 	os.MkdirAll(root, 0o755)
 	t.Cleanup(func() { killStrays(t, root) })
-	pair := func(i int) []hq.Resource { return groupModule(fmt.Sprintf("A%d", i), fmt.Sprintf("B%d", i), "") }
+	// The server has a health check: hostd then knows it has read its pair before it commits
+	// the next one. Without one it is deemed started after a moment, and on a loaded machine a
+	// server started by one reconcile can read its files midway through the next.
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	pair := func(i int) []hq.Resource {
+		return groupModule(fmt.Sprintf("A%d", i), fmt.Sprintf("B%d", i), "http://"+addr+"/healthz", "-addr", addr)
+	}
 
 	h := startHost(t, ctl.url, "n1", token, root, state)
 	c.putModule("app", pair(0)...)
