@@ -72,11 +72,20 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	clean := !hasFailure(rep.Results) && !hasDrift(rep.Results)
 	var quick func(ctx context.Context, q driver.Queries) (bool, error)
 	if _, ok := s.wq.(driver.SteadyReports); ok && clean && rep.SendID > 0 && rep.Refused == nil && rep.Host == nil {
-		// An engine that takes a steady report in one statement is asked first.
+		// An engine that takes a steady report in one statement is asked first, and one whose
+		// results are all plain "applied" is asked whether it can take it whole.
+		settled, isSettled := settledReport(rep)
 		quick = func(ctx context.Context, q driver.Queries) (bool, error) {
-			row, err := q.(driver.SteadyReports).ReportSteady(ctx, driver.ReportSteadyParams{Node: node, IfMatch: optInt(opts.IfMatch),
-				SendID: rep.SendID, Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature,
-				Outcome: outcome, Results: int64(len(rep.Results)), At: at})
+			var row driver.ReportSteadyRow
+			var err error
+			if isSettled {
+				settled.Node, settled.IfMatch, settled.Outcome, settled.At = node, optInt(opts.IfMatch), outcome, at
+				row, err = q.(driver.SteadyReports).ReportSettled(ctx, settled)
+			} else {
+				row, err = q.(driver.SteadyReports).ReportSteady(ctx, driver.ReportSteadyParams{Node: node, IfMatch: optInt(opts.IfMatch),
+					SendID: rep.SendID, Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature,
+					Outcome: outcome, Results: int64(len(rep.Results)), At: at})
+			}
 			if err != nil || !row.Taken {
 				return false, err
 			}
@@ -148,6 +157,38 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		s.steadyTaken.Add(1)
 	}
 	return resp, err
+}
+
+// settledReport says whether rep is one driver.SteadyReports.ReportSettled may take: results
+// that are all plain "applied", all attempted and changed or none, each resource once. It
+// fills in what comes from the report itself.
+func settledReport(rep hq.Report) (driver.ReportSettledParams, bool) {
+	p := driver.ReportSettledParams{SendID: rep.SendID, Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature,
+		StartedAt: optTime(rep.StartedAt), FinishedAt: optTime(rep.FinishedAt)}
+	if len(rep.Results) == 0 {
+		return p, false
+	}
+	first := rep.Results[0]
+	for _, r := range rep.Results {
+		if !plainApplied(r) || (r.Attempted && r.Changed) != (first.Attempted && first.Changed) {
+			return p, false
+		}
+	}
+	// The line as the general path would write it: the database checks that the send declared
+	// as many resources as there are results, and that none of them is stuck.
+	t := hq.TallyReport(&rep, len(rep.Results), nil)
+	if t.Applied != len(rep.Results) {
+		return p, false // a resource named twice
+	}
+	p.Summary = t.Line()
+	if first.Attempted && first.Changed {
+		p.Attempt = 1
+	}
+	p.Refs = make([]string, len(rep.Results))
+	for i, r := range rep.Results {
+		p.Refs[i] = hq.Ref(r.Module, r.Resource)
+	}
+	return p, true
 }
 
 // answer is what a report answers: which declaration it names, and how far it is believed.

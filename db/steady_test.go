@@ -17,16 +17,17 @@ import (
 )
 
 // TestSteadyReportsInOneStatement: on PostgreSQL a steady report is taken by one statement
-// (hq_report_steady), which answers and writes what the statement-by-statement path does for
-// it, and every report that is not steady goes the general way. On SQLite the same story runs
-// without it, and both must answer alike.
+// (hq_report_steady), as are a first apply and the report after it (hq_report_settled), each
+// answering and writing what the statement-by-statement path does for it, and every other
+// report goes the general way. On SQLite the same story runs without them, and both must
+// answer and read alike.
 func TestSteadyReportsInOneStatement(t *testing.T) {
 	testdb.NeedServer(t)
 	t.Parallel()
 	type step struct {
 		resp  hq.ReportResponse
 		err   string
-		last  hq.ReportView
+		node  hq.NodeView
 		quick int64
 	}
 	story := func(engine string) []step {
@@ -53,13 +54,17 @@ func TestSteadyReportsInOneStatement(t *testing.T) {
 			if err != nil {
 				st.err = err.Error()
 			}
-			st.last = *mustGetNode(t, s, "web-1").LastReport
+			st.node = mustGetNode(t, s, "web-1")
 			steps = append(steps, st)
 		}
 		ok := applied("app", "conf", "ok")
-		send(report(ok...), IngestOptions{}) // first: a new row
-		send(report(ok...), IngestOptions{}) // steady
-		send(report(ok...), IngestOptions{}) // steady again
+		made := applied("app", "conf", "ok")
+		for i := range made {
+			made[i].Changed = true
+		}
+		send(report(made...), IngestOptions{}) // a first apply: settled
+		send(report(ok...), IngestOptions{})   // the report after it, nothing changed: settled
+		send(report(ok...), IngestOptions{})   // steady
 		stale := d.Generation - 1
 		send(report(ok...), IngestOptions{IfMatch: &stale})          // a conflict, whichever way
 		send(report(failing("app", "conf"), ok[1]), IngestOptions{}) // not clean
@@ -68,7 +73,10 @@ func TestSteadyReportsInOneStatement(t *testing.T) {
 		send(report(ok...), IngestOptions{})                         // steady once more
 		wrong := report(ok...)
 		wrong.Signature = "not-it"
-		send(wrong, IngestOptions{}) // a send believed only with its signature
+		send(wrong, IngestOptions{})                                     // a send believed only with its signature
+		send(report(ok[0], applied("app", "other")[0]), IngestOptions{}) // a resource not declared
+		send(report(made[0], ok[1]), IngestOptions{})                    // some changed, some not
+		send(report(ok...), IngestOptions{})                             // settled again
 		return steps
 	}
 	pg, lite := story("postgres"), story("sqlite")
@@ -79,22 +87,26 @@ func TestSteadyReportsInOneStatement(t *testing.T) {
 			t.Errorf("step %d: PostgreSQL %+v, SQLite %+v", i, p, l)
 		}
 	}
-	// Taken in one statement: the second, third and eighth reports.
+	// Taken in one statement: the first three reports, the eighth and the last.
 	var quick []int64
 	for _, st := range pg {
 		quick = append(quick, st.quick)
 	}
-	if want := []int64{0, 1, 2, 2, 2, 2, 2, 3, 3}; !reflect.DeepEqual(quick, want) {
+	if want := []int64{1, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 5}; !reflect.DeepEqual(quick, want) {
 		t.Errorf("reports taken in one statement after each step: %v, want %v", quick, want)
 	}
 	if got := lite[len(lite)-1].quick; got != 0 {
 		t.Errorf("SQLite took %d report(s) in one statement; it has no such statement", got)
 	}
-	if pg[2].last.Repeats != 2 || pg[2].resp.ReportID != pg[0].resp.ReportID {
-		t.Errorf("the steady reports counted %d repeat(s) of report %d, want 2 of %d", pg[2].last.Repeats, pg[2].resp.ReportID, pg[0].resp.ReportID)
+	if r := pg[2].node.LastReport; r.Repeats != 1 || pg[2].resp.ReportID != pg[1].resp.ReportID || pg[1].resp.ReportID == pg[0].resp.ReportID {
+		t.Errorf("the first apply was report %d, the one after it %d, and the steady report counted %d repeat(s) of report %d",
+			pg[0].resp.ReportID, pg[1].resp.ReportID, r.Repeats, pg[2].resp.ReportID)
 	}
-	if pg[3].err == "" || pg[8].err == "" {
-		t.Errorf("a stale If-Match and a wrong signature were taken: %q, %q", pg[3].err, pg[8].err)
+	if v := pg[0].node; v.AppliedGeneration == 0 || v.Counts[hq.StateApplied] != 2 || v.Resources[0].Attempts != 1 {
+		t.Errorf("after the first apply: applied generation %d, counts %v, resources %+v", v.AppliedGeneration, v.Counts, v.Resources)
+	}
+	if pg[3].err == "" || pg[8].err == "" || pg[9].err == "" {
+		t.Errorf("a stale If-Match, a wrong signature and an undeclared resource were taken: %q, %q, %q", pg[3].err, pg[8].err, pg[9].err)
 	}
 }
 
@@ -161,6 +173,7 @@ func TestSteadyReportsSharingCommits(t *testing.T) {
 		decls[i] = mustCompose(t, s, node, "test")
 		ingest(t, s, node, decls[i], applied("app", "conf")...)
 	}
+	firsts := s.steadyTaken.Load() // the first applies, settled
 	var wg sync.WaitGroup
 	errs := make(chan error, nodes*each)
 	for i, d := range decls {
@@ -178,7 +191,7 @@ func TestSteadyReportsSharingCommits(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if got := s.steadyTaken.Load(); got != nodes*each {
+	if got := s.steadyTaken.Load() - firsts; got != nodes*each {
 		t.Errorf("%d report(s) taken in one statement, want %d", got, nodes*each)
 	}
 	for i := range nodes {

@@ -17,6 +17,32 @@ type SteadyReports interface {
 	// asked for the node cleared. When the report is not steady in the database's eyes it
 	// changes nothing and returns Taken false.
 	ReportSteady(ctx context.Context, arg ReportSteadyParams) (ReportSteadyRow, error)
+	// ReportSettled takes a report whose every result is a plain "applied" (Attempt 1 when
+	// every one was attempted and changed, 0 when none was) and names every resource of the
+	// node, for the node's declaration, when the node's resources are all pending or all
+	// applied: a first apply, or the report after one. A repeat of the node's last report is
+	// taken as ReportSteady takes it. Otherwise it writes what the general path writes: a new
+	// report row with Summary (worked out by the store), the pending resources applied, the
+	// node's last report, the send marked applied, and the node's applied declaration moved
+	// when the report applies a newer one. Any other report changes nothing: Taken false.
+	ReportSettled(ctx context.Context, arg ReportSettledParams) (ReportSteadyRow, error)
+}
+
+type ReportSettledParams struct {
+	Node       string
+	IfMatch    sql.NullInt64
+	SendID     int64
+	Generation int64
+	Digest     string
+	Signature  string
+	Outcome    string
+	// Refs are the results, module/resource.
+	Refs       []string
+	Attempt    int64
+	Summary    string
+	StartedAt  sql.NullString
+	FinishedAt sql.NullString
+	At         string
 }
 
 type ReportSteadyParams struct {

@@ -12,9 +12,23 @@ import (
 
 var _ driver.SteadyReports = queries{}
 
-// ReportSteady: hq_report_steady answers a JSON object, or an empty text when it took nothing.
+// ReportSteady: hq_report_steady answers as taken reads.
 func (q queries) ReportSteady(ctx context.Context, arg driver.ReportSteadyParams) (driver.ReportSteadyRow, error) {
 	answer, err := q.q.ReportSteady(ctx, pgsqlc.ReportSteadyParams(arg))
+	return taken("hq_report_steady", answer, err)
+}
+
+// ReportSettled: hq_report_settled answers as hq_report_steady does.
+func (q queries) ReportSettled(ctx context.Context, arg driver.ReportSettledParams) (driver.ReportSteadyRow, error) {
+	answer, err := q.q.ReportSettled(ctx, pgsqlc.ReportSettledParams{Node: arg.Node, IfMatch: arg.IfMatch, SendID: arg.SendID,
+		Generation: arg.Generation, Digest: arg.Digest, Signature: arg.Signature, Outcome: arg.Outcome, Refs: list(arg.Refs),
+		Attempt: arg.Attempt, Summary: arg.Summary, StartedAt: arg.StartedAt, FinishedAt: arg.FinishedAt, At: arg.At})
+	return taken("hq_report_settled", answer, err)
+}
+
+// taken reads what a function that takes a report in one call answered: its JSON object
+// (hq_report_answer's), or an empty text when it took nothing.
+func taken(fn, answer string, err error) (driver.ReportSteadyRow, error) {
 	if err != nil || answer == "" {
 		return driver.ReportSteadyRow{}, err
 	}
@@ -26,7 +40,7 @@ func (q queries) ReportSteady(ctx context.Context, arg driver.ReportSteadyParams
 		Retry      [][2]string `json:"retry"`
 	}
 	if err := json.Unmarshal([]byte(answer), &a); err != nil {
-		return driver.ReportSteadyRow{}, fmt.Errorf("hq_report_steady: %w", err)
+		return driver.ReportSteadyRow{}, fmt.Errorf("%s: %w", fn, err)
 	}
 	return driver.ReportSteadyRow{Taken: true, ReportID: a.ReportID, Summary: a.Summary, Generation: a.Generation,
 		Stuck: refs(a.Stuck), Retry: refs(a.Retry)}, nil

@@ -254,6 +254,51 @@ func (q *Queries) ReportRepeat(ctx context.Context, arg ReportRepeatParams) erro
 	return err
 }
 
+const reportSettled = `-- name: ReportSettled :one
+SELECT COALESCE(hq_report_settled($1::text, $2::bigint, $3::bigint, $4::bigint,
+    $5::text, $6::text, $7::text, $8::text, $9::bigint, $10::text,
+    $11::text, $12::text, $13::text), '')::text AS answer
+`
+
+type ReportSettledParams struct {
+	Node       string
+	IfMatch    sql.NullInt64
+	SendID     int64
+	Generation int64
+	Digest     string
+	Signature  string
+	Outcome    string
+	Refs       string
+	Attempt    int64
+	Summary    string
+	StartedAt  sql.NullString
+	FinishedAt sql.NullString
+	At         string
+}
+
+// A report of plain "applied" results over all of a node's resources in one round trip: what
+// hq_report_settled answers (a JSON object), or ” with nothing changed.
+func (q *Queries) ReportSettled(ctx context.Context, arg ReportSettledParams) (string, error) {
+	row := q.db.QueryRowContext(ctx, reportSettled,
+		arg.Node,
+		arg.IfMatch,
+		arg.SendID,
+		arg.Generation,
+		arg.Digest,
+		arg.Signature,
+		arg.Outcome,
+		arg.Refs,
+		arg.Attempt,
+		arg.Summary,
+		arg.StartedAt,
+		arg.FinishedAt,
+		arg.At,
+	)
+	var answer string
+	err := row.Scan(&answer)
+	return answer, err
+}
+
 const reportStandingRows = `-- name: ReportStandingRows :many
 SELECT r.node, r.at, r.last_at,
        CAST(CASE WHEN r.failed + r.stuck + r.held + r.grouped_pending + r.pending = 0 THEN 1 ELSE 0 END AS BIGINT) AS fine,

@@ -150,6 +150,9 @@ type Querier interface {
 	// time the row was written (at), which grows with id; last_at, which repeats move, does not.
 	ReportPruneWindowEnd(ctx context.Context, arg ReportPruneWindowEndParams) (ReportPruneWindowEndRow, error)
 	ReportRepeat(ctx context.Context, arg ReportRepeatParams) error
+	// A report of plain "applied" results over all of a node's resources in one round trip: what
+	// hq_report_settled answers (a JSON object), or '' with nothing changed.
+	ReportSettled(ctx context.Context, arg ReportSettledParams) (string, error)
 	// Every node's report rows from the one current at @since on, by node and in the order they
 	// were made: a row stands until the next of its node, which the caller pairs as it reads them.
 	// Most nodes report the same outcome all day, so they have one row here. The nodes are taken
