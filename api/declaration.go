@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/bearer"
 	"github.com/meshhq/hq/keys"
 )
 
@@ -162,13 +163,25 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts := db.IngestOptions{IfMatch: t.ifMatch, Signed: s.signedFor(t.node)}
+	if c, _ := r.Context().Value(callerKey).(caller); !c.operator {
+		opts.Token = bearer.Token(r) // checked again in the write (proven.go)
+	}
 	resp, hash, err := s.ingestRepeat(r.Context(), t.node, body, opts)
 	if errors.Is(err, errReadWhole) {
 		resp, err = s.ingestWhole(r.Context(), t.node, body, buf, hash, opts)
 	}
+	if errors.Is(err, db.ErrTokenRefused) {
+		s.proven.forget(t.node)
+		observe(false)
+		s.refuse(w, r, opts.Token, "this token belongs to another node")
+		return
+	}
 	if err != nil {
 		fail(err)
 		return
+	}
+	if opts.Token != "" {
+		s.proven.add(t.node, opts.Token)
 	}
 	observe(true)
 	s.Store.WakeRollouts() // a report may finish or fail a rollout's node

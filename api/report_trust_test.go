@@ -134,3 +134,43 @@ func TestTemplateBombIsRefusedAtUpload(t *testing.T) {
 	f.want(f.do("GET", "/healthz", "", nil), 200)
 	f.want(f.do("GET", "/api/v1/modules/bomb", admin, nil), 404)
 }
+
+// A report that comes with the token its node's last report was taken with is not checked
+// before its write, and the write checks it: once the node is deleted and registered again
+// (here through the same controller, which does not forget the token, as another controller
+// would not know), the old token's reports are refused as any unknown token is, and change
+// nothing.
+func TestAProvenTokenIsCheckedInTheWrite(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	tok, d := f.declared("web-1")
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, appliedReport(d)), 200)
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, appliedReport(d)), 200)
+	if !f.server.proven.has("web-1", tok) {
+		t.Fatal("the token of a report taken in is not remembered")
+	}
+
+	f.want(f.do("DELETE", "/api/v1/nodes/web-1", admin, nil), 204)
+	again := f.node("web-1")
+	for i, rep := range []hq.Report{appliedReport(d), appliedReport(d)} {
+		if code := f.want(f.do("POST", "/api/v1/nodes/web-1/reports", tok, rep), 401).errCode(t); code != hq.CodeUnauthorized {
+			t.Fatalf("report %d with the old token: code %s", i, code)
+		}
+		if i == 0 && f.server.proven.has("web-1", tok) {
+			t.Fatal("a token the write refused is still remembered")
+		}
+	}
+	var v hq.NodeView
+	f.want(f.do("GET", "/api/v1/nodes/web-1", admin, nil), 200).json(t, &v)
+	if v.LastReport != nil || v.AppliedGeneration != 0 {
+		t.Fatalf("the old token's reports changed the new node: last report %+v, applied generation %d", v.LastReport, v.AppliedGeneration)
+	}
+	// The new token is checked first, like any token no report of the node proved yet.
+	if f.server.proven.has("web-1", again) {
+		t.Fatal("a token no report proved is remembered")
+	}
+	f.want(f.do("POST", "/api/v1/nodes/web-1/reports", again, `{"generation":0,"digest":"","results":[]}`), 200)
+	if !f.server.proven.has("web-1", again) {
+		t.Fatal("the new token, proved by a report, is not remembered")
+	}
+}

@@ -46,6 +46,7 @@ type Server struct {
 	GeneralDecoder bool
 	repeats        *repeats     // the results a repeat may stand for (repeats.go)
 	repeatsTaken   atomic.Int64 // reports taken in without reading their results
+	proven         *proven      // the tokens reports were last taken with (proven.go)
 	// Lot, when set, parks the long-polls that wait, so that they hold no goroutine.
 	Lot       *longpoll.Lot
 	inHandler atomic.Int64 // long-polls waiting in their handler
@@ -83,7 +84,7 @@ func (s *Server) Routes(r chi.Router) {
 		r.With(s.nodeOrOperator).Get("/nodes/{node}/declaration", s.declaration)
 		// A report is admitted before its caller is checked: a shed report then costs no read
 		// of the database, and past the bound the controller has no time to spare for one.
-		r.With(s.admitReports, s.nodeOrOperator).Post("/nodes/{node}/reports", s.postReport)
+		r.With(s.admitReports, s.reporter).Post("/nodes/{node}/reports", s.postReport)
 		r.Group(func(r chi.Router) {
 			r.Use(s.operatorOnly)
 			s.nodeRoutes(r)
@@ -102,6 +103,7 @@ func (s *Server) Routes(r chi.Router) {
 func (s *Server) Mount(r chi.Router) {
 	s.reports = newAdmission(cmp.Or(s.MaxReportsInFlight, DefaultMaxReportsInFlight))
 	s.repeats = newRepeats()
+	s.proven = newProven()
 	if s.Keys == nil && s.Key != nil {
 		fixed := NewKeys(s.Key, nil, nil)
 		s.Keys = func() *Keys { return fixed }

@@ -30,6 +30,10 @@ type IngestOptions struct {
 	// Outcome, when set, is OutcomeDigest of the report with its texts bounded (BoundText),
 	// worked out by the caller.
 	Outcome string
+	// Token, when set, is the token the report came with, checked against the node's in the
+	// write itself: when it is not the node's (the node deleted, or its token replaced since the
+	// caller last proved it), Ingest changes nothing and returns ErrTokenRefused.
+	Token string
 	// Repeat says the report's results are left out (rep.Results is nil): they are, byte for
 	// byte, those of a report this controller took in before, whose outcome is Outcome and
 	// which had no failure and no drift. Such a report can only repeat the node's last one;
@@ -37,6 +41,9 @@ type IngestOptions struct {
 	// ErrNotARepeat, and the caller sends the report again with its results.
 	Repeat bool
 }
+
+// ErrTokenRefused refuses a report whose IngestOptions.Token is not its node's.
+var ErrTokenRefused = errors.New("the report's token is not its node's")
 
 // ErrNotARepeat refuses a report sent without its results (IngestOptions.Repeat) that does not
 // repeat the node's last report.
@@ -69,6 +76,10 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	now := s.clock()
 	at := hq.FormatTime(now)
 	raised, quickly := false, false
+	tokenHash := ""
+	if opts.Token != "" {
+		tokenHash = hashToken(opts.Token)
+	}
 	clean := !hasFailure(rep.Results) && !hasDrift(rep.Results)
 	var quick func(ctx context.Context, q driver.Queries) (bool, error)
 	if _, ok := s.wq.(driver.SteadyReports); ok && clean && rep.SendID > 0 && rep.Refused == nil && rep.Host == nil {
@@ -79,10 +90,10 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 			var row driver.ReportSteadyRow
 			var err error
 			if isSettled {
-				settled.Node, settled.IfMatch, settled.Outcome, settled.At = node, optInt(opts.IfMatch), outcome, at
+				settled.Node, settled.TokenHash, settled.IfMatch, settled.Outcome, settled.At = node, tokenHash, optInt(opts.IfMatch), outcome, at
 				row, err = q.(driver.SteadyReports).ReportSettled(ctx, settled)
 			} else {
-				row, err = q.(driver.SteadyReports).ReportSteady(ctx, driver.ReportSteadyParams{Node: node, IfMatch: optInt(opts.IfMatch),
+				row, err = q.(driver.SteadyReports).ReportSteady(ctx, driver.ReportSteadyParams{Node: node, TokenHash: tokenHash, IfMatch: optInt(opts.IfMatch),
 					SendID: rep.SendID, Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature,
 					Outcome: outcome, Results: int64(len(rep.Results)), At: at})
 			}
@@ -98,7 +109,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	// time it runs.
 	err := s.inBatchTxQuick(ctx, quick, func(ctx context.Context, q driver.Queries) error {
 		resp, raised, quickly = hq.ReportResponse{}, false, false
-		n, err := lockNode(ctx, q, node, opts.IfMatch)
+		n, err := lockNodeWithToken(ctx, q, node, tokenHash, opts.IfMatch)
 		if err != nil {
 			return err
 		}

@@ -141,7 +141,16 @@ func (s *Store) NodeGeneration(ctx context.Context, name string) (int64, error) 
 
 // lockNode reads the node inside a write transaction and checks If-Match.
 func lockNode(ctx context.Context, q driver.Queries, name string, ifMatch *int64) (driver.Node, error) {
+	return lockNodeWithToken(ctx, q, name, "", ifMatch)
+}
+
+// lockNodeWithToken is lockNode for a call whose token is checked in its write: when tokenHash
+// is set and is not the node's (or the node is gone), ErrTokenRefused, before anything else.
+func lockNodeWithToken(ctx context.Context, q driver.Queries, name, tokenHash string, ifMatch *int64) (driver.Node, error) {
 	n, err := q.NodeGet(ctx, name)
+	if tokenHash != "" && (errors.Is(err, sql.ErrNoRows) || err == nil && subtle.ConstantTimeCompare([]byte(n.TokenHash), []byte(tokenHash)) != 1) {
+		return n, ErrTokenRefused
+	}
 	if err != nil {
 		return n, nodeNotFound(ctx, q, err, name)
 	}

@@ -35,7 +35,10 @@ func TestSteadyReportsInOneStatement(t *testing.T) {
 		s := open(t, testdb.NewOn(t, engine), Options{Now: c.Now, StuckAttempts: 3})
 		start(t, s.Workers()...)
 		ctx := context.Background()
-		mustNode(t, s, "web-1")
+		token, _, err := s.CreateNode(ctx, "web-1")
+		if err != nil {
+			t.Fatal(err)
+		}
 		mustModule(t, s, "app", file("conf", "x"), file("ok", "y"))
 		mustAssign(t, s, "web-1", "app")
 		// Signed, so that a report is believed only with the signature it was sent with.
@@ -62,9 +65,9 @@ func TestSteadyReportsInOneStatement(t *testing.T) {
 		for i := range made {
 			made[i].Changed = true
 		}
-		send(report(made...), IngestOptions{}) // a first apply: settled
-		send(report(ok...), IngestOptions{})   // the report after it, nothing changed: settled
-		send(report(ok...), IngestOptions{})   // steady
+		send(report(made...), IngestOptions{Token: token}) // a first apply: settled
+		send(report(ok...), IngestOptions{Token: token})   // the report after it, nothing changed: settled
+		send(report(ok...), IngestOptions{Token: token})   // steady
 		stale := d.Generation - 1
 		send(report(ok...), IngestOptions{IfMatch: &stale})          // a conflict, whichever way
 		send(report(failing("app", "conf"), ok[1]), IngestOptions{}) // not clean
@@ -76,7 +79,10 @@ func TestSteadyReportsInOneStatement(t *testing.T) {
 		send(wrong, IngestOptions{})                                     // a send believed only with its signature
 		send(report(ok[0], applied("app", "other")[0]), IngestOptions{}) // a resource not declared
 		send(report(made[0], ok[1]), IngestOptions{})                    // some changed, some not
+		send(report(ok...), IngestOptions{Token: "not-its-token"})       // another token
 		send(report(ok...), IngestOptions{})                             // settled again
+		// Another token on a repeat sent without its results, steady otherwise.
+		send(report(), IngestOptions{Token: "not-its-token", Repeat: true, Outcome: OutcomeDigest(report(ok...))})
 		return steps
 	}
 	pg, lite := story("postgres"), story("sqlite")
@@ -87,12 +93,12 @@ func TestSteadyReportsInOneStatement(t *testing.T) {
 			t.Errorf("step %d: PostgreSQL %+v, SQLite %+v", i, p, l)
 		}
 	}
-	// Taken in one statement: the first three reports, the eighth and the last.
+	// Taken in one statement: the first three reports, the eighth and the thirteenth.
 	var quick []int64
 	for _, st := range pg {
 		quick = append(quick, st.quick)
 	}
-	if want := []int64{1, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 5}; !reflect.DeepEqual(quick, want) {
+	if want := []int64{1, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 5, 5}; !reflect.DeepEqual(quick, want) {
 		t.Errorf("reports taken in one statement after each step: %v, want %v", quick, want)
 	}
 	if got := lite[len(lite)-1].quick; got != 0 {
@@ -107,6 +113,9 @@ func TestSteadyReportsInOneStatement(t *testing.T) {
 	}
 	if pg[3].err == "" || pg[8].err == "" || pg[9].err == "" {
 		t.Errorf("a stale If-Match, a wrong signature and an undeclared resource were taken: %q, %q, %q", pg[3].err, pg[8].err, pg[9].err)
+	}
+	if pg[11].err != ErrTokenRefused.Error() || pg[13].err != ErrTokenRefused.Error() {
+		t.Errorf("reports with another token: %q, %q", pg[11].err, pg[13].err)
 	}
 }
 

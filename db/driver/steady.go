@@ -30,6 +30,7 @@ type SteadyReports interface {
 
 type ReportSettledParams struct {
 	Node       string
+	TokenHash  string
 	IfMatch    sql.NullInt64
 	SendID     int64
 	Generation int64
@@ -46,7 +47,10 @@ type ReportSettledParams struct {
 }
 
 type ReportSteadyParams struct {
-	Node       string
+	Node string
+	// TokenHash, when not empty, is the hash of the token the report came with: a report whose
+	// node's token is another is not taken.
+	TokenHash  string
 	IfMatch    sql.NullInt64
 	SendID     int64
 	Generation int64

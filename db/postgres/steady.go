@@ -20,7 +20,7 @@ func (q queries) ReportSteady(ctx context.Context, arg driver.ReportSteadyParams
 
 // ReportSettled: hq_report_settled answers as hq_report_steady does.
 func (q queries) ReportSettled(ctx context.Context, arg driver.ReportSettledParams) (driver.ReportSteadyRow, error) {
-	answer, err := q.q.ReportSettled(ctx, pgsqlc.ReportSettledParams{Node: arg.Node, IfMatch: arg.IfMatch, SendID: arg.SendID,
+	answer, err := q.q.ReportSettled(ctx, pgsqlc.ReportSettledParams{Node: arg.Node, TokenHash: arg.TokenHash, IfMatch: arg.IfMatch, SendID: arg.SendID,
 		Generation: arg.Generation, Digest: arg.Digest, Signature: arg.Signature, Outcome: arg.Outcome, Refs: list(arg.Refs),
 		Attempt: arg.Attempt, Summary: arg.Summary, StartedAt: arg.StartedAt, FinishedAt: arg.FinishedAt, At: arg.At})
 	return taken("hq_report_settled", answer, err)

@@ -24,13 +24,17 @@ END
 $$;
 -- +goose StatementEnd
 
--- hq_report_steady as before, its answer made by hq_report_answer.
+-- hq_report_steady as before, with the node's token checked (p_token_hash, the hash of the
+-- token the report came with, or '' when the caller is not the node) and its answer made by
+-- hq_report_answer. A token that does not hold takes nothing.
+DROP FUNCTION hq_report_steady(TEXT, BIGINT, BIGINT, BIGINT, TEXT, TEXT, TEXT, BIGINT, TEXT);
 -- +goose StatementBegin
-CREATE OR REPLACE FUNCTION hq_report_steady(p_node TEXT, p_if_match BIGINT, p_send_id BIGINT, p_generation BIGINT,
-    p_digest TEXT, p_signature TEXT, p_outcome TEXT, p_results BIGINT, p_at TEXT)
+CREATE FUNCTION hq_report_steady(p_node TEXT, p_token_hash TEXT, p_if_match BIGINT, p_send_id BIGINT,
+    p_generation BIGINT, p_digest TEXT, p_signature TEXT, p_outcome TEXT, p_results BIGINT, p_at TEXT)
 RETURNS TEXT
 LANGUAGE plpgsql AS $$
 DECLARE
+    n_token_hash TEXT;
     n_generation BIGINT;
     n_applied_generation BIGINT;
     n_applied_digest TEXT;
@@ -40,10 +44,11 @@ DECLARE
 BEGIN
     -- First, as every write transaction of hq's does (see migration 7).
     PERFORM hq_lock_writes();
-    SELECT n.generation, n.applied_generation, n.applied_digest, n.last_report_id
-    INTO n_generation, n_applied_generation, n_applied_digest, n_last_report
+    SELECT n.token_hash, n.generation, n.applied_generation, n.applied_digest, n.last_report_id
+    INTO n_token_hash, n_generation, n_applied_generation, n_applied_digest, n_last_report
     FROM nodes n WHERE n.name = p_node AND n.deleted_at IS NULL;
-    IF NOT FOUND OR n_last_report IS NULL OR (p_if_match IS NOT NULL AND p_if_match <> n_generation)
+    IF NOT FOUND OR (p_token_hash <> '' AND p_token_hash <> n_token_hash)
+        OR n_last_report IS NULL OR (p_if_match IS NOT NULL AND p_if_match <> n_generation)
         OR p_generation > n_applied_generation
         OR (p_generation = n_applied_generation AND p_digest <> n_applied_digest) THEN
         RETURN NULL;
@@ -72,7 +77,8 @@ $$;
 -- changed where its last report said everything had, and a whole first apply. p_refs is the
 -- results as a JSON array of "module/resource", which must name every resource of the node, and
 -- p_attempt is 1 when every result was attempted and changed, 0 when none was. The controller
--- works out the report's summary line (p_summary). A report that repeats the node's last one is
+-- works out the report's summary line (p_summary), and p_token_hash is as hq_report_steady
+-- has it. A report that repeats the node's last one is
 -- hq_report_steady's. The call writes what the controller's general path writes for such a
 -- report: a new report row; the node's pending resources applied (all of them, since the
 -- results name every one), their attempts counted when p_attempt is 1; the node's last report;
@@ -80,8 +86,8 @@ $$;
 -- declaration and the older unanswered sends superseded. It answers as hq_report_answer does.
 -- For any other report it changes nothing and returns NULL.
 -- +goose StatementBegin
-CREATE FUNCTION hq_report_settled(p_node TEXT, p_if_match BIGINT, p_send_id BIGINT, p_generation BIGINT,
-    p_digest TEXT, p_signature TEXT, p_outcome TEXT, p_refs TEXT, p_attempt BIGINT, p_summary TEXT,
+CREATE FUNCTION hq_report_settled(p_node TEXT, p_token_hash TEXT, p_if_match BIGINT, p_send_id BIGINT,
+    p_generation BIGINT, p_digest TEXT, p_signature TEXT, p_outcome TEXT, p_refs TEXT, p_attempt BIGINT, p_summary TEXT,
     p_started_at TEXT, p_finished_at TEXT, p_at TEXT)
 RETURNS TEXT
 LANGUAGE plpgsql AS $$
@@ -93,12 +99,13 @@ DECLARE
 BEGIN
     PERFORM hq_lock_writes();
     SELECT * INTO n FROM nodes WHERE name = p_node AND deleted_at IS NULL;
-    IF NOT FOUND OR (p_if_match IS NOT NULL AND p_if_match <> n.generation) THEN
+    IF NOT FOUND OR (p_token_hash <> '' AND p_token_hash <> n.token_hash)
+        OR (p_if_match IS NOT NULL AND p_if_match <> n.generation) THEN
         RETURN NULL;
     END IF;
     IF n.last_report_id IS NOT NULL AND
         (SELECT r.outcome_digest FROM reports r WHERE r.id = n.last_report_id) = p_outcome THEN
-        RETURN hq_report_steady(p_node, p_if_match, p_send_id, p_generation, p_digest, p_signature,
+        RETURN hq_report_steady(p_node, p_token_hash, p_if_match, p_send_id, p_generation, p_digest, p_signature,
             p_outcome, json_array_length(p_refs::json), p_at);
     END IF;
     n_results := json_array_length(p_refs::json);
@@ -149,9 +156,10 @@ $$;
 -- +goose StatementEnd
 
 -- +goose Down
-DROP FUNCTION hq_report_settled(TEXT, BIGINT, BIGINT, BIGINT, TEXT, TEXT, TEXT, TEXT, BIGINT, TEXT, TEXT, TEXT, TEXT);
+DROP FUNCTION hq_report_settled(TEXT, TEXT, BIGINT, BIGINT, BIGINT, TEXT, TEXT, TEXT, TEXT, BIGINT, TEXT, TEXT, TEXT, TEXT);
+DROP FUNCTION hq_report_steady(TEXT, TEXT, BIGINT, BIGINT, BIGINT, TEXT, TEXT, TEXT, BIGINT, TEXT);
 -- +goose StatementBegin
-CREATE OR REPLACE FUNCTION hq_report_steady(p_node TEXT, p_if_match BIGINT, p_send_id BIGINT, p_generation BIGINT,
+CREATE FUNCTION hq_report_steady(p_node TEXT, p_if_match BIGINT, p_send_id BIGINT, p_generation BIGINT,
     p_digest TEXT, p_signature TEXT, p_outcome TEXT, p_results BIGINT, p_at TEXT)
 RETURNS TEXT
 LANGUAGE plpgsql AS $$

@@ -57,12 +57,12 @@ ORDER BY n.name, r.id;
 -- name: ReportSteady :one
 -- A steady report in one round trip: what hq_report_steady answers (a JSON object), or ''
 -- with nothing changed.
-SELECT COALESCE(hq_report_steady(@node::text, sqlc.narg(if_match)::bigint, @send_id::bigint, @generation::bigint,
+SELECT COALESCE(hq_report_steady(@node::text, @token_hash::text, sqlc.narg(if_match)::bigint, @send_id::bigint, @generation::bigint,
     @digest::text, @signature::text, @outcome::text, @results::bigint, @at::text), '')::text AS answer;
 
 -- name: ReportSettled :one
 -- A report of plain "applied" results over all of a node's resources in one round trip: what
 -- hq_report_settled answers (a JSON object), or '' with nothing changed.
-SELECT COALESCE(hq_report_settled(@node::text, sqlc.narg(if_match)::bigint, @send_id::bigint, @generation::bigint,
+SELECT COALESCE(hq_report_settled(@node::text, @token_hash::text, sqlc.narg(if_match)::bigint, @send_id::bigint, @generation::bigint,
     @digest::text, @signature::text, @outcome::text, @refs::text, @attempt::bigint, @summary::text,
     sqlc.narg(started_at)::text, sqlc.narg(finished_at)::text, @at::text), '')::text AS answer;

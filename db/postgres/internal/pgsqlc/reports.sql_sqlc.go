@@ -255,13 +255,14 @@ func (q *Queries) ReportRepeat(ctx context.Context, arg ReportRepeatParams) erro
 }
 
 const reportSettled = `-- name: ReportSettled :one
-SELECT COALESCE(hq_report_settled($1::text, $2::bigint, $3::bigint, $4::bigint,
-    $5::text, $6::text, $7::text, $8::text, $9::bigint, $10::text,
-    $11::text, $12::text, $13::text), '')::text AS answer
+SELECT COALESCE(hq_report_settled($1::text, $2::text, $3::bigint, $4::bigint, $5::bigint,
+    $6::text, $7::text, $8::text, $9::text, $10::bigint, $11::text,
+    $12::text, $13::text, $14::text), '')::text AS answer
 `
 
 type ReportSettledParams struct {
 	Node       string
+	TokenHash  string
 	IfMatch    sql.NullInt64
 	SendID     int64
 	Generation int64
@@ -281,6 +282,7 @@ type ReportSettledParams struct {
 func (q *Queries) ReportSettled(ctx context.Context, arg ReportSettledParams) (string, error) {
 	row := q.db.QueryRowContext(ctx, reportSettled,
 		arg.Node,
+		arg.TokenHash,
 		arg.IfMatch,
 		arg.SendID,
 		arg.Generation,
@@ -355,12 +357,13 @@ func (q *Queries) ReportStandingRows(ctx context.Context, since string) ([]Repor
 }
 
 const reportSteady = `-- name: ReportSteady :one
-SELECT COALESCE(hq_report_steady($1::text, $2::bigint, $3::bigint, $4::bigint,
-    $5::text, $6::text, $7::text, $8::bigint, $9::text), '')::text AS answer
+SELECT COALESCE(hq_report_steady($1::text, $2::text, $3::bigint, $4::bigint, $5::bigint,
+    $6::text, $7::text, $8::text, $9::bigint, $10::text), '')::text AS answer
 `
 
 type ReportSteadyParams struct {
 	Node       string
+	TokenHash  string
 	IfMatch    sql.NullInt64
 	SendID     int64
 	Generation int64
@@ -376,6 +379,7 @@ type ReportSteadyParams struct {
 func (q *Queries) ReportSteady(ctx context.Context, arg ReportSteadyParams) (string, error) {
 	row := q.db.QueryRowContext(ctx, reportSteady,
 		arg.Node,
+		arg.TokenHash,
 		arg.IfMatch,
 		arg.SendID,
 		arg.Generation,
