@@ -68,7 +68,7 @@ func New(store Store, srv Server, log *slog.Logger) *Metrics {
 			Help: "Reports taken in as repeats of the node's last one without reading their results, which were byte for byte the last ones (HQ_REPORT_DECODER)."},
 			func() float64 { return float64(srv.Unread()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_one_statement_total",
-			Help: "Steady reports the database took in one statement of its own (PostgreSQL's hq_report_steady); 0 on SQLite, which takes every report statement by statement in this process."},
+			Help: "Reports the database took in one statement of its own (PostgreSQL's hq_report_settled and hq_report_steady); 0 on SQLite, which takes every report statement by statement in this process."},
 			func() float64 { return float64(store.ReportsInOneStatement()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hq_hosts_polling",
 			Help: "Hosts that poll on their interval rather than hold a long-poll, because HQ_MAX_POLLS waited already when they last asked."},
