@@ -163,6 +163,13 @@ func TestSteadyReportsAfterMigratingFromTheSchemaBefore(t *testing.T) {
 	if v := mustGetNode(t, s, "web-1"); v.LastReport.Repeats != 1 || v.AppliedGeneration != d.Generation {
 		t.Fatalf("after migrating: last report %+v, applied generation %d", v.LastReport, v.AppliedGeneration)
 	}
+	// And the rows every report writes again have room to be written in place.
+	for table, want := range map[string]string{"nodes": "{fillfactor=50}", "reports": "{fillfactor=70}"} {
+		var got sql.NullString
+		if err := db.QueryRow("SELECT reloptions::text FROM pg_class WHERE oid = $1::regclass", table).Scan(&got); err != nil || got.String != want {
+			t.Errorf("after migrating: %s's options %q (%v), want %s", table, got.String, err, want)
+		}
+	}
 }
 
 // TestSteadyReportsSharingCommits: steady reports from many nodes at once, taken in one
@@ -210,3 +217,4 @@ func TestSteadyReportsSharingCommits(t *testing.T) {
 	}
 	t.Logf("at most %d report(s) shared a commit", s.batched.Load())
 }
+
