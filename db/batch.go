@@ -37,8 +37,14 @@ type batchRequest struct {
 	// transaction (inStatement). Any error it returns is a failure of the database, not a
 	// refusal.
 	quick func(ctx context.Context, q driver.Queries) (bool, error)
-	fn    func(ctx context.Context, q driver.Queries) error
-	done  chan error
+	// steady, when set, is the steady report quick takes, which a batch may take together
+	// with others in one statement (steadyTogether); took is then told what it answered.
+	steady *driver.ReportSteadyParams
+	took   func(driver.ReportSteadyRow)
+	// node is the node whose report this is, for a report.
+	node string
+	fn   func(ctx context.Context, q driver.Queries) error
+	done chan error
 }
 
 // inBatchTx runs fn in a write transaction it may share with other calls of inBatchTx, each
@@ -57,7 +63,13 @@ func (s *Store) inBatchTx(ctx context.Context, fn func(ctx context.Context, q dr
 // inBatchTxQuick is inBatchTx with a quick way first, when quick is not nil
 // (batchRequest.quick).
 func (s *Store) inBatchTxQuick(ctx context.Context, quick func(ctx context.Context, q driver.Queries) (bool, error), fn func(ctx context.Context, q driver.Queries) error) error {
-	r := &batchRequest{ctx: ctx, quick: quick, fn: fn, done: make(chan error, 1)}
+	return s.submit(&batchRequest{ctx: ctx, quick: quick, fn: fn})
+}
+
+// submit hands r to the committer, or commits it alone without one, and waits for its end.
+func (s *Store) submit(r *batchRequest) error {
+	ctx := r.ctx
+	r.done = make(chan error, 1)
 	c := s.committer.Load()
 	if c == nil {
 		return s.commitAlone(r)
@@ -107,6 +119,10 @@ func (s *Store) commitBatches(ctx context.Context, ready func()) {
 }
 
 func (s *Store) commitBatch(ctx context.Context, batch []*batchRequest) {
+	batch = s.steadyTogether(ctx, batch)
+	if len(batch) == 0 {
+		return
+	}
 	if len(batch) == 1 {
 		batch[0].done <- s.commitAlone(batch[0])
 		return
@@ -165,6 +181,62 @@ func (s *Store) commitBatch(ctx context.Context, batch []*batchRequest) {
 	for i, r := range batch {
 		r.done <- errs[i]
 	}
+}
+
+// steadyTogether takes the steady reports of a batch in one statement, which is a transaction
+// of its own: one round trip for all of them, where each would cost one alone, or one in a
+// transaction that costs three more. A report is among them only when no earlier report of the
+// batch is its node's, so that a node's reports are still taken in the order they came. It
+// answers the requests it took and returns the others, in their order, for the batch to write;
+// when the statement fails, the batch writes them all as it would have.
+func (s *Store) steadyTogether(ctx context.Context, batch []*batchRequest) []*batchRequest {
+	if _, ok := s.wq.(driver.SteadyReports); !ok || len(batch) < 2 {
+		return batch
+	}
+	var together []*batchRequest
+	var args []driver.ReportSteadyParams
+	seen := map[string]bool{}
+	for _, r := range batch {
+		if r.node == "" {
+			continue
+		}
+		if r.steady != nil && !seen[r.node] && r.ctx.Err() == nil && r.ctx.Value(dryRunKey{}) == nil {
+			together = append(together, r)
+			args = append(args, *r.steady)
+		}
+		seen[r.node] = true
+	}
+	if len(together) < 2 {
+		return batch
+	}
+	var rows []driver.ReportSteadyRow
+	_, err := s.inStatement(context.WithoutCancel(ctx), func(ctx context.Context, q driver.Queries) (bool, error) {
+		var err error
+		rows, err = q.(driver.SteadyReports).ReportsSteady(ctx, args)
+		return true, err
+	})
+	if err != nil {
+		return batch
+	}
+	taken := make(map[*batchRequest]bool, len(together))
+	for i, r := range together {
+		if rows[i].Taken {
+			r.took(rows[i])
+			r.done <- nil
+			taken[r] = true
+		} else {
+			// Not steady in the database's eyes just now: asking again alone would say so again.
+			r.quick = nil
+		}
+	}
+	rest := batch[:0:0]
+	for _, r := range batch {
+		if !taken[r] {
+			rest = append(rest, r)
+		}
+	}
+	s.steadyTogetherTaken.Add(int64(len(taken)))
+	return rest
 }
 
 // commitAlone writes one request in a transaction of its own.

@@ -81,33 +81,39 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		tokenHash = hashToken(opts.Token)
 	}
 	clean := !hasFailure(rep.Results) && !hasDrift(rep.Results)
-	var quick func(ctx context.Context, q driver.Queries) (bool, error)
+	// Written in a commit it may share with other reports (batch.go), and so from nothing each
+	// time it runs.
+	req := &batchRequest{ctx: ctx, node: node}
 	if _, ok := s.wq.(driver.SteadyReports); ok && clean && rep.SendID > 0 && rep.Refused == nil && rep.Host == nil {
 		// An engine that takes a steady report in one statement is asked first, and one whose
 		// results are all plain "applied" is asked whether it can take it whole.
+		req.took = func(row driver.ReportSteadyRow) {
+			resp, raised, quickly = hq.ReportResponse{ReportID: row.ReportID, Summary: row.Summary, Generation: row.Generation,
+				Stuck: row.Stuck, Retry: row.Retry}, false, true
+		}
 		settled, isSettled := settledReport(rep)
-		quick = func(ctx context.Context, q driver.Queries) (bool, error) {
+		if !isSettled {
+			req.steady = &driver.ReportSteadyParams{Node: node, TokenHash: tokenHash, IfMatch: optInt(opts.IfMatch),
+				SendID: rep.SendID, Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature,
+				Outcome: outcome, Results: int64(len(rep.Results)), At: at}
+		}
+		req.quick = func(ctx context.Context, q driver.Queries) (bool, error) {
 			var row driver.ReportSteadyRow
 			var err error
 			if isSettled {
 				settled.Node, settled.TokenHash, settled.IfMatch, settled.Outcome, settled.At = node, tokenHash, optInt(opts.IfMatch), outcome, at
 				row, err = q.(driver.SteadyReports).ReportSettled(ctx, settled)
 			} else {
-				row, err = q.(driver.SteadyReports).ReportSteady(ctx, driver.ReportSteadyParams{Node: node, TokenHash: tokenHash, IfMatch: optInt(opts.IfMatch),
-					SendID: rep.SendID, Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature,
-					Outcome: outcome, Results: int64(len(rep.Results)), At: at})
+				row, err = q.(driver.SteadyReports).ReportSteady(ctx, *req.steady)
 			}
 			if err != nil || !row.Taken {
 				return false, err
 			}
-			resp, raised, quickly = hq.ReportResponse{ReportID: row.ReportID, Summary: row.Summary, Generation: row.Generation,
-				Stuck: row.Stuck, Retry: row.Retry}, false, true
+			req.took(row)
 			return true, nil
 		}
 	}
-	// Written in a commit it may share with other reports (batch.go), and so from nothing each
-	// time it runs.
-	err := s.inBatchTxQuick(ctx, quick, func(ctx context.Context, q driver.Queries) error {
+	req.fn = func(ctx context.Context, q driver.Queries) error {
 		resp, raised, quickly = hq.ReportResponse{}, false, false
 		n, err := lockNodeWithToken(ctx, q, node, tokenHash, opts.IfMatch)
 		if err != nil {
@@ -160,7 +166,8 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		}
 		resp.Stuck, resp.Retry, err = nodeFlags(ctx, q, node)
 		return err
-	})
+	}
+	err := s.submit(req)
 	if err == nil && raised {
 		s.bells.ring(node)
 	}

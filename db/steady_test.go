@@ -5,11 +5,13 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/driver"
 	"github.com/meshhq/hq/internal/testclock"
 	"github.com/meshhq/hq/internal/testdb"
 	pgmigrations "github.com/meshhq/hq/migrations/postgres"
@@ -218,3 +220,60 @@ func TestSteadyReportsSharingCommits(t *testing.T) {
 	t.Logf("at most %d report(s) shared a commit", s.batched.Load())
 }
 
+// TestSteadyReportsOfABatchTakenTogether: the steady reports of a batch are taken in one
+// statement, but for a node's second report, which waits for the batch to take it after its
+// first; one that is not steady in the database's eyes is left to the batch's general way.
+func TestSteadyReportsOfABatchTakenTogether(t *testing.T) {
+	testdb.NeedServer(t)
+	t.Parallel()
+	ctx := context.Background()
+	s := open(t, testdb.NewOn(t, "postgres"), Options{})
+	mustModule(t, s, "app", file("conf", "x"))
+	steady := map[string]*driver.ReportSteadyParams{}
+	for _, node := range []string{"web-0", "web-1", "web-2"} {
+		mustNode(t, s, node)
+		mustAssign(t, s, node, "app")
+		d := mustCompose(t, s, node, "test")
+		rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: applied("app", "conf")}
+		ingest(t, s, node, d, rep.Results...)
+		steady[node] = &driver.ReportSteadyParams{Node: node, SendID: d.SendID, Generation: d.Generation, Digest: d.Digest,
+			Outcome: OutcomeDigest(rep), Results: 1, At: "2026-12-03T10:00:00.000Z"}
+	}
+	changed := *steady["web-2"]
+	changed.Outcome = "sha256:another"
+	var took []string
+	request := func(node string, p *driver.ReportSteadyParams) *batchRequest {
+		r := &batchRequest{ctx: ctx, node: node, steady: p, done: make(chan error, 1),
+			fn: func(context.Context, driver.Queries) error { return nil }}
+		r.took = func(row driver.ReportSteadyRow) { took = append(took, fmt.Sprintf("%s:%d", node, row.ReportID)) }
+		r.quick = func(context.Context, driver.Queries) (bool, error) { return false, nil }
+		return r
+	}
+	other := &batchRequest{ctx: ctx, done: make(chan error, 1)}
+	batch := []*batchRequest{request("web-0", steady["web-0"]), other, request("web-1", steady["web-1"]),
+		request("web-0", steady["web-0"]), request("web-2", &changed)}
+	rest := s.steadyTogether(ctx, batch)
+
+	if len(took) != 2 || !strings.HasPrefix(took[0], "web-0:") || !strings.HasPrefix(took[1], "web-1:") {
+		t.Fatalf("took %v, want web-0's first report and web-1's", took)
+	}
+	if len(rest) != 3 || rest[0] != other || rest[1] != batch[3] || rest[2] != batch[4] {
+		t.Fatalf("left %d request(s) to the batch, want the other write, web-0's second report and web-2's", len(rest))
+	}
+	if rest[1].quick == nil || rest[2].quick != nil {
+		t.Error("web-0's second report should still be asked alone, and web-2's not again")
+	}
+	for _, r := range []*batchRequest{batch[0], batch[2]} {
+		if err := <-r.done; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := s.steadyTogetherTaken.Load(); got != 2 {
+		t.Errorf("%d taken together, want 2", got)
+	}
+	for node, want := range map[string]int64{"web-0": 1, "web-1": 1, "web-2": 0} {
+		if v := mustGetNode(t, s, node); v.LastReport.Repeats != want {
+			t.Errorf("%s: %d repeat(s), want %d", node, v.LastReport.Repeats, want)
+		}
+	}
+}

@@ -17,6 +17,9 @@ type SteadyReports interface {
 	// asked for the node cleared. When the report is not steady in the database's eyes it
 	// changes nothing and returns Taken false.
 	ReportSteady(ctx context.Context, arg ReportSteadyParams) (ReportSteadyRow, error)
+	// ReportsSteady takes several steady reports, of distinct nodes, in one statement, each as
+	// ReportSteady would: a row answers each, in the order of args.
+	ReportsSteady(ctx context.Context, args []ReportSteadyParams) ([]ReportSteadyRow, error)
 	// ReportSettled takes a report whose every result is a plain "applied" (Attempt 1 when
 	// every one was attempted and changed, 0 when none was) and names every resource of the
 	// node, for the node's declaration, when the node's resources are all pending or all

@@ -66,3 +66,14 @@ SELECT COALESCE(hq_report_steady(@node::text, @token_hash::text, sqlc.narg(if_ma
 SELECT COALESCE(hq_report_settled(@node::text, @token_hash::text, sqlc.narg(if_match)::bigint, @send_id::bigint, @generation::bigint,
     @digest::text, @signature::text, @outcome::text, @refs::text, @attempt::bigint, @summary::text,
     sqlc.narg(started_at)::text, sqlc.narg(finished_at)::text, @at::text), '')::text AS answer;
+
+-- name: ReportsSteady :many
+-- Steady reports of distinct nodes in one round trip, each as ReportSteady takes it: @reports
+-- is a JSON array of hq_report_steady's arguments, each with its place in the array (i), and a
+-- row answers each, in that order.
+SELECT a.i::bigint AS i,
+    COALESCE(hq_report_steady(a.node, a.token_hash, a.if_match, a.send_id, a.generation, a.digest, a.signature,
+        a.outcome, a.results, a.at), '')::text AS answer
+FROM json_to_recordset(@reports::json) AS a(i bigint, node text, token_hash text, if_match bigint, send_id bigint,
+    generation bigint, digest text, signature text, outcome text, results bigint, at text)
+ORDER BY a.i;

@@ -8,6 +8,7 @@ package pgsqlc
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 )
 
 const reportGet = `-- name: ReportGet :one
@@ -392,4 +393,44 @@ func (q *Queries) ReportSteady(ctx context.Context, arg ReportSteadyParams) (str
 	var answer string
 	err := row.Scan(&answer)
 	return answer, err
+}
+
+const reportsSteady = `-- name: ReportsSteady :many
+SELECT a.i::bigint AS i,
+    COALESCE(hq_report_steady(a.node, a.token_hash, a.if_match, a.send_id, a.generation, a.digest, a.signature,
+        a.outcome, a.results, a.at), '')::text AS answer
+FROM json_to_recordset($1::json) AS a(i bigint, node text, token_hash text, if_match bigint, send_id bigint,
+    generation bigint, digest text, signature text, outcome text, results bigint, at text)
+ORDER BY a.i
+`
+
+type ReportsSteadyRow struct {
+	I      int64
+	Answer string
+}
+
+// Steady reports of distinct nodes in one round trip, each as ReportSteady takes it: @reports
+// is a JSON array of hq_report_steady's arguments, each with its place in the array (i), and a
+// row answers each, in that order.
+func (q *Queries) ReportsSteady(ctx context.Context, reports json.RawMessage) ([]ReportsSteadyRow, error) {
+	rows, err := q.db.QueryContext(ctx, reportsSteady, reports)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ReportsSteadyRow{}
+	for rows.Next() {
+		var i ReportsSteadyRow
+		if err := rows.Scan(&i.I, &i.Answer); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

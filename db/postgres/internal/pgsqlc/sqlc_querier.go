@@ -6,6 +6,7 @@ package pgsqlc
 
 import (
 	"context"
+	"encoding/json"
 )
 
 type Querier interface {
@@ -163,6 +164,10 @@ type Querier interface {
 	// A steady report in one round trip: what hq_report_steady answers (a JSON object), or ''
 	// with nothing changed.
 	ReportSteady(ctx context.Context, arg ReportSteadyParams) (string, error)
+	// Steady reports of distinct nodes in one round trip, each as ReportSteady takes it: @reports
+	// is a JSON array of hq_report_steady's arguments, each with its place in the array (i), and a
+	// row answers each, in that order.
+	ReportsSteady(ctx context.Context, reports json.RawMessage) ([]ReportsSteadyRow, error)
 	// ResourceStateApplyPending for a report that applied every pending resource of the node: no
 	// list to match against.
 	ResourceStateApplyAllPending(ctx context.Context, arg ResourceStateApplyAllPendingParams) (int64, error)
