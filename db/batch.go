@@ -37,10 +37,12 @@ type batchRequest struct {
 	// transaction (inStatement). Any error it returns is a failure of the database, not a
 	// refusal.
 	quick func(ctx context.Context, q driver.Queries) (bool, error)
-	// steady, when set, is the steady report quick takes, which a batch may take together
-	// with others in one statement (steadyTogether); took is then told what it answered.
-	steady *driver.ReportSteadyParams
-	took   func(driver.ReportSteadyRow)
+	// steady or settled, when set, is the report quick takes, which a batch may take together
+	// with others of its kind in one statement (takeTogether); took is then told what the
+	// statement answered for it.
+	steady  *driver.ReportSteadyParams
+	settled *driver.ReportSettledParams
+	took    func(driver.ReportSteadyRow)
 	// node is the node whose report this is, for a report.
 	node string
 	fn   func(ctx context.Context, q driver.Queries) error
@@ -119,7 +121,7 @@ func (s *Store) commitBatches(ctx context.Context, ready func()) {
 }
 
 func (s *Store) commitBatch(ctx context.Context, batch []*batchRequest) {
-	batch = s.steadyTogether(ctx, batch)
+	batch = s.takeTogether(ctx, batch)
 	if len(batch) == 0 {
 		return
 	}
@@ -183,43 +185,80 @@ func (s *Store) commitBatch(ctx context.Context, batch []*batchRequest) {
 	}
 }
 
-// steadyTogether takes the steady reports of a batch in one statement, which is a transaction
-// of its own: one round trip for all of them, where each would cost one alone, or one in a
-// transaction that costs three more. A report is among them only when no earlier report of the
-// batch is its node's, so that a node's reports are still taken in the order they came. It
-// answers the requests it took and returns the others, in their order, for the batch to write;
-// when the statement fails, the batch writes them all as it would have.
-func (s *Store) steadyTogether(ctx context.Context, batch []*batchRequest) []*batchRequest {
+// takeTogether takes the reports of a batch that an engine takes in one statement (steady
+// ones, and settled ones) in one statement of each kind, which is a transaction of its own:
+// a round trip for all of them, where each would cost one alone, or one in a transaction that
+// costs three more. A report is among them only when no earlier report of the batch is its
+// node's, so that a node's reports are still taken in the order they came. It answers the
+// requests it took and returns the others, in their order, for the batch to write; when a
+// statement fails, the batch writes its reports as it would have.
+func (s *Store) takeTogether(ctx context.Context, batch []*batchRequest) []*batchRequest {
 	if _, ok := s.wq.(driver.SteadyReports); !ok || len(batch) < 2 {
 		return batch
 	}
-	var together []*batchRequest
-	var args []driver.ReportSteadyParams
+	var steady, settled []*batchRequest
 	seen := map[string]bool{}
 	for _, r := range batch {
 		if r.node == "" {
 			continue
 		}
-		if r.steady != nil && !seen[r.node] && r.ctx.Err() == nil && r.ctx.Value(dryRunKey{}) == nil {
-			together = append(together, r)
-			args = append(args, *r.steady)
+		if !seen[r.node] && r.ctx.Err() == nil && r.ctx.Value(dryRunKey{}) == nil {
+			switch {
+			case r.steady != nil:
+				steady = append(steady, r)
+			case r.settled != nil:
+				settled = append(settled, r)
+			}
 		}
 		seen[r.node] = true
 	}
-	if len(together) < 2 {
+	if len(steady)+len(settled) < 2 {
 		return batch
+	}
+	taken := map[*batchRequest]bool{}
+	s.takeEach(ctx, steady, taken, func(ctx context.Context, q driver.SteadyReports) ([]driver.ReportSteadyRow, error) {
+		args := make([]driver.ReportSteadyParams, len(steady))
+		for i, r := range steady {
+			args[i] = *r.steady
+		}
+		return q.ReportsSteady(ctx, args)
+	})
+	s.takeEach(ctx, settled, taken, func(ctx context.Context, q driver.SteadyReports) ([]driver.ReportSteadyRow, error) {
+		args := make([]driver.ReportSettledParams, len(settled))
+		for i, r := range settled {
+			args[i] = *r.settled
+		}
+		return q.ReportsSettled(ctx, args)
+	})
+	if len(taken) == 0 {
+		return batch
+	}
+	rest := batch[:0:0]
+	for _, r := range batch {
+		if !taken[r] {
+			rest = append(rest, r)
+		}
+	}
+	s.togetherTaken.Add(int64(len(taken)))
+	return rest
+}
+
+// takeEach runs the one statement that takes reqs, alone in the writer's turn, and answers
+// the requests it took, noting them in taken.
+func (s *Store) takeEach(ctx context.Context, reqs []*batchRequest, taken map[*batchRequest]bool, run func(context.Context, driver.SteadyReports) ([]driver.ReportSteadyRow, error)) {
+	if len(reqs) == 0 {
+		return
 	}
 	var rows []driver.ReportSteadyRow
 	_, err := s.inStatement(context.WithoutCancel(ctx), func(ctx context.Context, q driver.Queries) (bool, error) {
 		var err error
-		rows, err = q.(driver.SteadyReports).ReportsSteady(ctx, args)
+		rows, err = run(ctx, q.(driver.SteadyReports))
 		return true, err
 	})
 	if err != nil {
-		return batch
+		return
 	}
-	taken := make(map[*batchRequest]bool, len(together))
-	for i, r := range together {
+	for i, r := range reqs {
 		if rows[i].Taken {
 			r.took(rows[i])
 			r.done <- nil
@@ -229,14 +268,6 @@ func (s *Store) steadyTogether(ctx context.Context, batch []*batchRequest) []*ba
 			r.quick = nil
 		}
 	}
-	rest := batch[:0:0]
-	for _, r := range batch {
-		if !taken[r] {
-			rest = append(rest, r)
-		}
-	}
-	s.steadyTogetherTaken.Add(int64(len(taken)))
-	return rest
 }
 
 // commitAlone writes one request in a transaction of its own.

@@ -91,8 +91,10 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 			resp, raised, quickly = hq.ReportResponse{ReportID: row.ReportID, Summary: row.Summary, Generation: row.Generation,
 				Stuck: row.Stuck, Retry: row.Retry}, false, true
 		}
-		settled, isSettled := settledReport(rep)
-		if !isSettled {
+		if settled, ok := settledReport(rep); ok {
+			settled.Node, settled.TokenHash, settled.IfMatch, settled.Outcome, settled.At = node, tokenHash, optInt(opts.IfMatch), outcome, at
+			req.settled = &settled
+		} else {
 			req.steady = &driver.ReportSteadyParams{Node: node, TokenHash: tokenHash, IfMatch: optInt(opts.IfMatch),
 				SendID: rep.SendID, Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature,
 				Outcome: outcome, Results: int64(len(rep.Results)), At: at}
@@ -100,9 +102,8 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		req.quick = func(ctx context.Context, q driver.Queries) (bool, error) {
 			var row driver.ReportSteadyRow
 			var err error
-			if isSettled {
-				settled.Node, settled.TokenHash, settled.IfMatch, settled.Outcome, settled.At = node, tokenHash, optInt(opts.IfMatch), outcome, at
-				row, err = q.(driver.SteadyReports).ReportSettled(ctx, settled)
+			if req.settled != nil {
+				row, err = q.(driver.SteadyReports).ReportSettled(ctx, *req.settled)
 			} else {
 				row, err = q.(driver.SteadyReports).ReportSteady(ctx, *req.steady)
 			}

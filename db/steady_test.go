@@ -217,13 +217,14 @@ func TestSteadyReportsSharingCommits(t *testing.T) {
 			t.Errorf("web-%d: %d repeat(s), want %d", i, v.LastReport.Repeats, each)
 		}
 	}
-	t.Logf("at most %d report(s) shared a commit", s.batched.Load())
+	t.Logf("at most %d report(s) shared a commit; %d taken together in one statement", s.batched.Load(), s.togetherTaken.Load())
 }
 
-// TestSteadyReportsOfABatchTakenTogether: the steady reports of a batch are taken in one
-// statement, but for a node's second report, which waits for the batch to take it after its
-// first; one that is not steady in the database's eyes is left to the batch's general way.
-func TestSteadyReportsOfABatchTakenTogether(t *testing.T) {
+// TestReportsOfABatchTakenTogether: the steady reports of a batch are taken in one statement,
+// and its first applies in another, but for a node's second report, which waits for the batch
+// to take it after its first; one that is not steady in the database's eyes is left to the
+// batch's general way.
+func TestReportsOfABatchTakenTogether(t *testing.T) {
 	testdb.NeedServer(t)
 	t.Parallel()
 	ctx := context.Background()
@@ -241,35 +242,58 @@ func TestSteadyReportsOfABatchTakenTogether(t *testing.T) {
 	}
 	changed := *steady["web-2"]
 	changed.Outcome = "sha256:another"
+	firsts := map[string]*driver.ReportSettledParams{}
+	for _, node := range []string{"web-3", "web-4"} {
+		mustNode(t, s, node)
+		mustAssign(t, s, node, "app")
+		d := mustCompose(t, s, node, "test")
+		rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: applied("app", "conf")}
+		p, ok := settledReport(rep)
+		if !ok {
+			t.Fatalf("%s's first apply is not a settled report", node)
+		}
+		p.Node, p.Outcome, p.At = node, OutcomeDigest(rep), "2026-12-03T10:00:00.000Z"
+		firsts[node] = &p
+	}
 	var took []string
-	request := func(node string, p *driver.ReportSteadyParams) *batchRequest {
-		r := &batchRequest{ctx: ctx, node: node, steady: p, done: make(chan error, 1),
+	request := func(node string, steady *driver.ReportSteadyParams, settled *driver.ReportSettledParams) *batchRequest {
+		r := &batchRequest{ctx: ctx, node: node, steady: steady, settled: settled, done: make(chan error, 1),
 			fn: func(context.Context, driver.Queries) error { return nil }}
 		r.took = func(row driver.ReportSteadyRow) { took = append(took, fmt.Sprintf("%s:%d", node, row.ReportID)) }
 		r.quick = func(context.Context, driver.Queries) (bool, error) { return false, nil }
 		return r
 	}
 	other := &batchRequest{ctx: ctx, done: make(chan error, 1)}
-	batch := []*batchRequest{request("web-0", steady["web-0"]), other, request("web-1", steady["web-1"]),
-		request("web-0", steady["web-0"]), request("web-2", &changed)}
-	rest := s.steadyTogether(ctx, batch)
+	batch := []*batchRequest{request("web-0", steady["web-0"], nil), other, request("web-3", nil, firsts["web-3"]),
+		request("web-1", steady["web-1"], nil), request("web-0", steady["web-0"], nil), request("web-2", &changed, nil),
+		request("web-4", nil, firsts["web-4"])}
+	rest := s.takeTogether(ctx, batch)
 
-	if len(took) != 2 || !strings.HasPrefix(took[0], "web-0:") || !strings.HasPrefix(took[1], "web-1:") {
-		t.Fatalf("took %v, want web-0's first report and web-1's", took)
+	var nodes []string
+	for _, call := range took {
+		nodes = append(nodes, strings.Split(call, ":")[0])
 	}
-	if len(rest) != 3 || rest[0] != other || rest[1] != batch[3] || rest[2] != batch[4] {
+	if got := strings.Join(nodes, " "); got != "web-0 web-1 web-3 web-4" {
+		t.Fatalf("took %v, want web-0's first report and web-1's, then web-3's and web-4's first applies", took)
+	}
+	if len(rest) != 3 || rest[0] != other || rest[1] != batch[4] || rest[2] != batch[5] {
 		t.Fatalf("left %d request(s) to the batch, want the other write, web-0's second report and web-2's", len(rest))
 	}
 	if rest[1].quick == nil || rest[2].quick != nil {
 		t.Error("web-0's second report should still be asked alone, and web-2's not again")
 	}
-	for _, r := range []*batchRequest{batch[0], batch[2]} {
-		if err := <-r.done; err != nil {
+	for _, i := range []int{0, 2, 3, 6} {
+		if err := <-batch[i].done; err != nil {
 			t.Error(err)
 		}
 	}
-	if got := s.steadyTogetherTaken.Load(); got != 2 {
-		t.Errorf("%d taken together, want 2", got)
+	if got := s.togetherTaken.Load(); got != 4 {
+		t.Errorf("%d taken together, want 4", got)
+	}
+	for _, node := range []string{"web-3", "web-4"} {
+		if r := resource(t, s, node, "app", "conf"); r.State != hq.StateApplied {
+			t.Errorf("%s: app/conf %s after its first apply, want applied", node, r.State)
+		}
 	}
 	for node, want := range map[string]int64{"web-0": 1, "web-1": 1, "web-2": 0} {
 		if v := mustGetNode(t, s, node); v.LastReport.Repeats != want {

@@ -44,8 +44,8 @@ type Store struct {
 	batched atomic.Int64
 	// steadyTaken counts the reports the engine took in one statement (driver.SteadyReports).
 	steadyTaken atomic.Int64
-	// steadyTogetherTaken counts those of them a batch took together (steadyTogether).
-	steadyTogetherTaken atomic.Int64
+	// togetherTaken counts those of them a batch took together (takeTogether).
+	togetherTaken atomic.Int64
 	// log receives what the store's workers have to say, opt.Log.
 	log       *slog.Logger
 	closeOnce sync.Once

@@ -29,6 +29,9 @@ type SteadyReports interface {
 	// node's last report, the send marked applied, and the node's applied declaration moved
 	// when the report applies a newer one. Any other report changes nothing: Taken false.
 	ReportSettled(ctx context.Context, arg ReportSettledParams) (ReportSteadyRow, error)
+	// ReportsSettled takes several such reports, of distinct nodes, in one statement, each as
+	// ReportSettled would: a row answers each, in the order of args.
+	ReportsSettled(ctx context.Context, args []ReportSettledParams) ([]ReportSteadyRow, error)
 }
 
 type ReportSettledParams struct {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -35,33 +36,89 @@ func (q queries) ReportsSteady(ctx context.Context, args []driver.ReportSteadyPa
 	}
 	calls := make([]call, len(args))
 	for i, a := range args {
-		calls[i] = call{I: i, Node: a.Node, TokenHash: a.TokenHash, SendID: a.SendID, Generation: a.Generation,
-			Digest: a.Digest, Signature: a.Signature, Outcome: a.Outcome, Results: a.Results, At: a.At}
-		if a.IfMatch.Valid {
-			calls[i].IfMatch = &a.IfMatch.Int64
-		}
+		calls[i] = call{I: i, Node: a.Node, TokenHash: a.TokenHash, IfMatch: nullable(a.IfMatch), SendID: a.SendID,
+			Generation: a.Generation, Digest: a.Digest, Signature: a.Signature, Outcome: a.Outcome, Results: a.Results, At: a.At}
 	}
+	return takenEach(ctx, "hq_report_steady", calls, func(ctx context.Context, body json.RawMessage) ([]pgsqlc.ReportsSteadyRow, error) {
+		return q.q.ReportsSteady(ctx, body)
+	})
+}
+
+// ReportsSettled: hq_report_settled for each, its arguments handed over as one JSON array.
+func (q queries) ReportsSettled(ctx context.Context, args []driver.ReportSettledParams) ([]driver.ReportSteadyRow, error) {
+	type call struct {
+		I          int             `json:"i"`
+		Node       string          `json:"node"`
+		TokenHash  string          `json:"token_hash"`
+		IfMatch    *int64          `json:"if_match"`
+		SendID     int64           `json:"send_id"`
+		Generation int64           `json:"generation"`
+		Digest     string          `json:"digest"`
+		Signature  string          `json:"signature"`
+		Outcome    string          `json:"outcome"`
+		Refs       json.RawMessage `json:"refs"`
+		Attempt    int64           `json:"attempt"`
+		Summary    string          `json:"summary"`
+		StartedAt  *string         `json:"started_at"`
+		FinishedAt *string         `json:"finished_at"`
+		At         string          `json:"at"`
+	}
+	calls := make([]call, len(args))
+	for i, a := range args {
+		calls[i] = call{I: i, Node: a.Node, TokenHash: a.TokenHash, IfMatch: nullable(a.IfMatch), SendID: a.SendID,
+			Generation: a.Generation, Digest: a.Digest, Signature: a.Signature, Outcome: a.Outcome,
+			Refs: json.RawMessage(list(a.Refs)), Attempt: a.Attempt, Summary: a.Summary,
+			StartedAt: nullableText(a.StartedAt), FinishedAt: nullableText(a.FinishedAt), At: a.At}
+	}
+	return takenEach(ctx, "hq_report_settled", calls, func(ctx context.Context, body json.RawMessage) ([]pgsqlc.ReportsSettledRow, error) {
+		return q.q.ReportsSettled(ctx, body)
+	})
+}
+
+// answerRow is a row of ReportsSteady or ReportsSettled: which call it answers, and how.
+type answerRow interface {
+	pgsqlc.ReportsSteadyRow | pgsqlc.ReportsSettledRow
+}
+
+// takenEach hands calls to run as one JSON array and reads its rows as taken reads each
+// function's answer, in the order of calls.
+func takenEach[C any, R answerRow](ctx context.Context, fn string, calls []C, run func(context.Context, json.RawMessage) ([]R, error)) ([]driver.ReportSteadyRow, error) {
 	body, err := json.Marshal(calls)
 	if err != nil {
 		return nil, err
 	}
-	answers, err := q.q.ReportsSteady(ctx, body)
+	answers, err := run(ctx, body)
 	if err != nil {
 		return nil, err
 	}
-	if len(answers) != len(args) {
-		return nil, fmt.Errorf("hq_report_steady: %d answers for %d reports", len(answers), len(args))
+	if len(answers) != len(calls) {
+		return nil, fmt.Errorf("%s: %d answers for %d reports", fn, len(answers), len(calls))
 	}
-	rows := make([]driver.ReportSteadyRow, len(args))
+	rows := make([]driver.ReportSteadyRow, len(calls))
 	for _, a := range answers {
-		if a.I < 0 || a.I >= int64(len(rows)) {
-			return nil, fmt.Errorf("hq_report_steady: an answer for report %d of %d", a.I, len(rows))
+		i, answer := pgsqlc.ReportsSteadyRow(a).I, pgsqlc.ReportsSteadyRow(a).Answer
+		if i < 0 || i >= int64(len(rows)) {
+			return nil, fmt.Errorf("%s: an answer for report %d of %d", fn, i, len(rows))
 		}
-		if rows[a.I], err = taken("hq_report_steady", a.Answer, nil); err != nil {
+		if rows[i], err = taken(fn, answer, nil); err != nil {
 			return nil, err
 		}
 	}
 	return rows, nil
+}
+
+func nullable(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
+}
+
+func nullableText(v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	return &v.String
 }
 
 // ReportSettled: hq_report_settled answers as hq_report_steady does.

@@ -395,6 +395,47 @@ func (q *Queries) ReportSteady(ctx context.Context, arg ReportSteadyParams) (str
 	return answer, err
 }
 
+const reportsSettled = `-- name: ReportsSettled :many
+SELECT a.i::bigint AS i,
+    COALESCE(hq_report_settled(a.node, a.token_hash, a.if_match, a.send_id, a.generation, a.digest, a.signature,
+        a.outcome, a.refs::text, a.attempt, a.summary, a.started_at, a.finished_at, a.at), '')::text AS answer
+FROM json_to_recordset($1::json) AS a(i bigint, node text, token_hash text, if_match bigint, send_id bigint,
+    generation bigint, digest text, signature text, outcome text, refs json, attempt bigint, summary text,
+    started_at text, finished_at text, at text)
+ORDER BY a.i
+`
+
+type ReportsSettledRow struct {
+	I      int64
+	Answer string
+}
+
+// Reports of distinct nodes that ReportSettled may take, in one round trip, each as it takes
+// one: @reports is a JSON array of hq_report_settled's arguments (refs a JSON array), each with
+// its place in the array (i), and a row answers each, in that order.
+func (q *Queries) ReportsSettled(ctx context.Context, reports json.RawMessage) ([]ReportsSettledRow, error) {
+	rows, err := q.db.QueryContext(ctx, reportsSettled, reports)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ReportsSettledRow{}
+	for rows.Next() {
+		var i ReportsSettledRow
+		if err := rows.Scan(&i.I, &i.Answer); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const reportsSteady = `-- name: ReportsSteady :many
 SELECT a.i::bigint AS i,
     COALESCE(hq_report_steady(a.node, a.token_hash, a.if_match, a.send_id, a.generation, a.digest, a.signature,
