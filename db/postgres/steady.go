@@ -22,22 +22,14 @@ func (q queries) ReportSteady(ctx context.Context, arg driver.ReportSteadyParams
 // ReportsSteady: hq_report_steady for each, its arguments handed over as one JSON array.
 func (q queries) ReportsSteady(ctx context.Context, args []driver.ReportSteadyParams) ([]driver.ReportSteadyRow, error) {
 	type call struct {
-		I          int    `json:"i"`
-		Node       string `json:"node"`
-		TokenHash  string `json:"token_hash"`
-		IfMatch    *int64 `json:"if_match"`
-		SendID     int64  `json:"send_id"`
-		Generation int64  `json:"generation"`
-		Digest     string `json:"digest"`
-		Signature  string `json:"signature"`
-		Outcome    string `json:"outcome"`
-		Results    int64  `json:"results"`
-		At         string `json:"at"`
+		reportCall
+		Results int64  `json:"results"`
+		At      string `json:"at"`
 	}
 	calls := make([]call, len(args))
 	for i, a := range args {
-		calls[i] = call{I: i, Node: a.Node, TokenHash: a.TokenHash, IfMatch: nullable(a.IfMatch), SendID: a.SendID,
-			Generation: a.Generation, Digest: a.Digest, Signature: a.Signature, Outcome: a.Outcome, Results: a.Results, At: a.At}
+		calls[i] = call{reportCall{I: i, Node: a.Node, TokenHash: a.TokenHash, IfMatch: nullable(a.IfMatch), SendID: a.SendID,
+			Generation: a.Generation, Digest: a.Digest, Signature: a.Signature, Outcome: a.Outcome}, a.Results, a.At}
 	}
 	return takenEach(ctx, "hq_report_steady", calls, func(ctx context.Context, body json.RawMessage) ([]pgsqlc.ReportsSteadyRow, error) {
 		return q.q.ReportsSteady(ctx, body)
@@ -47,15 +39,7 @@ func (q queries) ReportsSteady(ctx context.Context, args []driver.ReportSteadyPa
 // ReportsSettled: hq_report_settled for each, its arguments handed over as one JSON array.
 func (q queries) ReportsSettled(ctx context.Context, args []driver.ReportSettledParams) ([]driver.ReportSteadyRow, error) {
 	type call struct {
-		I          int             `json:"i"`
-		Node       string          `json:"node"`
-		TokenHash  string          `json:"token_hash"`
-		IfMatch    *int64          `json:"if_match"`
-		SendID     int64           `json:"send_id"`
-		Generation int64           `json:"generation"`
-		Digest     string          `json:"digest"`
-		Signature  string          `json:"signature"`
-		Outcome    string          `json:"outcome"`
+		reportCall
 		Refs       json.RawMessage `json:"refs"`
 		Attempt    int64           `json:"attempt"`
 		Summary    string          `json:"summary"`
@@ -65,14 +49,27 @@ func (q queries) ReportsSettled(ctx context.Context, args []driver.ReportSettled
 	}
 	calls := make([]call, len(args))
 	for i, a := range args {
-		calls[i] = call{I: i, Node: a.Node, TokenHash: a.TokenHash, IfMatch: nullable(a.IfMatch), SendID: a.SendID,
-			Generation: a.Generation, Digest: a.Digest, Signature: a.Signature, Outcome: a.Outcome,
-			Refs: json.RawMessage(list(a.Refs)), Attempt: a.Attempt, Summary: a.Summary,
-			StartedAt: nullableText(a.StartedAt), FinishedAt: nullableText(a.FinishedAt), At: a.At}
+		calls[i] = call{reportCall{I: i, Node: a.Node, TokenHash: a.TokenHash, IfMatch: nullable(a.IfMatch), SendID: a.SendID,
+			Generation: a.Generation, Digest: a.Digest, Signature: a.Signature, Outcome: a.Outcome},
+			json.RawMessage(list(a.Refs)), a.Attempt, a.Summary, nullableText(a.StartedAt), nullableText(a.FinishedAt), a.At}
 	}
 	return takenEach(ctx, "hq_report_settled", calls, func(ctx context.Context, body json.RawMessage) ([]pgsqlc.ReportsSettledRow, error) {
 		return q.q.ReportsSettled(ctx, body)
 	})
+}
+
+// reportCall is what a call of hq_report_steady and one of hq_report_settled both take, first,
+// as a member of the JSON array ReportsSteady and ReportsSettled hand over; i is its place.
+type reportCall struct {
+	I          int    `json:"i"`
+	Node       string `json:"node"`
+	TokenHash  string `json:"token_hash"`
+	IfMatch    *int64 `json:"if_match"`
+	SendID     int64  `json:"send_id"`
+	Generation int64  `json:"generation"`
+	Digest     string `json:"digest"`
+	Signature  string `json:"signature"`
+	Outcome    string `json:"outcome"`
 }
 
 // answerRow is a row of ReportsSteady or ReportsSettled: which call it answers, and how.
