@@ -293,8 +293,8 @@ func (s *Store) checkDeclared(ctx context.Context, q driver.Queries, node string
 	}
 	var errs []hq.FieldError
 	for i, r := range results {
-		if ref := hq.Ref(r.Module, r.Resource); !declared[r.Module][r.Resource] {
-			errs = append(errs, hq.FieldError{Field: fmt.Sprintf("results[%d]", i), Message: ref + " is not declared on " + node})
+		if !declared[r.Module][r.Resource] {
+			errs = append(errs, hq.FieldError{Field: fmt.Sprintf("results[%d]", i), Message: hq.Ref(r.Module, r.Resource) + " is not declared on " + node})
 		}
 	}
 	if len(errs) > 0 {
