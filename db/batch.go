@@ -264,7 +264,8 @@ func (s *Store) takeEach(ctx context.Context, reqs []*batchRequest, taken map[*b
 			r.done <- nil
 			taken[r] = true
 		} else {
-			// Not steady in the database's eyes just now: asking again alone would say so again.
+			// Not one the database takes this way just now: asked again alone, it would say so
+			// again.
 			r.quick = nil
 		}
 	}

@@ -3,8 +3,8 @@
 -- repeat count). PostgreSQL writes a new version of a row each time; when it fits on the same
 -- page and no indexed column moved, the indexes are left alone (a heap-only update) and the
 -- old version is reclaimed as the page is read. Pages filled to the brim leave no room for it,
--- so about a third of these updates also wrote every index of the table and left the table
--- to grow until vacuumed. Leaving room on each page makes nearly all of them in place.
+-- and then the update writes every index of the table too and the table grows until vacuumed.
+-- Leaving room on each page keeps nearly all of them in place.
 -- Rows written before this keep their pages as they are until `VACUUM FULL nodes, reports`.
 ALTER TABLE nodes SET (fillfactor = 50);
 ALTER TABLE reports SET (fillfactor = 70);
