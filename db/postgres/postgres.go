@@ -81,12 +81,33 @@ func Open(ctx context.Context, url string) (driver.Engine, error) {
 
 // migrate applies every pending migration, holding goose's session lock so that controllers
 // starting together migrate once.
+//
+// The lock is the schema's own: goose's default is one lock for the whole database, so a
+// controller of one schema would wait for another schema's migration, and goose tries again
+// only every 5 s. Controllers of one schema still take turns; a turn is asked for every second.
 func migrate(ctx context.Context, db *sql.DB) error {
-	locker, err := lock.NewPostgresSessionLocker()
+	id, err := migrationLockID(ctx, db)
+	if err != nil {
+		return err
+	}
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(id), lock.WithLockTimeout(1, 300))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
 	return driver.Migrate(ctx, goose.DialectPostgres, db, pgmigrations.FS, goose.WithSessionLocker(locker))
+}
+
+// migrationLockKey is the high half of every schema's migration lock; the schema's name hashed
+// is the low half.
+const migrationLockKey = 0x68712d6d // "hq-m"
+
+// migrationLockID is the advisory lock migrations of the schema db works in take.
+func migrationLockID(ctx context.Context, db *sql.DB) (int64, error) {
+	var h int32
+	if err := db.QueryRowContext(ctx, "SELECT hashtext(coalesce(current_schema(), ''))").Scan(&h); err != nil {
+		return 0, fmt.Errorf("migrations: the schema's lock: %w", err)
+	}
+	return migrationLockKey<<32 | int64(uint32(h)), nil
 }
 
 func (e *engine) Write() *sql.DB { return e.write }
