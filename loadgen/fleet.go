@@ -146,6 +146,8 @@ type PhaseResult struct {
 	LateP99  time.Duration `json:"late_p99_ns"`
 	WorstP99 time.Duration `json:"worst_second_p99_ns"`
 	WorstAt  time.Duration `json:"worst_second_at_ns"`
+	// ByTen is the p99 of each ten seconds of the phase in turn.
+	ByTen []time.Duration `json:"p99_by_ten_seconds_ns,omitempty"`
 	// Statuses counts every answer as "kind status" (kind: register, assign, declaration,
 	// poll, report; status "error" when none came).
 	Statuses  map[string]int `json:"statuses"`
@@ -352,7 +354,7 @@ func (f *Fleet) measure(ctx context.Context, name string, run func(context.Conte
 		r.Rate = float64(r.Count) / r.Wall.Seconds()
 	}
 	r.Requests, r.Acked, r.P50, r.P90, r.P99, r.Max, r.Statuses, r.LastError = s.Requests, s.Acked, s.P50, s.P90, s.P99, s.Max, s.Statuses, s.LastError
-	r.LateP99, r.WorstP99, r.WorstAt = s.LateP99, s.WorstP99, s.WorstAt
+	r.LateP99, r.WorstP99, r.WorstAt, r.ByTen = s.LateP99, s.WorstP99, s.WorstAt, s.ByTen
 	if f.cfg.DB != "" {
 		r.DB, r.WAL = FileSize(f.cfg.DB), FileSize(f.cfg.DB+"-wal")
 	}

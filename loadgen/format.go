@@ -60,7 +60,15 @@ func (r PhaseResult) Line() string {
 	}
 	fmt.Fprintf(&b, " | %d req p50 %s p90 %s p99 %s max %s", r.Requests, ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max))
 	if r.Requests > 0 {
-		fmt.Fprintf(&b, " (p99 second half %s, slowest second %s at %s)", ms(r.LateP99), ms(r.WorstP99), r.WorstAt)
+		fmt.Fprintf(&b, " (p99 second half %s, slowest second %s at %s", ms(r.LateP99), ms(r.WorstP99), r.WorstAt)
+		if len(r.ByTen) > 1 {
+			tens := make([]string, len(r.ByTen))
+			for i, d := range r.ByTen {
+				tens[i] = ms(d)
+			}
+			fmt.Fprintf(&b, "; by 10 s %s", strings.Join(tens, " "))
+		}
+		b.WriteString(")")
 	}
 	s := Snapshot{Statuses: r.Statuses}
 	if bad := s.NonOK(); len(bad) > 0 {

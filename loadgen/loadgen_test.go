@@ -170,6 +170,12 @@ func TestTailsTellAMomentFromThePhase(t *testing.T) {
 	if late, worst, at := tails(nil, nil); late != 0 || worst != 0 || at != 0 {
 		t.Errorf("no requests: %s %s %s", late, worst, at)
 	}
+	if got, want := windows(took, done, 5*time.Second), []time.Duration{900 * time.Millisecond, 2 * time.Millisecond}; !slices.Equal(got, want) {
+		t.Errorf("p99 by 5 s: %v, want %v", got, want)
+	}
+	if got := windows(nil, nil, time.Second); got != nil {
+		t.Errorf("no requests, by the second: %v", got)
+	}
 }
 
 // Hosts that applied the same module revisions keep one copy of their resources, and each its

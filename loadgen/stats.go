@@ -83,9 +83,12 @@ type Snapshot struct {
 	// LateP99 is the p99 of the requests that ended in the second half of the phase, and
 	// WorstP99 that of the second whose requests' p99 was highest, which began WorstAt after
 	// the phase did: whether a tail is the whole phase's or one moment's.
-	LateP99   time.Duration
-	WorstP99  time.Duration
-	WorstAt   time.Duration
+	LateP99  time.Duration
+	WorstP99 time.Duration
+	WorstAt  time.Duration
+	// ByTen is the p99 of each ten seconds of the phase in turn, by when requests ended: where
+	// in the phase a tail lies.
+	ByTen     []time.Duration
 	Statuses  map[string]int
 	LastError string
 	// ByController is each controller's share, by its place in the fleet's list; it is as
@@ -104,6 +107,7 @@ func (r *Recorder) Snapshot() Snapshot {
 	}
 	r.mu.Unlock()
 	s.LateP99, s.WorstP99, s.WorstAt = tails(took, done)
+	s.ByTen = windows(took, done, 10*time.Second)
 	slices.Sort(took)
 	s.P50, s.P90, s.P99 = quantile(took, 0.50), quantile(took, 0.90), quantile(took, 0.99)
 	if len(took) > 0 {
@@ -137,6 +141,24 @@ func tails(took, done []time.Duration) (late, worst, at time.Duration) {
 		}
 	}
 	return late, worst, at
+}
+
+// windows returns the p99 of the requests that ended in each span of width in turn, from the
+// first; a span in which none ended has 0.
+func windows(took, done []time.Duration, width time.Duration) []time.Duration {
+	if len(done) == 0 {
+		return nil
+	}
+	spans := make([][]time.Duration, slices.Max(done)/width+1)
+	for i, d := range done {
+		spans[d/width] = append(spans[d/width], took[i])
+	}
+	p99 := make([]time.Duration, len(spans))
+	for i, ts := range spans {
+		slices.Sort(ts)
+		p99[i] = quantile(ts, 0.99)
+	}
+	return p99
 }
 
 // quantile returns the q-quantile of sorted by the nearest-rank method.
