@@ -4,6 +4,7 @@ import (
 	"github.com/meshhq/hq/db/driver"
 
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -70,6 +71,7 @@ func (s *Store) Declaration(ctx context.Context, node string) (hq.Declaration, e
 
 func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error) {
 	d := hq.Declaration{Node: node, Modules: []hq.DeclaredModule{}}
+	var names []declaredNames
 	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		n, err := q.NodeGet(ctx, node)
 		if err != nil {
@@ -81,11 +83,17 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 			return err
 		}
 		values := valuesOf(n)
+		names = make([]declaredNames, 0, len(rows))
 		for _, r := range rows {
 			res, err := s.resources(ctx, q, r.Module, r.Revision)
 			if err != nil {
 				return err
 			}
+			m, err := s.resourceNames(ctx, q, r.Module, r.Revision)
+			if err != nil {
+				return err
+			}
+			names = append(names, declaredNames{r.Module, m})
 			// The declaration digested and signed is concrete: templates are filled in here.
 			if res, err = render(res, values); err != nil {
 				return hq.Errorf(hq.CodeConflict, "module %s cannot be declared on node %s: %v", r.Module, node, err)
@@ -95,7 +103,65 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 		return nil
 	})
 	d.Digest = d.ComputeDigest()
+	if err == nil {
+		s.composed.remember(d.Digest, names)
+	}
 	return d, err
+}
+
+// composed remembers, by digest, the resource names of the declarations this store composed,
+// so that a report of one can be checked against it without reading it again (namesEvery).
+// The digest covers the node, the generation and every resource, so an entry never goes
+// stale. Past maxComposed the memory starts over, and a report of a declaration no longer
+// remembered is checked as any other is.
+type composed struct {
+	mu sync.Mutex
+	m  map[string][]declaredNames
+}
+
+// declaredNames are a module's resource names in a declaration; the map is the revision's,
+// shared, and never changed.
+type declaredNames struct {
+	module string
+	names  map[string]bool
+}
+
+// maxComposed bounds composed: more than a fleet's nodes, each with one declaration in use.
+const maxComposed = 100_000
+
+func (c *composed) remember(digest string, names []declaredNames) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxComposed {
+		c.m = make(map[string][]declaredNames)
+	}
+	c.m[digest] = names
+}
+
+// namesEvery reports whether results, which name no resource twice, name every resource of
+// the declaration digest: false when it names others, fewer, or this store did not compose
+// it (or no longer remembers it).
+func (c *composed) namesEvery(digest string, results []hq.Result) bool {
+	c.mu.Lock()
+	names, ok := c.m[digest]
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	total := 0
+	for _, d := range names {
+		total += len(d.names)
+	}
+	if len(results) != total {
+		return false
+	}
+	for _, r := range results {
+		i := slices.IndexFunc(names, func(d declaredNames) bool { return d.module == r.Module })
+		if i < 0 || !names[i].names[r.Resource] {
+			return false
+		}
+	}
+	return true
 }
 
 // WaitGeneration blocks until the node's generation exceeds after, ctx ends, or wait passes,

@@ -91,7 +91,7 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 			resp, raised, quickly = hq.ReportResponse{ReportID: row.ReportID, Summary: row.Summary, Generation: row.Generation,
 				Stuck: row.Stuck, Retry: row.Retry}, false, true
 		}
-		if settled, ok := settledReport(rep); ok {
+		if settled, ok := settledReport(rep); ok && s.composed.namesEvery(rep.Digest, rep.Results) {
 			settled.Node, settled.TokenHash, settled.IfMatch, settled.Outcome, settled.At = node, tokenHash, optInt(opts.IfMatch), outcome, at
 			req.settled = &settled
 		} else {
@@ -179,8 +179,9 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 }
 
 // settledReport says whether rep is one driver.SteadyReports.ReportSettled may take: results
-// that are all plain "applied", all attempted and changed or none, each resource once. It
-// fills in what comes from the report itself.
+// that are all plain "applied", all attempted and changed or none, each resource once (the
+// caller checks that they name every resource of the declaration). It fills in what comes
+// from the report itself.
 func settledReport(rep hq.Report) (driver.ReportSettledParams, bool) {
 	p := driver.ReportSettledParams{SendID: rep.SendID, Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature,
 		StartedAt: optTime(rep.StartedAt), FinishedAt: optTime(rep.FinishedAt)}
@@ -203,10 +204,7 @@ func settledReport(rep hq.Report) (driver.ReportSettledParams, bool) {
 	if first.Attempted && first.Changed {
 		p.Attempt = 1
 	}
-	p.Refs = make([]string, len(rep.Results))
-	for i, r := range rep.Results {
-		p.Refs[i] = hq.Ref(r.Module, r.Resource)
-	}
+	p.Results = int64(len(rep.Results))
 	return p, true
 }
 

@@ -121,6 +121,53 @@ func TestSteadyReportsInOneStatement(t *testing.T) {
 	}
 }
 
+// TestSettledReportsOfADeclarationComposedElsewhere: a controller checks a settled report's
+// results against the declaration it composed; one it did not compose (another controller's,
+// or its own before a restart) is taken the general way, and writes the same.
+func TestSettledReportsOfADeclarationComposedElsewhere(t *testing.T) {
+	testdb.NeedServer(t)
+	t.Parallel()
+	ctx := context.Background()
+	url := testdb.NewOn(t, "postgres")
+	a := open(t, url, Options{})
+	mustModule(t, a, "app", file("conf", "x"), file("ok", "y"))
+	mustNode(t, a, "web-1")
+	mustAssign(t, a, "web-1", "app")
+	d := mustCompose(t, a, "web-1", "ctl-a")
+	b := open(t, url, Options{})
+	start(t, b.Workers()...)
+	made := applied("app", "conf", "ok")
+	for i := range made {
+		made[i].Changed = true
+	}
+	report := func(results []hq.Result) hq.Report {
+		return hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: results}
+	}
+	if _, err := b.Ingest(ctx, "web-1", report(made), IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.steadyTaken.Load(); got != 0 {
+		t.Errorf("%d report(s) of a declaration composed elsewhere taken in one statement", got)
+	}
+	if v := mustGetNode(t, b, "web-1"); v.Counts[hq.StateApplied] != 2 || v.Resources[0].Attempts != 1 || v.AppliedGeneration != d.Generation {
+		t.Errorf("after the first apply: counts %v, applied generation %d, resources %+v", v.Counts, v.AppliedGeneration, v.Resources)
+	}
+	// Once b has composed the same declaration, the report after the apply is settled.
+	if again := mustCompose(t, b, "web-1", "ctl-b"); again.Digest != d.Digest {
+		t.Fatalf("composed again with digest %s, first %s", again.Digest, d.Digest)
+	}
+	resp, err := b.Ingest(ctx, "web-1", report(applied("app", "conf", "ok")), IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.steadyTaken.Load(); got != 1 {
+		t.Errorf("%d report(s) taken in one statement after composing, want 1", got)
+	}
+	if v := mustGetNode(t, b, "web-1"); v.LastReport == nil || v.LastReport.ID != resp.ReportID || v.Resources[0].Attempts != 1 {
+		t.Errorf("after the settled report %d: last report %+v, resources %+v", resp.ReportID, v.LastReport, v.Resources)
+	}
+}
+
 // TestSteadyReportsAfterMigratingFromTheSchemaBefore: a PostgreSQL database at the schema
 // before hq_report_steady keeps its mesh through the migration, and its nodes' steady reports
 // are then taken in one statement.

@@ -30,6 +30,7 @@ type Store struct {
 	clock     func() time.Time
 	bells     bells
 	revisions revisions
+	composed  composed
 	// moveBell wakes the mover (moves.go).
 	moveBell chan struct{}
 	// rolloutBell wakes the rollout worker; rolloutsActive is whether its last look found a

@@ -40,18 +40,18 @@ func (q queries) ReportsSteady(ctx context.Context, args []driver.ReportSteadyPa
 func (q queries) ReportsSettled(ctx context.Context, args []driver.ReportSettledParams) ([]driver.ReportSteadyRow, error) {
 	type call struct {
 		reportCall
-		Refs       json.RawMessage `json:"refs"`
-		Attempt    int64           `json:"attempt"`
-		Summary    string          `json:"summary"`
-		StartedAt  *string         `json:"started_at"`
-		FinishedAt *string         `json:"finished_at"`
-		At         string          `json:"at"`
+		Results    int64   `json:"results"`
+		Attempt    int64   `json:"attempt"`
+		Summary    string  `json:"summary"`
+		StartedAt  *string `json:"started_at"`
+		FinishedAt *string `json:"finished_at"`
+		At         string  `json:"at"`
 	}
 	calls := make([]call, len(args))
 	for i, a := range args {
 		calls[i] = call{reportCall{I: i, Node: a.Node, TokenHash: a.TokenHash, IfMatch: nullable(a.IfMatch), SendID: a.SendID,
 			Generation: a.Generation, Digest: a.Digest, Signature: a.Signature, Outcome: a.Outcome},
-			json.RawMessage(list(a.Refs)), a.Attempt, a.Summary, nullableText(a.StartedAt), nullableText(a.FinishedAt), a.At}
+			a.Results, a.Attempt, a.Summary, nullableText(a.StartedAt), nullableText(a.FinishedAt), a.At}
 	}
 	return takenEach(ctx, "hq_report_settled", calls, func(ctx context.Context, body json.RawMessage) ([]pgsqlc.ReportsSettledRow, error) {
 		return q.q.ReportsSettled(ctx, body)
@@ -121,7 +121,7 @@ func nullableText(v sql.NullString) *string {
 // ReportSettled: hq_report_settled answers as hq_report_steady does.
 func (q queries) ReportSettled(ctx context.Context, arg driver.ReportSettledParams) (driver.ReportSteadyRow, error) {
 	answer, err := q.q.ReportSettled(ctx, pgsqlc.ReportSettledParams{Node: arg.Node, TokenHash: arg.TokenHash, IfMatch: arg.IfMatch, SendID: arg.SendID,
-		Generation: arg.Generation, Digest: arg.Digest, Signature: arg.Signature, Outcome: arg.Outcome, Refs: list(arg.Refs),
+		Generation: arg.Generation, Digest: arg.Digest, Signature: arg.Signature, Outcome: arg.Outcome, Results: arg.Results,
 		Attempt: arg.Attempt, Summary: arg.Summary, StartedAt: arg.StartedAt, FinishedAt: arg.FinishedAt, At: arg.At})
 	return taken("hq_report_settled", answer, err)
 }

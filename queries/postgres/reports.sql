@@ -64,7 +64,7 @@ SELECT COALESCE(hq_report_steady(@node::text, @token_hash::text, sqlc.narg(if_ma
 -- A report of plain "applied" results over all of a node's resources in one round trip: what
 -- hq_report_settled answers (a JSON object), or '' with nothing changed.
 SELECT COALESCE(hq_report_settled(@node::text, @token_hash::text, sqlc.narg(if_match)::bigint, @send_id::bigint, @generation::bigint,
-    @digest::text, @signature::text, @outcome::text, @refs::text, @attempt::bigint, @summary::text,
+    @digest::text, @signature::text, @outcome::text, @results::bigint, @attempt::bigint, @summary::text,
     sqlc.narg(started_at)::text, sqlc.narg(finished_at)::text, @at::text), '')::text AS answer;
 
 -- name: ReportsSteady :many
@@ -80,12 +80,12 @@ ORDER BY a.i;
 
 -- name: ReportsSettled :many
 -- Reports of distinct nodes that ReportSettled may take, in one round trip, each as it takes
--- one: @reports is a JSON array of hq_report_settled's arguments (refs a JSON array), each with
--- its place in the array (i), and a row answers each, in that order.
+-- one: @reports is a JSON array of hq_report_settled's arguments, each with its place in the
+-- array (i), and a row answers each, in that order.
 SELECT a.i::bigint AS i,
     COALESCE(hq_report_settled(a.node, a.token_hash, a.if_match, a.send_id, a.generation, a.digest, a.signature,
-        a.outcome, a.refs::text, a.attempt, a.summary, a.started_at, a.finished_at, a.at), '')::text AS answer
+        a.outcome, a.results, a.attempt, a.summary, a.started_at, a.finished_at, a.at), '')::text AS answer
 FROM json_to_recordset(@reports::json) AS a(i bigint, node text, token_hash text, if_match bigint, send_id bigint,
-    generation bigint, digest text, signature text, outcome text, refs json, attempt bigint, summary text,
+    generation bigint, digest text, signature text, outcome text, results bigint, attempt bigint, summary text,
     started_at text, finished_at text, at text)
 ORDER BY a.i;

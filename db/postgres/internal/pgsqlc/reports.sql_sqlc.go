@@ -257,7 +257,7 @@ func (q *Queries) ReportRepeat(ctx context.Context, arg ReportRepeatParams) erro
 
 const reportSettled = `-- name: ReportSettled :one
 SELECT COALESCE(hq_report_settled($1::text, $2::text, $3::bigint, $4::bigint, $5::bigint,
-    $6::text, $7::text, $8::text, $9::text, $10::bigint, $11::text,
+    $6::text, $7::text, $8::text, $9::bigint, $10::bigint, $11::text,
     $12::text, $13::text, $14::text), '')::text AS answer
 `
 
@@ -270,7 +270,7 @@ type ReportSettledParams struct {
 	Digest     string
 	Signature  string
 	Outcome    string
-	Refs       string
+	Results    int64
 	Attempt    int64
 	Summary    string
 	StartedAt  sql.NullString
@@ -290,7 +290,7 @@ func (q *Queries) ReportSettled(ctx context.Context, arg ReportSettledParams) (s
 		arg.Digest,
 		arg.Signature,
 		arg.Outcome,
-		arg.Refs,
+		arg.Results,
 		arg.Attempt,
 		arg.Summary,
 		arg.StartedAt,
@@ -398,9 +398,9 @@ func (q *Queries) ReportSteady(ctx context.Context, arg ReportSteadyParams) (str
 const reportsSettled = `-- name: ReportsSettled :many
 SELECT a.i::bigint AS i,
     COALESCE(hq_report_settled(a.node, a.token_hash, a.if_match, a.send_id, a.generation, a.digest, a.signature,
-        a.outcome, a.refs::text, a.attempt, a.summary, a.started_at, a.finished_at, a.at), '')::text AS answer
+        a.outcome, a.results, a.attempt, a.summary, a.started_at, a.finished_at, a.at), '')::text AS answer
 FROM json_to_recordset($1::json) AS a(i bigint, node text, token_hash text, if_match bigint, send_id bigint,
-    generation bigint, digest text, signature text, outcome text, refs json, attempt bigint, summary text,
+    generation bigint, digest text, signature text, outcome text, results bigint, attempt bigint, summary text,
     started_at text, finished_at text, at text)
 ORDER BY a.i
 `
@@ -411,8 +411,8 @@ type ReportsSettledRow struct {
 }
 
 // Reports of distinct nodes that ReportSettled may take, in one round trip, each as it takes
-// one: @reports is a JSON array of hq_report_settled's arguments (refs a JSON array), each with
-// its place in the array (i), and a row answers each, in that order.
+// one: @reports is a JSON array of hq_report_settled's arguments, each with its place in the
+// array (i), and a row answers each, in that order.
 func (q *Queries) ReportsSettled(ctx context.Context, reports json.RawMessage) ([]ReportsSettledRow, error) {
 	rows, err := q.db.QueryContext(ctx, reportsSettled, reports)
 	if err != nil {

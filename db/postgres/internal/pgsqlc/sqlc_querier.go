@@ -165,8 +165,8 @@ type Querier interface {
 	// with nothing changed.
 	ReportSteady(ctx context.Context, arg ReportSteadyParams) (string, error)
 	// Reports of distinct nodes that ReportSettled may take, in one round trip, each as it takes
-	// one: @reports is a JSON array of hq_report_settled's arguments (refs a JSON array), each with
-	// its place in the array (i), and a row answers each, in that order.
+	// one: @reports is a JSON array of hq_report_settled's arguments, each with its place in the
+	// array (i), and a row answers each, in that order.
 	ReportsSettled(ctx context.Context, reports json.RawMessage) ([]ReportsSettledRow, error)
 	// Steady reports of distinct nodes in one round trip, each as ReportSteady takes it: @reports
 	// is a JSON array of hq_report_steady's arguments, each with its place in the array (i), and a
