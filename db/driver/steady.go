@@ -21,9 +21,10 @@ type SteadyReports interface {
 	// ReportSteady would: a row answers each, in the order of args.
 	ReportsSteady(ctx context.Context, args []ReportSteadyParams) ([]ReportSteadyRow, error)
 	// ReportSettled takes a report whose every result is a plain "applied" (Attempt 1 when
-	// every one was attempted and changed, 0 when none was) and whose results the caller has
-	// checked name every resource of the declaration Digest once, for the node's declaration, when the node's resources are all pending or all
-	// applied: a first apply, or the report after one. A repeat of the node's last report is
+	// every one was attempted and changed, 0 when none was), and whose results the caller has
+	// checked name every resource of the declaration Digest once, for the node's declaration,
+	// when the node's resources are all pending or all applied: a first apply, or the report
+	// after one. A repeat of the node's last report is
 	// taken as ReportSteady takes it. Otherwise it writes what the general path writes: a new
 	// report row with Summary (worked out by the store), the pending resources applied, the
 	// node's last report, the send marked applied, and the node's applied declaration moved
