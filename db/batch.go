@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/driver"
@@ -17,6 +18,12 @@ import (
 // its reports are then each written again alone, as if there had been no batch. The other
 // writes a fleet makes many of at once share the batches too: the sends of the declarations
 // its hosts fetch, and the assignments of an operator assigning it node by node.
+
+// With CommitWait set, a committer whose requests have been arriving less than CommitWait apart
+// waits up to CommitWait for more before it commits what it has: at a fleet's steady rate a
+// report rarely finds another waiting, and each would pay a commit of its own (a sync of the
+// log on SQLite, a round trip and a sync on PostgreSQL, where reports taken together also share
+// one statement).
 
 // maxBatch bounds the reports of one commit, so that one batch never holds the writer for
 // long.
@@ -99,26 +106,79 @@ func (s *Store) commitBatches(ctx context.Context, ready func()) {
 		close(c.gone)
 	}()
 	ready()
+	var arrivals arrivals
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for {
 		var batch []*batchRequest
 		select {
 		case <-ctx.Done():
 			return
 		case r := <-c.requests:
+			arrivals.saw(time.Now())
 			batch = append(batch, r)
 		}
 	more:
 		for len(batch) < maxBatch {
 			select {
 			case r := <-c.requests:
+				arrivals.saw(time.Now())
 				batch = append(batch, r)
 			default:
 				break more
 			}
 		}
+		if wait := s.opt.CommitWait; wait > 0 && len(batch) < maxBatch && arrivals.within(wait) {
+			batch = s.gather(c, batch, linger, wait, &arrivals)
+		}
 		s.commitBatch(ctx, batch)
 	}
 }
+
+// gather waits up to wait for more requests to join batch, on the committer's timer linger,
+// stopped, and leaves it stopped. (Since Go 1.23 a stopped or reset timer delivers nothing
+// stale.)
+func (s *Store) gather(c *committer, batch []*batchRequest, linger *time.Timer, wait time.Duration, a *arrivals) []*batchRequest {
+	linger.Reset(wait)
+	for len(batch) < maxBatch {
+		select {
+		case r := <-c.requests:
+			a.saw(time.Now())
+			batch = append(batch, r)
+			continue
+		case <-linger.C:
+			return batch
+		}
+	}
+	linger.Stop()
+	return batch
+}
+
+// arrivals follows the gap between requests, as a moving average, so the committer waits for
+// company only when more requests are due within its wait: a lone request, in a quiet hour, is
+// committed at once.
+type arrivals struct {
+	last time.Time
+	gap  time.Duration
+}
+
+// maxGap is the longest gap the average counts, and where it starts: from a quiet hour, a
+// burst brings it under a few milliseconds within fifty requests.
+const maxGap = time.Second
+
+func (a *arrivals) saw(now time.Time) {
+	if a.last.IsZero() {
+		a.gap = maxGap
+	} else {
+		// An eighth of each new gap: a burst moves it within a few requests, one late request
+		// does not undo a busy second.
+		a.gap += (min(now.Sub(a.last), maxGap) - a.gap) / 8
+	}
+	a.last = now
+}
+
+// within says whether requests have been arriving less than wait apart.
+func (a *arrivals) within(wait time.Duration) bool { return !a.last.IsZero() && a.gap < wait }
 
 func (s *Store) commitBatch(ctx context.Context, batch []*batchRequest) {
 	batch = s.takeTogether(ctx, batch)

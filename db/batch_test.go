@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db/driver"
 	"github.com/meshhq/hq/internal/testdb"
 	"github.com/meshhq/hq/internal/wait"
 )
@@ -117,5 +118,58 @@ func TestReportsWaitingTogetherShareACommit(t *testing.T) {
 		if want := i < 11; (st == hq.StateApplied) != want {
 			t.Errorf("n%02d: motd is %s", i, st)
 		}
+	}
+}
+
+// With CommitWait, a committer whose requests have been arriving close together waits for
+// company before it commits, and one in a quiet hour commits at once.
+func TestCommitWaitsForCompanyOnlyWhenBusy(t *testing.T) {
+	t.Parallel()
+	const commitWait = 900 * time.Millisecond
+	s, _ := setupWith(t, Options{CommitWait: commitWait})
+	start(t, s.Committer())
+	ctx := context.Background()
+	nothing := func(context.Context, driver.Queries) error { return nil }
+	send := func() <-chan error {
+		done := make(chan error, 1)
+		go func() { done <- s.inBatchTx(ctx, nothing) }()
+		return done
+	}
+
+	// Quiet: the first request is committed at once, well before the wait would end.
+	select {
+	case err := <-send():
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(commitWait * 2 / 3):
+		t.Fatal("a lone request in a quiet hour waited for company")
+	}
+
+	// Busy: a burst brings the gap down, and then a request waits for the next one.
+	var wg sync.WaitGroup
+	for range 60 {
+		wg.Go(func() {
+			if err := s.inBatchTx(ctx, nothing); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	first := send()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case err := <-first:
+		t.Fatalf("after a burst, a request was committed without waiting for company (%v)", err)
+	default:
+	}
+	second := send()
+	for _, done := range []<-chan error{first, second} {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.batched.Load(); got < 2 {
+		t.Fatalf("the largest commit held %d request(s)", got)
 	}
 }
