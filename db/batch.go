@@ -40,9 +40,10 @@ type batchRequest struct {
 	ctx context.Context
 	// quick, when set, runs before fn and outside the request's savepoint, which costs a round
 	// trip on a server: it writes nothing unless it returns true, and then fn does not run.
-	// Its writes are one statement, so a request committed alone runs it outside any
-	// transaction (inStatement). Any error it returns is a failure of the database, not a
-	// refusal.
+	// On an engine that takes it in one statement (driver.SteadyReports), a request committed
+	// alone runs it outside any transaction (inStatement); on one that takes it in several
+	// (driver.SteadyContext), in fn's. Any error it returns is a failure of the database, not
+	// a refusal.
 	quick func(ctx context.Context, q driver.Queries) (bool, error)
 	// steady or settled, when set, is the report quick takes, which a batch may take together
 	// with others of its kind in one statement (takeTogether); took is then told what the
@@ -338,6 +339,15 @@ func (s *Store) commitAlone(r *batchRequest) error {
 	}
 	ctx := context.WithoutCancel(r.ctx)
 	if r.quick != nil && ctx.Value(dryRunKey{}) == nil {
+		if _, oneStatement := s.wq.(driver.SteadyReports); !oneStatement {
+			// The quick way is several statements here: it shares a transaction with fn.
+			return s.inTx(ctx, func(q driver.Queries) error {
+				if done, err := r.quick(ctx, q); err != nil || done {
+					return err
+				}
+				return r.fn(ctx, q)
+			})
+		}
 		// Alone, the quick way needs no transaction: its one statement is one.
 		if done, err := s.inStatement(ctx, r.quick); err != nil || done {
 			return err

@@ -84,7 +84,22 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	// Written in a commit it may share with other reports (batch.go), and so from nothing each
 	// time it runs.
 	req := &batchRequest{ctx: ctx, node: node}
-	if _, ok := s.wq.(driver.SteadyReports); ok && clean && rep.SendID > 0 && rep.Refused == nil && rep.Host == nil {
+	// A report that may be steady: the engine may take it without the general path.
+	steady := clean && rep.SendID > 0 && rep.Refused == nil && rep.Host == nil
+	if _, ok := s.wq.(driver.SteadyContext); ok && steady && !s.generalOnly {
+		p := driver.ReportSteadyParams{Node: node, TokenHash: tokenHash, IfMatch: optInt(opts.IfMatch), SendID: rep.SendID,
+			Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature, Outcome: outcome, Results: int64(len(rep.Results)), At: at}
+		req.quick = func(ctx context.Context, q driver.Queries) (bool, error) {
+			row, err := takeSteady(ctx, q, p)
+			if err != nil || !row.Taken {
+				return false, err
+			}
+			resp, raised = hq.ReportResponse{ReportID: row.ReportID, Summary: row.Summary, Generation: row.Generation, Stuck: row.Stuck, Retry: row.Retry}, false
+			s.steadyHere.Add(1)
+			return true, nil
+		}
+	}
+	if _, ok := s.wq.(driver.SteadyReports); ok && steady {
 		// An engine that takes a steady report in one statement is asked first, and one whose
 		// results are all plain "applied" is asked whether it can take it whole.
 		req.took = func(row driver.ReportSteadyRow) {

@@ -26,67 +26,7 @@ import (
 func TestSteadyReportsInOneStatement(t *testing.T) {
 	testdb.NeedServer(t)
 	t.Parallel()
-	type step struct {
-		resp  hq.ReportResponse
-		err   string
-		node  hq.NodeView
-		quick int64
-	}
-	story := func(engine string) []step {
-		c := testclock.At(time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC))
-		s := open(t, testdb.NewOn(t, engine), Options{Now: c.Now, StuckAttempts: 3})
-		start(t, s.Workers()...)
-		ctx := context.Background()
-		token, _, err := s.CreateNode(ctx, "web-1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		mustModule(t, s, "app", file("conf", "x"), file("ok", "y"))
-		mustAssign(t, s, "web-1", "app")
-		// Signed, so that a report is believed only with the signature it was sent with.
-		d, err := s.ComposeSigned(ctx, "web-1", "test", func(d *hq.Declaration) { d.Signature = "sig-" + d.Digest })
-		if err != nil {
-			t.Fatal(err)
-		}
-		report := func(results ...hq.Result) hq.Report {
-			return hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Signature: d.Signature, Results: results}
-		}
-		var steps []step
-		send := func(rep hq.Report, opts IngestOptions) {
-			c.Advance(time.Minute)
-			resp, err := s.Ingest(ctx, "web-1", rep, opts)
-			st := step{resp: resp, quick: s.steadyTaken.Load()}
-			if err != nil {
-				st.err = err.Error()
-			}
-			st.node = mustGetNode(t, s, "web-1")
-			steps = append(steps, st)
-		}
-		ok := applied("app", "conf", "ok")
-		made := applied("app", "conf", "ok")
-		for i := range made {
-			made[i].Changed = true
-		}
-		send(report(made...), IngestOptions{Token: token}) // a first apply: settled
-		send(report(ok...), IngestOptions{Token: token})   // the report after it, nothing changed: settled
-		send(report(ok...), IngestOptions{Token: token})   // steady
-		stale := d.Generation - 1
-		send(report(ok...), IngestOptions{IfMatch: &stale})          // a conflict, whichever way
-		send(report(failing("app", "conf"), ok[1]), IngestOptions{}) // not clean
-		send(report(failing("app", "conf"), ok[1]), IngestOptions{}) // a failure repeated
-		send(report(ok...), IngestOptions{})                         // another outcome than the last
-		send(report(ok...), IngestOptions{})                         // steady once more
-		wrong := report(ok...)
-		wrong.Signature = "not-it"
-		send(wrong, IngestOptions{})                                     // a send believed only with its signature
-		send(report(ok[0], applied("app", "other")[0]), IngestOptions{}) // a resource not declared
-		send(report(made[0], ok[1]), IngestOptions{})                    // some changed, some not
-		send(report(ok...), IngestOptions{Token: "not-its-token"})       // another token
-		send(report(ok...), IngestOptions{})                             // settled again
-		// Another token on a repeat sent without its results, steady otherwise.
-		send(report(), IngestOptions{Token: "not-its-token", Repeat: true, Outcome: OutcomeDigest(report(ok...))})
-		return steps
-	}
+	story := func(engine string) []storyStep { return steadyStory(t, engine, false) }
 	pg, lite := story("postgres"), story("sqlite")
 	for i := range pg {
 		p, l := pg[i], lite[i]
@@ -346,5 +286,152 @@ func TestReportsOfABatchTakenTogether(t *testing.T) {
 		if v := mustGetNode(t, s, node); v.LastReport.Repeats != want {
 			t.Errorf("%s: %d repeat(s), want %d", node, v.LastReport.Repeats, want)
 		}
+	}
+}
+
+// storyStep is what one report of steadyStory was answered, and what it left.
+type storyStep struct {
+	resp hq.ReportResponse
+	err  string
+	node hq.NodeView
+	// quick and here count the reports taken so far in one statement (PostgreSQL) and by
+	// takeSteady (SQLite).
+	quick, here int64
+}
+
+// steadyStory tells one node's reports on engine: settled, steady, refused and failing ones in
+// turn. general keeps SQLite's reports on the general path.
+func steadyStory(t *testing.T, engine string, general bool) []storyStep {
+	t.Helper()
+	c := testclock.At(time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC))
+	s := open(t, testdb.NewOn(t, engine), Options{Now: c.Now, StuckAttempts: 3})
+	s.generalOnly = general
+	start(t, s.Workers()...)
+	ctx := context.Background()
+	token, _, err := s.CreateNode(ctx, "web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustModule(t, s, "app", file("conf", "x"), file("ok", "y"))
+	mustAssign(t, s, "web-1", "app")
+	// Signed, so that a report is believed only with the signature it was sent with.
+	d, err := s.ComposeSigned(ctx, "web-1", "test", func(d *hq.Declaration) { d.Signature = "sig-" + d.Digest })
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := func(results ...hq.Result) hq.Report {
+		return hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Signature: d.Signature, Results: results}
+	}
+	var steps []storyStep
+	send := func(rep hq.Report, opts IngestOptions) {
+		c.Advance(time.Minute)
+		resp, err := s.Ingest(ctx, "web-1", rep, opts)
+		st := storyStep{resp: resp, quick: s.steadyTaken.Load(), here: s.steadyHere.Load()}
+		if err != nil {
+			st.err = err.Error()
+		}
+		st.node = mustGetNode(t, s, "web-1")
+		steps = append(steps, st)
+	}
+	ok := applied("app", "conf", "ok")
+	made := applied("app", "conf", "ok")
+	for i := range made {
+		made[i].Changed = true
+	}
+	send(report(made...), IngestOptions{Token: token}) // a first apply: settled
+	send(report(ok...), IngestOptions{Token: token})   // the report after it, nothing changed: settled
+	send(report(ok...), IngestOptions{Token: token})   // steady
+	stale := d.Generation - 1
+	send(report(ok...), IngestOptions{IfMatch: &stale})          // a conflict, whichever way
+	send(report(failing("app", "conf"), ok[1]), IngestOptions{}) // not clean
+	send(report(failing("app", "conf"), ok[1]), IngestOptions{}) // a failure repeated
+	send(report(ok...), IngestOptions{})                         // another outcome than the last
+	send(report(ok...), IngestOptions{})                         // steady once more
+	wrong := report(ok...)
+	wrong.Signature = "not-it"
+	send(wrong, IngestOptions{})                                     // a send believed only with its signature
+	send(report(ok[0], applied("app", "other")[0]), IngestOptions{}) // a resource not declared
+	send(report(made[0], ok[1]), IngestOptions{})                    // some changed, some not
+	send(report(ok...), IngestOptions{Token: "not-its-token"})       // another token
+	send(report(ok...), IngestOptions{})                             // settled again
+	// Another token on a repeat sent without its results, steady otherwise.
+	send(report(), IngestOptions{Token: "not-its-token", Repeat: true, Outcome: OutcomeDigest(report(ok...))})
+	return steps
+}
+
+// TestSteadyReportsTakenHere: on SQLite a steady report is taken by takeSteady, in one read
+// and two writes, and every step of the story answers and leaves what the general path does.
+func TestSteadyReportsTakenHere(t *testing.T) {
+	t.Parallel()
+	here, general := steadyStory(t, "sqlite", false), steadyStory(t, "sqlite", true)
+	var taken []int64
+	for i := range here {
+		h, g := here[i], general[i]
+		taken = append(taken, h.here)
+		h.here, g.here = 0, 0
+		if !reflect.DeepEqual(h, g) {
+			t.Errorf("step %d: taken here %+v, the general way %+v", i, h, g)
+		}
+	}
+	// The third report and the eighth are steady.
+	if want := []int64{0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2}; !reflect.DeepEqual(taken, want) {
+		t.Errorf("reports taken here after each step: %v, want %v", taken, want)
+	}
+	if got := general[len(general)-1].here; got != 0 {
+		t.Errorf("the general way took %d report(s) here", got)
+	}
+
+	// A steady report of a node with a stuck resource lists it, and one after a retry is asked
+	// hands the retry out, once.
+	flags := func(general bool) []storyStep {
+		c := testclock.At(time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC))
+		s := open(t, testdb.NewOn(t, "sqlite"), Options{Now: c.Now, StuckAttempts: 2})
+		s.generalOnly = general
+		start(t, s.Workers()...)
+		ctx := context.Background()
+		mustNode(t, s, "web-1")
+		mustModule(t, s, "app", file("conf", "x"), file("ok", "y"), file("motd", "z"))
+		mustAssign(t, s, "web-1", "app")
+		d := mustCompose(t, s, "web-1", "test")
+		var steps []storyStep
+		send := func(results ...hq.Result) {
+			c.Advance(time.Minute)
+			resp, err := s.Ingest(ctx, "web-1", hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: results}, IngestOptions{})
+			st := storyStep{resp: resp, here: s.steadyHere.Load(), node: mustGetNode(t, s, "web-1")}
+			if err != nil {
+				st.err = err.Error()
+			}
+			steps = append(steps, st)
+		}
+		send(failing("app", "conf"), applied("app", "ok")[0], applied("app", "motd")[0])
+		send(failing("app", "conf"), applied("app", "ok")[0], applied("app", "motd")[0]) // stuck
+		send(applied("app", "ok", "motd")...)                                            // conf left out
+		send(applied("app", "ok", "motd")...)                                            // steady: conf stuck
+		if _, err := s.Retry(ctx, "web-1", "app", "conf", nil); err != nil {
+			t.Fatal(err)
+		}
+		send(applied("app", "ok", "motd")...) // steady: conf to retry
+		send(applied("app", "ok", "motd")...) // steady: the retry handed out already
+		return steps
+	}
+	here, general = flags(false), flags(true)
+	for i := range here {
+		h, g := here[i], general[i]
+		if i == len(here)-1 && h.here != 3 {
+			t.Errorf("%d report(s) taken here, want the last three", h.here)
+		}
+		h.here, g.here = 0, 0
+		if !reflect.DeepEqual(h, g) {
+			t.Errorf("stuck and retried, step %d: taken here %+v, the general way %+v", i, h, g)
+		}
+	}
+	if r := here[3].resp; !reflect.DeepEqual(r.Stuck, []string{"app/conf"}) || len(r.Retry) != 0 {
+		t.Errorf("a steady report with conf stuck was answered stuck %q, retry %q", r.Stuck, r.Retry)
+	}
+	if r := here[4].resp; len(r.Stuck) != 0 || !reflect.DeepEqual(r.Retry, []string{"app/conf"}) {
+		t.Errorf("the one after conf's retry was asked was answered stuck %q, retry %q", r.Stuck, r.Retry)
+	}
+	if r := here[5].resp; len(r.Stuck) != 0 || len(r.Retry) != 0 {
+		t.Errorf("the next was answered stuck %q, retry %q", r.Stuck, r.Retry)
 	}
 }

@@ -53,3 +53,20 @@ WHERE (n.deleted_at IS NULL OR n.deleted_at > CAST(@since AS TEXT))
   AND r.id >= COALESCE((SELECT k.id FROM reports k WHERE k.node = n.name AND k.at <= CAST(@since AS TEXT)
                         ORDER BY k.id DESC LIMIT 1), 0)
 ORDER BY n.name, r.id;
+
+-- name: ReportSteadyContext :one
+-- What a steady report is checked against, in one read (db/steady.go): the node, its last
+-- report, whether the report's send is one recorded for it, whether sends of that declaration
+-- wait to be marked applied, and whether the node has stuck resources or retries asked.
+SELECT n.token_hash, n.generation, n.applied_generation, n.applied_digest,
+       r.id AS report_id, r.summary, r.outcome_digest,
+       EXISTS (SELECT 1 FROM sends s WHERE s.node = n.name AND s.id = @send_id AND s.generation = @generation
+               AND s.digest = @digest AND s.outcome <> 'refused' AND (s.signature = '' OR s.signature = @signature)
+               AND @results <= s.resources) AS send_known,
+       EXISTS (SELECT 1 FROM sends s WHERE s.node = n.name AND s.generation = @generation AND s.digest = @digest
+               AND s.outcome = 'sent') AS send_unanswered,
+       EXISTS (SELECT 1 FROM resource_states rs WHERE rs.node = n.name AND rs.state = 'stuck'
+               AND rs.state NOT IN ('applied', 'pending')) AS any_stuck,
+       EXISTS (SELECT 1 FROM resource_states rs WHERE rs.node = n.name AND rs.retry_requested = 1) AS any_retry
+FROM nodes n JOIN reports r ON r.id = n.last_report_id
+WHERE n.name = @node AND n.deleted_at IS NULL;

@@ -78,3 +78,40 @@ type ReportSteadyRow struct {
 	Stuck      []string
 	Retry      []string
 }
+
+// SteadyContext is what the queries of an engine implement when a steady report is best taken
+// statement by statement in this process, its statements costing no round trip (SQLite): the
+// store then takes it in one read and two writes (db/steady.go), where the general path runs
+// eight statements.
+type SteadyContext interface {
+	// ReportSteadyContext reads what a steady report is checked against; sql.ErrNoRows when
+	// the node is not registered or has no report yet.
+	ReportSteadyContext(ctx context.Context, arg ReportSteadyContextParams) (ReportSteadyContextRow, error)
+}
+
+type ReportSteadyContextParams struct {
+	Node       string
+	SendID     int64
+	Generation int64
+	Digest     string
+	Signature  string
+	Results    int64
+}
+
+// ReportSteadyContextRow is the node, its last report, and: whether the report's send is
+// recorded for the node with its generation, digest and signature, not refused, and declared
+// at least Results resources (SendKnown); whether sends of the declaration await an answer
+// (SendUnanswered); whether the node has stuck resources or retries asked (AnyStuck, AnyRetry).
+type ReportSteadyContextRow struct {
+	TokenHash         string
+	Generation        int64
+	AppliedGeneration int64
+	AppliedDigest     string
+	ReportID          int64
+	Summary           string
+	OutcomeDigest     string
+	SendKnown         bool
+	SendUnanswered    bool
+	AnyStuck          bool
+	AnyRetry          bool
+}

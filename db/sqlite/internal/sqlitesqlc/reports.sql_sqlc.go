@@ -308,3 +308,70 @@ func (q *Queries) ReportStandingRows(ctx context.Context, since string) ([]Repor
 	}
 	return items, nil
 }
+
+const reportSteadyContext = `-- name: ReportSteadyContext :one
+SELECT n.token_hash, n.generation, n.applied_generation, n.applied_digest,
+       r.id AS report_id, r.summary, r.outcome_digest,
+       EXISTS (SELECT 1 FROM sends s WHERE s.node = n.name AND s.id = ?1 AND s.generation = ?2
+               AND s.digest = ?3 AND s.outcome <> 'refused' AND (s.signature = '' OR s.signature = ?4)
+               AND ?5 <= s.resources) AS send_known,
+       EXISTS (SELECT 1 FROM sends s WHERE s.node = n.name AND s.generation = ?2 AND s.digest = ?3
+               AND s.outcome = 'sent') AS send_unanswered,
+       EXISTS (SELECT 1 FROM resource_states rs WHERE rs.node = n.name AND rs.state = 'stuck'
+               AND rs.state NOT IN ('applied', 'pending')) AS any_stuck,
+       EXISTS (SELECT 1 FROM resource_states rs WHERE rs.node = n.name AND rs.retry_requested = 1) AS any_retry
+FROM nodes n JOIN reports r ON r.id = n.last_report_id
+WHERE n.name = ?6 AND n.deleted_at IS NULL
+`
+
+type ReportSteadyContextParams struct {
+	SendID     int64
+	Generation int64
+	Digest     string
+	Signature  string
+	Results    int64
+	Node       string
+}
+
+type ReportSteadyContextRow struct {
+	TokenHash         string
+	Generation        int64
+	AppliedGeneration int64
+	AppliedDigest     string
+	ReportID          int64
+	Summary           string
+	OutcomeDigest     string
+	SendKnown         bool
+	SendUnanswered    bool
+	AnyStuck          bool
+	AnyRetry          bool
+}
+
+// What a steady report is checked against, in one read (db/steady.go): the node, its last
+// report, whether the report's send is one recorded for it, whether sends of that declaration
+// wait to be marked applied, and whether the node has stuck resources or retries asked.
+func (q *Queries) ReportSteadyContext(ctx context.Context, arg ReportSteadyContextParams) (ReportSteadyContextRow, error) {
+	row := q.queryRow(ctx, q.reportSteadyContextStmt, reportSteadyContext,
+		arg.SendID,
+		arg.Generation,
+		arg.Digest,
+		arg.Signature,
+		arg.Results,
+		arg.Node,
+	)
+	var i ReportSteadyContextRow
+	err := row.Scan(
+		&i.TokenHash,
+		&i.Generation,
+		&i.AppliedGeneration,
+		&i.AppliedDigest,
+		&i.ReportID,
+		&i.Summary,
+		&i.OutcomeDigest,
+		&i.SendKnown,
+		&i.SendUnanswered,
+		&i.AnyStuck,
+		&i.AnyRetry,
+	)
+	return i, err
+}

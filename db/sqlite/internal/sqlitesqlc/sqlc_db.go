@@ -264,6 +264,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.reportStandingRowsStmt, err = db.PrepareContext(ctx, reportStandingRows); err != nil {
 		return nil, fmt.Errorf("error preparing query ReportStandingRows: %w", err)
 	}
+	if q.reportSteadyContextStmt, err = db.PrepareContext(ctx, reportSteadyContext); err != nil {
+		return nil, fmt.Errorf("error preparing query ReportSteadyContext: %w", err)
+	}
 	if q.resourceStateApplyAllPendingStmt, err = db.PrepareContext(ctx, resourceStateApplyAllPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateApplyAllPending: %w", err)
 	}
@@ -888,6 +891,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing reportStandingRowsStmt: %w", cerr)
 		}
 	}
+	if q.reportSteadyContextStmt != nil {
+		if cerr := q.reportSteadyContextStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing reportSteadyContextStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateApplyAllPendingStmt != nil {
 		if cerr := q.resourceStateApplyAllPendingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateApplyAllPendingStmt: %w", cerr)
@@ -1372,6 +1380,7 @@ type Queries struct {
 	reportPruneWindowEndStmt              *sql.Stmt
 	reportRepeatStmt                      *sql.Stmt
 	reportStandingRowsStmt                *sql.Stmt
+	reportSteadyContextStmt               *sql.Stmt
 	resourceStateApplyAllPendingStmt      *sql.Stmt
 	resourceStateApplyPendingStmt         *sql.Stmt
 	resourceStateApplyPendingByKeyStmt    *sql.Stmt
@@ -1531,6 +1540,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		reportPruneWindowEndStmt:              q.reportPruneWindowEndStmt,
 		reportRepeatStmt:                      q.reportRepeatStmt,
 		reportStandingRowsStmt:                q.reportStandingRowsStmt,
+		reportSteadyContextStmt:               q.reportSteadyContextStmt,
 		resourceStateApplyAllPendingStmt:      q.resourceStateApplyAllPendingStmt,
 		resourceStateApplyPendingStmt:         q.resourceStateApplyPendingStmt,
 		resourceStateApplyPendingByKeyStmt:    q.resourceStateApplyPendingByKeyStmt,

@@ -157,6 +157,10 @@ type Querier interface {
 	// nothing and reads no node's older rows.
 	// CROSS JOIN: SQLite takes the nodes first, and each node's rows by the index from there.
 	ReportStandingRows(ctx context.Context, since string) ([]ReportStandingRowsRow, error)
+	// What a steady report is checked against, in one read (db/steady.go): the node, its last
+	// report, whether the report's send is one recorded for it, whether sends of that declaration
+	// wait to be marked applied, and whether the node has stuck resources or retries asked.
+	ReportSteadyContext(ctx context.Context, arg ReportSteadyContextParams) (ReportSteadyContextRow, error)
 	// ResourceStateApplyPending for a report that applied every pending resource of the node: no
 	// list to match against.
 	ResourceStateApplyAllPending(ctx context.Context, arg ResourceStateApplyAllPendingParams) (int64, error)
