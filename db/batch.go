@@ -20,10 +20,10 @@ import (
 // its hosts fetch, and the assignments of an operator assigning it node by node.
 
 // With CommitWait set, a committer whose requests have been arriving less than CommitWait apart
-// waits up to CommitWait for more before it commits what it has: at a fleet's steady rate a
-// report rarely finds another waiting, and each would pay a commit of its own (a sync of the
-// log on SQLite, a round trip and a sync on PostgreSQL, where reports taken together also share
-// one statement).
+// and that holds a lone request waits up to CommitWait for more before it commits: at a fleet's
+// steady rate a report rarely finds another waiting, and each would pay a commit of its own (a
+// sync of the log on SQLite, a round trip and a sync on PostgreSQL, where reports taken
+// together also share one statement).
 
 // maxBatch bounds the reports of one commit, so that one batch never holds the writer for
 // long.
@@ -129,7 +129,9 @@ func (s *Store) commitBatches(ctx context.Context, ready func()) {
 				break more
 			}
 		}
-		if wait := s.opt.CommitWait; wait > 0 && len(batch) < maxBatch && arrivals.within(wait) {
+		// Only a request that would be committed alone waits: when others were waiting, the
+		// writer is busy, and a wait would only leave it idle.
+		if wait := s.opt.CommitWait; wait > 0 && len(batch) == 1 && arrivals.within(wait) {
 			batch = s.gather(c, batch, linger, wait, &arrivals)
 		}
 		s.commitBatch(ctx, batch)
@@ -146,7 +148,6 @@ func (s *Store) gather(c *committer, batch []*batchRequest, linger *time.Timer, 
 		case r := <-c.requests:
 			a.saw(time.Now())
 			batch = append(batch, r)
-			continue
 		case <-linger.C:
 			return batch
 		}
