@@ -31,9 +31,9 @@ type Options struct {
 	// LeaseFor is how long a worker's lease lasts unrenewed (leases.go): another controller
 	// takes the work over within it when its holder dies.
 	LeaseFor time.Duration
-	// CommitWait is how long the committer waits for more reports to share a commit when
-	// reports have been arriving less than that apart (batch.go). Zero, unlike the other
-	// fields, means what it says: every batch is committed at once.
+	// CommitWait is how long the committer, holding a lone request, waits for more to share
+	// its commit when requests have been arriving less than that apart (batch.go). Zero,
+	// unlike the other fields, means what it says: every batch is committed at once.
 	CommitWait time.Duration
 	// Log receives what the store's workers have to say.
 	Log *slog.Logger
