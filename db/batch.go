@@ -132,7 +132,7 @@ func (s *Store) commitBatches(ctx context.Context, ready func()) {
 		// Only a request that would be committed alone waits: when others were waiting, the
 		// writer is busy, and a wait would only leave it idle.
 		if wait := s.opt.CommitWait; wait > 0 && len(batch) == 1 && arrivals.within(wait) {
-			batch = s.gather(c, batch, linger, wait, &arrivals)
+			batch = c.gather(batch, linger, wait, &arrivals)
 		}
 		s.commitBatch(ctx, batch)
 	}
@@ -141,7 +141,7 @@ func (s *Store) commitBatches(ctx context.Context, ready func()) {
 // gather waits up to wait for more requests to join batch, on the committer's timer linger,
 // stopped, and leaves it stopped. (Since Go 1.23 a stopped or reset timer delivers nothing
 // stale.)
-func (s *Store) gather(c *committer, batch []*batchRequest, linger *time.Timer, wait time.Duration, a *arrivals) []*batchRequest {
+func (c *committer) gather(batch []*batchRequest, linger *time.Timer, wait time.Duration, a *arrivals) []*batchRequest {
 	linger.Reset(wait)
 	for len(batch) < maxBatch {
 		select {

@@ -86,15 +86,15 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 	req := &batchRequest{ctx: ctx, node: node}
 	// A report that may be steady: the engine may take it without the general path.
 	steady := clean && rep.SendID > 0 && rep.Refused == nil && rep.Host == nil
+	sp := driver.ReportSteadyParams{Node: node, TokenHash: tokenHash, IfMatch: optInt(opts.IfMatch), SendID: rep.SendID,
+		Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature, Outcome: outcome, Results: int64(len(rep.Results)), At: at}
 	if _, ok := s.wq.(driver.SteadyContext); ok && steady && !s.generalOnly {
-		p := driver.ReportSteadyParams{Node: node, TokenHash: tokenHash, IfMatch: optInt(opts.IfMatch), SendID: rep.SendID,
-			Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature, Outcome: outcome, Results: int64(len(rep.Results)), At: at}
 		req.quick = func(ctx context.Context, q driver.Queries) (bool, error) {
-			row, err := takeSteady(ctx, q, p)
+			row, err := takeSteady(ctx, q, sp)
 			if err != nil || !row.Taken {
 				return false, err
 			}
-			resp, raised = hq.ReportResponse{ReportID: row.ReportID, Summary: row.Summary, Generation: row.Generation, Stuck: row.Stuck, Retry: row.Retry}, false
+			resp, raised = steadyResponse(row), false
 			s.steadyHere.Add(1)
 			return true, nil
 		}
@@ -103,16 +103,13 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		// An engine that takes a steady report in one statement is asked first, and one whose
 		// results are all plain "applied" is asked whether it can take it whole.
 		req.took = func(row driver.ReportSteadyRow) {
-			resp, raised, quickly = hq.ReportResponse{ReportID: row.ReportID, Summary: row.Summary, Generation: row.Generation,
-				Stuck: row.Stuck, Retry: row.Retry}, false, true
+			resp, raised, quickly = steadyResponse(row), false, true
 		}
 		if settled, ok := settledReport(rep); ok && s.composed.namesEvery(rep.Digest, rep.Results) {
 			settled.Node, settled.TokenHash, settled.IfMatch, settled.Outcome, settled.At = node, tokenHash, optInt(opts.IfMatch), outcome, at
 			req.settled = &settled
 		} else {
-			req.steady = &driver.ReportSteadyParams{Node: node, TokenHash: tokenHash, IfMatch: optInt(opts.IfMatch),
-				SendID: rep.SendID, Generation: rep.Generation, Digest: rep.Digest, Signature: rep.Signature,
-				Outcome: outcome, Results: int64(len(rep.Results)), At: at}
+			req.steady = &sp
 		}
 		req.quick = func(ctx context.Context, q driver.Queries) (bool, error) {
 			var row driver.ReportSteadyRow
@@ -191,6 +188,11 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 		s.steadyTaken.Add(1)
 	}
 	return resp, err
+}
+
+// steadyResponse is the answer to a report an engine took as steady or settled.
+func steadyResponse(row driver.ReportSteadyRow) hq.ReportResponse {
+	return hq.ReportResponse{ReportID: row.ReportID, Summary: row.Summary, Generation: row.Generation, Stuck: row.Stuck, Retry: row.Retry}
 }
 
 // settledReport says whether rep is one driver.SteadyReports.ReportSettled may take: results

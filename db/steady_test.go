@@ -21,8 +21,8 @@ import (
 // TestSteadyReportsInOneStatement: on PostgreSQL a steady report is taken by one statement
 // (hq_report_steady), as are a first apply and the report after it (hq_report_settled), each
 // answering and writing what the statement-by-statement path does for it, and every other
-// report goes the general way. On SQLite the same story runs without them, and both must
-// answer and read alike.
+// report goes the general way. On SQLite the same story runs without them (its steady reports
+// taken by takeSteady), and both must answer and read alike.
 func TestSteadyReportsInOneStatement(t *testing.T) {
 	testdb.NeedServer(t)
 	t.Parallel()

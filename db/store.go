@@ -45,12 +45,12 @@ type Store struct {
 	batched atomic.Int64
 	// steadyTaken counts the reports the engine took in one statement (driver.SteadyReports).
 	steadyTaken atomic.Int64
+	// togetherTaken counts those of them a batch took together (takeTogether).
+	togetherTaken atomic.Int64
 	// steadyHere counts the steady reports taken by takeSteady (driver.SteadyContext);
 	// generalOnly, set by tests, sends every report the general way instead.
 	steadyHere  atomic.Int64
 	generalOnly bool
-	// togetherTaken counts those of them a batch took together (takeTogether).
-	togetherTaken atomic.Int64
 	// log receives what the store's workers have to say, opt.Log.
 	log       *slog.Logger
 	closeOnce sync.Once
