@@ -88,3 +88,36 @@ func TestLifecycleTable(t *testing.T) {
 		t.Fatalf("stuck is entered from %v, want only failed", from)
 	}
 }
+
+// A resource row belongs to an assignment of its module to its node, even against SQL written
+// by hand: a row for no assignment is refused, and an assignment taken away takes its rows with
+// it, recorded as removed and uncounted.
+func TestResourcesBelongToAnAssignment(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("a", "1"), file("b", "2"))
+	mustModule(t, s, "other", file("c", "3"))
+	mustAssign(t, s, "web-1", "app")
+
+	if _, err := s.write.ExecContext(ctx, `INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, since) VALUES ('web-1', 'other', 'c', 'file', 'x', 0, 'now')`); err == nil {
+		t.Fatal("a resource of a module the node is not assigned was accepted")
+	}
+	if _, err := s.write.ExecContext(ctx, `UPDATE assignments SET module = 'other' WHERE node = 'web-1'`); err == nil {
+		t.Fatal("an assignment with resources was renamed from under them")
+	}
+	if _, err := s.write.ExecContext(ctx, `DELETE FROM assignments WHERE node = 'web-1' AND module = 'app'`); err != nil {
+		t.Fatal(err)
+	}
+	var rows, removed, counted int
+	if err := s.read.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM resource_states),
+		(SELECT COUNT(*) FROM transitions WHERE to_state = 'removed'),
+		(SELECT resources_pending + resources_applied FROM nodes WHERE name = 'web-1')`).Scan(&rows, &removed, &counted); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 0 || removed != 2 || counted != 0 {
+		t.Fatalf("after the assignment went: %d resource rows, %d recorded removed, %d counted; want 0, 2, 0", rows, removed, counted)
+	}
+}
