@@ -1,7 +1,10 @@
 package hq
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/meshhq/hq/keys"
@@ -55,6 +58,53 @@ func (d *Declaration) ComputeDigest() string {
 		panic("hq: declaration does not marshal: " + err.Error())
 	}
 	return digest(b)
+}
+
+// DigestOfEncoded returns what ComputeDigest returns for the declaration of node at generation
+// whose modules are modules, given resources[i], the modules' resources as json.Marshal writes
+// them. A controller composing a fleet's declarations encodes each revision's resources once
+// rather than once a node; the rest of the digested text is written here as json.Marshal would.
+func DigestOfEncoded(node string, generation int64, modules []DeclaredModule, resources [][]byte) string {
+	h := sha256.New()
+	b := make([]byte, 0, 256)
+	b = append(b, `{"node":`...)
+	b = appendJSONString(b, node)
+	b = append(b, `,"generation":`...)
+	b = strconv.AppendInt(b, generation, 10)
+	b = append(b, `,"modules":`...)
+	if modules == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, m := range modules {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = appendJSONString(b, m.Name)
+			b = append(b, `,"revision":`...)
+			b = strconv.AppendInt(b, m.Revision, 10)
+			b = append(b, `,"taken":`...)
+			b = strconv.AppendBool(b, m.Taken)
+			b = append(b, `,"resources":`...)
+			h.Write(b)
+			h.Write(resources[i])
+			b = append(b[:0], '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
+	h.Write(b)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// appendJSONString appends s as json.Marshal writes a string.
+func appendJSONString(b []byte, s string) []byte {
+	q, err := json.Marshal(s)
+	if err != nil {
+		panic("hq: a string does not marshal: " + err.Error())
+	}
+	return append(b, q...)
 }
 
 // ResourceCount is the number of resources declared.

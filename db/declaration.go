@@ -4,11 +4,13 @@ import (
 	"github.com/meshhq/hq/db/driver"
 
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/tmpl"
 )
 
 // Compose builds the node's declaration from one snapshot of the database and records it as
@@ -72,6 +74,7 @@ func (s *Store) Declaration(ctx context.Context, node string) (hq.Declaration, e
 func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error) {
 	d := hq.Declaration{Node: node, Modules: []hq.DeclaredModule{}}
 	var names []declaredNames
+	var encoded [][]byte
 	err := s.inReadTx(ctx, func(q driver.Queries) error {
 		n, err := q.NodeGet(ctx, node)
 		if err != nil {
@@ -83,30 +86,54 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 			return err
 		}
 		values := valuesOf(n)
+		d.Modules = make([]hq.DeclaredModule, 0, len(rows))
 		names = make([]declaredNames, 0, len(rows))
+		encoded = make([][]byte, 0, len(rows))
 		for _, r := range rows {
-			res, err := s.resources(ctx, q, r.Module, r.Revision)
+			m, enc, rn, err := s.declareModule(ctx, q, node, r, values)
 			if err != nil {
 				return err
 			}
-			m, err := s.resourceNames(ctx, q, r.Module, r.Revision)
-			if err != nil {
-				return err
-			}
-			names = append(names, declaredNames{r.Module, m})
-			// The declaration digested and signed is concrete: templates are filled in here.
-			if res, err = render(res, values); err != nil {
-				return hq.Errorf(hq.CodeConflict, "module %s cannot be declared on node %s: %v", r.Module, node, err)
-			}
-			d.Modules = append(d.Modules, hq.DeclaredModule{Name: r.Module, Revision: r.Revision, Taken: r.Taken, Resources: res})
+			d.Modules, encoded, names = append(d.Modules, m), append(encoded, enc), append(names, rn)
 		}
 		return nil
 	})
-	d.Digest = d.ComputeDigest()
-	if err == nil {
-		s.composed.remember(d.Digest, names)
+	if err != nil {
+		return d, err
 	}
-	return d, err
+	d.Digest = hq.DigestOfEncoded(d.Node, d.Generation, d.Modules, encoded)
+	s.composed.remember(d.Digest, names)
+	return d, nil
+}
+
+// declareModule is one assigned module as the node's declaration holds it, its resources
+// encoded for the digest, and their names.
+func (s *Store) declareModule(ctx context.Context, q driver.Queries, node string, r driver.AssignmentDeclarationRow, values tmpl.Values) (hq.DeclaredModule, []byte, declaredNames, error) {
+	m := hq.DeclaredModule{Name: r.Module, Revision: r.Revision, Taken: r.Taken}
+	res, err := s.resources(ctx, q, r.Module, r.Revision)
+	if err != nil {
+		return m, nil, declaredNames{}, err
+	}
+	names, err := s.resourceNames(ctx, q, r.Module, r.Revision)
+	if err != nil {
+		return m, nil, declaredNames{}, err
+	}
+	enc, err := s.encodedResources(ctx, q, r.Module, r.Revision)
+	if err != nil {
+		return m, nil, declaredNames{}, err
+	}
+	// The declaration digested and signed is concrete: templates are filled in here, and only
+	// a revision with templates is encoded again for the node.
+	if enc.templated {
+		if res, err = render(res, values); err != nil {
+			return m, nil, declaredNames{}, hq.Errorf(hq.CodeConflict, "module %s cannot be declared on node %s: %v", r.Module, node, err)
+		}
+		if enc.json, err = json.Marshal(res); err != nil {
+			return m, nil, declaredNames{}, err
+		}
+	}
+	m.Resources = res
+	return m, enc.json, declaredNames{r.Module, names}, nil
 }
 
 // composed remembers, by digest, the resource names of the declarations this store composed,

@@ -23,6 +23,9 @@ type revisions struct {
 	// names of its resources (resourceNames).
 	declared map[revisionKey]resourceDiff
 	names    map[revisionKey]map[string]bool
+	// encoded holds each revision's resources as JSON, for the declarations that declare them
+	// as they are (encodedResources).
+	encoded map[revisionKey]encodedRevision
 	// writing is set while a write transaction is open; added are the entries since it began.
 	writing bool
 	added   []revisionKey
@@ -43,6 +46,7 @@ func (r *revisions) end(committed bool) {
 			delete(r.m, k)
 			delete(r.declared, k)
 			delete(r.names, k)
+			delete(r.encoded, k)
 		}
 	}
 	r.writing, r.added = false, r.added[:0]
@@ -75,6 +79,26 @@ func (s *Store) declared(ctx context.Context, q driver.Queries, module string, r
 	return remember(&s.revisions, &s.revisions.declared, revisionKey{module, revision}, func() (resourceDiff, error) {
 		rs, err := s.resources(ctx, q, module, revision)
 		return diffResources(nil, rs, revision), err
+	})
+}
+
+// encodedRevision is a revision's resources as json.Marshal writes them, and whether any of
+// them is a template, which each node fills in with its own values.
+type encodedRevision struct {
+	json      []byte
+	templated bool
+}
+
+// encodedResources returns the revision's resources encoded, for digesting declarations
+// without encoding the same resources again for every node; the bytes are shared.
+func (s *Store) encodedResources(ctx context.Context, q driver.Queries, module string, revision int64) (encodedRevision, error) {
+	return remember(&s.revisions, &s.revisions.encoded, revisionKey{module, revision}, func() (encodedRevision, error) {
+		rs, err := s.resources(ctx, q, module, revision)
+		if err != nil {
+			return encodedRevision{}, err
+		}
+		b, err := json.Marshal(rs)
+		return encodedRevision{json: b, templated: templated(rs)}, err
 	})
 }
 
@@ -152,5 +176,5 @@ func remember[T any](r *revisions, m *map[revisionKey]T, k revisionKey, build fu
 func (r *revisions) clear() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.m, r.declared, r.names = nil, nil, nil
+	r.m, r.declared, r.names, r.encoded = nil, nil, nil, nil
 }

@@ -126,3 +126,23 @@ func TestRegisteringIntoATemplatedPlacementWantsItsVarsFirst(t *testing.T) {
 		t.Fatalf("web-9's declaration: %+v, %v", d.Modules, err)
 	}
 }
+
+// A declaration's digest is the one hostd computes from what it receives, whether its modules
+// are encoded once for the fleet (no templates) or again for the node (templates filled in).
+func TestComposedDigestIsTheDeclarations(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	mustModule(t, s, "plain", file("a", "<same & everywhere>"))
+	mustModule(t, s, "own", hq.Resource{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "{{.Node}} in {{.Labels.region}}\n"})
+	for _, n := range []string{"web-1", "web-2"} {
+		mustLabelled(t, s, n, map[string]string{"region": "r-" + n})
+		mustAssign(t, s, n, "plain")
+		mustAssign(t, s, n, "own")
+	}
+	for _, n := range []string{"web-1", "web-2", "web-1"} {
+		d := mustCompose(t, s, n, "test")
+		if len(d.Modules) != 2 || d.Digest != d.ComputeDigest() {
+			t.Fatalf("%s: %d modules, digest %s, computed from what it declares %s", n, len(d.Modules), d.Digest, d.ComputeDigest())
+		}
+	}
+}
