@@ -1,9 +1,9 @@
 package hq
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -36,6 +36,18 @@ type Declaration struct {
 	ComposedAt time.Time    `json:"composed_at"`
 	// Retry names resources (module/name) whose back-off the host should drop.
 	Retry []string `json:"retry,omitempty"`
+
+	// encoded keeps the modules' resources as JSON when SetDigestEncoded was given them, so
+	// that AppendJSON need not encode them again; never marshalled.
+	encoded *encodedModules
+}
+
+// encodedModules are the modules' resources as JSON, and the slices they were encoded from:
+// an encoding is used only while each module still holds the same slice.
+type encodedModules struct {
+	resources [][]byte
+	from      []*Resource
+	lens      []int
 }
 
 // DeclaredModule is one assigned module at the revision the declaration was composed from.
@@ -60,51 +72,99 @@ func (d *Declaration) ComputeDigest() string {
 	return digest(b)
 }
 
-// DigestOfEncoded returns what ComputeDigest returns for the declaration of node at generation
-// whose modules are modules, given resources[i], the modules' resources as json.Marshal writes
-// them. A controller composing a fleet's declarations encodes each revision's resources once
-// rather than once a node; the rest of the digested text is written here as json.Marshal would.
-func DigestOfEncoded(node string, generation int64, modules []DeclaredModule, resources [][]byte) string {
-	h := sha256.New()
-	b := make([]byte, 0, 256)
-	b = append(b, `{"node":`...)
-	b = appendJSONString(b, node)
-	b = append(b, `,"generation":`...)
-	b = strconv.AppendInt(b, generation, 10)
-	b = append(b, `,"modules":`...)
-	if modules == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, m := range modules {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"name":`...)
-			b = appendJSONString(b, m.Name)
-			b = append(b, `,"revision":`...)
-			b = strconv.AppendInt(b, m.Revision, 10)
-			b = append(b, `,"taken":`...)
-			b = strconv.AppendBool(b, m.Taken)
-			b = append(b, `,"resources":`...)
-			h.Write(b)
-			h.Write(resources[i])
-			b = append(b[:0], '}')
-		}
-		b = append(b, ']')
+// SetDigestEncoded sets d.Digest, given resources[i], the resources of d.Modules[i] as
+// json.Marshal writes them, and keeps them for AppendJSON. A controller composing a fleet's
+// declarations encodes each revision's resources once rather than twice for every node.
+func (d *Declaration) SetDigestEncoded(resources [][]byte) {
+	e := &encodedModules{resources: resources, from: make([]*Resource, len(d.Modules)), lens: make([]int, len(d.Modules))}
+	for i, m := range d.Modules {
+		e.from[i], e.lens[i] = first(m.Resources), len(m.Resources)
 	}
-	b = append(b, '}')
-	h.Write(b)
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	d.encoded = e
+	b := append([]byte(`{"node":`), jsonString(d.Node)...)
+	b = append(b, `,"generation":`...)
+	b = strconv.AppendInt(b, d.Generation, 10)
+	b = append(b, `,"modules":`...)
+	b = e.append(b, d.Modules)
+	d.Digest = digest(append(b, '}'))
 }
 
-// appendJSONString appends s as json.Marshal writes a string.
-func appendJSONString(b []byte, s string) []byte {
+// AppendJSON appends the declaration as json.Marshal writes it, with the modules' resources
+// as SetDigestEncoded was given them while the modules hold the same resources.
+func (d *Declaration) AppendJSON(b []byte) ([]byte, error) {
+	if !d.encoded.holds(d.Modules) {
+		j, err := json.Marshal(d)
+		return append(b, j...), err
+	}
+	shell := *d
+	shell.Modules = nil
+	j, err := json.Marshal(&shell)
+	if err != nil {
+		return b, err
+	}
+	// The node is a JSON string, in which a quote is escaped: the first such text is the key.
+	const key = `,"modules":null,`
+	i := bytes.Index(j, []byte(key))
+	if i < 0 {
+		return b, fmt.Errorf("hq: a declaration marshals without its modules: %.80s", j)
+	}
+	i += len(key) - len("null,")
+	b = append(b, j[:i]...)
+	b = d.encoded.append(b, d.Modules)
+	return append(b, j[i+len("null"):]...), nil
+}
+
+// holds reports whether the encoding is of modules' resources as they are.
+func (e *encodedModules) holds(modules []DeclaredModule) bool {
+	if e == nil || len(e.from) != len(modules) {
+		return false
+	}
+	for i, m := range modules {
+		if first(m.Resources) != e.from[i] || len(m.Resources) != e.lens[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// first is the address of the first resource, by which a slice is known again; nil for none.
+func first(rs []Resource) *Resource {
+	if len(rs) == 0 {
+		return nil
+	}
+	return &rs[0]
+}
+
+// append appends modules as json.Marshal writes them, their resources from the encoding.
+func (e *encodedModules) append(b []byte, modules []DeclaredModule) []byte {
+	if modules == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, m := range modules {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = append(b, jsonString(m.Name)...)
+		b = append(b, `,"revision":`...)
+		b = strconv.AppendInt(b, m.Revision, 10)
+		b = append(b, `,"taken":`...)
+		b = strconv.AppendBool(b, m.Taken)
+		b = append(b, `,"resources":`...)
+		b = append(b, e.resources[i]...)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// jsonString is s as json.Marshal writes a string.
+func jsonString(s string) []byte {
 	q, err := json.Marshal(s)
 	if err != nil {
 		panic("hq: a string does not marshal: " + err.Error())
 	}
-	return append(b, q...)
+	return q
 }
 
 // ResourceCount is the number of resources declared.

@@ -50,6 +50,15 @@ func encodeJSON(w http.ResponseWriter, status int, v any, indent string) {
 	}
 }
 
+// writeEncodedJSON writes b, a value already encoded as JSON, as encodeJSON writes one.
+func writeEncodedJSON(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		slog.Debug("write response", "err", err) // the client went away
+	}
+}
+
 // setRetryAfter asks the client to come back in RetryAfter to twice that many seconds (2 to 4
 // by default), jittered so that a fleet turned away at once does not return at once.
 func (s *Server) setRetryAfter(w http.ResponseWriter) {

@@ -101,7 +101,7 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 	if err != nil {
 		return d, err
 	}
-	d.Digest = hq.DigestOfEncoded(d.Node, d.Generation, d.Modules, encoded)
+	d.SetDigestEncoded(encoded)
 	s.composed.remember(d.Digest, names)
 	return d, nil
 }
