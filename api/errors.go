@@ -35,8 +35,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 func writeJSON(w http.ResponseWriter, status int, v any) { encodeJSON(w, status, v, "  ") }
 
-// writeCompactJSON writes v without indentation, for the answers a fleet asks for in bulk.
-func writeCompactJSON(w http.ResponseWriter, status int, v any) { encodeJSON(w, status, v, "") }
 
 func encodeJSON(w http.ResponseWriter, status int, v any, indent string) {
 	w.Header().Set("Content-Type", "application/json")
