@@ -76,6 +76,10 @@ func (d *Declaration) ComputeDigest() string {
 // json.Marshal writes them, and keeps them for AppendJSON. A controller composing a fleet's
 // declarations encodes each revision's resources once rather than twice for every node.
 func (d *Declaration) SetDigestEncoded(resources [][]byte) {
+	if len(resources) != len(d.Modules) {
+		d.encoded, d.Digest = nil, d.ComputeDigest()
+		return
+	}
 	e := &encodedModules{resources: resources, from: make([]*Resource, len(d.Modules)), lens: make([]int, len(d.Modules))}
 	for i, m := range d.Modules {
 		e.from[i], e.lens[i] = first(m.Resources), len(m.Resources)

@@ -34,6 +34,16 @@ func TestEncodedDeclarationIsTheDeclaration(t *testing.T) {
 	}
 }
 
+// Encodings that do not match the modules are not used.
+func TestEncodingOfOtherModulesIsIgnored(t *testing.T) {
+	d := declarationCorpus()[2]
+	d.SetDigestEncoded([][]byte{[]byte("[]")})
+	if want := d.ComputeDigest(); d.Digest != want {
+		t.Errorf("digest %s from one encoding for three modules, want %s", d.Digest, want)
+	}
+	assertAppendJSON(t, 2, &d)
+}
+
 func assertAppendJSON(t *testing.T, i int, d *Declaration) {
 	t.Helper()
 	want, err := json.Marshal(d)
