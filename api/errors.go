@@ -33,22 +33,19 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, map[string]*hq.Error{"error": e})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) { encodeJSON(w, status, v, "  ") }
-
-
-func encodeJSON(w http.ResponseWriter, status int, v any, indent string) {
+// writeJSON writes v indented, for people reading answers with curl.
+func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
-	if indent != "" {
-		enc.SetIndent("", indent)
-	}
+	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		slog.Debug("write response", "err", err) // the client went away
 	}
 }
 
-// writeEncodedJSON writes b, a value already encoded as JSON, as encodeJSON writes one.
+// writeEncodedJSON writes b, a value already encoded as JSON, unindented: the answers a
+// fleet asks for in bulk.
 func writeEncodedJSON(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
