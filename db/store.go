@@ -144,6 +144,11 @@ func (s *Store) inTxWith(ctx context.Context, fn func(q driver.Queries, tx *sql.
 // store opened (driver.SteadyReports); always 0 on SQLite.
 func (s *Store) ReportsInOneStatement() int64 { return s.steadyTaken.Load() }
 
+// ReportsSteadyInOneRead is how many reports, repeats of their node's last, the store has taken
+// with one read and two writes since it opened (driver.SteadyContext); always 0 on PostgreSQL,
+// which takes them in one statement instead.
+func (s *Store) ReportsSteadyInOneRead() int64 { return s.steadyHere.Load() }
+
 // inStatement runs fn on the write connection outside any transaction, in the writer's turn:
 // fn's writes must be one statement, which is its own transaction, committed when it ends. On
 // a server that saves the round trips of a begin and a commit. Like batchRequest.quick, fn

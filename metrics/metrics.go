@@ -70,6 +70,9 @@ func New(store Store, srv Server, log *slog.Logger) *Metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_one_statement_total",
 			Help: "Reports the database took in one statement of its own (PostgreSQL's hq_report_settled and hq_report_steady); 0 on SQLite, which takes every report statement by statement in this process."},
 			func() float64 { return float64(store.ReportsInOneStatement()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_steady_one_read_total",
+			Help: "Reports that repeat their node's last one, taken on SQLite with one read and two writes rather than statement by statement; 0 on PostgreSQL, which counts them in hq_reports_one_statement_total."},
+			func() float64 { return float64(store.ReportsSteadyInOneRead()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hq_hosts_polling",
 			Help: "Hosts that poll on their interval rather than hold a long-poll, because HQ_MAX_POLLS waited already when they last asked."},
 			func() float64 { return float64(srv.Polling()) }),
@@ -124,6 +127,7 @@ var (
 type Store interface {
 	Figures(ctx context.Context) (db.Figures, error)
 	ReportsInOneStatement() int64
+	ReportsSteadyInOneRead() int64
 }
 
 // storeCollector reads the store's figures at scrape time, in one read transaction, rather

@@ -95,6 +95,10 @@ func TestMetricsPage(t *testing.T) {
 	if got, want := value("hq_reports_one_statement_total", "", ""), 2*float64(driver.Flag(testdb.Postgres())); got != want {
 		t.Errorf("reports in one statement = %v, want %v", got, want)
 	}
+	// The first report is the first apply; the second repeats it.
+	if got, want := value("hq_reports_steady_one_read_total", "", ""), float64(1-driver.Flag(testdb.Postgres())); got != want {
+		t.Errorf("steady reports in one read = %v, want %v", got, want)
+	}
 	if got := value("hq_hosts_polling", "", ""); got != 2 {
 		t.Errorf("hosts polling = %v, want 2", got)
 	}
