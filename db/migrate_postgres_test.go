@@ -65,17 +65,5 @@ func TestPostgresMigrateKeepsResourcesAndTheirRules(t *testing.T) {
 // connection to write what that hq wrote.
 func postgresAt(t *testing.T, url string, version int64) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	p, err := goose.NewProvider(goose.DialectPostgres, db, pgmigrations.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(context.Background(), version); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return migratedTo(t, "pgx", url, goose.DialectPostgres, pgmigrations.FS, version)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -138,19 +139,25 @@ func TestOpenFillsTheRowsOfEarlierRevisions(t *testing.T) {
 func databaseAt(t *testing.T, version int64) (string, *sql.DB) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "hq.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	return path, migratedTo(t, "sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)", goose.DialectSQLite3, migrations.FS, version)
+}
+
+// migratedTo opens source with driverName and applies the migrations of fsys up to version.
+func migratedTo(t *testing.T, driverName, source string, dialect goose.Dialect, fsys fs.FS, version int64) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(driverName, source)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS)
+	p, err := goose.NewProvider(dialect, db, fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.UpTo(context.Background(), version); err != nil {
 		t.Fatal(err)
 	}
-	return path, db
+	return db
 }
 
 // strs reads the one text column query selects.
