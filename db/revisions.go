@@ -82,8 +82,8 @@ func (s *Store) declared(ctx context.Context, q driver.Queries, module string, r
 	})
 }
 
-// encodedRevision is a revision's resources as json.Marshal writes them, and whether any of
-// them is a template, which each node fills in with its own values.
+// encodedRevision is a revision's resources as json.Marshal writes them, or, when any of them
+// is a template, which each node fills in with its own values, only that.
 type encodedRevision struct {
 	json      []byte
 	templated bool
@@ -97,8 +97,11 @@ func (s *Store) encodedResources(ctx context.Context, q driver.Queries, module s
 		if err != nil {
 			return encodedRevision{}, err
 		}
+		if templated(rs) {
+			return encodedRevision{templated: true}, nil // each node's own, encoded for it
+		}
 		b, err := json.Marshal(rs)
-		return encodedRevision{json: b, templated: templated(rs)}, err
+		return encodedRevision{json: b}, err
 	})
 }
 

@@ -1,7 +1,7 @@
 -- +goose Up
 -- A resource row belongs to an assignment of its module to its node. The foreign key that said
--- so checked it row by row: a first assign of 500 resources ran 500 lookups of the same
--- assignment, about a third of the statement's time. The declaring trigger now checks the
+-- so checked it row by row: declaring a module's resources on a node looked the same
+-- assignment up once for every resource. The declaring trigger now checks the
 -- statement's rows as one set, and a statement trigger on assignments removes an assignment's
 -- resources with it, as ON DELETE CASCADE did. The rules are the foreign key's, with its error
 -- code (23503): a row inserted for no assignment is refused, an assignment still referred to
