@@ -129,6 +129,12 @@ type PhaseResult struct {
 	// Controllers is each controller's share, in the order of Config.URLs, when there are more
 	// than one (with one, the figures above are its own).
 	Controllers []ControllerResult `json:"controllers,omitempty"`
+	// LateCPU is, for a phase of reports at a rate, the controllers' CPU from its midpoint to
+	// its end, and LateReports the reports acknowledged in that time: a fleet's first reports
+	// after an apply are read whole, and in the first seconds of steady they cost more than
+	// the repeats that follow. Both are 0 when the controllers could not be sampled.
+	LateCPU     time.Duration `json:"late_cpu_ns,omitempty"`
+	LateReports int           `json:"late_reports,omitempty"`
 	// LoadgenCPU is the generator's own CPU time in the phase, and Load the machine's
 	// one-minute load average at its end: the generator and the controller share the machine.
 	LoadgenCPU time.Duration `json:"loadgen_cpu_ns"`
@@ -391,6 +397,19 @@ func (f *Fleet) controllerResults(before, after []*Proc, wall time.Duration, cou
 		}
 	}
 	return out
+}
+
+// cpuBetween is the controllers' CPU from one sample of readProcs to a later one; false when
+// either missed a controller, since a sum that leaves one out would pass for the whole.
+func cpuBetween(before, after []*Proc) (time.Duration, bool) {
+	var cpu time.Duration
+	for i := range before {
+		if before[i] == nil || after[i] == nil {
+			return 0, false
+		}
+		cpu += after[i].CPU - before[i].CPU
+	}
+	return cpu, len(before) > 0
 }
 
 // readProcs samples every controller, in the order of Config.URLs: nil for one without a pid
@@ -675,6 +694,14 @@ func (f *Fleet) reportAt(ctx context.Context, r *PhaseResult, rate float64, d ti
 	ctx, cancel := context.WithDeadline(ctx, end.Add(30*time.Second))
 	defer cancel()
 	var offered, late, acked, byEnd atomic.Int64
+	// The controllers sampled at the midpoint, for the second half's CPU.
+	var mid []*Proc
+	var midAcked int64
+	sampled := make(chan struct{})
+	midpoint := time.AfterFunc(d/2, func() {
+		defer close(sampled)
+		mid, midAcked = f.readProcs(), acked.Load()
+	})
 	var wg sync.WaitGroup
 	for _, h := range f.hosts {
 		wg.Go(func() {
@@ -704,6 +731,12 @@ func (f *Fleet) reportAt(ctx context.Context, r *PhaseResult, rate float64, d ti
 		})
 	}
 	wg.Wait()
+	if !midpoint.Stop() {
+		<-sampled
+		if cpu, ok := cpuBetween(mid, f.readProcs()); ok {
+			r.LateCPU, r.LateReports = cpu, int(acked.Load()-midAcked)
+		}
+	}
 	r.Count, r.Offered, r.Late, r.AckedByEnd = int(acked.Load()), int(offered.Load()), int(late.Load()), int(byEnd.Load())
 	r.Target = int(rate * d.Seconds())
 	return nil

@@ -33,7 +33,11 @@ func (r PhaseResult) Line() string {
 		if len(r.Controllers) > 1 {
 			fmt.Fprintf(&b, "%d controllers ", len(r.Controllers))
 		}
-		fmt.Fprintf(&b, "cpu %.2fs %.2f cores%s, rss %s peak %s", r.CPU.Seconds(), r.Cores, r.perOp(r.CPU), mb(r.RSS), mb(r.HWM))
+		fmt.Fprintf(&b, "cpu %.2fs %.2f cores%s", r.CPU.Seconds(), r.Cores, r.perOp(r.CPU))
+		if r.LateReports > 0 {
+			fmt.Fprintf(&b, " (second half %s/report)", ms(r.LateCPU/time.Duration(r.LateReports)))
+		}
+		fmt.Fprintf(&b, ", rss %s peak %s", mb(r.RSS), mb(r.HWM))
 	}
 	if len(r.Controllers) > 1 {
 		b.WriteString(" |")

@@ -277,6 +277,9 @@ func TestFleetSplitsHostsAcrossControllers(t *testing.T) {
 				t.Errorf("%s: %d and %d reports acknowledged; hosts were not split", r.Phase, ctl[0].Acked, ctl[1].Acked)
 			}
 		}
+		if r.Phase == PhaseSteady && (r.LateReports <= 0 || r.LateReports > r.Count) {
+			t.Errorf("steady: %d of its %d reports counted in its second half", r.LateReports, r.Count)
+		}
 	}
 	if want := []string{PhaseRegister, PhaseAssign, PhaseApply, PhaseSteady, PhaseRevision}; !slices.Equal(phases, want) {
 		t.Fatalf("phases %v, want %v", phases, want)
@@ -331,6 +334,30 @@ func TestLineOfOneControllerAndOfTwo(t *testing.T) {
 	want := "| 2 controllers cpu 1.00s 0.50 cores 2.50ms/report, rss 0.0MB peak 0.0MB | #1 cpu 0.60s rss 1.0MB peak 2.0MB, 210 req 200 acked; #2 cpu 0.40s rss 1.0MB peak 2.0MB, 200 req 200 acked |"
 	if l := two.Line(); !strings.Contains(l, want) {
 		t.Errorf("two controllers:\n%s\nwant in it\n%s", l, want)
+	}
+}
+
+// A phase of reports gives the CPU of its second half apart, per report of that half; the
+// controllers' CPU between two samples is had only when both sampled every controller.
+func TestSecondHalfCPU(t *testing.T) {
+	r := PhaseResult{Phase: PhaseSteady, Wall: 2 * time.Second, Count: 400, Unit: "reports/s", CPU: time.Second, Cores: 0.5,
+		LateCPU: 90 * time.Millisecond, LateReports: 200, hasProc: true}
+	if l := r.Line(); !strings.Contains(l, "| cpu 1.00s 0.50 cores 2.50ms/report (second half 0.45ms/report), rss") {
+		t.Errorf("line: %s", l)
+	}
+	r.LateReports = 0
+	if l := r.Line(); strings.Contains(l, "(second half") {
+		t.Errorf("a phase without a second half sampled: %s", l)
+	}
+	a, b := &Proc{CPU: time.Second}, &Proc{CPU: 3 * time.Second}
+	if cpu, ok := cpuBetween([]*Proc{a, a}, []*Proc{b, b}); !ok || cpu != 4*time.Second {
+		t.Errorf("two controllers: %s %v, want 4s", cpu, ok)
+	}
+	if _, ok := cpuBetween([]*Proc{a, nil}, []*Proc{b, b}); ok {
+		t.Error("a controller missed at the midpoint was left out of the sum")
+	}
+	if _, ok := cpuBetween([]*Proc{a}, []*Proc{nil}); ok {
+		t.Error("a controller missed at the end was left out of the sum")
 	}
 }
 
