@@ -29,11 +29,10 @@ func NewTransport(conns int) *http.Transport {
 	return &http.Transport{
 		MaxIdleConns:        conns,
 		MaxIdleConnsPerHost: conns,
-		// Idle connections go before the controller closes them (after 5 s), as hostd's do (after
-		// 4 s), but with a wider margin: one process runs the whole fleet on cores it shares with
-		// the controller, and in a revision's burst its timers ran over a second late, so hosts
-		// sent reports on connections the controller had just closed, and were counted as
-		// reports that got no answer.
+		// Idle connections go before the controller closes them (after 5 s), as hostd's do, but
+		// with a wider margin than hostd's 4 s: one process runs the whole fleet on cores it
+		// shares with the controller, so under load its timers run late, and a host that sends
+		// on a connection the controller has just closed gets no answer.
 		IdleConnTimeout:    2 * time.Second,
 		DisableCompression: true,
 	}
