@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/bearer"
 )
 
@@ -20,6 +21,9 @@ const callerKey ctxKey = 0
 type caller struct {
 	operator bool
 	node     string
+	// check is what the node's token was checked against, with the node's generation then:
+	// a long-poll waits on it without reading it again. Zero for the operator.
+	check db.NodeCheck
 }
 
 func (s *Server) isOperator(token string) bool {
@@ -55,17 +59,17 @@ func (s *Server) nodeOrOperator(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey, caller{operator: true})))
 			return
 		}
-		ok, err := s.Store.NodeTokenValid(r.Context(), node, token)
+		check, err := s.Store.CheckNodeToken(r.Context(), node, token)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		if ok && s.NodeCertificates && !certNames(r, node) {
+		if check.Valid && s.NodeCertificates && !certNames(r, node) {
 			s.writeError(w, r, hq.Errorf(hq.CodeForbidden, "node %s's calls need its client certificate (common name or DNS name %s) besides its token", node, node))
 			return
 		}
-		if ok {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey, caller{node: node})))
+		if check.Valid {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey, caller{node: node, check: check})))
 			return
 		}
 		s.refuse(w, r, token, "this token belongs to another node")

@@ -63,10 +63,15 @@ const deferredPollRetry = 30 * time.Second
 func (s *Server) deferPoll(w http.ResponseWriter, r *http.Request, node string, after int64) {
 	s.deferred.Add(1)
 	s.polling.deferred(node, time.Now())
-	gen, err := s.Store.NodeGeneration(r.Context(), node)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+	// Answered now, with the generation the node's token was checked with, read a moment ago.
+	c, _ := r.Context().Value(callerKey).(caller)
+	gen := c.check.Generation
+	if !c.check.Valid {
+		var err error
+		if gen, err = s.Store.NodeGeneration(r.Context(), node); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(int(deferredPollRetry.Seconds())))
 	if gen <= after {

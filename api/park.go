@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/meshhq/hq/api/longpoll"
@@ -24,10 +25,20 @@ func (s *Server) Waiting() int {
 func (s *Server) park(w http.ResponseWriter, r *http.Request, node string, after int64, wait time.Duration) bool {
 	c, _ := r.Context().Value(callerKey).(caller)
 	path := r.URL.Path
+	var read atomic.Bool
 	return s.Lot.Park(w, r, longpoll.Poll{
 		Key: node, After: after, Wait: wait,
-		Listen:     func(ring func()) func() { return s.Store.OnGeneration(node, ring) },
-		Generation: func(ctx context.Context) (int64, error) { return s.Store.NodeGeneration(ctx, node) },
+		Listen: func(ring func()) func() { return s.Store.OnGeneration(node, ring) },
+		Generation: func(ctx context.Context) (int64, error) {
+			// The first read comes right after the poll listened: the read that checked the
+			// node's token serves, unless a bell rang since.
+			if read.CompareAndSwap(false, true) {
+				if gen, ok := s.Store.GenerationSince(c.check); ok {
+					return gen, nil
+				}
+			}
+			return s.Store.NodeGeneration(ctx, node)
+		},
 		// Answered as the handler answers it, by the same functions, for the same caller.
 		Answer: func(ctx context.Context, w http.ResponseWriter, gen int64, err error) {
 			ctx = context.WithValue(ctx, callerKey, caller{node: node, operator: c.operator})

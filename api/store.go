@@ -18,7 +18,7 @@ type Store interface {
 	DeleteNode(ctx context.Context, name string, ifMatch *int64) (int64, error)
 	SetLabels(ctx context.Context, node string, labels map[string]string, ifMatch *int64) (int64, error)
 	SetVars(ctx context.Context, node string, vars map[string]string, ifMatch *int64) (int64, error)
-	NodeTokenValid(ctx context.Context, name, token string) (bool, error)
+	CheckNodeToken(ctx context.Context, name, token string) (db.NodeCheck, error)
 	AnyNodeToken(ctx context.Context, token string) (bool, error)
 	// Assignments and what a node does with them.
 	Assign(ctx context.Context, node, module string, taken *bool, ifMatch *int64) (int64, error)
@@ -29,6 +29,7 @@ type Store interface {
 	Declaration(ctx context.Context, node string) (hq.Declaration, error)
 	ComposeSigned(ctx context.Context, node, instance string, sign func(*hq.Declaration)) (hq.Declaration, error)
 	NodeGeneration(ctx context.Context, name string) (int64, error)
+	GenerationSince(c db.NodeCheck) (int64, bool)
 	OnGeneration(node string, f func()) (stop func())
 	WaitGeneration(ctx context.Context, node string, after int64, wait time.Duration) (int64, error)
 	Ingest(ctx context.Context, node string, rep hq.Report, opts db.IngestOptions) (hq.ReportResponse, error)

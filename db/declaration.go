@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -281,6 +282,10 @@ type bells struct {
 	mu   sync.Mutex
 	next uint64
 	on   map[string]map[uint64]func()
+	// rings counts the rings, whether anyone listened or not. It moves under mu, before the
+	// listeners are taken: a waiter that listens and then sees it unmoved since a read knows
+	// that every change the read missed rings it.
+	rings atomic.Uint64
 }
 
 func (b *bells) listen(node string, f func()) (stop func()) {
@@ -311,6 +316,7 @@ func (b *bells) listen(node string, f func()) (stop func()) {
 
 func (b *bells) ring(nodes ...string) {
 	b.mu.Lock()
+	b.rings.Add(1)
 	var due []func()
 	for _, n := range nodes {
 		for _, f := range b.on[n] {
@@ -325,6 +331,7 @@ func (b *bells) ring(nodes ...string) {
 // ringAll wakes every waiter, for when changes may have been missed.
 func (b *bells) ringAll() {
 	b.mu.Lock()
+	b.rings.Add(1)
 	var due []func()
 	for _, fs := range b.on {
 		for _, f := range fs {

@@ -52,8 +52,8 @@ func TestDeleteNodeKeepsItsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.NodeTokenValid(ctx, "web-1", token); err != nil || !ok {
-		t.Fatalf("the new registration's token is refused: %v", err)
+	if c, err := s.CheckNodeToken(ctx, "web-1", token); err != nil || !c.Valid || c.Generation != gen {
+		t.Fatalf("the new registration's token: %+v, %v; want valid at generation %d", c, err, gen)
 	}
 	if g := mustGeneration(t, s, "web-1"); g <= d.Generation || g != gen {
 		t.Fatalf("registered again at generation %d (said %d), not above %d", g, gen, d.Generation)

@@ -229,3 +229,55 @@ func TestWorkersStopAndCloseTwice(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// The read that checks a node's token gives its generation too, and a long-poll may wait on it
+// without reading it again for as long as no bell has rung since: a change in this process or,
+// seen by the watcher, in another one, makes it read again.
+func TestAGenerationReadWithTheTokenServesUntilABellRings(t *testing.T) {
+	s, _ := setupWith(t, Options{WatchEvery: 20 * time.Millisecond})
+	start(t, s.Workers()...)
+	ctx := context.Background()
+	token, gen, err := s.CreateNode(ctx, "web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustNode(t, s, "web-2")
+	mustModule(t, s, "app", file("a", "1"))
+	check := func() NodeCheck {
+		t.Helper()
+		c, err := s.CheckNodeToken(ctx, "web-1", token)
+		if err != nil || !c.Valid || c.Generation != mustGeneration(t, s, "web-1") {
+			t.Fatalf("checked: %+v, %v; want valid at generation %d", c, err, mustGeneration(t, s, "web-1"))
+		}
+		return c
+	}
+	c := check()
+	if g, ok := s.GenerationSince(c); !ok || g != gen {
+		t.Fatalf("nothing rang: %d, %v; want %d, true", g, ok, gen)
+	}
+	if c, err := s.CheckNodeToken(ctx, "web-1", token+"x"); err != nil || c.Valid || c.Generation != 0 {
+		t.Fatalf("another token: %+v, %v; want refused, with no generation", c, err)
+	}
+	if _, ok := s.GenerationSince(NodeCheck{}); ok {
+		t.Fatal("a check that found no valid token served as a read")
+	}
+
+	mustAssign(t, s, "web-1", "app")
+	if _, ok := s.GenerationSince(c); ok {
+		t.Fatal("a generation read before an assignment served after it")
+	}
+
+	c = check()
+	other := open(t, s.path, Options{})
+	if _, err := other.Assign(ctx, "web-2", "app", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, ok := s.GenerationSince(c); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("another process's change, once the watcher saw it, left an earlier read serving")
+		}
+	}
+}

@@ -116,18 +116,40 @@ func (s *Store) DeletedAt(ctx context.Context, name string) (time.Time, error) {
 	return hq.ParseTime(n.DeletedAt.String), nil
 }
 
-// NodeTokenValid reports whether token is the node's own.
-func (s *Store) NodeTokenValid(ctx context.Context, name, token string) (bool, error) {
-	// One row by its key, asked of every request a host makes: it is not worth the two
+// A NodeCheck is what one read of a node said of a request it made: whether the token is the
+// node's own, and the node's generation then. A long-poll checked this way waits on that
+// generation without reading it again (GenerationSince).
+type NodeCheck struct {
+	Valid      bool
+	Generation int64
+	// rings is how many times the bells had rung before the read.
+	rings uint64
+}
+
+// CheckNodeToken reads whether token is the node's own, and the node's generation.
+func (s *Store) CheckNodeToken(ctx context.Context, name, token string) (NodeCheck, error) {
+	c := NodeCheck{rings: s.bells.rings.Load()}
+	// One row by its key, asked of every long-poll a host makes: it is not worth the two
 	// goroutines a query on a context that can end costs (batch.go).
-	hash, err := s.reader().NodeTokenHash(context.WithoutCancel(ctx), name)
+	row, err := s.reader().NodeTokenCheck(context.WithoutCancel(ctx), name)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+		return c, nil
 	}
 	if err != nil {
-		return false, err
+		return c, err
 	}
-	return subtle.ConstantTimeCompare([]byte(hash), []byte(hashToken(token))) == 1, nil
+	c.Valid = subtle.ConstantTimeCompare([]byte(row.TokenHash), []byte(hashToken(token))) == 1
+	if c.Valid {
+		c.Generation = row.Generation
+	}
+	return c, nil
+}
+
+// GenerationSince returns the generation c read, and whether a waiter that has listened
+// (OnGeneration) may take it as its own read: no bell rang from before c's read until now, so
+// any change the read missed will ring the waiter's bell. When false, read it again.
+func (s *Store) GenerationSince(c NodeCheck) (int64, bool) {
+	return c.Generation, c.Valid && s.bells.rings.Load() == c.rings
 }
 
 // NodeGeneration returns the node's current generation.

@@ -24,7 +24,7 @@ func TestTheReadPoolKeepsItsConnections(t *testing.T) {
 		for range width {
 			wg.Go(func() {
 				err := s.inReadTx(ctx, func(q driver.Queries) error {
-					_, err := q.NodeTokenHash(ctx, "n0")
+					_, err := q.NodeTokenCheck(ctx, "n0")
 					inside.Done()
 					inside.Wait()
 					return err

@@ -74,7 +74,8 @@ type Poll struct {
 	// Listen calls ring, once, when the generation may have moved, until stop is called; it
 	// must not block, and ring must not be called from within Listen.
 	Listen func(ring func()) (stop func())
-	// Generation reads the generation now.
+	// Generation reads the generation now. The lot calls it first right after Listen, and
+	// again after each ring.
 	Generation func(ctx context.Context) (int64, error)
 	// Answer writes the poll's answer into w as a handler would: gen is the generation read
 	// (at most After when the wait ended with nothing new), err the error reading it. ctx ends

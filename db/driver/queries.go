@@ -73,7 +73,7 @@ type Queries interface {
 	NodeSetVars(ctx context.Context, arg NodeSetVarsParams) error
 	NodeStatusCounts(ctx context.Context, silentBefore string) ([]NodeStatusCountsRow, error)
 	NodeStatusList(ctx context.Context) ([]NodeStatusListRow, error)
-	NodeTokenHash(ctx context.Context, name string) (string, error)
+	NodeTokenCheck(ctx context.Context, name string) (NodeTokenCheckRow, error)
 	PlacementDelete(ctx context.Context, name string) (int64, error)
 	PlacementGet(ctx context.Context, name string) (Placement, error)
 	PlacementList(ctx context.Context) ([]Placement, error)
@@ -507,6 +507,11 @@ type Node struct {
 
 type NodeBumpGenerationsRow struct {
 	Name       string
+	Generation int64
+}
+
+type NodeTokenCheckRow struct {
+	TokenHash  string
 	Generation int64
 }
 

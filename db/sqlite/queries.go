@@ -331,8 +331,9 @@ func (q queries) NodeStatusList(ctx context.Context) ([]driver.NodeStatusListRow
 	return driver.Each(rs, err, func(r sqlitesqlc.NodeStatusListRow) driver.NodeStatusListRow { return driver.NodeStatusListRow(r) })
 }
 
-func (q queries) NodeTokenHash(ctx context.Context, name string) (string, error) {
-	return q.q.NodeTokenHash(ctx, name)
+func (q queries) NodeTokenCheck(ctx context.Context, name string) (driver.NodeTokenCheckRow, error) {
+	r, err := q.q.NodeTokenCheck(ctx, name)
+	return driver.NodeTokenCheckRow(r), err
 }
 
 func (q queries) PlacementDelete(ctx context.Context, name string) (int64, error) {

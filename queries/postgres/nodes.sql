@@ -5,9 +5,9 @@ INSERT INTO nodes (name, token_hash, created_at) VALUES (@name, @token_hash, @cr
 -- A registered node; a deleted one is not found.
 SELECT * FROM nodes WHERE name = @name AND deleted_at IS NULL;
 
--- name: NodeTokenHash :one
--- What a node's calls are checked against, and nothing more: every call reads it.
-SELECT token_hash FROM nodes WHERE name = @name AND deleted_at IS NULL;
+-- name: NodeTokenCheck :one
+-- What a node's long-poll is checked against, and the generation it waits on: one read for both.
+SELECT token_hash, generation FROM nodes WHERE name = @name AND deleted_at IS NULL;
 
 -- name: NodeGeneration :one
 SELECT generation FROM nodes WHERE name = @name AND deleted_at IS NULL;

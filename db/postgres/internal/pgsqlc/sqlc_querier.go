@@ -130,8 +130,8 @@ type Querier interface {
 	// What every registered node's status is computed from, and its labels for selectors, and
 	// nothing more: the status of a fleet is read from this.
 	NodeStatusList(ctx context.Context) ([]NodeStatusListRow, error)
-	// What a node's calls are checked against, and nothing more: every call reads it.
-	NodeTokenHash(ctx context.Context, name string) (string, error)
+	// What a node's long-poll is checked against, and the generation it waits on: one read for both.
+	NodeTokenCheck(ctx context.Context, name string) (NodeTokenCheckRow, error)
 	PlacementDelete(ctx context.Context, name string) (int64, error)
 	PlacementGet(ctx context.Context, name string) (Placement, error)
 	PlacementList(ctx context.Context) ([]Placement, error)

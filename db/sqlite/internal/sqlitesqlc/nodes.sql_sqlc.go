@@ -656,14 +656,19 @@ func (q *Queries) NodeStatusList(ctx context.Context) ([]NodeStatusListRow, erro
 	return items, nil
 }
 
-const nodeTokenHash = `-- name: NodeTokenHash :one
-SELECT token_hash FROM nodes WHERE name = ?1 AND deleted_at IS NULL
+const nodeTokenCheck = `-- name: NodeTokenCheck :one
+SELECT token_hash, generation FROM nodes WHERE name = ?1 AND deleted_at IS NULL
 `
 
-// What a node's calls are checked against, and nothing more: every call reads it.
-func (q *Queries) NodeTokenHash(ctx context.Context, name string) (string, error) {
-	row := q.queryRow(ctx, q.nodeTokenHashStmt, nodeTokenHash, name)
-	var token_hash string
-	err := row.Scan(&token_hash)
-	return token_hash, err
+type NodeTokenCheckRow struct {
+	TokenHash  string
+	Generation int64
+}
+
+// What a node's long-poll is checked against, and the generation it waits on: one read for both.
+func (q *Queries) NodeTokenCheck(ctx context.Context, name string) (NodeTokenCheckRow, error) {
+	row := q.queryRow(ctx, q.nodeTokenCheckStmt, nodeTokenCheck, name)
+	var i NodeTokenCheckRow
+	err := row.Scan(&i.TokenHash, &i.Generation)
+	return i, err
 }

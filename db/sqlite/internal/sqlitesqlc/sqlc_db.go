@@ -219,8 +219,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeStatusListStmt, err = db.PrepareContext(ctx, nodeStatusList); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeStatusList: %w", err)
 	}
-	if q.nodeTokenHashStmt, err = db.PrepareContext(ctx, nodeTokenHash); err != nil {
-		return nil, fmt.Errorf("error preparing query NodeTokenHash: %w", err)
+	if q.nodeTokenCheckStmt, err = db.PrepareContext(ctx, nodeTokenCheck); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeTokenCheck: %w", err)
 	}
 	if q.placementDeleteStmt, err = db.PrepareContext(ctx, placementDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query PlacementDelete: %w", err)
@@ -816,9 +816,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeStatusListStmt: %w", cerr)
 		}
 	}
-	if q.nodeTokenHashStmt != nil {
-		if cerr := q.nodeTokenHashStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing nodeTokenHashStmt: %w", cerr)
+	if q.nodeTokenCheckStmt != nil {
+		if cerr := q.nodeTokenCheckStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeTokenCheckStmt: %w", cerr)
 		}
 	}
 	if q.placementDeleteStmt != nil {
@@ -1365,7 +1365,7 @@ type Queries struct {
 	nodeSetVarsStmt                       *sql.Stmt
 	nodeStatusCountsStmt                  *sql.Stmt
 	nodeStatusListStmt                    *sql.Stmt
-	nodeTokenHashStmt                     *sql.Stmt
+	nodeTokenCheckStmt                    *sql.Stmt
 	placementDeleteStmt                   *sql.Stmt
 	placementGetStmt                      *sql.Stmt
 	placementListStmt                     *sql.Stmt
@@ -1525,7 +1525,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeSetVarsStmt:                       q.nodeSetVarsStmt,
 		nodeStatusCountsStmt:                  q.nodeStatusCountsStmt,
 		nodeStatusListStmt:                    q.nodeStatusListStmt,
-		nodeTokenHashStmt:                     q.nodeTokenHashStmt,
+		nodeTokenCheckStmt:                    q.nodeTokenCheckStmt,
 		placementDeleteStmt:                   q.placementDeleteStmt,
 		placementGetStmt:                      q.placementGetStmt,
 		placementListStmt:                     q.placementListStmt,
