@@ -234,8 +234,8 @@ func TestWorkersStopAndCloseTwice(t *testing.T) {
 // without reading it again for as long as no bell has rung since: a change in this process or,
 // seen by the watcher, in another one, makes it read again.
 func TestAGenerationReadWithTheTokenServesUntilABellRings(t *testing.T) {
+	// The workers start once the first read has been asked: until then nothing can ring.
 	s, _ := setupWith(t, Options{WatchEvery: 20 * time.Millisecond})
-	start(t, s.Workers()...)
 	ctx := context.Background()
 	token, gen, err := s.CreateNode(ctx, "web-1")
 	if err != nil {
@@ -262,12 +262,19 @@ func TestAGenerationReadWithTheTokenServesUntilABellRings(t *testing.T) {
 		t.Fatal("a check that found no valid token served as a read")
 	}
 
+	start(t, s.Workers()...)
 	mustAssign(t, s, "web-1", "app")
 	if _, ok := s.GenerationSince(c); ok {
 		t.Fatal("a generation read before an assignment served after it")
 	}
 
+	// Once the watcher has seen the assignment, a new read serves while nothing changes.
+	time.Sleep(300 * time.Millisecond)
 	c = check()
+	time.Sleep(300 * time.Millisecond)
+	if _, ok := s.GenerationSince(c); !ok {
+		t.Fatal("a read stopped serving with nothing changed")
+	}
 	other := open(t, s.path, Options{})
 	if _, err := other.Assign(ctx, "web-2", "app", nil, nil); err != nil {
 		t.Fatal(err)
