@@ -39,6 +39,11 @@ func TestReportWaitsAsTheOverloadedControllerAsks(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	f.wantSpacedAsAsked("report", 2)
+	// The controller has the report before hostd has its answer: the episode's end is logged
+	// once hostd reads it.
+	waitFor(t, 10*time.Second, "the episode's end to be logged", func() bool {
+		return strings.Contains(logs.String(), "controller no longer overloaded: posting the report went through")
+	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
