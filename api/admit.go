@@ -21,6 +21,8 @@ type admission struct {
 	bytes, maxBytes atomic.Int64
 	// shed counts the reports turned away.
 	shed atomic.Int64
+	// pace holds new declarations back while the slots are half taken (pace.go).
+	pace pacer
 }
 
 // MaxReportBytesInFlight bounds the bodies of the reports taken in at once: 256 steady
@@ -48,6 +50,7 @@ func (a *admission) take(size int64) bool {
 		a.release(size)
 		return false
 	}
+	a.arrived()
 	return true
 }
 
@@ -57,6 +60,7 @@ func (a *admission) release(size int64) {
 	}
 	a.bytes.Add(-size)
 	<-a.slots
+	a.left()
 }
 
 // Shed is how many reports were turned away since the controller started.

@@ -46,12 +46,21 @@ func setup(t testing.TB) *fixture { t.Helper(); return setupServer(t, false, db.
 // controller with HQ_TLS_CERT does.
 func setupServer(t testing.TB, https bool, opt db.Options) *fixture {
 	t.Helper()
+	return setupWith(t, https, opt, nil)
+}
+
+// setupWith is setupServer with the server's settings changed by configure before it serves.
+func setupWith(t testing.TB, https bool, opt db.Options, configure func(*Server)) *fixture {
+	t.Helper()
 	store := teststore.Open(t, opt)
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	f := &fixture{t: t, store: store, key: key}
 	f.keys.Store(NewKeys(key, nil, nil))
 	s := &Server{Store: store, AdminToken: admin, Instance: "test-instance", Keys: f.keys.Load,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: 5 * time.Second}
+	if configure != nil {
+		configure(s)
+	}
 	f.server = s
 	f.handler = s.Handler()
 	// Served as the controller serves: waiting long-polls parked in a lot.

@@ -37,6 +37,7 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		return // the lot answers it
 	}
 	s.inHandler.Add(1)
+	start := time.Now()
 	gen, err := s.Store.WaitGeneration(r.Context(), node, after, wait)
 	s.inHandler.Add(-1)
 	if r.Context().Err() != nil {
@@ -50,6 +51,9 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 		setETag(w, gen)
 		w.WriteHeader(http.StatusNotModified)
 		return
+	}
+	if wait > 0 {
+		s.paced(r.Context(), start, wait)
 	}
 	s.answerDeclaration(w, r, node)
 }

@@ -25,6 +25,7 @@ func (s *Server) Waiting() int {
 func (s *Server) park(w http.ResponseWriter, r *http.Request, node string, after int64, wait time.Duration) bool {
 	c, _ := r.Context().Value(callerKey).(caller)
 	path := r.URL.Path
+	start := time.Now()
 	var read atomic.Bool
 	return s.Lot.Park(w, r, longpoll.Poll{
 		Key: node, After: after, Wait: wait,
@@ -39,6 +40,7 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, node string, after
 			}
 			return s.Store.NodeGeneration(ctx, node)
 		},
+		Ready: func(ctx context.Context) { s.paced(ctx, start, wait) },
 		// Answered as the handler answers it, by the same functions, for the same caller.
 		Answer: func(ctx context.Context, w http.ResponseWriter, gen int64, err error) {
 			ctx = context.WithValue(ctx, callerKey, caller{node: node, operator: c.operator})

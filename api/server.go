@@ -41,6 +41,9 @@ type Server struct {
 	MaxReportsInFlight int
 	RetryAfter         int
 	reports            *admission
+	// NoPacing answers a long-poll's new declaration at once, even while the reports in flight
+	// fill half of MaxReportsInFlight (HQ_PACING; pace.go).
+	NoPacing bool
 	// GeneralDecoder reads every report with encoding/json, not the scanner, and every report
 	// whole (HQ_REPORT_DECODER).
 	GeneralDecoder bool

@@ -41,6 +41,7 @@ type Config struct {
 	PruneEvery         time.Duration `envconfig:"PRUNE_EVERY" default:"10m" desc:"how often history is pruned"`
 	Lease              time.Duration `envconfig:"LEASE" default:"15s" desc:"of controllers sharing a database, one at a time runs the mover, the rollouts and the pruner; another takes them over within this long after it dies"`
 	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"256" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
+	Pacing             bool          `envconfig:"PACING" default:"true" desc:"a long-poll's new declaration waits while the reports in flight fill half of HQ_MAX_REPORTS_IN_FLIGHT (the polls ending soonest first, none more than 15 s past its wait), so a new revision's wave of reports is taken in rather than turned away; false answers at once"`
 	CommitWait         time.Duration `envconfig:"COMMIT_WAIT" default:"2ms" desc:"when reports arrive less than this apart, one that finds the writer free waits up to this long for more to share its commit (a sync of the log, on PostgreSQL a round trip and one statement); 0 commits each batch at once"`
 	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
 	TLSCert            string        `envconfig:"TLS_CERT" desc:"a PEM certificate (chain) to serve HTTPS with, and only HTTPS; reloaded when the file changes"`
@@ -149,7 +150,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	}
 	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Keys: keys.current, Log: log, MaxWait: maxWait,
 		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter, GeneralDecoder: cfg.ReportDecoder == "general",
-		MaxPolls: maxPolls(cfg.MaxPolls)}
+		MaxPolls: maxPolls(cfg.MaxPolls), NoPacing: !cfg.Pacing}
 	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, cfg.Pprof, log)
 	if err != nil {
 		return err

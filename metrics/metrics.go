@@ -38,6 +38,8 @@ type Server interface {
 	Polling() int
 	// Unread is how many reports were taken in as repeats without reading their results.
 	Unread() int64
+	// Held is how many new declarations waited for room among the reports in flight.
+	Held() int64
 }
 
 // New registers the store's figures, the report counters, what srv counts of reports shed and
@@ -64,6 +66,9 @@ func New(store Store, srv Server, log *slog.Logger) *Metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_long_polls_deferred_total",
 			Help: "Long-polls answered at once, with Retry-After, because HQ_MAX_POLLS waited already: their hosts poll instead."},
 			func() float64 { return float64(srv.Deferred()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_declarations_held_total",
+			Help: "New declarations a long-poll waited to be answered with while the reports in flight filled half of HQ_MAX_REPORTS_IN_FLIGHT, so a revision's wave is answered as fast as its reports are taken in rather than turned away (HQ_PACING)."},
+			func() float64 { return float64(srv.Held()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_unread_total",
 			Help: "Reports taken in as repeats of the node's last one without reading their results, which were byte for byte the last ones (HQ_REPORT_DECODER)."},
 			func() float64 { return float64(srv.Unread()) }),

@@ -50,7 +50,7 @@ func TestMetricsPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := New(store, fakeServer{shed: 7, waiting: 3, deferred: 4, polling: 2, unread: 5}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := New(store, fakeServer{shed: 7, waiting: 3, deferred: 4, polling: 2, unread: 5, held: 6}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	m.ObserveReport(true, 3*time.Millisecond)
 	m.ObserveReport(true, 4*time.Millisecond)
 	m.ObserveReport(false, time.Millisecond)
@@ -91,6 +91,9 @@ func TestMetricsPage(t *testing.T) {
 	}
 	if got := value("hq_reports_unread_total", "", ""); got != 5 {
 		t.Errorf("reports unread = %v, want 5", got)
+	}
+	if got := value("hq_declarations_held_total", "", ""); got != 6 {
+		t.Errorf("declarations held = %v, want 6", got)
 	}
 	if got, want := value("hq_reports_one_statement_total", "", ""), 2*float64(driver.Flag(testdb.Postgres())); got != want {
 		t.Errorf("reports in one statement = %v, want %v", got, want)
@@ -172,8 +175,8 @@ func TestMetricsCountRollouts(t *testing.T) {
 
 // fakeServer stands for the API server's counters, which the API's own tests hold true.
 type fakeServer struct {
-	shed, deferred, unread int64
-	waiting, polling       int
+	shed, deferred, unread, held int64
+	waiting, polling             int
 }
 
 func (f fakeServer) Shed() int64     { return f.shed }
@@ -181,3 +184,4 @@ func (f fakeServer) Waiting() int    { return f.waiting }
 func (f fakeServer) Deferred() int64 { return f.deferred }
 func (f fakeServer) Polling() int    { return f.polling }
 func (f fakeServer) Unread() int64   { return f.unread }
+func (f fakeServer) Held() int64     { return f.held }

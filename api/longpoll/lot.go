@@ -81,6 +81,10 @@ type Poll struct {
 	// (at most After when the wait ended with nothing new), err the error reading it. ctx ends
 	// when the lot closes.
 	Answer func(ctx context.Context, w http.ResponseWriter, gen int64, err error)
+	// Ready, when set, is called before an answer with a generation past After is composed,
+	// and may wait for the moment to answer (until ctx, which ends when the lot closes). It
+	// holds none of the lot's slots, so other answers go on meanwhile.
+	Ready func(ctx context.Context)
 }
 
 // parked is one waiting long-poll.
@@ -315,6 +319,9 @@ func (l *Lot) answer(p *parked) {
 		}
 		p.timer.Stop()
 		p.stop()
+		if err == nil && gen > p.After && p.Ready != nil {
+			p.Ready(l.ctx)
+		}
 		l.respond(p, gen, err)
 		return
 	}
