@@ -120,6 +120,24 @@ func (c containerCLI) named(ctx context.Context, name string) (container, bool, 
 	return container{}, false, nil
 }
 
+// byID returns the container whose id is id, whatever its name now.
+func (c containerCLI) byID(ctx context.Context, id string) (container, bool, error) {
+	out, err := c.run(ctx, time.Minute, "ps", "-a", "--filter", "id="+id, "--format", "json")
+	if err != nil {
+		return container{}, false, err
+	}
+	cs, err := parseContainers(out)
+	if err != nil {
+		return container{}, false, fmt.Errorf("%s ps: %w", c.path, err)
+	}
+	for _, ct := range cs {
+		if strings.HasPrefix(ct.ID, id) || strings.HasPrefix(id, ct.ID) {
+			return ct, true, nil
+		}
+	}
+	return container{}, false, nil
+}
+
 // parseContainers reads the ps output of podman (one JSON array) or of Docker's CLI (one JSON
 // object a line, with names and labels as comma-separated text).
 func parseContainers(out []byte) ([]container, error) {

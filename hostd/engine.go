@@ -35,8 +35,9 @@ type EngineConfig struct {
 	// the next engine on the same state dir re-adopts them.
 	StopServicesOnExit bool
 
-	// FailpointGroupCommitPause is for tests only: see failpointGroupCommitPause.
+	// FailpointGroupCommitPause and FailpointAt are for tests only: see failpoint.
 	FailpointGroupCommitPause time.Duration
+	FailpointAt               string
 
 	// Node names this node on the containers hostd creates (their hq.node label).
 	Node string
@@ -68,6 +69,9 @@ type Engine struct {
 	// keptJournal is set when a group could not be rolled back and its journal is kept: no
 	// group applies until a new start has rolled it back (NewEngine does not start until then).
 	keptJournal error
+	// rolledBack is the group this engine's start rolled back from its journal, until the
+	// first reconcile's report has said so.
+	rolledBack *recovered
 	// pkgs is what dpkg's database says of the declared packages, for the current reconcile.
 	pkgs packages
 	// pkgQueries counts the runs of dpkg-query, for tests.
@@ -103,9 +107,12 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
+	ctrs := &containers{cli: containerCLI{path: containerCLIPath(cfg.ContainerCLI), calls: &atomic.Int64{}}, node: cfg.Node,
+		stopTimeout: cfg.StopTimeout}
 	// A group cut off between two commits is rolled back before anything else looks at the
 	// machine: before the ledger is trusted, services are started or anything is reconciled.
-	if err := recoverJournal(cfg.StateDir, cfg.Logger); err != nil {
+	rolledBack, err := recoverJournal(cfg.StateDir, ctrs, cfg.Logger)
+	if err != nil {
 		return nil, err
 	}
 	l, err := loadLedger(cfg.StateDir)
@@ -121,8 +128,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		cfg.Logger.Warn("back-off state unreadable, starting without it", "err", err)
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b, confiner: newConfiner(cfg.Root),
-		stateDirs: stateDirs(cfg.StateDir), ctrs: &containers{cli: containerCLI{path: containerCLIPath(cfg.ContainerCLI), calls: &atomic.Int64{}}, node: cfg.Node,
-			stopTimeout: cfg.StopTimeout}}
+		stateDirs: stateDirs(cfg.StateDir), ctrs: ctrs, rolledBack: rolledBack}
 	e.sup = newSupervisor(cfg.StateDir, cfg.Root, cfg.StopTimeout, cfg.Logger)
 	e.sup.adopt()
 	e.sup.watch(watchInterval)
@@ -262,6 +268,7 @@ func (e *Engine) reconcile(ctx context.Context, d *hq.Declaration, start time.Ti
 		rc.results = append(rc.results, rc.module(ctx, m)...)
 	}
 	rc.removeStrayContainers(ctx)
+	e.sayRolledBack(rc.results)
 	// What the results (and the ledger) say was done is durable before they are returned.
 	e.durable()
 	e.watch.close()
@@ -276,6 +283,31 @@ func (e *Engine) reconcile(ctx context.Context, d *hq.Declaration, start time.Ti
 		}
 	}
 	return rc
+}
+
+// sayRolledBack notes, on the first result of the group this engine's start rolled back, that
+// it did, once: that report tells the controller the node went back, not only the log.
+func (e *Engine) sayRolledBack(results []hq.Result) {
+	rb := e.rolledBack
+	if rb == nil || len(rb.Refs) == 0 {
+		return
+	}
+	if len(results) == 0 {
+		return
+	}
+	// Its first member's, or the first result when the declaration no longer names it.
+	at := &results[0]
+	for i := range results {
+		if hq.Ref(results[i].Module, results[i].Resource) == rb.Refs[0] {
+			at = &results[i]
+			break
+		}
+	}
+	if at.Note != "" {
+		at.Note += "; "
+	}
+	at.Note += rb.note()
+	e.rolledBack = nil
 }
 
 // notApplied reports every resource of d failed, without an attempt, for err.

@@ -4,6 +4,8 @@ package hostd
 
 import "time"
 
-// failpointGroupCommitPauseFromEnv is zero: a hostd built as it ships has no failpoint an
-// environment could switch on.
+// failpointGroupCommitPauseFromEnv is zero, and failpointAtFromEnv empty: a hostd built as it
+// ships has no failpoint an environment could switch on.
 func failpointGroupCommitPauseFromEnv() time.Duration { return 0 }
+
+func failpointAtFromEnv() string { return "" }

@@ -290,10 +290,13 @@ func (ga *groupApply) commit(ctx context.Context) []string {
 		if err := ga.writeJournal(changes); err != nil {
 			return []string{ga.fail(changes[0], fmt.Errorf("writing the group journal: %w", err))}
 		}
+		if err := ga.rc.e.failpoint(ctx, failpointJournaled, ga.name()); err != nil {
+			return []string{ga.fail(changes[0], err)}
+		}
 	}
 	for n, k := range changes {
 		if n == 1 {
-			if err := ga.rc.e.failpointGroupCommitPause(ctx, ga.name()); err != nil {
+			if err := ga.rc.e.failpoint(ctx, failpointBetweenCommits, ga.name()); err != nil {
 				return []string{ga.fail(k, err)}
 			}
 		}

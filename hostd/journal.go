@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -53,6 +54,16 @@ type journalMember struct {
 	// MadeDirs are the parent directories stage or commit create, outermost first; undo
 	// removes those that are empty.
 	MadeDirs []string `json:"made_dirs,omitempty"`
+
+	// A container member is named by ids, which stay while commit renames: Container is the
+	// declared name, OldID the container it replaces ("" for the first) and OldRunning whether
+	// that one ran, NewID the container stage created ("" when the spec is the same and commit
+	// only starts the old one again). Undo removes the new one and gives the old one back its
+	// name and its running.
+	Container  string `json:"container,omitempty"`
+	OldID      string `json:"old_id,omitempty"`
+	OldRunning bool   `json:"old_running,omitempty"`
+	NewID      string `json:"new_id,omitempty"`
 }
 
 // writeJournal plans where each change keeps its original and records it all before the
@@ -61,8 +72,12 @@ func (ga *groupApply) writeJournal(changes []int) error {
 	j := journal{Group: ga.name(), Generation: ga.rc.d.Generation, At: time.Now().UTC()}
 	for _, k := range changes {
 		o := ga.ops[k]
+		if o.decl.Kind == hq.KindContainer && o.ctr != nil {
+			j.Members = append(j.Members, containerMember(o))
+			continue
+		}
 		if o.abs == "" {
-			continue // an action: nothing on disk to put back
+			continue // an action or a job: nothing to put back
 		}
 		m := journalMember{Ref: o.ref, Kind: o.decl.Kind, Path: o.abs, Staged: o.staged, Existed: o.present,
 			MadeDirs: slices.Concat(o.madeDirs, missingDirs(filepath.Dir(o.abs)))}
@@ -83,6 +98,15 @@ func (ga *groupApply) writeJournal(changes []int) error {
 	}
 	ga.journaled = true
 	return nil
+}
+
+// containerMember is how to put back container o, staged and not yet committed.
+func containerMember(o *op) journalMember {
+	m := journalMember{Ref: o.ref, Kind: o.decl.Kind, Container: containerName(o.module, o.decl.Name), NewID: o.ctr.nextID}
+	if f := o.ctr.found; f != nil {
+		m.Existed, m.OldID, m.OldRunning = true, f.ID, f.running()
+	}
+	return m
 }
 
 // removeJournalFile removes the journal durably; tests replace it to make the removal fail.
@@ -127,15 +151,27 @@ func missingDirs(dir string) []string {
 	return missing
 }
 
+// recovered says which group a start of hostd rolled back, for the first report after it.
+type recovered struct {
+	Group string
+	Refs  []string
+}
+
+// note is the report's words for it.
+func (r *recovered) note() string {
+	return "group " + r.Group + " rolled back after an interrupted switch: " + strings.Join(r.Refs, ", ")
+}
+
 // recoverJournal rolls back the group a previous hostd was committing when it stopped, before
 // anything else happens, and then removes the journal. Every step can be repeated, so a crash
-// during recovery is recovered by the next start; the journal stays until it has worked.
-func recoverJournal(stateDir string, log *slog.Logger) error {
+// during recovery is recovered by the next start; the journal stays until it has worked. It
+// returns the group it rolled back, nil when there was none.
+func recoverJournal(stateDir string, ctrs *containers, log *slog.Logger) (*recovered, error) {
 	name := filepath.Join(stateDir, journalFile)
 	var j journal
 	ok, err := readJSON(name, &j)
 	if err != nil || !ok {
-		return err
+		return nil, err
 	}
 	// Newest first; directories last and deepest first, so that what the group put in a
 	// directory is gone before the directory is.
@@ -155,7 +191,11 @@ func recoverJournal(stateDir string, log *slog.Logger) error {
 	})
 	var errs []error
 	for _, m := range members {
-		if err := m.undo(); err != nil {
+		undo := m.undo
+		if m.Container != "" {
+			undo = func() error { return m.undoContainer(ctrs) }
+		}
+		if err := undo(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", m.Ref, err))
 		}
 	}
@@ -163,11 +203,14 @@ func recoverJournal(stateDir string, log *slog.Logger) error {
 		removeDirs(m.MadeDirs)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("rolling back group %s from %s: %w", j.Group, name, err)
+		return nil, fmt.Errorf("rolling back group %s from %s: %w", j.Group, name, err)
 	}
 	// The rollback is durable before the journal that makes it repeatable goes.
 	dirs := map[string]bool{}
 	for _, m := range members {
+		if m.Path == "" {
+			continue // a container's is the engine's to keep
+		}
 		dirs[filepath.Dir(m.Path)] = true
 		if m.Kind == hq.KindDirectory {
 			dirs[m.Path] = true // its mode
@@ -177,13 +220,55 @@ func recoverJournal(stateDir string, log *slog.Logger) error {
 		}
 	}
 	if err := syncPaths(slices.Collect(maps.Keys(dirs)), nil); err != nil {
-		return fmt.Errorf("rolling back group %s from %s: %w", j.Group, name, err)
+		return nil, fmt.Errorf("rolling back group %s from %s: %w", j.Group, name, err)
 	}
 	if err := removeDurably(name); err != nil {
-		return err
+		return nil, err
+	}
+	r := &recovered{Group: j.Group}
+	for _, m := range j.Members {
+		r.Refs = append(r.Refs, m.Ref)
 	}
 	log.Warn("rolled back a group interrupted before its last commit", "group", j.Group,
-		"generation", j.Generation, "members", len(j.Members))
+		"generation", j.Generation, "members", len(j.Members), "resources", strings.Join(r.Refs, ", "))
+	return r, nil
+}
+
+// undoContainer puts a container member back: the container stage made goes, and the one it
+// replaced has its name and, when it ran, runs again. Each step looks before it acts, so
+// repeating it after a crash in the middle does no harm.
+func (m journalMember) undoContainer(ctrs *containers) error {
+	if ctrs == nil || ctrs.cli.path == "" {
+		return errNoContainerCLI
+	}
+	ctx := context.Background()
+	if m.NewID != "" {
+		if _, ok, err := ctrs.cli.byID(ctx, m.NewID); err != nil {
+			return err
+		} else if ok {
+			if err := ctrs.remove(ctx, m.NewID); err != nil {
+				return err
+			}
+		}
+	}
+	if m.OldID == "" {
+		return nil
+	}
+	old, ok, err := ctrs.cli.byID(ctx, m.OldID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("the container %s replaced (%.12s) is gone", m.Container, m.OldID)
+	}
+	if old.Name != m.Container {
+		if err := ctrs.rename(ctx, m.OldID, m.Container); err != nil {
+			return err
+		}
+	}
+	if m.OldRunning && !old.running() {
+		return ctrs.start(ctx, m.OldID)
+	}
 	return nil
 }
 

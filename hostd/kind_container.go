@@ -29,8 +29,9 @@ type containerOp struct {
 	foreign string
 	// drift says what someone else changed: "missing", "exited with code 1", "stopped".
 	drift string
-	// next is the container stage created to replace found (or to be the first).
-	next string
+	// next is the container stage created to replace found (or to be the first), and nextID
+	// its id, which a group's journal names so that a start after a crash can remove it.
+	next, nextID string
 	// aside is found's name while commit keeps it for undo; wasRunning says it ran.
 	aside      string
 	wasRunning bool
@@ -182,10 +183,11 @@ func (containerStep) stage(ctx context.Context, o *op) error {
 			o.e.ctrs.remove(ctx, name) // left by a recreate that hostd did not see end
 		}
 	}
-	if err := o.e.createContainer(ctx, o, name); err != nil {
+	id, err := o.e.createContainer(ctx, o, name)
+	if err != nil {
 		return err
 	}
-	c.next = name
+	c.next, c.nextID = name, id
 	return nil
 }
 
@@ -199,15 +201,24 @@ func (s containerStep) commit(ctx context.Context, o *op) error {
 		if err := cli.stop(ctx, name, o.e.cfg.StopTimeout); err != nil {
 			return err
 		}
+		if err := o.failpoint(ctx, failpointContainerStopped); err != nil {
+			return err
+		}
 		c.aside = name + ".prev" // one left before was removed by check
 		if err := cli.rename(ctx, name, c.aside); err != nil {
 			c.aside = ""
+			return err
+		}
+		if err := o.failpoint(ctx, failpointContainerAside); err != nil {
 			return err
 		}
 		if err := cli.rename(ctx, c.next, name); err != nil {
 			return err
 		}
 		c.next = ""
+		if err := o.failpoint(ctx, failpointContainerRenamed); err != nil {
+			return err
+		}
 	} else if c.next != "" {
 		c.next = "" // created under its own name
 	}
@@ -232,11 +243,22 @@ func (s containerStep) commit(ctx context.Context, o *op) error {
 		return err
 	}
 	c.started = true
+	if err := o.failpoint(ctx, failpointContainerStarted); err != nil {
+		return err
+	}
 	ct, err := cli.waitReady(ctx, name, o.decl, o.e.cfg.HealthTimeout, o.e.cfg.StartGrace)
 	if err == nil {
 		o.record = containerEntry(o, wrote, procOf(ct))
 	}
 	return err
+}
+
+// failpoint pauses at point for a test, when o is a member of a group: see Engine.failpoint.
+func (o *op) failpoint(ctx context.Context, point string) error {
+	if o.decl.Group == "" {
+		return nil
+	}
+	return o.e.failpoint(ctx, point, hq.Ref(o.module, o.decl.Group))
 }
 
 // undo puts back what was there before stage and commit: the new container goes, and the one
@@ -359,20 +381,21 @@ func movedVolumes(before, after []string) []movedVolume {
 }
 
 // createContainer ensures o's image is in the store, pulling it by its digest when it is not,
-// and creates the container o declares under name, not started.
-func (e *Engine) createContainer(ctx context.Context, o *op, name string) error {
+// and creates the container o declares under name, not started. It returns the new
+// container's id, as the CLI prints it.
+func (e *Engine) createContainer(ctx context.Context, o *op, name string) (string, error) {
 	cli := e.ctrs.cli
 	if !e.ctrs.imageInUse(o.decl.Image) && !cli.imagePresent(ctx, o.decl.Image) {
 		if err := cli.pull(ctx, o.decl.Image, e.cfg.CommandTimeout); err != nil {
-			return err
+			return "", err
 		}
 	}
 	args, err := e.createArgs(o, name)
 	if err != nil {
-		return err
+		return "", err
 	}
-	_, err = cli.run(ctx, time.Minute, args...)
-	return err
+	out, err := cli.run(ctx, time.Minute, args...)
+	return strings.TrimSpace(string(out)), err
 }
 
 // createArgs are the CLI's arguments creating o's container under name: its labels, its

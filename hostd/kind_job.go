@@ -40,7 +40,7 @@ func (jobStep) commit(ctx context.Context, o *op) error {
 		}
 		cli.remove(ctx, name) // left by a run hostd did not see end
 	}
-	if err := o.e.createContainer(ctx, o, name); err != nil {
+	if _, err := o.e.createContainer(ctx, o, name); err != nil {
 		return err
 	}
 	defer cli.remove(context.WithoutCancel(ctx), name)

@@ -31,7 +31,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer lock.release()
 	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log,
 		StopServicesOnExit: cfg.StopServicesOnExit, FailpointGroupCommitPause: failpointGroupCommitPauseFromEnv(),
-		Node: cfg.Node, ContainerCLI: cfg.ContainerCLI})
+		FailpointAt: failpointAtFromEnv(),
+		Node:        cfg.Node, ContainerCLI: cfg.ContainerCLI})
 	if err != nil {
 		return err
 	}
