@@ -260,9 +260,24 @@ func (c *containers) imageInUse(image string) bool {
 	return false
 }
 
+// start starts the container called name. A stop that was cut off (hostd killed while the
+// CLI stopped it) leaves a container "stopping", which the engine refuses to start until a
+// stop completes: such a container is stopped again, then started.
 func (c *containers) start(ctx context.Context, name string) error {
 	_, err := c.cli.run(ctx, time.Minute, "start", name)
+	if err != nil && strings.Contains(err.Error(), "state improper") {
+		c.stop(ctx, name, c.stopTimeout)
+		_, err = c.cli.run(ctx, time.Minute, "start", name)
+	}
 	return err
+}
+
+// startAgain starts the container id (found as ct) unless it runs.
+func (c *containers) startAgain(ctx context.Context, id string, ct container) error {
+	if ct.running() {
+		return nil
+	}
+	return c.start(ctx, id)
 }
 
 func (c *containers) stop(ctx context.Context, name string, timeout time.Duration) error {

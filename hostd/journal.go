@@ -266,8 +266,8 @@ func (m journalMember) undoContainer(ctrs *containers) error {
 			return err
 		}
 	}
-	if m.OldRunning && !old.running() {
-		return ctrs.start(ctx, m.OldID)
+	if m.OldRunning {
+		return ctrs.startAgain(ctx, m.OldID, old)
 	}
 	return nil
 }
