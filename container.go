@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/meshhq/hq/paths"
 	"github.com/meshhq/hq/tmpl"
 )
 
@@ -30,9 +31,37 @@ func ParseVolume(v string) (host, target string, readOnly bool, err error) {
 	return parts[0], parts[1], len(parts) == 3 && parts[2] == "ro", nil
 }
 
+// ContainerName is the name hostd gives the container of a module's container or job resource.
+func ContainerName(module, resource string) string { return "hq-" + module + "-" + resource }
+
+// While hostd replaces a container it creates the new one under the name with ContainerNext
+// and keeps the old one under the name with ContainerPrev. A resource's name may not end in
+// either, so no container of a resource is ever named as another's staged one.
+const (
+	ContainerNext = ".next"
+	ContainerPrev = ".prev"
+)
+
+// ContainerClaim is the claim of a container or a job on its container's name, for the overlap
+// rule of a node (paths.Overlaps) beside the path claims: ContainerName joins two names with
+// '-', which names hold too, so module a's resource b-c and module a-b's resource c would
+// share a container. A name claim does not start with '/', so it meets no path, only its equal.
+// ok is false for a resource of another kind.
+func (r Resource) ContainerClaim(module string, id int, isNew bool) (c paths.Claim, ok bool) {
+	if r.Kind != KindContainer && r.Kind != KindJob {
+		return paths.Claim{}, false
+	}
+	return paths.Claim{Path: "the container name " + ContainerName(module, r.Name), Kind: "container name", New: isNew, ID: id}, true
+}
+
 // validateContainer checks what only a container or a job has. A field holding a template is
 // held to the same rules when it is rendered; here only what a template cannot change is.
 func validateContainer(r Resource, fields []string, add func(field, format string, args ...any)) {
+	for _, suffix := range []string{ContainerPrev, ContainerNext} {
+		if strings.HasSuffix(r.Name, suffix) {
+			add("name", "may not end in %q: hostd gives that name to the container it stages or keeps aside while it replaces another", suffix)
+		}
+	}
 	if p := imageProblem(r.Image); p != "" {
 		add("image", "%s", p)
 	}
@@ -100,14 +129,25 @@ func imageProblem(s string) string {
 		return pinnedRule + "; the digest is \"sha256:\" and 64 lowercase hex digits"
 	}
 	if !validImageName(ref) {
-		return "is not an image reference: [host[:port]/]name[:tag]@sha256:…, the name of lowercase letters, digits and '.', '_', '-' and '/'"
+		return "is not an image reference: [host[:port]/]name[:tag]@sha256:…, the name of lowercase letters, digits and '.', '_', '-' and '/', " +
+			"the host with a dot or localhost; a ':' before the first '/' is only a registry's port (\"oci-archive:\", \"dir:\" and the like are not images in a registry)"
 	}
 	return ""
 }
 
 // validImageName reports whether ref is a repository name, with an optional registry host
 // first and an optional tag last, as Docker and podman read one.
+//
+// What a container CLI reads before the first ':' may be a transport rather than a registry:
+// podman reads "oci-archive:x", "dir:x", "containers-storage:x" or "sif:5000/x" as a file or a
+// store of its own, whatever digest follows, and never asks a registry. So before the first
+// '/' a ':' is allowed only as a registry's port, and a registry is a host no transport is
+// named like: one with a dot (a domain, an IPv4 address) or localhost. A tag therefore needs a
+// '/' before it ("docker.io/library/app:1.2@sha256:…"); it changes nothing beside the digest.
 func validImageName(ref string) bool {
+	if first, _, slash := strings.Cut(ref, "/"); strings.ContainsRune(first, ':') && (!slash || !registryHost(first)) {
+		return false
+	}
 	if slash, colon := strings.LastIndexByte(ref, '/'), strings.LastIndexByte(ref, ':'); colon > slash {
 		if !imageTag().MatchString(ref[colon+1:]) {
 			return false
@@ -120,7 +160,7 @@ func validImageName(ref string) bool {
 	parts := strings.Split(ref, "/")
 	// The first part is a registry when it looks like a host: a name with a dot or a port, or localhost.
 	if len(parts) > 1 && (strings.ContainsAny(parts[0], ".:") || parts[0] == "localhost") {
-		if !imageHost().MatchString(parts[0]) {
+		if !registryHost(parts[0]) {
 			return false
 		}
 		parts = parts[1:]
@@ -131,6 +171,12 @@ func validImageName(ref string) bool {
 		}
 	}
 	return true
+}
+
+// registryHost reports whether s is a registry: host[:port], the host with a dot or localhost.
+func registryHost(s string) bool {
+	host, _, _ := strings.Cut(s, ":")
+	return imageHost().MatchString(s) && (strings.ContainsRune(host, '.') || host == "localhost")
 }
 
 // volumeProblem says what is wrong with one volume (ParseVolume), or "".

@@ -1,6 +1,7 @@
 package hq
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 )
@@ -9,14 +10,14 @@ func TestContainerValidation(t *testing.T) {
 	const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	img := "registry.example/team/app" + digest
 	container := func(r Resource) Resource {
-		r.Name, r.Kind = "c", KindContainer
+		r.Name, r.Kind = cmp.Or(r.Name, "c"), KindContainer
 		if r.Image == "" {
 			r.Image = img
 		}
 		return r
 	}
 	job := func(r Resource) Resource {
-		r.Name, r.Kind = "j", KindJob
+		r.Name, r.Kind = cmp.Or(r.Name, "j"), KindJob
 		if r.Image == "" {
 			r.Image = img
 		}
@@ -30,7 +31,10 @@ func TestContainerValidation(t *testing.T) {
 	}{
 		{container(Resource{}), "", ""},
 		{container(Resource{Image: "app" + digest}), "", ""},
-		{container(Resource{Image: "app:1.2" + digest}), "", ""},
+		{container(Resource{Image: "localhost/app" + digest}), "", ""},
+		{container(Resource{Image: "localhost:5000/app" + digest}), "", ""},
+		{container(Resource{Image: "[::1]:5000/app" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "registry.example/team/app:1.2" + digest}), "", ""},
 		{container(Resource{Image: "127.0.0.1:5000/app" + digest}), "", ""},
 		{container(Resource{Image: "localhost/app:v1" + digest}), "", ""},
 		{container(Resource{Image: "docker.io/library/nginx:1.27-alpine" + digest}), "", ""},
@@ -63,6 +67,24 @@ func TestContainerValidation(t *testing.T) {
 		{container(Resource{Image: "app:" + digest}), "image", "not an image reference"},
 		{container(Resource{Image: "-app" + digest}), "image", "not an image reference"},
 		{container(Resource{Image: "host:port/app" + digest}), "image", "not an image reference"},
+		// Transports: a file, a directory or a store the CLI would read past the digest.
+		{container(Resource{Image: "oci-archive:x" + digest}), "image", "oci-archive"},
+		{container(Resource{Image: "oci-archive:/tmp/x.tar" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "dir:x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "dir:5000/x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "sif:5000/x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "oci:5000/x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "containers-storage:x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "containers-storage:localhost/x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "docker://localhost/x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "docker:x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "docker-archive:x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "docker-daemon:x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "registry:5000/x" + digest}), "image", "not an image reference"},
+		{container(Resource{Image: "app:1.2" + digest}), "image", "not an image reference"},
+		{job(Resource{Image: "oci-archive:x" + digest}), "image", "not an image reference"},
+		{container(Resource{Name: "web.prev"}), "name", `".prev"`},
+		{job(Resource{Name: "migrate.next"}), "name", `".next"`},
 		{container(Resource{Image: "{{.Vars.image}}"}), "image", "pinned by digest"},
 		{container(Resource{Image: "app" + digest[:len(digest)-1] + "{{.Vars.x}}"}), "image", "pinned by digest"},
 		{Resource{Name: "c", Kind: KindContainer}, "image", "is required"},

@@ -177,7 +177,9 @@ func decodeResources(s string) ([]hq.Resource, error) {
 // pathCheck refuses a module whose paths overlap, on a node, with those of the node's other
 // modules (paths.Overlaps): the same path twice, or a path under one that is not a directory.
 // Either way hostd would undo one resource while applying the other on every reconcile, each
-// reporting the other's work as drift. Paths are compared as the node declares them: a
+// reporting the other's work as drift. Containers' names are claimed beside the paths
+// (hq.Resource.ContainerClaim): two resources whose containers would have one name are refused
+// as two resources of one path are. Paths are compared as the node declares them: a
 // templated one filled in from the node's values. One pathCheck serves one transaction and one
 // module's resources; it decodes each other revision once and checks each distinct set of
 // other modules once, so a new revision of a module on 10,000 alike nodes costs a few checks,
@@ -225,6 +227,10 @@ func newPathCheck(module string, resources []hq.Resource) *pathCheck {
 func (p *pathCheck) claims(module string, resources []hq.Resource, isNew bool) ([]paths.Claim, bool) {
 	cs, templated := []paths.Claim{}, false
 	for _, r := range resources {
+		if c, ok := r.ContainerClaim(module, len(p.refs), isNew); ok {
+			p.ref(module, r.Name)
+			cs = append(cs, c)
+		}
 		if r.Path == "" {
 			continue
 		}

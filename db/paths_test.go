@@ -137,3 +137,57 @@ func TestOverlapCheckAcrossAFleet(t *testing.T) {
 		t.Fatalf("a refused upload made revision %d", m.Revision)
 	}
 }
+
+// Containers are named hq-<module>-<resource>, and names hold '-': module a's resource b-c and
+// module a-b's resource c would share one container on a node, each taking the other's for its
+// own. The assignment, the upload and the placement that would bring them together are refused
+// with a conflict naming both; apart, on two nodes, both are fine.
+func TestContainerNamesMeetRefused(t *testing.T) {
+	t.Parallel()
+	const img = "localhost/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	ctr := func(kind, name string) hq.Resource { return hq.Resource{Name: name, Kind: kind, Image: img} }
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustNode(t, s, "web-2")
+	wantNamed := func(err error, what ...string) {
+		t.Helper()
+		wantCode(t, err, hq.CodeConflict)
+		for _, s := range what {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%q does not name %s", err, s)
+			}
+		}
+	}
+
+	mustModule(t, s, "a", ctr(hq.KindContainer, "b-c"))
+	mustModule(t, s, "a-b", ctr(hq.KindJob, "c"))
+	mustAssign(t, s, "web-1", "a")
+	mustAssign(t, s, "web-2", "a-b") // apart: fine
+	_, err := s.Assign(ctx, "web-1", "a-b", nil, nil)
+	wantNamed(err, "a/b-c", "a-b/c", "web-1", "hq-a-b-c")
+	if v := mustGetNode(t, s, "web-1"); v.Generation != 1 || len(v.Assignments) != 1 {
+		t.Fatalf("after a refused assignment: generation %d, %d assignment(s); want 1, 1", v.Generation, len(v.Assignments))
+	}
+
+	// A new revision that would bring the name to a node where the other module is.
+	mustModule(t, s, "m", ctr(hq.KindContainer, "n"))
+	mustModule(t, s, "m-n", ctr(hq.KindContainer, "z"))
+	mustAssign(t, s, "web-2", "m")
+	mustAssign(t, s, "web-2", "m-n") // hq-m-n and hq-m-n-z
+	_, err = s.PutModule(ctx, "m", []hq.Resource{ctr(hq.KindContainer, "n"), ctr(hq.KindContainer, "n-z")})
+	wantNamed(err, "m/n-z", "m-n/z", "web-2", "hq-m-n-z")
+	if m := mustGetModule(t, s, "m"); m.Revision != 1 {
+		t.Fatalf("a refused upload made revision %d", m.Revision)
+	}
+
+	// A placement that would put the other module on the node.
+	mustModule(t, s, "p", ctr(hq.KindContainer, "q-r"))
+	mustModule(t, s, "p-q", ctr(hq.KindContainer, "r"))
+	mustAssign(t, s, "web-1", "p")
+	if _, err := s.SetLabels(ctx, "web-1", map[string]string{"role": "web"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.PutPlacement(ctx, hq.Placement{Name: "pq", Module: "p-q", Selector: "role=web"})
+	wantNamed(err, "p/q-r", "p-q/r", "web-1", "hq-p-q-r")
+}

@@ -222,3 +222,42 @@ func TestJobFailureGates(t *testing.T) {
 		t.Fatalf("report line %+v", v.LastReport)
 	}
 }
+
+// The controller refuses, at upload, an image a container CLI would read from a file or a store
+// of its own (a transport) and a resource named like a staged container; at assignment, two
+// resources whose containers would share a name on the node.
+func TestContainerNamesAndImagesRefusedAtTheController(t *testing.T) {
+	ctl := startController(t, testdb.New(t))
+	c := newClient(t, ctl.url)
+	c.register("web-1")
+	const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	ctr := func(name, image string) hq.Resource {
+		return hq.Resource{Name: name, Kind: hq.KindContainer, Image: image}
+	}
+	for _, tc := range []struct {
+		r     hq.Resource
+		field string
+	}{
+		{ctr("web", "oci-archive:x"+digest), "resources[0].image"},
+		{ctr("web", "dir:x"+digest), "resources[0].image"},
+		{ctr("web", "containers-storage:x"+digest), "resources[0].image"},
+		{ctr("web", "docker-archive:x"+digest), "resources[0].image"},
+		{ctr("web.prev", "localhost/x"+digest), "resources[0].name"},
+	} {
+		status, body := c.raw("PUT", "/modules/bad", map[string][]hq.Resource{"resources": {tc.r}})
+		if status != http.StatusUnprocessableEntity || !strings.Contains(string(body), tc.field) {
+			t.Fatalf("%s %s: %d %s, want 422 naming %s", tc.r.Name, tc.r.Image, status, body, tc.field)
+		}
+	}
+
+	c.putModule("a", ctr("b-c", "localhost/x"+digest))
+	c.putModule("a-b", ctr("c", "localhost/x"+digest))
+	gen := c.assign("web-1", "a", true)
+	status, body := c.raw("PUT", "/nodes/web-1/assignments/a-b", map[string]bool{"taken": true})
+	if status != http.StatusConflict || !strings.Contains(string(body), "hq-a-b-c") {
+		t.Fatalf("a-b/c beside a/b-c: %d %s, want 409 naming hq-a-b-c", status, body)
+	}
+	if after := c.node("web-1"); after.Generation != gen || len(after.Assignments) != 1 {
+		t.Fatalf("the refused assignment changed web-1: %+v", after)
+	}
+}

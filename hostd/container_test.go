@@ -122,7 +122,7 @@ func TestContainerWaitsOnTake(t *testing.T) {
 }
 
 // A container removed or stopped behind hostd's back is put back, as drift; one of its name
-// that hostd did not create is held, never touched.
+// that hostd did not create fails the resource, and is never touched.
 func TestContainerDriftAndForeignNames(t *testing.T) {
 	b, env := containerBed(t)
 	port := podmantest.FreePort(t)
@@ -143,7 +143,7 @@ func TestContainerDriftAndForeignNames(t *testing.T) {
 	id, _ := state(env, "hq-app-other")
 	d = b.decl(mod("app", true, podmantest.Web("web", env.Image, port), hq.Resource{Name: "other", Kind: hq.KindContainer, Image: env.Image, Command: []string{"sleep", "600"}}))
 	r = b.reconcile(d)["app/other"]
-	if r.Outcome != hq.StateHeld || !strings.Contains(r.HoldReason, "hostd did not create") {
+	if r.Outcome != hq.StateFailed || !strings.Contains(r.Error, "hostd did not create") {
 		t.Fatalf("a foreign container of the name: %+v", r)
 	}
 	if now, st := state(env, "hq-app-other"); now != id || st != "running" {

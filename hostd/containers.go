@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -188,16 +189,77 @@ func parseContainers(out []byte) ([]container, error) {
 	return cs, nil
 }
 
-// imagePresent reports whether image is in the engine's store already.
-func (c containerCLI) imagePresent(ctx context.Context, image string) bool {
-	_, err := c.run(ctx, time.Minute, "image", "inspect", "--format", "{{.Id}}", image)
-	return err == nil
+// ensureImage makes sure image (name@sha256:…) is in the engine's store, pulling it when it is
+// not, and that the store holds it by that digest. A pull by digest is verified by the engine;
+// the look after it makes sure that what the name found is that image, and not, say, one a
+// transport of the CLI's read from a file.
+func (c containerCLI) ensureImage(ctx context.Context, image string, timeout time.Duration) error {
+	digests, err := c.imageDigests(ctx, image)
+	if err != nil {
+		if err := c.pull(ctx, image, timeout); err != nil {
+			return err
+		}
+		if digests, err = c.imageDigests(ctx, image); err != nil {
+			return err
+		}
+	}
+	_, want, _ := strings.Cut(image, "@")
+	if !slices.Contains(digests, want) {
+		return fmt.Errorf("image %s: the engine holds it by digest %s, not the one pinned: refused", image, strings.Join(digests, ", "))
+	}
+	return nil
+}
+
+// imageDigests are the digests the engine knows image by: its own and its repositories'.
+func (c containerCLI) imageDigests(ctx context.Context, image string) ([]string, error) {
+	out, err := c.run(ctx, time.Minute, "image", "inspect", image)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		Digest      string
+		RepoDigests []string
+	}
+	if err := json.Unmarshal(out, &rows); err != nil || len(rows) != 1 {
+		return nil, fmt.Errorf("%s image inspect %s: not one image (%d): %v", c.path, image, len(rows), err)
+	}
+	ds := []string{}
+	if rows[0].Digest != "" {
+		ds = append(ds, rows[0].Digest)
+	}
+	for _, rd := range rows[0].RepoDigests {
+		if _, d, ok := strings.Cut(rd, "@"); ok {
+			ds = append(ds, d)
+		}
+	}
+	return ds, nil
 }
 
 // pull fetches image by its digest, which the engine verifies.
 func (c containerCLI) pull(ctx context.Context, image string, timeout time.Duration) error {
 	_, err := c.run(ctx, timeout, "pull", "-q", image)
 	return err
+}
+
+// bindSources are the host paths the container called name mounts.
+func (c containerCLI) bindSources(ctx context.Context, name string) ([]string, error) {
+	out, err := c.run(ctx, time.Minute, "container", "inspect", name)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		Mounts []struct{ Type, Source string }
+	}
+	if err := json.Unmarshal(out, &rows); err != nil || len(rows) != 1 {
+		return nil, fmt.Errorf("%s container inspect %s: not one container (%d): %v", c.path, name, len(rows), err)
+	}
+	var sources []string
+	for _, m := range rows[0].Mounts {
+		if m.Type == "bind" {
+			sources = append(sources, m.Source)
+		}
+	}
+	return sources, nil
 }
 
 // logs returns the last lines a container wrote, for a failure's error.
@@ -249,17 +311,6 @@ func (e *Engine) containerList(ctx context.Context) (map[string]container, error
 	return e.ctrs.byName, nil
 }
 
-// imageInUse reports whether a container this reconcile listed was created from image: then
-// it is in the store, and needs neither a look nor a pull.
-func (c *containers) imageInUse(image string) bool {
-	for _, ct := range c.byName {
-		if ct.Image == image {
-			return true
-		}
-	}
-	return false
-}
-
 // start starts the container called name. A stop that was cut off (hostd killed while the
 // CLI stopped it) leaves a container "stopping", which the engine refuses to start until a
 // stop completes: such a container is stopped again, then started.
@@ -289,6 +340,14 @@ func (c *containers) stop(ctx context.Context, name string, timeout time.Duratio
 func (c *containers) rename(ctx context.Context, from, to string) error {
 	_, err := c.cli.run(ctx, time.Minute, "rename", from, to)
 	return err
+}
+
+// removeOwned removes the container called name, listed at this reconcile's start, when its
+// labels say it is module's resource's: a container of another's, or of no one's, is left.
+func (c *containers) removeOwned(ctx context.Context, name, module, resource string) {
+	if ct, ok := c.byName[name]; ok && ownedBy(ct, module, resource) && c.remove(ctx, name) == nil {
+		delete(c.byName, name)
+	}
 }
 
 // remove stops the container called name, giving it stopTimeout as a stop does, and removes
@@ -393,7 +452,7 @@ func (e *Engine) removeContainer(ctx context.Context, ref string) error {
 	}
 	module, resource, _ := strings.Cut(ref, "/")
 	name := containerName(module, resource)
-	for _, n := range []string{name + ".next", name + ".prev", name} {
+	for _, n := range []string{name + hq.ContainerNext, name + hq.ContainerPrev, name} {
 		if ct, ok := list[n]; ok && ownedBy(ct, module, resource) {
 			if err := e.ctrs.remove(ctx, n); err != nil {
 				return err

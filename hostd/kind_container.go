@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -25,8 +27,6 @@ type containerStep struct{}
 type containerOp struct {
 	// found is the container of the resource's name, when it is hostd's.
 	found *container
-	// foreign is set when a container of that name is not hostd's: the resource is held.
-	foreign string
 	// drift says what someone else changed: "missing", "exited with code 1", "stopped".
 	drift string
 	// next is the container stage created to replace found (or to be the first), and nextID
@@ -42,7 +42,7 @@ type containerOp struct {
 }
 
 // containerName is the name hostd gives the container of a resource.
-func containerName(module, resource string) string { return "hq-" + module + "-" + resource }
+func containerName(module, resource string) string { return hq.ContainerName(module, resource) }
 
 func (containerStep) check(ctx context.Context, o *op) error {
 	c := &containerOp{}
@@ -56,14 +56,15 @@ func (containerStep) check(ctx context.Context, o *op) error {
 	}
 	name := containerName(o.module, o.decl.Name)
 	ct, ok := list[name]
+	// foreign says why a container of the name is not the resource's.
+	var foreign string
 	switch {
 	case ok && !ownedBy(ct, o.module, o.decl.Name):
-		c.foreign = fmt.Sprintf("a container named %s on this node belongs to %s, not to %s", name, owner(ct), o.ref)
+		foreign = fmt.Sprintf("a container named %s on this node belongs to %s, not to %s", name, owner(ct), o.ref)
 	case ok:
 		c.found = &ct
-		if _, left := list[name+".prev"]; left {
-			o.e.ctrs.remove(ctx, name+".prev") // kept aside by a recreate that hostd did not see end
-		}
+		// Kept aside by a recreate that hostd did not see end; another's of that name is left.
+		o.e.ctrs.removeOwned(ctx, name+hq.ContainerPrev, o.module, o.decl.Name)
 		if d := ct.Labels[labelDecl]; d != "" {
 			var prev hq.Resource
 			if json.Unmarshal([]byte(d), &prev) == nil {
@@ -77,13 +78,22 @@ func (containerStep) check(ctx context.Context, o *op) error {
 		if err != nil {
 			return err
 		}
-		if found {
-			c.foreign = fmt.Sprintf("a container named %s that hostd did not create is on this node (%s); remove or rename it", name, other.State)
+		switch {
+		case found && owner(other) != noOwner:
+			// Made in this reconcile, after the list was read, for the resource whose it is.
+			foreign = fmt.Sprintf("a container named %s on this node belongs to %s, not to %s", name, owner(other), o.ref)
+		case found:
+			foreign = fmt.Sprintf("a container named %s that hostd did not create is on this node (%s); remove or rename it", name, other.State)
 		}
 	}
-	o.present = ok || c.foreign != ""
+	if foreign != "" {
+		// Not a hold: no take of any module makes it hostd's, so it fails, as a job's does,
+		// until someone removes or renames it.
+		return errors.New(foreign)
+	}
+	o.present = ok
 	o.managed = o.managed || c.found != nil
-	if c.found == nil || c.foreign != "" {
+	if c.found == nil {
 		c.drift = "missing"
 		return nil
 	}
@@ -146,12 +156,15 @@ func ownedBy(ct container, module, resource string) bool {
 	return ct.Labels[labelModule] == module && ct.Labels[labelResource] == resource
 }
 
+// owner names the resource whose labels ct carries, or noOwner.
 func owner(ct container) string {
 	if m, r := ct.Labels[labelModule], ct.Labels[labelResource]; m != "" && r != "" {
 		return hq.Ref(m, r)
 	}
-	return "no resource of hostd's"
+	return noOwner
 }
+
+const noOwner = "no resource of hostd's"
 
 // containerEntry is the ledger entry of a container made (or found) with o's spec, running as
 // proc (nil: not known). An entry already saying so is kept, so the ledger is not written
@@ -178,10 +191,10 @@ func (containerStep) stage(ctx context.Context, o *op) error {
 	}
 	name := containerName(o.module, o.decl.Name)
 	if c.found != nil {
-		name += ".next"
-		if _, left := o.e.ctrs.byName[name]; left {
-			o.e.ctrs.remove(ctx, name) // left by a recreate that hostd did not see end
-		}
+		name += hq.ContainerNext
+		// Left by a recreate that hostd did not see end. Another's of that name is left, and
+		// the create below fails on it.
+		o.e.ctrs.removeOwned(ctx, name, o.module, o.decl.Name)
 	}
 	id, err := o.e.createContainer(ctx, o, name)
 	if err != nil {
@@ -197,6 +210,11 @@ func (s containerStep) commit(ctx context.Context, o *op) error {
 	o.committed = true
 	if c.found != nil && c.next != "" {
 		// Recreate: the old one stops and is kept aside until the change stays.
+		aside := name + hq.ContainerPrev
+		if other, left := cli.byName[aside]; left {
+			// One of ours left before was removed by check: this one is another's.
+			return fmt.Errorf("a container named %s, which belongs to %s, holds the name %s is kept aside under while it is replaced: remove or rename it", aside, owner(other), o.ref)
+		}
 		c.wasRunning = c.found.running()
 		if err := cli.stop(ctx, name, o.e.cfg.StopTimeout); err != nil {
 			return err
@@ -204,11 +222,15 @@ func (s containerStep) commit(ctx context.Context, o *op) error {
 		if err := o.failpoint(ctx, failpointContainerStopped); err != nil {
 			return err
 		}
-		c.aside = name + ".prev" // one left before was removed by check
-		if err := cli.rename(ctx, name, c.aside); err != nil {
-			c.aside = ""
+		if err := cli.rename(ctx, name, aside); err != nil {
+			if c.wasRunning {
+				if serr := o.e.startContainer(ctx, name); serr != nil {
+					return errors.Join(err, serr)
+				}
+			}
 			return err
 		}
+		c.aside = aside
 		if err := o.failpoint(ctx, failpointContainerAside); err != nil {
 			return err
 		}
@@ -239,7 +261,7 @@ func (s containerStep) commit(ctx context.Context, o *op) error {
 			return err
 		}
 	}
-	if err := cli.start(ctx, name); err != nil {
+	if err := o.e.startContainer(ctx, name); err != nil {
 		return err
 	}
 	c.started = true
@@ -281,7 +303,7 @@ func (containerStep) undo(ctx context.Context, o *op) error {
 		}
 		c.aside = ""
 		if c.wasRunning {
-			return cli.start(ctx, name)
+			return o.e.startContainer(ctx, name)
 		}
 	case c.found == nil && o.committed:
 		// The first container of the resource: nothing to go back to.
@@ -380,15 +402,13 @@ func movedVolumes(before, after []string) []movedVolume {
 	return out
 }
 
-// createContainer ensures o's image is in the store, pulling it by its digest when it is not,
+// createContainer ensures o's image is in the store by its digest, pulling it when it is not,
 // and creates the container o declares under name, not started. It returns the new
 // container's id, as the CLI prints it.
 func (e *Engine) createContainer(ctx context.Context, o *op, name string) (string, error) {
 	cli := e.ctrs.cli
-	if !e.ctrs.imageInUse(o.decl.Image) && !cli.imagePresent(ctx, o.decl.Image) {
-		if err := cli.pull(ctx, o.decl.Image, e.cfg.CommandTimeout); err != nil {
-			return "", err
-		}
+	if err := cli.ensureImage(ctx, o.decl.Image, e.cfg.CommandTimeout); err != nil {
+		return "", err
 	}
 	args, err := e.createArgs(o, name)
 	if err != nil {
@@ -422,13 +442,20 @@ func (e *Engine) createArgs(o *op, name string) ([]string, error) {
 		if err := e.confiner.check(abs, true); err != nil {
 			return nil, err
 		}
-		if err := e.guardState(host, abs, e.confiner.resolved(abs), false); err != nil {
+		if err := e.guardState("volume "+host, abs, e.confiner.resolved(abs), true); err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(abs, 0o755); err != nil {
+		// Made when missing; a link there, dangling or not, is left for volumeSource to judge.
+		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(abs, 0o755); err != nil {
+				return nil, err
+			}
+		}
+		real, err := e.volumeSource(host, abs)
+		if err != nil {
 			return nil, err
 		}
-		mount := abs + ":" + target
+		mount := real + ":" + target
 		if ro {
 			mount += ":ro"
 		}
@@ -448,6 +475,51 @@ func (e *Engine) createArgs(o *op, name string) ([]string, error) {
 	}
 	args = append(args, d.Image)
 	return append(args, d.Command...), nil
+}
+
+// volumeSource is what the engine mounts for a volume whose host path, joined under the root,
+// is abs (spec names it in errors): abs with every link in it resolved, the last component's
+// too, since the engine follows a link there as anywhere else. It must be a directory or a file
+// under the root, and neither be, hold nor lie in hostd's state dir; anything else is refused
+// and not mounted. It resolves afresh each time: a workload with a volume may have put a link
+// in since the last look.
+func (e *Engine) volumeSource(spec, abs string) (string, error) {
+	if err := e.confiner.check(abs, false); err != nil {
+		return "", fmt.Errorf("volume %s: %w", spec, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("volume %s: %w", spec, err)
+	}
+	if !within(e.confiner.real, real) {
+		return "", fmt.Errorf("volume %s resolves outside HOSTD_ROOT (to %s): refused", spec, real)
+	}
+	if err := e.guardState("volume "+spec, abs, real, true); err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("volume %s: %w", spec, err)
+	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("volume %s is neither a directory nor a file (%s): refused", spec, fi.Mode().Type())
+	}
+	return real, nil
+}
+
+// startContainer starts the container called name once every host path it mounts passes
+// volumeSource again: a link put in since it was created would be followed at this start.
+func (e *Engine) startContainer(ctx context.Context, name string) error {
+	sources, err := e.ctrs.cli.bindSources(ctx, name)
+	if err != nil {
+		return err
+	}
+	for _, src := range sources {
+		if _, err := e.volumeSource(e.confiner.spec(src), src); err != nil {
+			return fmt.Errorf("not started: %w", err)
+		}
+	}
+	return e.ctrs.start(ctx, name)
 }
 
 func sortedKeys(m map[string]string) []string {

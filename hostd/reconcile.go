@@ -432,11 +432,7 @@ func waitOnTake(m hq.DeclaredModule, r hq.Resource, res *hq.Result) {
 
 // holdReason says why o, checked and found not as declared, must not be changed: it would
 // overwrite what hostd found on the machine for a module that is not taken. "" when it may.
-// A container of the resource's name that hostd did not create is never its to change.
 func holdReason(m hq.DeclaredModule, o *op) string {
-	if o.ctr != nil && o.ctr.foreign != "" {
-		return o.ctr.foreign
-	}
 	if o.abs == "" && o.decl.Kind != hq.KindPackage || !o.present || o.managed || m.Taken {
 		return ""
 	}

@@ -3,6 +3,10 @@
 // declared path (an absent, a file, a symlink) would make hostd undo one resource while applying
 // the other on every reconcile. The rule knows paths and which of them are directories, nothing
 // of resources, so module validation, the store and hostd all hold nodes to the one rule.
+//
+// A claim may also be of a name that only one resource of a node may have, such as a
+// container's: written without a leading '/', it lies under no path and holds none, and meets
+// only its equal.
 package paths
 
 import (
