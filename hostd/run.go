@@ -31,7 +31,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer lock.release()
 	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log,
 		StopServicesOnExit: cfg.StopServicesOnExit, FailpointGroupCommitPause: failpointGroupCommitPauseFromEnv(),
-		Node: cfg.Node, ContainerCLI: cfg.ContainerCLI})
+		Node: cfg.Node, ContainerCLI: cfg.ContainerCLI, ContainerNetworkPrefix: cfg.ContainerNetworkPrefix})
 	if err != nil {
 		return err
 	}
