@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -143,5 +144,35 @@ func TestContainerRestartAlways(t *testing.T) {
 	}
 	if r := b.reconcile(d).want(t, "app/web", hq.StateApplied, true, false); r.Drift {
 		t.Fatalf("a container its policy restarted read as drift: %+v", r)
+	}
+}
+
+// A label keeps env values as keyed digests: the same value, in a label written now or in one
+// written before values were digested, is no change; another value is.
+func TestSpecChangesComparesEnvByDigest(t *testing.T) {
+	b := setup(t)
+	declared := hq.Resource{Name: "web", Kind: hq.KindContainer, Env: map[string]string{"PASSWORD": "hunter2"}}
+	label, err := b.eng.declLabel(declared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(label, "hunter2") || !strings.Contains(label, "PASSWORD") {
+		t.Fatalf("label %s: want the name and not the value", label)
+	}
+	var prev hq.Resource
+	if err := json.Unmarshal([]byte(label), &prev); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.eng.specChanges(prev, declared); len(got) != 0 {
+		t.Fatalf("the same env reads as changed: %v", got)
+	}
+	if got := b.eng.specChanges(declared, declared); len(got) != 0 {
+		t.Fatalf("an older label with the value itself reads as changed: %v", got)
+	}
+	changed := declared
+	changed.Env = map[string]string{"PASSWORD": "hunter3"}
+	changed.Memory = "64m"
+	if got := b.eng.specChanges(prev, changed); strings.Join(got, ",") != "env,memory" {
+		t.Fatalf("changes %v, want env and memory", got)
 	}
 }
