@@ -71,7 +71,7 @@ func validateContainer(r Resource, fields []string, add func(field, format strin
 	switch r.Network {
 	case "", NetworkHost, NetworkNone:
 	default:
-		add("network", "must be %q (the node's network) or %q (none), or left out for the default; not %q", NetworkHost, NetworkNone, r.Network)
+		add("network", "must be %q (the node's network) or %q (none), or left out for the module's own network; not %q", NetworkHost, NetworkNone, r.Network)
 	}
 	if len(r.Ports) > 0 && slices.Contains(fields, "ports") {
 		if i, p := portsProblem(r.Ports, true); p != "" {
@@ -87,6 +87,7 @@ func validateContainer(r Resource, fields []string, add func(field, format strin
 	if r.User != "" && !tmpl.Is(r.User) && !validUser(r.User) {
 		add("user", "%s", userRule)
 	}
+	validateContainerRuntime(r, add)
 }
 
 // Networks a container or a job may ask for instead of the default one.

@@ -67,6 +67,14 @@ type Resource struct {
 	Ports   []string `json:"ports,omitempty"`
 	Network string   `json:"network,omitempty"`
 	User    string   `json:"user,omitempty"`
+	// Cpus, Memory and LogMaxSize bound a container or a job: CPUs as a decimal number
+	// ("0.5"), memory and the size its log file reaches before it is rotated as a size ("256m",
+	// "10m"). Restart is a container's restart policy, carried out by the container engine
+	// without hostd: "no" (the default), "on-failure" or "always".
+	Cpus       string `json:"cpus,omitempty"`
+	Memory     string `json:"memory,omitempty"`
+	LogMaxSize string `json:"log_max_size,omitempty"`
+	Restart    string `json:"restart,omitempty"`
 }
 
 // Health is how hostd checks that a service or a container is serving.

@@ -90,8 +90,8 @@ var allowed = map[string][]string{
 	KindAction:    {"command"},
 	KindService:   {"command", "env", "restart_on", "health"},
 	KindPackage:   {"package", "version", "state", "source", "scripts"},
-	KindContainer: {"image", "command", "env", "volumes", "ports", "network", "user", "health", "restart_on"},
-	KindJob:       {"image", "command", "env", "volumes", "network", "user"},
+	KindContainer: {"image", "command", "env", "volumes", "ports", "network", "user", "health", "restart_on", "cpus", "memory", "log_max_size", "restart"},
+	KindJob:       {"image", "command", "env", "volumes", "network", "user", "cpus", "memory", "log_max_size"},
 }
 
 func validateKind(r Resource, add func(field, format string, args ...any)) {
@@ -163,6 +163,7 @@ func (r Resource) setFields() []string {
 		{"state", r.State != ""}, {"source", r.Source != ""}, {"scripts", r.Scripts},
 		{"image", r.Image != ""}, {"volumes", r.Volumes != nil}, {"ports", r.Ports != nil},
 		{"network", r.Network != ""}, {"user", r.User != ""},
+		{"cpus", r.Cpus != ""}, {"memory", r.Memory != ""}, {"log_max_size", r.LogMaxSize != ""}, {"restart", r.Restart != ""},
 	} {
 		if f.on {
 			set = append(set, f.name)

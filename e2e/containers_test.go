@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -259,5 +261,60 @@ func TestContainerNamesAndImagesRefusedAtTheController(t *testing.T) {
 	}
 	if after := c.node("web-1"); after.Generation != gen || len(after.Assignments) != 1 {
 		t.Fatalf("the refused assignment changed web-1: %+v", after)
+	}
+}
+
+// In one module, app reaches db by its resource's name over the module's network; app's env
+// value is inside it and on no podman command line hostd ran nor in any label; with restart
+// always podman brings app back when its process is killed, with no hostd in between: hostd is
+// stopped first.
+func TestContainerNetworkEnvAndRestart(t *testing.T) {
+	env := podmantest.New(t)
+	cli, argv := env.ArgvLog()
+	ctl := startController(t, testdb.New(t))
+	c := newClient(t, ctl.url)
+	h := newHost(t, c, ctl.url, "web-1", append(env.Vars, "HOSTD_CONTAINER_CLI="+cli)...)
+	secret := fmt.Sprintf("s3cr3t-%d", time.Now().UnixNano())
+	db := hq.Resource{Name: "db", Kind: hq.KindContainer, Image: env.Image, Command: []string{"httpd", "-f", "-p", "8080", "-h", "/www"}}
+	app := hq.Resource{Name: "app", Kind: hq.KindContainer, Image: env.Image,
+		Command: []string{"sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"},
+		Env:     map[string]string{"DB_PASSWORD": secret}, Restart: hq.RestartAlways, Memory: "64m", Cpus: "0.5", LogMaxSize: "1m"}
+	c.putModule("shop", db, app)
+	gen := c.assign("web-1", "shop", true)
+	convergedAt(t, c, "web-1", gen, "web-1 converged on db and app")
+
+	if got := env.Podman("exec", "hq-shop-app", "wget", "-q", "-O-", "http://db:8080/"); got != "hello from the image" {
+		t.Fatalf("app asked http://db:8080/ and got %q", got)
+	}
+	if got := env.Podman("exec", "hq-shop-app", "sh", "-c", `echo "$DB_PASSWORD"`); got != secret {
+		t.Fatalf("DB_PASSWORD in app: %q", got)
+	}
+	for _, name := range []string{"hq-shop-app", "hq-shop-db"} {
+		if labels := env.Podman("inspect", "--format", "{{json .Config.Labels}}", name); strings.Contains(labels, secret) {
+			t.Fatalf("%s's labels hold the env value: %s", name, labels)
+		}
+	}
+	log, err := os.ReadFile(argv)
+	if err != nil || !strings.Contains(string(log), "create") {
+		t.Fatalf("the CLI's log: %v\n%s", err, log)
+	}
+	if strings.Contains(string(log), secret) {
+		t.Fatalf("a podman command line holds the env value:\n%s", log)
+	}
+
+	h.stop()
+	pid, err := strconv.Atoi(env.Podman("inspect", "--format", "{{.State.Pid}}", "hq-shop-app"))
+	if err != nil || pid <= 0 {
+		t.Fatalf("app's process: %d %v", pid, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "podman to restart app", func() bool {
+		f := strings.Fields(env.Podman("inspect", "--format", "{{.State.Status}} {{.State.Pid}} {{.RestartCount}}", "hq-shop-app"))
+		return len(f) == 3 && f[0] == "running" && f[1] != strconv.Itoa(pid) && f[2] != "0"
+	})
+	if got := env.Podman("exec", "hq-shop-app", "wget", "-q", "-O-", "http://db:8080/"); got != "hello from the image" {
+		t.Fatalf("after its restart app asked http://db:8080/ and got %q", got)
 	}
 }

@@ -32,8 +32,8 @@ type ApplyConfig struct {
 	// Node names the node on the containers it creates, as hostd run does (HOSTD_NODE); empty:
 	// the host's name.
 	Node string
-	// ContainerCLI is as in EngineConfig.
-	ContainerCLI string
+	// ContainerCLI and ContainerNetworkPrefix are as in EngineConfig.
+	ContainerCLI, ContainerNetworkPrefix string
 }
 
 // Applied is what one hostd apply did.
@@ -117,7 +117,7 @@ func Apply(ctx context.Context, cfg ApplyConfig) (Applied, error) {
 		cfg.Node, _ = os.Hostname()
 	}
 	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Logger: cfg.Logger, Masterless: true,
-		Node: cfg.Node, ContainerCLI: cfg.ContainerCLI})
+		Node: cfg.Node, ContainerCLI: cfg.ContainerCLI, ContainerNetworkPrefix: cfg.ContainerNetworkPrefix})
 	f := <-file
 	if err != nil {
 		return Applied{}, err

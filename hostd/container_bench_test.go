@@ -15,7 +15,8 @@ import (
 func BenchmarkNoopReconcile20Containers(b *testing.B) {
 	env := podmantest.New(b)
 	env.Setenv(b)
-	eng, err := NewEngine(EngineConfig{Root: b.TempDir(), StateDir: b.TempDir(), Interval: time.Minute, Node: "bench", StopTimeout: time.Second})
+	eng, err := NewEngine(EngineConfig{Root: b.TempDir(), StateDir: b.TempDir(), Interval: time.Minute, Node: "bench", StopTimeout: time.Second,
+		ContainerNetworkPrefix: env.NetworkPrefix})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func BenchmarkOneContainerRecreated(b *testing.B) {
 	env := podmantest.New(b)
 	env.Setenv(b)
 	eng, err := NewEngine(EngineConfig{Root: b.TempDir(), StateDir: b.TempDir(), Interval: time.Minute, Node: "bench",
-		StopTimeout: time.Second, StartGrace: 100 * time.Millisecond})
+		StopTimeout: time.Second, StartGrace: 100 * time.Millisecond, ContainerNetworkPrefix: env.NetworkPrefix})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -293,6 +293,11 @@ type containers struct {
 	stopTimeout time.Duration
 	// byName is the list of this reconcile; nil until it is read.
 	byName map[string]container
+	// networks holds the module networks known to exist in this reconcile; left, the modules
+	// a container was removed from in it.
+	networks, left map[string]bool
+	// envKey is the node's key of env digests, once read.
+	envKey []byte
 }
 
 // containerList returns the node's labelled containers as listed at the start of this
@@ -457,9 +462,19 @@ func (e *Engine) removeContainer(ctx context.Context, ref string) error {
 			if err := e.ctrs.remove(ctx, n); err != nil {
 				return err
 			}
+			e.ctrs.removedFrom(module)
 		}
 	}
+	e.removeEnvFiles(name)
 	return nil
+}
+
+// removedFrom notes that a container of module was removed, for removeUnusedNetworks.
+func (c *containers) removedFrom(module string) {
+	if c.left == nil {
+		c.left = map[string]bool{}
+	}
+	c.left[module] = true
 }
 
 // removeStrayContainers removes the containers labelled for this node whose resource is not
@@ -480,8 +495,10 @@ func (rc *reconcileRun) removeStrayContainers(ctx context.Context) {
 			e.log.Error("removing a container no longer declared; will retry", "resource", ref, "container", name, "err", err)
 			continue
 		}
+		e.ctrs.removedFrom(m)
 		e.log.Info("removed a container no longer declared", "resource", ref, "container", name)
 	}
+	rc.removeUnusedNetworks(ctx)
 }
 
 // procID names a process across PID reuse: its PID and its start time, in clock ticks since boot.

@@ -44,6 +44,9 @@ type EngineConfig struct {
 	// ContainerCLI is the container engine's command line: podman, or a Docker-compatible one.
 	// Empty: podman when it is on the PATH.
 	ContainerCLI string
+	// ContainerNetworkPrefix starts the name of the network hostd makes for a module's
+	// containers (default "hq-": hq-<module>).
+	ContainerNetworkPrefix string
 
 	// Masterless is set for hostd apply, which reconciles once from the operator's own file:
 	// see ReconcileLocal. Back-off is neither read nor kept, so every resource is attempted and
@@ -252,7 +255,7 @@ func (e *Engine) reconcile(ctx context.Context, d *hq.Declaration, start time.Ti
 	// The root is resolved again each time: it may be a link that was moved.
 	e.confiner = newConfiner(e.cfg.Root)
 	e.pkgs = packages{}
-	e.ctrs.byName = nil
+	e.ctrs.byName, e.ctrs.networks, e.ctrs.left = nil, nil, nil
 	for _, m := range d.Modules {
 		for _, r := range m.Resources {
 			if r.Kind == hq.KindPackage {

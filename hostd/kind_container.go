@@ -335,7 +335,7 @@ func (o *op) containerNote() string {
 	if c.prev == nil {
 		return note
 	}
-	if changed := specChanges(*c.prev, o.decl); len(changed) > 0 {
+	if changed := o.e.specChanges(*c.prev, o.decl); len(changed) > 0 {
 		note += " (" + strings.Join(changed, ", ") + " changed)"
 	}
 	for _, v := range movedVolumes(c.prev.Volumes, o.decl.Volumes) {
@@ -344,8 +344,14 @@ func (o *op) containerNote() string {
 	return note
 }
 
-// specChanges names the fields of a container's spec that differ.
-func specChanges(a, b hq.Resource) []string {
+// specChanges names the fields of a container's spec that differ; env values are compared by
+// their digests, which is all a label keeps of them.
+func (e *Engine) specChanges(a, b hq.Resource) []string {
+	a, errA := e.digestEnv(a)
+	b, errB := e.digestEnv(b)
+	if errA != nil || errB != nil {
+		a.Env, b.Env = nil, map[string]string{"": ""} // no key to compare with: say env changed
+	}
 	var out []string
 	for _, f := range []struct {
 		name string
@@ -359,6 +365,10 @@ func specChanges(a, b hq.Resource) []string {
 		{"network", a.Network == b.Network},
 		{"user", a.User == b.User},
 		{"health", fmt.Sprint(a.Health) == fmt.Sprint(b.Health)},
+		{"cpus", a.Cpus == b.Cpus},
+		{"memory", a.Memory == b.Memory},
+		{"log_max_size", a.LogMaxSize == b.LogMaxSize},
+		{"restart", a.Restart == b.Restart},
 	} {
 		if !f.same {
 			out = append(out, f.name)
@@ -414,6 +424,17 @@ func (e *Engine) createContainer(ctx context.Context, o *op, name string) (strin
 	if err != nil {
 		return "", err
 	}
+	if err := e.ensureNetwork(ctx, o); err != nil {
+		return "", err
+	}
+	envFile, err := e.writeEnvFile(o, name)
+	if err != nil {
+		return "", err
+	}
+	if envFile != "" {
+		// The CLI copies the values into the container's own config: the file has done its part.
+		defer os.Remove(envFile)
+	}
 	out, err := cli.run(ctx, time.Minute, args...)
 	return strings.TrimSpace(string(out)), err
 }
@@ -422,14 +443,14 @@ func (e *Engine) createContainer(ctx context.Context, o *op, name string) (strin
 // volumes' host paths joined under the root (and made when missing), and its spec.
 func (e *Engine) createArgs(o *op, name string) ([]string, error) {
 	d := o.decl
-	decl, err := json.Marshal(d)
+	decl, err := e.declLabel(d)
 	if err != nil {
 		return nil, err
 	}
 	args := []string{"create", "--name", name,
 		"--label", labelNode + "=" + e.cfg.Node, "--label", labelModule + "=" + o.module,
 		"--label", labelResource + "=" + d.Name, "--label", labelSpec + "=" + o.spec,
-		"--label", labelDecl + "=" + string(decl)}
+		"--label", labelDecl + "=" + decl}
 	for _, v := range d.Volumes {
 		host, target, ro, err := hq.ParseVolume(v)
 		if err != nil {
@@ -464,14 +485,9 @@ func (e *Engine) createArgs(o *op, name string) ([]string, error) {
 	for _, p := range d.Ports {
 		args = append(args, "--publish", p)
 	}
-	if d.Network != "" {
-		args = append(args, "--network", d.Network)
-	}
+	args = append(args, e.runArgs(o, name)...)
 	if d.User != "" {
 		args = append(args, "--user", d.User)
-	}
-	for _, k := range sortedKeys(d.Env) {
-		args = append(args, "--env", k+"="+d.Env[k])
 	}
 	args = append(args, d.Image)
 	return append(args, d.Command...), nil

@@ -32,7 +32,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log,
 		StopServicesOnExit: cfg.StopServicesOnExit, FailpointGroupCommitPause: failpointGroupCommitPauseFromEnv(),
 		FailpointAt: failpointAtFromEnv(),
-		Node:        cfg.Node, ContainerCLI: cfg.ContainerCLI})
+		Node:        cfg.Node, ContainerCLI: cfg.ContainerCLI, ContainerNetworkPrefix: cfg.ContainerNetworkPrefix})
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,8 @@ func (b *bed) open() {
 		HealthTimeout:  time.Second,
 		StopTimeout:    2 * time.Second,
 		StartGrace:     50 * time.Millisecond,
+		// A podman of the test's own (podmantest.Env.Setenv) names its networks apart.
+		ContainerNetworkPrefix: os.Getenv("HOSTD_CONTAINER_NETWORK_PREFIX"),
 	})
 	if err != nil {
 		b.t.Fatal(err)

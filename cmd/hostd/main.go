@@ -89,10 +89,11 @@ func configure(args []string, stdout, stderr io.Writer) (hostd.Config, int, bool
 // applyEnv is what hostd apply reads of the environment: the daemon's root and state dir, and
 // what names this node's containers and runs them.
 type applyEnv struct {
-	Root         string `envconfig:"ROOT" default:"/"`
-	StateDir     string `envconfig:"STATE_DIR" default:"/var/lib/hostd"`
-	Node         string `envconfig:"NODE"`
-	ContainerCLI string `envconfig:"CONTAINER_CLI"`
+	Root          string `envconfig:"ROOT" default:"/"`
+	StateDir      string `envconfig:"STATE_DIR" default:"/var/lib/hostd"`
+	Node          string `envconfig:"NODE"`
+	ContainerCLI  string `envconfig:"CONTAINER_CLI"`
+	NetworkPrefix string `envconfig:"CONTAINER_NETWORK_PREFIX" default:"hq-"`
 }
 
 // apply is hostd apply: one masterless reconcile from a local file. Its exit code is Puppet's
@@ -123,7 +124,8 @@ func apply(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	a, err := hostd.Apply(ctx, hostd.ApplyConfig{Root: env.Root, StateDir: env.StateDir, File: flags.Arg(0),
-		Module: *module, Take: *take, Logger: log, Node: env.Node, ContainerCLI: env.ContainerCLI})
+		Module: *module, Take: *take, Logger: log, Node: env.Node, ContainerCLI: env.ContainerCLI,
+		ContainerNetworkPrefix: env.NetworkPrefix})
 	if err != nil {
 		fmt.Fprintln(stderr, "hostd apply:", err)
 		return 1

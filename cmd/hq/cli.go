@@ -27,20 +27,22 @@ type operator struct {
 
 // operators are the commands of the operator CLI, each a thin face of one API call.
 var operators = map[string]operator{
-	"status":  {"", "the mesh at a glance: nodes by status and the lines that need a look", cmdStatus, nil},
-	"nodes":   {"[--status S] [--selector SEL]", "every node with its status, generation and last report line", cmdNodes, nodesFlags},
-	"node":    {"NAME", "one node: its status lines, last report, assignments, what is not applied", cmdNode, nil},
-	"module":  {"push|plan NAME FILE", "push uploads FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME; plan says what that would do, and does nothing, exiting 0 when nothing would change and 2 when something would or the upload would be refused", cmdModule, nil},
-	"assign":  {"NODE MODULE [--taken]", "assign a module to a node", cmdAssign, assignFlags},
-	"take":    {"NODE MODULE", "let an assigned module adopt what it finds on the node", cmdTake, nil},
-	"label":   {"NODE k=v…", "replace a node's labels", cmdLabel, nil},
-	"retry":   {"NODE MODULE/RESOURCE", "start a failed or stuck resource over, and drop the host's back-off for it", cmdRetry, nil},
-	"place":   {"NAME MODULE SELECTOR [--taken] [--rollout JSON] | NAME --delete", "put a module on every node a label selector matches, now and later", cmdPlace, placeFlags},
-	"rollout": {"list | show|resume|abort ID", "the rollouts of new revisions of placed modules, one with its nodes, or resume or abort one", cmdRollout, nil},
+	"status":   {"", "the mesh at a glance: nodes by status and the lines that need a look", cmdStatus, nil},
+	"nodes":    {"[--status S] [--selector SEL]", "every node with its status, generation and last report line", cmdNodes, nodesFlags},
+	"node":     {"NAME", "one node: its status lines, last report, assignments, what is not applied", cmdNode, nil},
+	"module":   {"push|plan NAME FILE", "push uploads FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME; plan says what that would do, and does nothing, exiting 0 when nothing would change and 2 when something would or the upload would be refused", cmdModule, nil},
+	"assign":   {"NODE MODULE [--taken]", "assign a module to a node", cmdAssign, assignFlags},
+	"take":     {"NODE MODULE", "let an assigned module adopt what it finds on the node", cmdTake, nil},
+	"unassign": {"NODE MODULE", "take a module off a node: the node's hostd removes what the module made there", cmdUnassign, nil},
+	"modules":  {"", "every module with its latest revision, when it was pushed, and the nodes it is assigned to", cmdModules, nil},
+	"label":    {"NODE k=v…", "replace a node's labels", cmdLabel, nil},
+	"retry":    {"NODE MODULE/RESOURCE", "start a failed or stuck resource over, and drop the host's back-off for it", cmdRetry, nil},
+	"place":    {"NAME MODULE SELECTOR [--taken] [--rollout JSON] | NAME --delete", "put a module on every node a label selector matches, now and later", cmdPlace, placeFlags},
+	"rollout":  {"list | show|resume|abort ID", "the rollouts of new revisions of placed modules, one with its nodes, or resume or abort one", cmdRollout, nil},
 }
 
 // operatorNames lists the commands in the order usage shows them.
-var operatorNames = []string{"status", "nodes", "node", "module", "assign", "take", "label", "place", "rollout", "retry"}
+var operatorNames = []string{"status", "nodes", "node", "modules", "module", "assign", "take", "unassign", "label", "place", "rollout", "retry"}
 
 const cliEnvironment = `
 environment:
@@ -512,6 +514,45 @@ func cmdTake(ctx context.Context, o *cliRun, args []string) error {
 	}
 	return o.print(map[string]int64{"generation": gen}, func() []string {
 		return []string{fmt.Sprintf("%s: %s taken, generation %d", args[0], args[1], gen)}
+	})
+}
+
+func cmdUnassign(ctx context.Context, o *cliRun, args []string) error {
+	if err := wantArgs(args, 2, "NODE MODULE"); err != nil {
+		return err
+	}
+	gen, err := o.c.Unassign(ctx, args[0], args[1])
+	if err != nil {
+		return err
+	}
+	return o.print(map[string]int64{"generation": gen}, func() []string {
+		return []string{fmt.Sprintf("%s: %s unassigned, generation %d", args[0], args[1], gen)}
+	})
+}
+
+// cmdModules lists the modules, a line each in aligned columns, then how many there are.
+func cmdModules(ctx context.Context, o *cliRun, args []string) error {
+	if err := wantArgs(args, 0, "no arguments"); err != nil {
+		return err
+	}
+	mods, err := o.c.Modules(ctx)
+	if err != nil {
+		return err
+	}
+	return o.print(map[string][]hq.ModuleView{"modules": mods}, func() []string {
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "MODULE\tREVISION\tPUSHED\tNODES")
+		for _, m := range mods {
+			nodes := strings.Join(m.Nodes, ",")
+			if nodes == "" {
+				nodes = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.Name, m.Revision, hq.FormatTime(m.UpdatedAt), nodes)
+		}
+		tw.Flush()
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		return append(lines, fmt.Sprintf("%d module(s)", len(mods)))
 	})
 }
 

@@ -92,6 +92,11 @@ func TestCLI(t *testing.T) {
 	if out := e.ok("take", "web-1", "app"); out != "web-1: app taken, generation 1\n" {
 		t.Errorf("take: %q", out)
 	}
+	out := e.ok("modules")
+	if lines := strings.Split(out, "\n"); len(lines) != 4 || !strings.HasPrefix(lines[0], "MODULE  REVISION  PUSHED") ||
+		!strings.HasPrefix(lines[1], "app     1         20") || !strings.HasSuffix(lines[1], "  web-1") || lines[2] != "1 module(s)" {
+		t.Errorf("modules:\n%s", out)
+	}
 	mod2 := filepath.Join(t.TempDir(), "app2.json")
 	os.WriteFile(mod2, []byte(`[{"name":"conf","kind":"file","path":"/etc/app.conf","content":"y"},{"name":"more","kind":"directory","path":"/srv/app"}]`), 0o644)
 	if code, out, _ := e.run("module", "plan", "app", mod2); code != 2 || out != "app: would make revision 2: 1 added (more), 1 changed (conf)\nwould move 1 node(s) at once: web-1 (generation 1 → 2)\n" {
@@ -100,7 +105,7 @@ func TestCLI(t *testing.T) {
 	if out := e.ok("module", "plan", "app", mod); out != "app: unchanged, revision 1 stays; nothing would move\n" { // exit 0
 		t.Errorf("module plan of the same module: %q", out)
 	}
-	out := e.ok("node", "web-1")
+	out = e.ok("node", "web-1")
 	for _, want := range []string{"web-1: new\n", "  new: never reported\n", "generation 1 (applied 0)\n", "assigned app revision 1, taken\n", "app/conf pending\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("node: no %q in\n%s", want, out)
@@ -116,6 +121,23 @@ func TestCLI(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(e.ok("nodes", "-o", "json")), &j); err != nil || j.Total != 1 || j.Nodes[0].Name != "web-1" {
 		t.Errorf("nodes -o json: %+v %v", j, err)
+	}
+
+	if out := e.ok("unassign", "web-1", "app"); out != "web-1: app unassigned, generation 2\n" {
+		t.Errorf("unassign: %q", out)
+	}
+	if out := e.ok("node", "web-1"); strings.Contains(out, "assigned app") {
+		t.Errorf("node after unassign still has app:\n%s", out)
+	}
+	var m struct{ Modules []hq.ModuleView }
+	if err := json.Unmarshal([]byte(e.ok("modules", "-o", "json")), &m); err != nil || len(m.Modules) != 1 || m.Modules[0].Revision != 1 || len(m.Modules[0].Nodes) != 0 {
+		t.Errorf("modules -o json after unassign: %+v %v", m, err)
+	}
+	if code, _, errs := e.run("unassign", "web-1", "app"); code != 1 || !strings.Contains(errs, "404") {
+		t.Errorf("unassign of a module not assigned: exit %d, %q; want 1 and the 404", code, errs)
+	}
+	if code, _, _ := e.run("unassign", "web-1"); code != 2 {
+		t.Errorf("unassign without a module: exit %d, want 2", code)
 	}
 }
 

@@ -32,6 +32,10 @@ type Env struct {
 	Vars []string
 	// Image is a busybox image in the store, by digest: name@sha256:….
 	Image string
+	// NetworkPrefix is the prefix of the module networks a hostd given Vars makes. Networks
+	// are kept apart by their names alone on a machine (the network backend's run state is
+	// shared by every store), so each Env has a prefix of its own.
+	NetworkPrefix string
 	// registry is the address of the registry Registry started.
 	registry string
 }
@@ -48,8 +52,9 @@ func New(t testing.TB) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { removeAll(t, dir) })
-	e := &Env{t: t, dir: dir}
-	write(t, filepath.Join(dir, "containers.conf"), "[containers]\ndefault_ulimits = []\n[engine]\ncgroup_manager = \"cgroupfs\"\nruntime = \"runc\"\n")
+	e := &Env{t: t, dir: dir, NetworkPrefix: "hqt" + strings.TrimPrefix(filepath.Base(dir), "podmantest-") + "-"}
+	write(t, filepath.Join(dir, "containers.conf"), fmt.Sprintf("[containers]\ndefault_ulimits = []\n[network]\nnetwork_config_dir = %q\n[engine]\ncgroup_manager = \"cgroupfs\"\nruntime = \"runc\"\n",
+		filepath.Join(dir, "networks")))
 	write(t, filepath.Join(dir, "storage.conf"), fmt.Sprintf("[storage]\ndriver = \"vfs\"\ngraphroot = %q\nrunroot = %q\n",
 		filepath.Join(dir, "graph"), filepath.Join(dir, "run")))
 	write(t, filepath.Join(dir, "registries.conf"), "")
@@ -57,10 +62,19 @@ func New(t testing.TB) *Env {
 		"CONTAINERS_CONF=" + filepath.Join(dir, "containers.conf"),
 		"CONTAINERS_STORAGE_CONF=" + filepath.Join(dir, "storage.conf"),
 		"CONTAINERS_REGISTRIES_CONF=" + filepath.Join(dir, "registries.conf"),
+		"HOSTD_CONTAINER_NETWORK_PREFIX=" + e.NetworkPrefix,
 	}
 	t.Cleanup(func() {
 		// Containers are podman's, not the test's children: stop and remove them all.
 		e.run(context.Background(), "rm", "-a", "-f", "-t", "0")
+		// Then the networks its hostd made, whose names are the machine's.
+		if out, err := e.run(context.Background(), "network", "ls", "--format", "{{.Name}}"); err == nil {
+			for name := range strings.FieldsSeq(out) {
+				if strings.HasPrefix(name, e.NetworkPrefix) {
+					e.run(context.Background(), "network", "rm", "-f", name)
+				}
+			}
+		}
 	})
 	e.Image = e.importBusybox()
 	return e
@@ -257,4 +271,21 @@ func Web(name, image string, port int, edit ...func(*hq.Resource)) hq.Resource {
 		e(&r)
 	}
 	return r
+}
+
+// ArgvLog writes a container CLI that logs the arguments of each of its runs, a line each, to
+// log, then runs podman with them: named by HOSTD_CONTAINER_CLI, it shows every command line
+// hostd ran.
+func (e *Env) ArgvLog() (cli, log string) {
+	e.t.Helper()
+	podman, err := exec.LookPath("podman")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cli, log = filepath.Join(e.dir, "podman-argv"), filepath.Join(e.dir, "argv.log")
+	write(e.t, cli, fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> %q\nexec %q \"$@\"\n", log, podman))
+	if err := os.Chmod(cli, 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	return cli, log
 }
