@@ -262,6 +262,14 @@ func (c containerCLI) bindSources(ctx context.Context, name string) ([]string, e
 	return sources, nil
 }
 
+// lastLogs is "; it wrote: " and the last lines container name wrote, or "" when it wrote none.
+func (c *containers) lastLogs(ctx context.Context, name string) string {
+	if logs := c.cli.logs(ctx, name); logs != "" {
+		return "; it wrote: " + logs
+	}
+	return ""
+}
+
 // logs returns the last lines a container wrote, for a failure's error.
 func (c containerCLI) logs(ctx context.Context, name string) string {
 	c.calls.Add(1)
@@ -316,15 +324,20 @@ func (e *Engine) containerList(ctx context.Context) (map[string]container, error
 	return e.ctrs.byName, nil
 }
 
-// start starts the container called name. A stop that was cut off (hostd killed while the
-// CLI stopped it) leaves a container "stopping", which the engine refuses to start until a
-// stop completes: such a container is stopped again, then started.
+// start starts the container called name. The engine refuses to start one that is paused, or
+// "stopping" after a stop that was cut off (hostd killed while the CLI stopped it): a paused
+// one is unpaused, and the other is stopped again, then started.
 func (c *containers) start(ctx context.Context, name string) error {
 	_, err := c.cli.run(ctx, time.Minute, "start", name)
-	if err != nil && strings.Contains(err.Error(), "state improper") {
-		c.stop(ctx, name, c.stopTimeout)
-		_, err = c.cli.run(ctx, time.Minute, "start", name)
+	if err == nil || !strings.Contains(err.Error(), "state improper") {
+		return err
 	}
+	if ct, ok, lerr := c.cli.named(ctx, name); lerr == nil && ok && ct.State == "paused" {
+		_, err = c.cli.run(ctx, time.Minute, "unpause", name)
+		return err
+	}
+	c.stop(ctx, name, c.stopTimeout)
+	_, err = c.cli.run(ctx, time.Minute, "start", name)
 	return err
 }
 
@@ -367,14 +380,22 @@ func (c *containers) remove(ctx context.Context, name string) error {
 	return err
 }
 
-// checkHTTPHealth asks a running container's health URL once, as every reconcile does for a
-// running service; a command check costs a process in the container, and runs only after a start.
-func (c *containers) checkHTTPHealth(ctx context.Context, d hq.Resource) error {
-	if d.Health == nil || d.Health.HTTP == "" {
+// checkHealth runs a running container's health check once, as every reconcile does for a
+// running service: its URL is asked, or its command is run in it. A command costs a process of
+// the CLI's, so only a container that declares one pays it, once a reconcile; a container that
+// is paused, or hangs, fails it.
+func (c *containers) checkHealth(ctx context.Context, name string, d hq.Resource, timeout time.Duration) error {
+	switch {
+	case d.Health == nil:
 		return nil
-	}
-	if err := probe(ctx, d.Health.HTTP); err != nil {
-		return fmt.Errorf("unhealthy: GET %s: %w", d.Health.HTTP, err)
+	case d.Health.HTTP != "":
+		if err := probe(ctx, d.Health.HTTP); err != nil {
+			return fmt.Errorf("unhealthy: GET %s: %w", d.Health.HTTP, err)
+		}
+	case len(d.Health.Command) > 0:
+		if _, err := c.cli.run(ctx, timeout, append([]string{"exec", name}, d.Health.Command...)...); err != nil {
+			return fmt.Errorf("unhealthy: %w", err)
+		}
 	}
 	return nil
 }

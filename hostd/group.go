@@ -397,6 +397,10 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 			continue // a service restartUnhealthy could not make healthy
 		}
 		r.Outcome, r.Attempted = hq.StateApplied, true
+		crash := o.crashed()
+		if crash != nil {
+			o.markCrash(ga.rc.start)
+		}
 		if o.equal {
 			o.adopt()
 		} else {
@@ -408,7 +412,19 @@ func (ga *groupApply) done(ctx context.Context) []lateService {
 			r.Changed, r.Drift, r.DriftDetail, r.DriftFound = true, ga.drift[k].detail != "", ga.drift[k].detail, ga.drift[k].found
 			r.Note = o.containerNote()
 		}
+		settling := ""
+		if o.equal && crash == nil {
+			settling = o.settling(ga.rc.start)
+		}
 		ga.rc.keep(o)
+		switch {
+		case crash != nil:
+			ga.fail(k, crash)
+			continue
+		case settling != "":
+			r.Outcome, r.Attempted, r.Error = hq.StateFailed, false, settling
+			continue
+		}
 		ga.rc.e.fails.drop(o.ref)
 		if o.decl.Kind == hq.KindService {
 			services = append(services, lateService{ga.g.members[k], o, at})

@@ -29,6 +29,13 @@ type containerOp struct {
 	found *container
 	// drift says what someone else changed: "missing", "exited with code 1", "stopped".
 	drift string
+	// crash says how a container hostd had running failed on its own (exited with a code of
+	// its own, paused, restarted behind hostd), with its last lines: the result is failed,
+	// even when commit puts it back, so a crash loop counts towards stuck.
+	crash string
+	// leftByHostd is set on a container hostd created and never started: starting it is not
+	// putting back drift.
+	leftByHostd bool
 	// next is the container stage created to replace found (or to be the first), and nextID
 	// its id, which a group's journal names so that a start after a crash can remove it.
 	next, nextID string
@@ -105,24 +112,104 @@ func (containerStep) check(ctx context.Context, o *op) error {
 	case !o.taken:
 		// Created and not started is what an untaken module asks for.
 		o.equal = !ct.running()
+	case ct.State == "created":
+		// Never started: hostd made it for a module not taken then, or was stopped before it
+		// started it. Starting it now puts back nothing anyone else changed.
+		c.leftByHostd = true
+		return nil
 	case !ct.running():
 		c.drift = stoppedDrift(ct)
+		c.crash = o.crashOf(ctx, ct)
 		return nil
 	case o.restart:
 		// Something in its restart_on changed earlier in this reconcile: commit restarts it.
 		return nil
 	default:
-		if err := o.e.ctrs.checkHTTPHealth(ctx, o.decl); err != nil {
+		if err := o.e.ctrs.checkHealth(ctx, name, o.decl, o.e.cfg.HealthTimeout); err != nil {
 			o.unhealthy = err
 			c.drift = err.Error()
 			return nil
 		}
 		o.equal = true
+		c.crash = o.restartedOf(ctx, ct)
 	}
 	if o.equal {
-		o.record = containerEntry(o, "adopted", procOf(ct))
+		o.record = containerEntry(o, "adopted", procOf(ct), ct.running())
 	}
 	return nil
+}
+
+// crashOf says how container ct, which should run and does not, failed, when it did so on its
+// own while hostd had it running: it exited with a code of its own, or was killed for memory,
+// or is paused. "" when it never ran under hostd, or was stopped: a stop signal's exit (0, or
+// 143 and 137 for SIGTERM and the SIGKILL after it) reads as someone's stop, which is drift.
+func (o *op) crashOf(ctx context.Context, ct container) string {
+	if en := o.entry; en == nil || !en.Ran && en.Proc == nil || en.Spec != o.spec {
+		return ""
+	}
+	var what string
+	switch {
+	case ct.State == "paused":
+		what = "the container is paused"
+	case ct.ExitCode != 0 && ct.ExitCode != 137 && ct.ExitCode != 143:
+		what = fmt.Sprintf("the container exited with code %d", ct.ExitCode)
+	default:
+		return ""
+	}
+	return what + o.e.ctrs.lastLogs(ctx, ct.Name)
+}
+
+// restartedOf says, of container ct found running as declared, whether it exited and was
+// started again since hostd last saw it: by its restart policy, or by someone. hostd recorded
+// another process for it, and did not start this one itself.
+func (o *op) restartedOf(ctx context.Context, ct container) string {
+	en := o.entry
+	if en == nil || en.Proc == nil || en.Spec != o.spec {
+		return ""
+	}
+	now := procOf(ct)
+	if now == nil || *now == *en.Proc {
+		return ""
+	}
+	return "the container exited and was started again since the last reconcile" + o.e.ctrs.lastLogs(ctx, ct.Name)
+}
+
+// markCrash records in o's ledger entry that its container was found failed at now.
+func (o *op) markCrash(now time.Time) {
+	if o.record == nil {
+		return
+	}
+	r := *o.record
+	r.CrashedAtMS = now.UnixMilli()
+	o.record = &r
+}
+
+// settling says why container o, found running as declared, is not yet applied: hostd put it
+// back after a crash less than settleTime ago. Past that, the mark goes and it is applied.
+func (o *op) settling(now time.Time) string {
+	r := o.record
+	if r == nil || r.Kind != hq.KindContainer || r.CrashedAtMS == 0 {
+		return ""
+	}
+	at := time.UnixMilli(r.CrashedAtMS)
+	settle := max(5*o.e.cfg.Interval, 10*time.Second)
+	if now.Sub(at) < settle {
+		return fmt.Sprintf("running again since a failure at %s; applied once it has run for %s (a crash loop stays failed)",
+			hq.FormatTime(at), settle)
+	}
+	cleared := *r
+	cleared.CrashedAtMS = 0
+	o.record = &cleared
+	return ""
+}
+
+// crashed is the failure a container's check saw, nil when none: the result is failed even when
+// commit put the container back.
+func (o *op) crashed() error {
+	if o.ctr == nil || o.ctr.crash == "" {
+		return nil
+	}
+	return errors.New(o.ctr.crash)
 }
 
 // stillAsRecorded reports whether o's container is, without asking the container CLI, the one
@@ -136,7 +223,7 @@ func (o *op) stillAsRecorded(ctx context.Context) bool {
 	if en == nil || en.Kind != hq.KindContainer || en.Spec != o.spec || !o.taken || o.restart || !en.Proc.alive() {
 		return false
 	}
-	if o.e.ctrs.checkHTTPHealth(ctx, o.decl) != nil {
+	if o.e.ctrs.checkHealth(ctx, containerName(o.module, o.decl.Name), o.decl, o.e.cfg.HealthTimeout) != nil {
 		return false // looked at again through the CLI, which the restart needs
 	}
 	o.present, o.managed, o.equal, o.record = true, true, true, en
@@ -167,18 +254,18 @@ func owner(ct container) string {
 const noOwner = "no resource of hostd's"
 
 // containerEntry is the ledger entry of a container made (or found) with o's spec, running as
-// proc (nil: not known). An entry already saying so is kept, so the ledger is not written
-// again for nothing.
-func containerEntry(o *op, wrote string, proc *procID) *Entry {
+// proc (nil: not known), and ran when hostd has it running. An entry already saying so is
+// kept, so the ledger is not written again for nothing.
+func containerEntry(o *op, wrote string, proc *procID, ran bool) *Entry {
 	en := o.entry
 	if en == nil || en.Kind != o.decl.Kind || en.Spec != o.spec {
-		return &Entry{Kind: o.decl.Kind, Spec: o.spec, Wrote: wrote, Proc: proc}
+		return &Entry{Kind: o.decl.Kind, Spec: o.spec, Wrote: wrote, Proc: proc, Ran: ran}
 	}
-	if (en.Proc == nil) == (proc == nil) && (proc == nil || *en.Proc == *proc) {
+	if en.Ran == ran && (en.Proc == nil) == (proc == nil) && (proc == nil || *en.Proc == *proc) {
 		return en
 	}
 	again := *en
-	again.Proc = proc
+	again.Proc, again.Ran = proc, ran
 	return &again
 }
 
@@ -248,7 +335,7 @@ func (s containerStep) commit(ctx context.Context, o *op) error {
 	if c.found != nil {
 		wrote = "replaced"
 	}
-	o.record = containerEntry(o, wrote, nil) // its process, once it runs
+	o.record = containerEntry(o, wrote, nil, false) // its process, once it runs
 	if !o.taken {
 		if c.found != nil && c.found.running() && c.aside == "" {
 			return cli.stop(ctx, name, o.e.cfg.StopTimeout)
@@ -270,7 +357,7 @@ func (s containerStep) commit(ctx context.Context, o *op) error {
 	}
 	ct, err := cli.waitReady(ctx, name, o.decl, o.e.cfg.HealthTimeout, o.e.cfg.StartGrace)
 	if err == nil {
-		o.record = containerEntry(o, wrote, procOf(ct))
+		o.record = containerEntry(o, wrote, procOf(ct), true)
 	}
 	return err
 }

@@ -57,6 +57,13 @@ type Entry struct {
 	// Proc is the process of a running container as last listed, so a reconcile that finds it
 	// still alive need not ask the container CLI (see containerStep.check).
 	Proc *procID `json:"proc,omitempty"`
+	// Ran is set on a container hostd started, or found running as declared: one found
+	// stopped then, with a code of its own, crashed (see op.crashOf).
+	Ran bool `json:"ran,omitempty"`
+	// CrashedAtMS is when hostd last found a container failed on its own and put it back (unix
+	// milliseconds): until it has run for a while since, it is not called applied, so a crash
+	// loop reads failed from one look to the next (see op.settling).
+	CrashedAtMS int64 `json:"crashed_at_ms,omitempty"`
 }
 
 func newLedger() *Ledger {

@@ -336,8 +336,20 @@ func (rc *reconcileRun) checkAndStage(ctx context.Context, m hq.DeclaredModule, 
 	}
 	if o.equal {
 		o.adopt()
+		crash := o.crashed()
+		if crash != nil {
+			o.markCrash(rc.start)
+		}
+		settling := o.settling(rc.start)
 		rc.keep(o)
 		a.res.Outcome = hq.StateApplied
+		switch {
+		case crash != nil:
+			return crash // running as declared again, but not without a failure since the last look
+		case settling != "":
+			a.res.Outcome, a.res.Error = hq.StateFailed, settling
+			return nil
+		}
 		return rc.dropOld(ctx, o)
 	}
 	if reason := holdReason(m, o); reason != "" {
@@ -367,11 +379,18 @@ func (rc *reconcileRun) commitOp(ctx context.Context, a *applying) error {
 		return err
 	}
 	s.finish(o)
+	crash := o.crashed()
+	if crash != nil {
+		o.markCrash(rc.start)
+	}
 	rc.keep(o)
 	rc.changed[o.ref] = rc.next()
 	rc.noteStart(o, rc.seq)
 	a.res.Outcome, a.res.Changed, a.res.Drift, a.res.DriftDetail, a.res.DriftFound = hq.StateApplied, true, a.drift.detail != "", a.drift.detail, a.drift.found
 	a.res.Note = o.containerNote()
+	if crash != nil {
+		return fmt.Errorf("%w; started again", crash)
+	}
 	return rc.dropOld(ctx, o)
 }
 
@@ -483,8 +502,18 @@ func (rc *reconcileRun) forgetFound(o *op) {
 // ran under hostd (one stopped with hostd, by --stop-services-on-exit, is started again, which
 // is not something else changing the machine) and is no longer running, or no longer healthy.
 // One that runs another spec than the ledger's is hostd's own doing, not drift.
+//
+// A container is drift when someone stopped, removed or replaced it; one that crashed is a
+// failure, and one hostd created and never started (for a module not taken then) is not drift
+// when a take starts it.
 func (o *op) driftable() bool {
-	return o.decl.Kind != hq.KindService || o.e.sup.ran(o.ref) && (!o.present || o.unhealthy != nil)
+	switch o.decl.Kind {
+	case hq.KindService:
+		return o.e.sup.ran(o.ref) && (!o.present || o.unhealthy != nil)
+	case hq.KindContainer:
+		return o.ctr == nil || o.ctr.crash == "" && !o.ctr.leftByHostd
+	}
+	return true
 }
 
 func (rc *reconcileRun) undo(ctx context.Context, s step, o *op) {
