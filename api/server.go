@@ -58,8 +58,12 @@ type Server struct {
 	// later instead of holding a connection: a fleet larger than the connections a process can
 	// hold is served by polling.
 	MaxPolls int
-	deferred atomic.Int64 // polls answered at once for MaxPolls
-	polling  pollers      // the hosts those polls came from
+	// PollsPerNode bounds one node's long-polls that wait at once, in the lot and in handlers
+	// each (0: DefaultPollsPerNode); a newer poll takes the oldest's place.
+	PollsPerNode int
+	inHandlers   handlerPolls // the polls waiting in handlers, by node
+	deferred     atomic.Int64 // polls answered at once for MaxPolls
+	polling      pollers      // the hosts those polls came from
 	// Metrics, when set, is served at GET /metrics to the operator.
 	Metrics http.Handler
 	// Reports, when set, is told of every report admitted: whether it was committed, and how

@@ -52,7 +52,9 @@ type Config struct {
 	LongPoll      string `envconfig:"LONGPOLL" default:"lot" desc:"lot: a long-poll that waits is set aside without a goroutine (about 1 KB a waiting host); handler: it waits in its handler, as net/http serves any request (about 36 KB), to rule the lot out"`
 	ReportDecoder string `envconfig:"REPORT_DECODER" default:"scanner" desc:"scanner: a report in hostd's shape is read by hq's own scanner (half the CPU), any other by encoding/json, and results that repeat the node's last ones byte for byte are not read again; general: every report read whole by encoding/json, to rule both out"`
 	MaxConns      int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
-	MaxPolls      int    `envconfig:"MAX_POLLS" desc:"long-polls that wait at once; past it a poll is answered at once with Retry-After and its host polls on its interval instead (default: three quarters of the files the process may open)"`
+	MaxPolls      int    `envconfig:"MAX_POLLS" desc:"long-polls that wait at once; past it a poll is answered at once with Retry-After and its host polls on its interval instead (default: three quarters of the files the process may open); never more than HQ_MAX_CONNS less HQ_CONN_RESERVE"`
+	ConnReserve   int    `envconfig:"CONN_RESERVE" desc:"of HQ_MAX_CONNS, connections long-polls may never take: kept for reports, operators and /healthz (default: a tenth of HQ_MAX_CONNS, and at least half of it up to 64)"`
+	PollsPerNode  int    `envconfig:"POLLS_PER_NODE" default:"2" desc:"long-polls of one node that wait at once; a newer one takes the oldest's place, which is answered at once (304 with Retry-After)"`
 	MetricsAddr   string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
 	Pprof         bool   `envconfig:"PPROF" desc:"also serve Go's profiler (/debug/pprof/) on HQ_METRICS_ADDR's listener, which has no auth: bind it to loopback"`
 	// KeyFile's default is computed in one place, SigningKeyFile.
@@ -99,6 +101,10 @@ func (c Config) Check() error {
 		return errors.New("HQ_LEASE must be positive")
 	case c.MaxPolls < 0:
 		return errors.New("HQ_MAX_POLLS must be positive (or unset, for its default)")
+	case c.ConnReserve < 0 || c.ConnReserve >= c.MaxConns:
+		return errors.New("HQ_CONN_RESERVE must be from 0 (its default) to less than HQ_MAX_CONNS")
+	case c.PollsPerNode < 0:
+		return errors.New("HQ_POLLS_PER_NODE must be at least 1 (or unset, for its default)")
 	case c.Pprof && c.MetricsAddr == "":
 		return errors.New("HQ_PPROF serves the profiler on HQ_METRICS_ADDR's listener: set HQ_METRICS_ADDR too (on loopback)")
 	// Empty is the default, for a Config made without envconfig.
@@ -150,7 +156,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	}
 	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Keys: keys.current, Log: log, MaxWait: maxWait,
 		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter, GeneralDecoder: cfg.ReportDecoder == "general",
-		MaxPolls: maxPolls(cfg.MaxPolls), NoPacing: !cfg.Pacing}
+		MaxPolls: pollBound(cfg, log), PollsPerNode: cfg.PollsPerNode, NoPacing: !cfg.Pacing}
 	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, cfg.Pprof, log)
 	if err != nil {
 		return err
@@ -259,6 +265,32 @@ func maxPolls(set int) int {
 		return 0
 	}
 	return int(rl.Cur / 4 * 3)
+}
+
+// connReserve is HQ_CONN_RESERVE, or by default a tenth of HQ_MAX_CONNS, and at least half of
+// it up to 64: connections for reports, operators and /healthz that long-polls never take.
+func connReserve(cfg Config) int {
+	if cfg.ConnReserve > 0 {
+		return cfg.ConnReserve
+	}
+	return max(cfg.MaxConns/10, min(cfg.MaxConns/2, 64))
+}
+
+// pollBound is the long-polls that may wait at once: HQ_MAX_POLLS or its default, never more
+// than the connections HQ_MAX_CONNS leaves beside the reserve. A poll holds a connection
+// while it waits, so polls past that would take the connections reports and operators need;
+// a bound that asked more is clamped, and the log says so.
+func pollBound(cfg Config, log *slog.Logger) int {
+	room := max(cfg.MaxConns-connReserve(cfg), 1)
+	n := maxPolls(cfg.MaxPolls)
+	if n > 0 && n <= room {
+		return n
+	}
+	// Said at every start the bound is clamped, which the shipped unit's file limit makes the
+	// usual case: an operator who set HQ_MAX_POLLS sees why it is not the one in force.
+	log.Info("long-polls bounded by the connections left beside the reserve", "max_polls", room,
+		"asked", n, "max_conns", cfg.MaxConns, "conn_reserve", connReserve(cfg))
+	return room
 }
 
 // answering bounds the parked long-polls answered at once: a new revision wakes every node,
