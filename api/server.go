@@ -40,7 +40,15 @@ type Server struct {
 	// to twice that).
 	MaxReportsInFlight int
 	RetryAfter         int
-	reports            *admission
+	// ReportsPerNode bounds one node's reports taken in at once (0: DefaultReportsPerNode);
+	// past it they are answered 503 as past MaxReportsInFlight. NodeReportRate bounds how fast
+	// one node may report, in reports a second with a burst of NodeReportBurst (0: no bound);
+	// past it a report is answered 429 with Retry-After and stores nothing (nodereports.go).
+	ReportsPerNode  int
+	NodeReportRate  float64
+	NodeReportBurst int
+	reports         *admission
+	nodeReports     *nodeReports
 	// NoPacing answers a long-poll's new declaration at once, even while the reports in flight
 	// fill half of MaxReportsInFlight (HQ_PACING; pace.go).
 	NoPacing bool
@@ -91,7 +99,8 @@ func (s *Server) Routes(r chi.Router) {
 		r.With(s.nodeOrOperator).Get("/nodes/{node}/declaration", s.declaration)
 		// A report is admitted before its caller is checked: a shed report then costs no read
 		// of the database, and past the bound the controller has no time to spare for one.
-		r.With(s.admitReports, s.reporter).Post("/nodes/{node}/reports", s.postReport)
+		// A node's own bounds are counted once its token is checked: no one else spends them.
+		r.With(s.admitReports, s.reporter, s.boundNode).Post("/nodes/{node}/reports", s.postReport)
 		r.Group(func(r chi.Router) {
 			r.Use(s.operatorOnly)
 			s.nodeRoutes(r)
@@ -109,6 +118,7 @@ func (s *Server) Routes(r chi.Router) {
 // allowed) speak the API's error shape, whatever else is mounted beside it.
 func (s *Server) Mount(r chi.Router) {
 	s.reports = newAdmission(cmp.Or(s.MaxReportsInFlight, DefaultMaxReportsInFlight))
+	s.nodeReports = newNodeReports(cmp.Or(s.ReportsPerNode, DefaultReportsPerNode), s.NodeReportRate, s.NodeReportBurst)
 	s.repeats = newRepeats()
 	s.proven = newProven()
 	if s.Keys == nil && s.Key != nil {

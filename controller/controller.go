@@ -43,6 +43,9 @@ type Config struct {
 	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"256" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
 	Pacing             bool          `envconfig:"PACING" default:"true" desc:"a long-poll's new declaration waits while the reports in flight fill half of HQ_MAX_REPORTS_IN_FLIGHT (the polls ending soonest first, none more than 15 s past its wait), so a new revision's wave of reports is taken in rather than turned away; false answers at once"`
 	CommitWait         time.Duration `envconfig:"COMMIT_WAIT" default:"2ms" desc:"when reports arrive less than this apart, one that finds the writer free waits up to this long for more to share its commit (a sync of the log, on PostgreSQL a round trip and one statement); 0 commits each batch at once"`
+	ReportsPerNode     int           `envconfig:"REPORTS_PER_NODE" default:"2" desc:"reports of one node taken in at once (each at most 8 MiB); past it its report is answered 503 with Retry-After before its body is read, so one node's slow or large bodies leave room for the others"`
+	NodeReportRate     float64       `envconfig:"NODE_REPORT_RATE" default:"2" desc:"reports a second one node may send, on average (a host reports once an interval, at once on a new declaration, and retries after a second or more); past it, and its burst, a report is answered 429 with Retry-After and stores nothing; 0 turns the bound off"`
+	NodeReportBurst    int           `envconfig:"NODE_REPORT_BURST" default:"20" desc:"reports one node may send at once beyond HQ_NODE_REPORT_RATE before it is held to that rate"`
 	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
 	TLSCert            string        `envconfig:"TLS_CERT" desc:"a PEM certificate (chain) to serve HTTPS with, and only HTTPS; reloaded when the file changes"`
 	TLSKey             string        `envconfig:"TLS_KEY" desc:"its PEM private key"`
@@ -87,6 +90,10 @@ func (c Config) Check() error {
 		return errors.New("HQ_MAX_REPORTS_IN_FLIGHT must be at least 1")
 	case c.CommitWait < 0 || c.CommitWait > 100*time.Millisecond:
 		return errors.New("HQ_COMMIT_WAIT must be from 0 to 100ms")
+	case c.ReportsPerNode < 0:
+		return errors.New("HQ_REPORTS_PER_NODE must be at least 1")
+	case c.NodeReportRate < 0 || c.NodeReportBurst < 0:
+		return errors.New("HQ_NODE_REPORT_RATE and HQ_NODE_REPORT_BURST must not be negative (a rate of 0 turns the bound off)")
 	case c.RetryAfter < 1:
 		return errors.New("HQ_RETRY_AFTER must be at least 1 (second)")
 	case (c.TLSCert == "") != (c.TLSKey == ""):
@@ -156,7 +163,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	}
 	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Keys: keys.current, Log: log, MaxWait: maxWait,
 		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter, GeneralDecoder: cfg.ReportDecoder == "general",
-		MaxPolls: pollBound(cfg, log), PollsPerNode: cfg.PollsPerNode, NoPacing: !cfg.Pacing}
+		MaxPolls: pollBound(cfg, log), PollsPerNode: cfg.PollsPerNode, NoPacing: !cfg.Pacing,
+		ReportsPerNode: cfg.ReportsPerNode, NodeReportRate: cfg.NodeReportRate, NodeReportBurst: cfg.NodeReportBurst}
 	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, cfg.Pprof, log)
 	if err != nil {
 		return err
