@@ -244,8 +244,8 @@ type Retry struct {
 
 // Report posts body until the controller acknowledges it with 200 or ctx ends, waiting as the
 // controller asks between attempts: Retry-After on a 503 or a 429, r.Unreachable when nothing
-// answered.
-// Any other status is final. It returns the last answer and how many attempts were made.
+// answered. Any other status is final. It returns the last answer and how many attempts were
+// made.
 func (h *Host) Report(ctx context.Context, body Body, r Retry) (hq.ReportResponse, Call, int) {
 	for attempt := 1; ; attempt++ {
 		rr, c := h.PostReport(ctx, body)
