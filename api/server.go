@@ -15,6 +15,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/api/longpoll"
+	"github.com/meshhq/hq/internal/guesses"
 )
 
 // Server holds what the handlers share.
@@ -72,6 +73,9 @@ type Server struct {
 	inHandlers   handlerPolls // the polls waiting in handlers, by node
 	deferred     atomic.Int64 // polls answered at once for MaxPolls
 	polling      pollers      // the hosts those polls came from
+	// Guesses, when set, bounds the tokens that were nobody's one address may send: past it
+	// the address is answered 429 before its token is looked at.
+	Guesses *guesses.Limiter
 	// Metrics, when set, is served at GET /metrics to the operator.
 	Metrics http.Handler
 	// Reports, when set, is told of every report admitted: whether it was committed, and how

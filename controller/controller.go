@@ -24,6 +24,7 @@ import (
 	"github.com/meshhq/hq/db"
 	_ "github.com/meshhq/hq/db/postgres" // the engines HQ_DB may name
 	_ "github.com/meshhq/hq/db/sqlite"
+	"github.com/meshhq/hq/internal/guesses"
 	"github.com/meshhq/hq/internal/workers"
 	"github.com/meshhq/hq/webui"
 )
@@ -46,6 +47,7 @@ type Config struct {
 	ReportsPerNode     int           `envconfig:"REPORTS_PER_NODE" default:"2" desc:"reports of one node taken in at once (each at most 8 MiB); past it its report is answered 503 with Retry-After before its body is read, so one node's slow or large bodies leave room for the others"`
 	NodeReportRate     float64       `envconfig:"NODE_REPORT_RATE" default:"2" desc:"reports a second one node may send, on average (a host reports once an interval, at once on a new declaration, and retries after a second or more); past it, and its burst, a report is answered 429 with Retry-After and stores nothing; 0 turns the bound off"`
 	NodeReportBurst    int           `envconfig:"NODE_REPORT_BURST" default:"20" desc:"reports one node may send at once beyond HQ_NODE_REPORT_RATE before it is held to that rate"`
+	AuthFailures       int           `envconfig:"AUTH_FAILURES" default:"30" desc:"tokens that are nobody's (API bearer tokens, sign-ins to the pages) one source address may send a minute, and at once; past it the address is answered 429 with Retry-After before its token is looked at; 0 turns the bound off"`
 	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
 	TLSCert            string        `envconfig:"TLS_CERT" desc:"a PEM certificate (chain) to serve HTTPS with, and only HTTPS; reloaded when the file changes"`
 	TLSKey             string        `envconfig:"TLS_KEY" desc:"its PEM private key"`
@@ -94,6 +96,8 @@ func (c Config) Check() error {
 		return errors.New("HQ_REPORTS_PER_NODE must be at least 1")
 	case c.NodeReportRate < 0 || c.NodeReportBurst < 0:
 		return errors.New("HQ_NODE_REPORT_RATE and HQ_NODE_REPORT_BURST must not be negative (a rate of 0 turns the bound off)")
+	case c.AuthFailures < 0:
+		return errors.New("HQ_AUTH_FAILURES must not be negative (0 turns the bound off)")
 	case c.RetryAfter < 1:
 		return errors.New("HQ_RETRY_AFTER must be at least 1 (second)")
 	case (c.TLSCert == "") != (c.TLSKey == ""):
@@ -164,7 +168,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Keys: keys.current, Log: log, MaxWait: maxWait,
 		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter, GeneralDecoder: cfg.ReportDecoder == "general",
 		MaxPolls: pollBound(cfg, log), PollsPerNode: cfg.PollsPerNode, NoPacing: !cfg.Pacing,
-		ReportsPerNode: cfg.ReportsPerNode, NodeReportRate: cfg.NodeReportRate, NodeReportBurst: cfg.NodeReportBurst}
+		ReportsPerNode: cfg.ReportsPerNode, NodeReportRate: cfg.NodeReportRate, NodeReportBurst: cfg.NodeReportBurst,
+		Guesses: guesses.New(cfg.AuthFailures)}
 	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, cfg.Pprof, log)
 	if err != nil {
 		return err
@@ -175,6 +180,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		return err
 	}
 	pages.Polls = func() (int, int) { return srv.Waiting(), srv.Polling() }
+	pages.Guesses = srv.Guesses // one count of an address's wrong tokens, wherever it sent them
 	retention := db.DefaultRetention
 	retention.For = cfg.Retain
 	// Everything that runs beside the requests, started before the first request (each ready
@@ -354,10 +360,24 @@ func httpServer(h http.Handler, maxWait time.Duration, base context.Context) *ht
 // which knows the other.
 func handler(srv *api.Server, pages *webui.UI, log *slog.Logger) http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, logRequests(log))
+	r.Use(middleware.Recoverer, logRequests(log), strictTransport)
 	srv.Mount(r)
 	pages.Routes(r)
 	return r
+}
+
+// hsts is Strict-Transport-Security's one value, shared by every answer: a browser that once
+// reached the controller over HTTPS never tries it over plain HTTP for a year.
+var hsts = []string{"max-age=31536000"}
+
+// strictTransport sets Strict-Transport-Security on every answer over TLS.
+func strictTransport(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS != nil {
+			w.Header()["Strict-Transport-Security"] = hsts
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // logRequests logs every request but the long-polls that ended with nothing new, which would

@@ -268,3 +268,44 @@ func TestANodePostingFastIsHeldToItsRate(t *testing.T) {
 		t.Fatalf("/metrics does not count the %d throttled:\n%s", throttled, page)
 	}
 }
+
+// Wrong bearer tokens from one address past HQ_AUTH_FAILURES (30 a minute) are answered 429
+// with Retry-After, the operator's too from that address; every answer over TLS carries
+// Strict-Transport-Security, and JSON answers X-Content-Type-Options: nosniff.
+func TestGuessesAreBoundedAndAnswersHardened(t *testing.T) {
+	ctl := startController(t, testdb.New(t))
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: suiteTLS()}}
+	get := func(path, token string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", ctl.url+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for _, resp := range []*http.Response{get("/api/v1/status", adminToken), get("/healthz", ""), get("/login", "")} {
+		if resp.Header.Get("Strict-Transport-Security") == "" {
+			t.Fatalf("%s over TLS without Strict-Transport-Security: %v", resp.Request.URL.Path, resp.Header)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("%s without nosniff: %v", resp.Request.URL.Path, resp.Header)
+		}
+	}
+	for i := range 30 {
+		if resp := get("/api/v1/status", fmt.Sprintf("guess-%d", i)); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d", i, resp.StatusCode)
+		}
+	}
+	for _, token := range []string{"guess-30", adminToken} {
+		resp := get("/api/v1/status", token)
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("past 30 guesses: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+	}
+}
