@@ -431,7 +431,7 @@ type reparked int
 const (
 	parkedAgain reparked = iota
 	waitOver             // the wait has passed: answer with what there is
-	lotClosing           // the lot is closing: the connection was closed
+	lotClosing           // the lot is closing, or the client went away: the connection was closed
 )
 
 // repark puts p back in the lot, listening for its bell, unless its wait has passed or the
@@ -443,6 +443,9 @@ func (l *Lot) repark(p *parked, gen int64) reparked {
 	switch {
 	case l.closed || p.gone:
 		p.timer.Stop()
+		if p.gone {
+			p.stop() // its wait may have ended with its bell still listening
+		}
 		l.forget(p)
 		p.conn.Close()
 		return lotClosing
