@@ -22,7 +22,10 @@ const (
 	// CodeUnavailable is a request the controller cannot take now (its disk is full, or it is
 	// overloaded); the same request later may succeed.
 	CodeUnavailable Code = "unavailable"
-	CodeInternal    Code = "internal"
+	// CodeTooManyRequests is a caller asking faster than it may (a node reporting far faster
+	// than any host does, or too many wrong tokens from one address); Retry-After says when.
+	CodeTooManyRequests Code = "too_many_requests"
+	CodeInternal        Code = "internal"
 )
 
 // FieldError names one invalid field of a request and what is wrong with it.
@@ -73,6 +76,7 @@ var httpStatus = map[Code]int{
 	CodeTooLarge:         http.StatusRequestEntityTooLarge,
 	CodeInvalid:          http.StatusUnprocessableEntity,
 	CodeUnavailable:      http.StatusServiceUnavailable,
+	CodeTooManyRequests:  http.StatusTooManyRequests,
 }
 
 // HTTPStatus is the status an error of code c is answered with: 500 for internal and unknown.

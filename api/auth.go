@@ -11,6 +11,7 @@ import (
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/bearer"
+	"github.com/meshhq/hq/internal/guesses"
 )
 
 type ctxKey int
@@ -34,6 +35,9 @@ func (s *Server) isOperator(token string) bool {
 // rather than 401: the caller is known, but may not do this.
 func (s *Server) operatorOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.guessing(w, r) {
+			return
+		}
 		token := bearer.Token(r)
 		switch {
 		case token == "":
@@ -49,6 +53,9 @@ func (s *Server) operatorOnly(next http.Handler) http.Handler {
 // nodeOrOperator admits the operator, or the node named in the path with its own token.
 func (s *Server) nodeOrOperator(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.guessing(w, r) {
+			return
+		}
 		token := bearer.Token(r)
 		node := chi.URLParam(r, "node")
 		if token == "" {
@@ -87,8 +94,20 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, token, forbidden
 	case known:
 		s.writeError(w, r, hq.Errorf(hq.CodeForbidden, "%s", forbidden))
 	default:
+		s.Guesses.Failed(guesses.Source(r))
 		s.writeError(w, r, hq.Errorf(hq.CodeUnauthorized, "token not recognised"))
 	}
+}
+
+// guessing answers 429 a request from an address that sent too many tokens that were nobody's
+// (Guesses), before its token is looked at; it reports whether it did.
+func (s *Server) guessing(w http.ResponseWriter, r *http.Request) bool {
+	blocked, after := s.Guesses.Blocked(guesses.Source(r))
+	if blocked {
+		guesses.SetRetryAfter(w, after)
+		s.writeError(w, r, hq.Errorf(hq.CodeTooManyRequests, "too many tokens that were not recognised came from this address; try again after Retry-After seconds"))
+	}
+	return blocked
 }
 
 // certNames reports whether the request's verified client certificate names node, by its

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/api/longpoll"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/bearer"
 	"github.com/meshhq/hq/keys"
@@ -36,12 +37,23 @@ func (s *Server) declaration(w http.ResponseWriter, r *http.Request) {
 	if wait > 0 && s.Lot != nil && s.park(w, r, node, after, wait) {
 		return // the lot answers it
 	}
+	ctx, end := context.WithCancelCause(r.Context())
+	defer end(nil)
+	release := func() {}
+	if wait > 0 {
+		release = s.inHandlers.hold(node, s.pollsPerNode(), end)
+	}
 	s.inHandler.Add(1)
 	start := time.Now()
-	gen, err := s.Store.WaitGeneration(r.Context(), node, after, wait)
+	gen, err := s.Store.WaitGeneration(ctx, node, after, wait)
 	s.inHandler.Add(-1)
+	release()
 	if r.Context().Err() != nil {
 		return // the host went away, or the controller is shutting down: no one to answer
+	}
+	if errors.Is(context.Cause(ctx), longpoll.ErrReplaced) {
+		s.replaced(w, gen)
+		return
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -33,9 +33,20 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, map[string]*hq.Error{"error": e})
 }
 
+// nosniff is X-Content-Type-Options' one value, shared by every answer rather than made for
+// each: a browser reads a JSON answer as JSON, never as a page or a script.
+var nosniff = []string{"nosniff"}
+
+// jsonHeaders sets an answer's type, JSON, and nosniff.
+func jsonHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h["X-Content-Type-Options"] = nosniff
+}
+
 // writeJSON writes v indented, for people reading answers with curl.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	jsonHeaders(w)
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -47,7 +58,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeEncodedJSON writes b, a value already encoded as JSON, unindented: the answers a
 // fleet asks for in bulk.
 func writeEncodedJSON(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	jsonHeaders(w)
 	w.WriteHeader(status)
 	if _, err := w.Write(append(b, '\n')); err != nil {
 		slog.Debug("write response", "err", err) // the client went away

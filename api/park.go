@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"sync/atomic"
@@ -28,7 +29,7 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, node string, after
 	start := time.Now()
 	var read atomic.Bool
 	return s.Lot.Park(w, r, longpoll.Poll{
-		Key: node, After: after, Wait: wait,
+		Key: node, PerKey: s.pollsPerNode(), After: after, Wait: wait,
 		Listen: func(ring func()) func() { return s.Store.OnGeneration(node, ring) },
 		Generation: func(ctx context.Context) (int64, error) {
 			// The first read comes right after the poll listened: the read that checked the
@@ -46,6 +47,8 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, node string, after
 			ctx = context.WithValue(ctx, callerKey, caller{node: node, operator: c.operator})
 			r := (&http.Request{Method: http.MethodGet, URL: &url.URL{Path: path}, Header: http.Header{}}).WithContext(ctx)
 			switch {
+			case errors.Is(err, longpoll.ErrReplaced):
+				s.replaced(w, gen)
 			case err != nil:
 				s.writeError(w, r, err)
 			case gen <= after:

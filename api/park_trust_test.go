@@ -116,7 +116,9 @@ func TestHTTP10PollIsAnsweredAsNetHTTPDoes(t *testing.T) {
 // Clients that never read their answers hold no slot another node's answer needs: many polls
 // of a node with a large declaration, none of them read, do not delay another node's answer.
 func TestSlowReadersDoNotDelayOtherNodes(t *testing.T) {
-	f := setup(t)
+	const readers = 20
+	// As many polls of one node as the lot takes: so many clients that never read.
+	f := setupWith(t, false, db.Options{}, func(s *Server) { s.PollsPerNode = readers })
 	big, small := f.node("big"), f.node("small")
 	content := strings.Repeat("x", 3<<20)
 	mod := fmt.Sprintf(`{"resources":[{"name":"a","kind":"file","path":"/a","content":%q},{"name":"b","kind":"file","path":"/b","content":%q}]}`, content, content)
@@ -124,7 +126,6 @@ func TestSlowReadersDoNotDelayOtherNodes(t *testing.T) {
 	f.want(f.do("PUT", "/api/v1/modules/app", admin, appModule), 201)
 	// More polls than the lot has slots, each on a connection whose receive buffer is small and
 	// never read, so every answer's write blocks.
-	const readers = 20
 	dialer := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
 	}}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/api/longpoll"
+	"github.com/meshhq/hq/internal/guesses"
 )
 
 // Server holds what the handlers share.
@@ -40,7 +41,15 @@ type Server struct {
 	// to twice that).
 	MaxReportsInFlight int
 	RetryAfter         int
-	reports            *admission
+	// ReportsPerNode bounds one node's reports taken in at once (0: DefaultReportsPerNode);
+	// past it they are answered 503 as past MaxReportsInFlight. NodeReportRate bounds how fast
+	// one node may report, in reports a second with a burst of NodeReportBurst (0: no bound);
+	// past it a report is answered 429 with Retry-After and stores nothing (nodereports.go).
+	ReportsPerNode  int
+	NodeReportRate  float64
+	NodeReportBurst int
+	reports         *admission
+	nodeReports     *nodeReports
 	// NoPacing answers a long-poll's new declaration at once, even while the reports in flight
 	// fill half of MaxReportsInFlight (HQ_PACING; pace.go).
 	NoPacing bool
@@ -58,8 +67,15 @@ type Server struct {
 	// later instead of holding a connection: a fleet larger than the connections a process can
 	// hold is served by polling.
 	MaxPolls int
-	deferred atomic.Int64 // polls answered at once for MaxPolls
-	polling  pollers      // the hosts those polls came from
+	// PollsPerNode bounds one node's long-polls that wait at once, in the lot and in handlers
+	// each (0: DefaultPollsPerNode); a newer poll takes the oldest's place.
+	PollsPerNode int
+	inHandlers   handlerPolls // the polls waiting in handlers, by node
+	deferred     atomic.Int64 // polls answered at once for MaxPolls
+	polling      pollers      // the hosts those polls came from
+	// Guesses, when set, bounds the tokens that were nobody's one address may send: past it
+	// the address is answered 429 before its token is looked at.
+	Guesses *guesses.Limiter
 	// Metrics, when set, is served at GET /metrics to the operator.
 	Metrics http.Handler
 	// Reports, when set, is told of every report admitted: whether it was committed, and how
@@ -87,7 +103,8 @@ func (s *Server) Routes(r chi.Router) {
 		r.With(s.nodeOrOperator).Get("/nodes/{node}/declaration", s.declaration)
 		// A report is admitted before its caller is checked: a shed report then costs no read
 		// of the database, and past the bound the controller has no time to spare for one.
-		r.With(s.admitReports, s.reporter).Post("/nodes/{node}/reports", s.postReport)
+		// A node's own bounds are counted once its token is checked: no one else spends them.
+		r.With(s.admitReports, s.reporter, s.boundNode).Post("/nodes/{node}/reports", s.postReport)
 		r.Group(func(r chi.Router) {
 			r.Use(s.operatorOnly)
 			s.nodeRoutes(r)
@@ -105,6 +122,7 @@ func (s *Server) Routes(r chi.Router) {
 // allowed) speak the API's error shape, whatever else is mounted beside it.
 func (s *Server) Mount(r chi.Router) {
 	s.reports = newAdmission(cmp.Or(s.MaxReportsInFlight, DefaultMaxReportsInFlight))
+	s.nodeReports = newNodeReports(cmp.Or(s.ReportsPerNode, DefaultReportsPerNode), s.NodeReportRate, s.NodeReportBurst)
 	s.repeats = newRepeats()
 	s.proven = newProven()
 	if s.Keys == nil && s.Key != nil {

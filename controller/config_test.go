@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -47,5 +48,38 @@ func TestPprofWantsTheMetricsListener(t *testing.T) {
 	t.Setenv("HQ_METRICS_ADDR", "127.0.0.1:0")
 	if err := envconfig.Process("HQ", &cfg); err != nil || cfg.Check() != nil {
 		t.Fatalf("HQ_PPROF with HQ_METRICS_ADDR: %v %v", err, cfg.Check())
+	}
+}
+
+// Long-polls never take the connections HQ_MAX_CONNS keeps in reserve, whatever HQ_MAX_POLLS
+// or the file limit ask: a bound that asks more is clamped, with a log line.
+func TestLongPollsLeaveTheReserve(t *testing.T) {
+	for _, c := range []struct {
+		conns, reserve, polls, want int
+		logged                      bool
+	}{
+		{conns: 30, want: 15, logged: true}, // the file limit's default asks more
+		{conns: 30, polls: 100, want: 15, logged: true},
+		{conns: 30, polls: 5, want: 5},
+		{conns: 30, reserve: 10, polls: 25, want: 20, logged: true},
+		{conns: 50000, polls: 60000, want: 45000, logged: true},
+		{conns: 50000, polls: 40000, want: 40000},
+	} {
+		var out strings.Builder
+		log := slog.New(slog.NewTextHandler(&out, nil))
+		cfg := Config{MaxConns: c.conns, ConnReserve: c.reserve, MaxPolls: c.polls}
+		if got := pollBound(cfg, log); got != c.want || strings.Contains(out.String(), "reserve") != c.logged {
+			t.Errorf("%+v: %d polls, logged %q; want %d", c, got, out.String(), c.want)
+		}
+	}
+	t.Setenv("HQ_ADMIN_TOKEN", "x")
+	t.Setenv("HQ_MAX_CONNS", "30")
+	t.Setenv("HQ_CONN_RESERVE", "30")
+	var cfg Config
+	if err := envconfig.Process("HQ", &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Check(); err == nil || !strings.Contains(err.Error(), "HQ_CONN_RESERVE") {
+		t.Fatalf("a reserve of every connection: %v", err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/meshhq/hq/db"
 	_ "github.com/meshhq/hq/db/postgres" // the engines HQ_DB may name
 	_ "github.com/meshhq/hq/db/sqlite"
+	"github.com/meshhq/hq/internal/guesses"
 	"github.com/meshhq/hq/internal/workers"
 	"github.com/meshhq/hq/webui"
 )
@@ -43,6 +44,10 @@ type Config struct {
 	MaxReportsInFlight int           `envconfig:"MAX_REPORTS_IN_FLIGHT" default:"256" desc:"reports taken in at once; past it a report is answered 503 with Retry-After before its body is read"`
 	Pacing             bool          `envconfig:"PACING" default:"true" desc:"a long-poll's new declaration waits while the reports in flight fill half of HQ_MAX_REPORTS_IN_FLIGHT (the polls ending soonest first, none more than 15 s past its wait), so a new revision's wave of reports is taken in rather than turned away; false answers at once"`
 	CommitWait         time.Duration `envconfig:"COMMIT_WAIT" default:"2ms" desc:"when reports arrive less than this apart, one that finds the writer free waits up to this long for more to share its commit (a sync of the log, on PostgreSQL a round trip and one statement); 0 commits each batch at once"`
+	ReportsPerNode     int           `envconfig:"REPORTS_PER_NODE" default:"2" desc:"reports of one node taken in at once (each at most 8 MiB); past it its report is answered 503 with Retry-After before its body is read, so one node's slow or large bodies leave room for the others"`
+	NodeReportRate     float64       `envconfig:"NODE_REPORT_RATE" default:"2" desc:"reports a second one node may send, on average (a host reports once an interval, at once on a new declaration, and retries after a second or more); past it, and its burst, a report is answered 429 with Retry-After and stores nothing; 0 turns the bound off"`
+	NodeReportBurst    int           `envconfig:"NODE_REPORT_BURST" default:"20" desc:"reports one node may send at once beyond HQ_NODE_REPORT_RATE before it is held to that rate"`
+	AuthFailures       int           `envconfig:"AUTH_FAILURES" default:"30" desc:"tokens that are nobody's (API bearer tokens, sign-ins to the pages) one source address may send a minute, and at once; past it the address is answered 429 with Retry-After before its token is looked at; 0 turns the bound off"`
 	RetryAfter         int           `envconfig:"RETRY_AFTER" default:"5" desc:"the least a client turned away with 503 is told to wait, in seconds (jittered up to twice that)"`
 	TLSCert            string        `envconfig:"TLS_CERT" desc:"a PEM certificate (chain) to serve HTTPS with, and only HTTPS; reloaded when the file changes"`
 	TLSKey             string        `envconfig:"TLS_KEY" desc:"its PEM private key"`
@@ -52,7 +57,9 @@ type Config struct {
 	LongPoll      string `envconfig:"LONGPOLL" default:"lot" desc:"lot: a long-poll that waits is set aside without a goroutine (about 1 KB a waiting host); handler: it waits in its handler, as net/http serves any request (about 36 KB), to rule the lot out"`
 	ReportDecoder string `envconfig:"REPORT_DECODER" default:"scanner" desc:"scanner: a report in hostd's shape is read by hq's own scanner (half the CPU), any other by encoding/json, and results that repeat the node's last ones byte for byte are not read again; general: every report read whole by encoding/json, to rule both out"`
 	MaxConns      int    `envconfig:"MAX_CONNS" default:"50000" desc:"connections served at once; more wait in the listen backlog"`
-	MaxPolls      int    `envconfig:"MAX_POLLS" desc:"long-polls that wait at once; past it a poll is answered at once with Retry-After and its host polls on its interval instead (default: three quarters of the files the process may open)"`
+	MaxPolls      int    `envconfig:"MAX_POLLS" desc:"long-polls that wait at once; past it a poll is answered at once with Retry-After and its host polls on its interval instead (default: three quarters of the files the process may open); never more than HQ_MAX_CONNS less HQ_CONN_RESERVE"`
+	ConnReserve   int    `envconfig:"CONN_RESERVE" desc:"of HQ_MAX_CONNS, connections long-polls may never take: kept for reports, operators and /healthz (default: a tenth of HQ_MAX_CONNS, and at least half of it up to 64)"`
+	PollsPerNode  int    `envconfig:"POLLS_PER_NODE" default:"2" desc:"long-polls of one node that wait at once; a newer one takes the oldest's place, which is answered at once (304 with Retry-After)"`
 	MetricsAddr   string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
 	Pprof         bool   `envconfig:"PPROF" desc:"also serve Go's profiler (/debug/pprof/) on HQ_METRICS_ADDR's listener, which has no auth: bind it to loopback"`
 	// KeyFile's default is computed in one place, SigningKeyFile.
@@ -85,6 +92,12 @@ func (c Config) Check() error {
 		return errors.New("HQ_MAX_REPORTS_IN_FLIGHT must be at least 1")
 	case c.CommitWait < 0 || c.CommitWait > 100*time.Millisecond:
 		return errors.New("HQ_COMMIT_WAIT must be from 0 to 100ms")
+	case c.ReportsPerNode < 0:
+		return errors.New("HQ_REPORTS_PER_NODE must be at least 1")
+	case c.NodeReportRate < 0 || c.NodeReportBurst < 0:
+		return errors.New("HQ_NODE_REPORT_RATE and HQ_NODE_REPORT_BURST must not be negative (a rate of 0 turns the bound off)")
+	case c.AuthFailures < 0:
+		return errors.New("HQ_AUTH_FAILURES must not be negative (0 turns the bound off)")
 	case c.RetryAfter < 1:
 		return errors.New("HQ_RETRY_AFTER must be at least 1 (second)")
 	case (c.TLSCert == "") != (c.TLSKey == ""):
@@ -99,6 +112,10 @@ func (c Config) Check() error {
 		return errors.New("HQ_LEASE must be positive")
 	case c.MaxPolls < 0:
 		return errors.New("HQ_MAX_POLLS must be positive (or unset, for its default)")
+	case c.ConnReserve < 0 || c.ConnReserve >= c.MaxConns:
+		return errors.New("HQ_CONN_RESERVE must be from 0 (its default) to less than HQ_MAX_CONNS")
+	case c.PollsPerNode < 0:
+		return errors.New("HQ_POLLS_PER_NODE must be at least 1 (or unset, for its default)")
 	case c.Pprof && c.MetricsAddr == "":
 		return errors.New("HQ_PPROF serves the profiler on HQ_METRICS_ADDR's listener: set HQ_METRICS_ADDR too (on loopback)")
 	// Empty is the default, for a Config made without envconfig.
@@ -150,7 +167,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	}
 	srv := &api.Server{NodeCertificates: cfg.ClientCA != "", Store: store, AdminToken: cfg.AdminToken, Instance: instanceName(), Keys: keys.current, Log: log, MaxWait: maxWait,
 		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter, GeneralDecoder: cfg.ReportDecoder == "general",
-		MaxPolls: maxPolls(cfg.MaxPolls), NoPacing: !cfg.Pacing}
+		MaxPolls: pollBound(cfg, log), PollsPerNode: cfg.PollsPerNode, NoPacing: !cfg.Pacing,
+		ReportsPerNode: cfg.ReportsPerNode, NodeReportRate: cfg.NodeReportRate, NodeReportBurst: cfg.NodeReportBurst,
+		Guesses: guesses.New(cfg.AuthFailures)}
 	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, cfg.Pprof, log)
 	if err != nil {
 		return err
@@ -161,6 +180,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		return err
 	}
 	pages.Polls = func() (int, int) { return srv.Waiting(), srv.Polling() }
+	pages.Guesses = srv.Guesses // one count of an address's wrong tokens, wherever it sent them
 	retention := db.DefaultRetention
 	retention.For = cfg.Retain
 	// Everything that runs beside the requests, started before the first request (each ready
@@ -261,6 +281,32 @@ func maxPolls(set int) int {
 	return int(rl.Cur / 4 * 3)
 }
 
+// connReserve is HQ_CONN_RESERVE, or by default a tenth of HQ_MAX_CONNS, and at least half of
+// it up to 64: connections for reports, operators and /healthz that long-polls never take.
+func connReserve(cfg Config) int {
+	if cfg.ConnReserve > 0 {
+		return cfg.ConnReserve
+	}
+	return max(cfg.MaxConns/10, min(cfg.MaxConns/2, 64))
+}
+
+// pollBound is the long-polls that may wait at once: HQ_MAX_POLLS or its default, never more
+// than the connections HQ_MAX_CONNS leaves beside the reserve. A poll holds a connection
+// while it waits, so polls past that would take the connections reports and operators need;
+// a bound that asked more is clamped, and the log says so.
+func pollBound(cfg Config, log *slog.Logger) int {
+	room := max(cfg.MaxConns-connReserve(cfg), 1)
+	n := maxPolls(cfg.MaxPolls)
+	if n > 0 && n <= room {
+		return n
+	}
+	// Said at every start the bound is clamped, which the shipped unit's file limit makes the
+	// usual case: an operator who set HQ_MAX_POLLS sees why it is not the one in force.
+	log.Info("long-polls bounded by the connections left beside the reserve", "max_polls", room,
+		"asked", n, "max_conns", cfg.MaxConns, "conn_reserve", connReserve(cfg))
+	return room
+}
+
 // answering bounds the parked long-polls answered at once: a new revision wakes every node,
 // and each answer is a declaration composed and signed.
 const answering = 64
@@ -314,10 +360,24 @@ func httpServer(h http.Handler, maxWait time.Duration, base context.Context) *ht
 // which knows the other.
 func handler(srv *api.Server, pages *webui.UI, log *slog.Logger) http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, logRequests(log))
+	r.Use(middleware.Recoverer, logRequests(log), strictTransport)
 	srv.Mount(r)
 	pages.Routes(r)
 	return r
+}
+
+// hsts is Strict-Transport-Security's one value, shared by every answer: a browser that once
+// reached the controller over HTTPS never tries it over plain HTTP for a year.
+var hsts = []string{"max-age=31536000"}
+
+// strictTransport sets Strict-Transport-Security on every answer over TLS.
+func strictTransport(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS != nil {
+			w.Header()["Strict-Transport-Security"] = hsts
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // logRequests logs every request but the long-polls that ended with nothing new, which would

@@ -51,3 +51,6 @@ func (c *limitConn) Close() error {
 	c.once.Do(c.release)
 	return err
 }
+
+// NetConn is the connection under c, for the lot to watch its socket.
+func (c *limitConn) NetConn() net.Conn { return c.Conn }

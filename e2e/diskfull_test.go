@@ -128,7 +128,8 @@ func (r *reporter) post(failing bool, n int) {
 func TestFullDiskIsA503AndRecovers(t *testing.T) {
 	sqliteOnly(t, "the full disk is the SQLite file's; PostgreSQL's disk is the server's")
 	disk := smallDisk(t, "3m")
-	ctl := startController(t, filepath.Join(disk, "hq.db"))
+	// The simulated host reports every 20 ms, past any host's rate: the node rate is off.
+	ctl := startController(t, filepath.Join(disk, "hq.db"), "HQ_NODE_REPORT_RATE=0")
 	c := newClient(t, ctl.url)
 	c.putModule("base", hq.Resource{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "hello\n"})
 	var hosts []*host

@@ -16,7 +16,9 @@ import (
 // reading them; hostd waits as it is told and its next report lands; nothing acknowledged is
 // lost.
 func TestOverloadShedsReportsAndHostdComesBack(t *testing.T) {
-	ctl := startController(t, testdb.New(t), "HQ_MAX_REPORTS_IN_FLIGHT=1", "HQ_RETRY_AFTER=1")
+	// The simulated hosts report as fast as they can, far past any host's rate: the node rate
+	// is off, so that it is the bound of reports in flight they meet.
+	ctl := startController(t, testdb.New(t), "HQ_MAX_REPORTS_IN_FLIGHT=1", "HQ_RETRY_AFTER=1", "HQ_NODE_REPORT_RATE=0")
 	c := newClient(t, ctl.url)
 	rs := make([]hq.Resource, 100)
 	for i := range rs {

@@ -243,8 +243,9 @@ type Retry struct {
 }
 
 // Report posts body until the controller acknowledges it with 200 or ctx ends, waiting as the
-// controller asks between attempts: Retry-After on a 503, r.Unreachable when nothing answered.
-// Any other status is final. It returns the last answer and how many attempts were made.
+// controller asks between attempts: Retry-After on a 503 or a 429, r.Unreachable when nothing
+// answered. Any other status is final. It returns the last answer and how many attempts were
+// made.
 func (h *Host) Report(ctx context.Context, body Body, r Retry) (hq.ReportResponse, Call, int) {
 	for attempt := 1; ; attempt++ {
 		rr, c := h.PostReport(ctx, body)
@@ -254,7 +255,8 @@ func (h *Host) Report(ctx context.Context, body Body, r Retry) (hq.ReportRespons
 			return rr, c, attempt
 		case c.Err != nil:
 			wait = r.Unreachable
-		case c.Status == http.StatusServiceUnavailable:
+		case c.Status == http.StatusServiceUnavailable || c.Status == http.StatusTooManyRequests:
+			// Shed, or its node over HQ_NODE_REPORT_RATE: as hostd does, after Retry-After.
 			wait = c.RetryAfter
 			if wait == 0 {
 				wait = r.Shed

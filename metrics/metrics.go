@@ -40,6 +40,9 @@ type Server interface {
 	Unread() int64
 	// Held is how many new declarations waited for room among the reports in flight.
 	Held() int64
+	// Throttled is how many reports were turned away because their node reported faster
+	// than HQ_NODE_REPORT_RATE.
+	Throttled() int64
 }
 
 // New registers the store's figures, the report counters, what srv counts of reports shed and
@@ -58,8 +61,11 @@ func New(store Store, srv Server, log *slog.Logger) *Metrics {
 	}
 	m.reg.MustRegister(m.received, m.refused, m.ingest,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_shed_total",
-			Help: "Reports turned away with 503 and Retry-After before their body was read (HQ_MAX_REPORTS_IN_FLIGHT)."},
+			Help: "Reports turned away with 503 and Retry-After before their body was read (HQ_MAX_REPORTS_IN_FLIGHT, HQ_REPORTS_PER_NODE)."},
 			func() float64 { return float64(srv.Shed()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hq_reports_throttled_total",
+			Help: "Reports turned away with 429 and Retry-After before their body was read, their node reporting faster than HQ_NODE_REPORT_RATE: nothing of them was stored."},
+			func() float64 { return float64(srv.Throttled()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hq_long_polls_waiting",
 			Help: "Long-polls for a declaration waiting now: about one per host that is up."},
 			func() float64 { return float64(srv.Waiting()) }),

@@ -50,7 +50,7 @@ func TestMetricsPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := New(store, fakeServer{shed: 7, waiting: 3, deferred: 4, polling: 2, unread: 5, held: 6}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := New(store, fakeServer{shed: 7, waiting: 3, deferred: 4, polling: 2, unread: 5, held: 6, throttled: 8}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	m.ObserveReport(true, 3*time.Millisecond)
 	m.ObserveReport(true, 4*time.Millisecond)
 	m.ObserveReport(false, time.Millisecond)
@@ -82,6 +82,9 @@ func TestMetricsPage(t *testing.T) {
 	}
 	if got := value("hq_nodes", "status", "stuck"); got != 0 {
 		t.Errorf("hq_nodes{status=stuck} = %v, want 0 (every status is present)", got)
+	}
+	if got := value("hq_reports_throttled_total", "", ""); got != 8 {
+		t.Errorf("hq_reports_throttled_total = %v, want 8", got)
 	}
 	if got := value("hq_reports_shed_total", "", ""); got != 7 {
 		t.Errorf("shed = %v, want 7", got)
@@ -175,13 +178,14 @@ func TestMetricsCountRollouts(t *testing.T) {
 
 // fakeServer stands for the API server's counters, which the API's own tests hold true.
 type fakeServer struct {
-	shed, deferred, unread, held int64
-	waiting, polling             int
+	shed, deferred, unread, held, throttled int64
+	waiting, polling                        int
 }
 
-func (f fakeServer) Shed() int64     { return f.shed }
-func (f fakeServer) Waiting() int    { return f.waiting }
-func (f fakeServer) Deferred() int64 { return f.deferred }
-func (f fakeServer) Polling() int    { return f.polling }
-func (f fakeServer) Unread() int64   { return f.unread }
-func (f fakeServer) Held() int64     { return f.held }
+func (f fakeServer) Shed() int64      { return f.shed }
+func (f fakeServer) Waiting() int     { return f.waiting }
+func (f fakeServer) Deferred() int64  { return f.deferred }
+func (f fakeServer) Polling() int     { return f.polling }
+func (f fakeServer) Unread() int64    { return f.unread }
+func (f fakeServer) Held() int64      { return f.held }
+func (f fakeServer) Throttled() int64 { return f.throttled }

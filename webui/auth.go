@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq/internal/bearer"
+	"github.com/meshhq/hq/internal/guesses"
 )
 
 const (
@@ -61,6 +62,9 @@ func (u *UI) check(r *http.Request) (present, ok bool, err error) {
 // browser and curl understand; the body points a browser user at the login form instead.
 func (u *UI) operatorOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u.guessing(w, r) {
+			return
+		}
 		present, ok, err := u.check(r)
 		if err != nil {
 			u.fail(w, r, err)
@@ -73,6 +77,7 @@ func (u *UI) operatorOnly(next http.Handler) http.Handler {
 		w.Header().Set("WWW-Authenticate", `Basic realm="hq", charset="UTF-8"`)
 		msg := "Sign in with the operator token: as the password of basic auth (any user name), as a bearer token, or with the login form."
 		if present {
+			u.Guesses.Failed(guesses.Source(r))
 			msg = "The token was not recognised. " + msg
 		}
 		u.render(w, r, http.StatusUnauthorized, "message", &messagePage{chrome: chrome{Title: "sign in"}, Message: msg, Login: true})
@@ -121,8 +126,12 @@ func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) {
 // login opens a session for the right token and sets its random id as the cookie; it never
 // redirects anywhere but /, so it cannot be used to send an operator off the site.
 func (u *UI) login(w http.ResponseWriter, r *http.Request) {
+	if u.guessing(w, r) {
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil || !u.auth.valid(r.PostFormValue("token")) {
+		u.Guesses.Failed(guesses.Source(r))
 		u.render(w, r, http.StatusUnauthorized, "login", &loginPage{chrome: chrome{Title: "sign in"}, Failed: true})
 		return
 	}
@@ -151,4 +160,16 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// guessing answers 429 a request from an address that sent too many wrong tokens (Guesses),
+// before its credentials are looked at; it reports whether it did.
+func (u *UI) guessing(w http.ResponseWriter, r *http.Request) bool {
+	blocked, after := u.Guesses.Blocked(guesses.Source(r))
+	if blocked {
+		guesses.SetRetryAfter(w, after)
+		u.render(w, r, http.StatusTooManyRequests, "message", &messagePage{chrome: chrome{Title: "too many tries"},
+			Message: "Too many wrong tokens came from this address; try again in a minute."})
+	}
+	return blocked
 }

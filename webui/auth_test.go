@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/meshhq/hq/internal/guesses"
 )
 
 func TestAuth(t *testing.T) {
@@ -259,5 +261,38 @@ func TestCrossSitePostsRefused(t *testing.T) {
 				t.Fatalf("after the logout post the session ended = %v, want %v", ended, tc.ok)
 			}
 		})
+	}
+}
+
+// Wrong tokens from one address, signed in with or sent to a page, past the bound are
+// answered 429 before the token is looked at: the right one too, from that address, while
+// another address signs in.
+func TestWrongSignInsFromOneAddressAreBounded(t *testing.T) {
+	b := setup(t)
+	b.ui.Guesses = guesses.New(3)
+	for range 2 {
+		if w := login(t, b, "wrong"); w.Code != http.StatusUnauthorized {
+			t.Fatalf("a wrong sign-in: %d", w.Code)
+		}
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.SetBasicAuth("op", "wrong")
+	if code, _ := b.do(req); code != http.StatusUnauthorized {
+		t.Fatalf("a wrong token for a page: %d", code)
+	}
+	for _, tok := range []string{"wrong", token} {
+		w := login(t, b, tok)
+		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" || len(w.Result().Cookies()) != 0 {
+			t.Fatalf("sign-in past the bound: %d, Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+		}
+	}
+	if code, _ := b.get(t, "/"); code != http.StatusTooManyRequests {
+		t.Fatalf("a page past the bound: %d", code)
+	}
+	other := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	other.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	other.RemoteAddr = "192.0.2.7:4000"
+	if code, _ := b.do(other); code != http.StatusSeeOther {
+		t.Fatalf("another address's sign-in: %d", code)
 	}
 }

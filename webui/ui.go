@@ -18,6 +18,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
+	"github.com/meshhq/hq/internal/guesses"
 )
 
 //go:embed templates/*.html
@@ -81,7 +82,10 @@ type UI struct {
 	Now func() time.Time
 	// Polls, when set, says how many hosts hold a long-poll on this controller and how many
 	// poll on their interval instead (HQ_MAX_POLLS): the mesh page shows both.
-	Polls   func() (waiting, polling int)
+	Polls func() (waiting, polling int)
+	// Guesses, when set, bounds the wrong tokens one address may send (the API's bearer
+	// tokens and sign-ins alike): past it the address is answered 429.
+	Guesses *guesses.Limiter
 	pages   map[string]*template.Template
 	history historyCache
 }

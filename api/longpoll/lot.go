@@ -17,11 +17,17 @@
 // answering at once and one at a time per key, each with a recover: a panic in an answer is
 // logged, answered 500, and ends that answer only. HQ_LONGPOLL=handler leaves the lot empty
 // and every poll waits in its handler: the standard path, for an operator ruling the lot out.
+//
+// A parked connection is watched for its client going away (watch_linux.go): one whose peer
+// closed or reset it is closed and leaves the lot at once, rather than holding its file and
+// its place among MaxPolls until its wait ends. And a key holds at most Poll.PerKey polls: a
+// newer one replaces the oldest, which is answered at once with ErrReplaced.
 package longpoll
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -48,11 +54,22 @@ type Lot struct {
 	// answer that panicked.
 	Log *slog.Logger
 
-	mu      sync.Mutex
-	closed  bool
-	polls   map[*parked]struct{}
+	mu     sync.Mutex
+	closed bool
+	polls  map[*parked]struct{}
+	// byKey lists each key's parked polls, oldest first, for Poll.PerKey.
+	byKey map[string][]*parked
+	// watch tells the lot of parked connections whose client went away; watched finds their
+	// polls by the id the watch was given.
+	watch   *watcher
+	watched map[uint32]*parked
+	nextID  uint32
 	answers sync.WaitGroup
 }
+
+// ErrReplaced is the error Answer is given for a poll answered at once because a newer poll
+// of its key took its place (Poll.PerKey).
+var ErrReplaced = errors.New("replaced by a newer poll of the same key")
 
 // turn is one node's right to answer, and how many answers of the node want it.
 type turn struct {
@@ -67,6 +84,9 @@ const answerWriteTimeout = 15 * time.Second
 type Poll struct {
 	// Key groups the polls answered one at a time (a node's).
 	Key string
+	// PerKey bounds the polls of Key parked at once (0: no bound): parking one more answers
+	// the oldest at once, with ErrReplaced.
+	PerKey int
 	// After is the generation the client has: the poll is answered once it has moved past.
 	After int64
 	// Wait is how long the poll may wait.
@@ -101,6 +121,10 @@ type parked struct {
 	stop    func() // stops listening for the node's bell
 	expired bool   // the wait has passed: answer with what there is
 	rang    bool   // the bell rang before the poll was in the lot
+	// replaced: a newer poll of the key took its place; gone: its client went away while it
+	// was out of the lot being answered. id is its watch's, 0 when not watched.
+	replaced, gone bool
+	id             uint32
 }
 
 // NewLot returns a lot for a server listening on addr. The server must also serve
@@ -108,8 +132,11 @@ type parked struct {
 // at once.
 func NewLot(addr net.Addr, answering int) *Lot {
 	ctx, end := context.WithCancel(context.Background())
-	return &Lot{back: newReturns(addr), ctx: ctx, end: end, slots: make(chan struct{}, answering),
-		turns: map[string]*turn{}, polls: map[*parked]struct{}{}}
+	l := &Lot{back: newReturns(addr), ctx: ctx, end: end, slots: make(chan struct{}, answering),
+		turns: map[string]*turn{}, polls: map[*parked]struct{}{}, byKey: map[string][]*parked{},
+		watched: map[uint32]*parked{}}
+	l.watch = newWatcher(l.peerGone)
+	return l
 }
 
 // Returns is the listener of connections coming back to the server once their poll is
@@ -131,7 +158,10 @@ func (l *Lot) Close() {
 	l.closed = true
 	polls := l.polls
 	l.polls = map[*parked]struct{}{}
+	l.byKey = map[string][]*parked{}
+	l.watched = map[uint32]*parked{}
 	l.mu.Unlock()
+	l.watch.close()
 	l.end()
 	l.back.Close() // before the wait: an answer giving its connection back is not held
 	for p := range polls {
@@ -183,9 +213,76 @@ func (l *Lot) Park(w http.ResponseWriter, r *http.Request, poll Poll) bool {
 	case p.rang || p.expired:
 		l.goAnswer(p) // the bell or the timer came while the poll was being parked
 	default:
-		l.polls[p] = struct{}{}
+		l.nextID++
+		if l.nextID == 0 {
+			l.nextID++
+		}
+		if l.watch.add(conn, l.nextID) {
+			p.id = l.nextID
+			l.watched[p.id] = p
+		}
+		l.add(p)
 	}
 	return true
+}
+
+// add puts p in the lot, and answers at once the oldest poll of its key when the key would
+// hold more than p.PerKey. l.mu is held.
+func (l *Lot) add(p *parked) {
+	if keyed := l.byKey[p.Key]; p.PerKey > 0 && len(keyed) >= p.PerKey {
+		old := keyed[0]
+		l.remove(old)
+		old.replaced, old.expired = true, true
+		l.goAnswer(old)
+	}
+	l.polls[p] = struct{}{}
+	l.byKey[p.Key] = append(l.byKey[p.Key], p)
+}
+
+// remove takes p out of the lot. l.mu is held.
+func (l *Lot) remove(p *parked) {
+	delete(l.polls, p)
+	keyed := l.byKey[p.Key]
+	for i, q := range keyed {
+		if q == p {
+			keyed = append(keyed[:i], keyed[i+1:]...)
+			break
+		}
+	}
+	if len(keyed) == 0 {
+		delete(l.byKey, p.Key)
+	} else {
+		l.byKey[p.Key] = keyed
+	}
+}
+
+// forget stops watching p's connection: it leaves the lot for good. l.mu is held.
+func (l *Lot) forget(p *parked) {
+	if p.id != 0 {
+		delete(l.watched, p.id)
+		p.id = 0
+	}
+}
+
+// peerGone is told by the watcher that the client of the poll watched as id went away. A
+// parked poll is closed and leaves the lot; one being answered is closed once its answer is
+// done with it.
+func (l *Lot) peerGone(id uint32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.watched[id]
+	if p == nil {
+		return // answered meanwhile
+	}
+	l.forget(p)
+	if _, ok := l.polls[p]; !ok {
+		p.gone = true
+		return
+	}
+	l.remove(p)
+	p.timer.Stop()
+	p.stop()
+	p.conn.Close()
 }
 
 // Parkable reports whether a request may be parked: HTTP/1.1 with nothing after its headers.
@@ -216,7 +313,7 @@ func (l *Lot) wake(p *parked, expire bool) {
 		p.rang = true
 		return // being parked, answered already or being answered, or the lot closed
 	}
-	delete(l.polls, p)
+	l.remove(p)
 	l.goAnswer(p)
 }
 
@@ -242,6 +339,7 @@ func (l *Lot) panicked(p *parked, v any) {
 	}
 	p.timer.Stop()
 	p.stop()
+	l.done(p)
 	w := &answerWriter{header: http.Header{}}
 	w.header.Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusInternalServerError)
@@ -289,6 +387,7 @@ func (l *Lot) answer(p *parked) {
 	if !ok {
 		p.timer.Stop()
 		p.stop()
+		l.done(p)
 		p.conn.Close()
 		return
 	}
@@ -332,7 +431,7 @@ type reparked int
 const (
 	parkedAgain reparked = iota
 	waitOver             // the wait has passed: answer with what there is
-	lotClosing           // the lot is closing: the connection was closed
+	lotClosing           // the lot is closing, or the client went away: the connection was closed
 )
 
 // repark puts p back in the lot, listening for its bell, unless its wait has passed or the
@@ -342,15 +441,19 @@ func (l *Lot) repark(p *parked, gen int64) reparked {
 	defer l.mu.Unlock()
 	p.gen = max(p.gen, gen)
 	switch {
-	case l.closed:
+	case l.closed || p.gone:
 		p.timer.Stop()
+		if p.gone {
+			p.stop() // its wait may have ended with its bell still listening
+		}
+		l.forget(p)
 		p.conn.Close()
 		return lotClosing
 	case p.expired:
 		return waitOver
 	}
 	p.stop = p.Listen(func() { l.wake(p, false) })
-	l.polls[p] = struct{}{}
+	l.add(p)
 	return parkedAgain
 }
 
@@ -375,13 +478,20 @@ func (l *Lot) claim(p *parked) bool {
 	if _, ok := l.polls[p]; !ok {
 		return false
 	}
-	delete(l.polls, p)
+	l.remove(p)
 	return true
 }
 
 // respond writes the poll's answer on its connection, as the handler would have (the same
 // functions fill it in), and gives the connection back to the server or closes it.
 func (l *Lot) respond(p *parked, gen int64, err error) {
+	if l.done(p) {
+		p.conn.Close() // its client went away while it was being answered
+		return
+	}
+	if p.replaced && err == nil {
+		err = ErrReplaced
+	}
 	if err != nil && l.ctx.Err() != nil {
 		p.conn.Close() // the controller is shutting down: no one to answer
 		return
@@ -400,6 +510,19 @@ func (l *Lot) respond(p *parked, gen int64, err error) {
 	if werr != nil || !p.reuse || !l.back.give(p.conn) {
 		p.conn.Close()
 	}
+}
+
+// done stops watching p's connection, which leaves the lot for good, and reports whether its
+// client went away meanwhile.
+func (l *Lot) done(p *parked) bool {
+	l.mu.Lock()
+	id, gone := p.id, p.gone
+	l.forget(p)
+	l.mu.Unlock()
+	if id != 0 {
+		l.watch.drop(p.conn)
+	}
+	return gone
 }
 
 // compose fills in p's answer holding one of the lot's slots; false when the lot is closing.

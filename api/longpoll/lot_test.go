@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -54,6 +55,9 @@ func (s *source) generation(context.Context) (int64, error) {
 // answer is what both paths answer: the generation as a body past after, 304 otherwise.
 func answer(w http.ResponseWriter, after, gen int64, err error) {
 	switch {
+	case errors.Is(err, ErrReplaced):
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(http.StatusNotModified)
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	case gen <= after:
@@ -73,6 +77,8 @@ type bed struct {
 	lot *Lot
 	// boom, when set, makes an answer composed in the lot panic.
 	boom atomic.Bool
+	// perKey is the Poll.PerKey the lot's polls are parked with.
+	perKey atomic.Int32
 }
 
 func newBed(t *testing.T, lot, useTLS bool) *bed {
@@ -82,7 +88,7 @@ func newBed(t *testing.T, lot, useTLS bool) *bed {
 		var after int64
 		fmt.Sscan(r.URL.Query().Get("after"), &after)
 		wait, _ := time.ParseDuration(r.URL.Query().Get("wait"))
-		if b.lot != nil && b.lot.Park(w, r, Poll{Key: "k", After: after, Wait: wait, Listen: b.src.listen, Generation: b.src.generation,
+		if b.lot != nil && b.lot.Park(w, r, Poll{Key: "k", PerKey: int(b.perKey.Load()), After: after, Wait: wait, Listen: b.src.listen, Generation: b.src.generation,
 			Answer: func(_ context.Context, w http.ResponseWriter, gen int64, err error) {
 				if b.boom.Load() {
 					panic("composing failed")
