@@ -103,7 +103,7 @@ func (s *Store) placeOnNode(ctx context.Context, q driver.Queries, node string, 
 	}
 	changed := false
 	for _, p := range placements {
-		sel, err := selector.Parse(p.Selector)
+		sel, err := selector.ParseStored(p.Selector)
 		if err != nil {
 			return false, err
 		}
@@ -267,7 +267,7 @@ type membership struct {
 // assignments it made: one read of each, however many nodes.
 func placementMembership(ctx context.Context, q driver.Queries, p driver.Placement, nodes []driver.NodeLabelListRow) (membership, error) {
 	var m membership
-	sel, err := selector.Parse(p.Selector)
+	sel, err := selector.ParseStored(p.Selector)
 	if err != nil {
 		return m, err
 	}
@@ -440,7 +440,7 @@ func (s *Store) placementConflicts(ctx context.Context, q driver.Queries, p driv
 		if o.Name == p.Name || o.Module != p.Module {
 			continue
 		}
-		sel, err := selector.Parse(o.Selector)
+		sel, err := selector.ParseStored(o.Selector)
 		if err != nil {
 			return err
 		}
