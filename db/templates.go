@@ -103,8 +103,8 @@ func lackingNodes(ctx context.Context, q driver.Queries, resources []hq.Resource
 // checkNodeValues refuses (conflict) labels or vars that a template of a module on the node
 // would need and no longer find, that would fill a templated path in to one that overlaps
 // another path on the node, or that would make its declaration larger than the bound, and
-// reports whether the node has templates at all: then its
-// declaration may change with them, and its generation moves.
+// reports whether the node has templates at all: then its declaration may change with them,
+// and its generation moves.
 func (s *Store) checkNodeValues(ctx context.Context, q driver.Queries, v tmpl.Values) (bool, error) {
 	rows, err := q.AssignmentDeclaration(ctx, v.Node)
 	if err != nil {
