@@ -1,6 +1,8 @@
 package hq
 
 import (
+	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -130,5 +132,112 @@ func TestRenderedContainerFieldsKeepTheirRules(t *testing.T) {
 	err = ValidateModule([]Resource{tpl})
 	if e, ok := err.(*Error); !ok || len(e.Details) != 1 || e.Details[0].Field != "resources[0].image" || !strings.Contains(e.Details[0].Message, "pinned by digest") {
 		t.Errorf("a templated image: %v", err)
+	}
+}
+
+// EncodedLen is what json.Marshal writes for a string, escapes and all.
+func TestEncodedLenIsJSONs(t *testing.T) {
+	cases := []string{"", "plain", "<a href=\"x\">&amp;</a>", "tab\there\nnew\r\b\f\x00\x01\x1f", "back\\slash",
+		"é ü 日本 😀", "\u2028\u2029", "bad \xff\xfe utf-8 \xe2\x82", strings.Repeat("<", 100)}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		enc, _ := json.Marshal(s)
+		if got := EncodedLen(s); got != len(enc)-2 {
+			t.Fatalf("EncodedLen(%q) = %d, json.Marshal writes %d", s, got, len(enc)-2)
+		}
+	}
+}
+
+// A module's Size for a node is the length of its resources filled in and encoded, worked out
+// without filling them in.
+func TestSizeIsTheRenderedEncoding(t *testing.T) {
+	rs := []Resource{
+		{Name: "conf", Kind: KindFile, Path: "/etc/{{.Node}}.conf", Content: "a {{.Vars.a}} b {{- .Vars.a -}} \n c {{/* note */}}<{{.Labels.region}}>\n"},
+		{Name: "plain", Kind: KindFile, Path: "/etc/plain", Content: "<&>"},
+		{Name: "run", Kind: KindAction, Command: []string{"{{.Vars.a}}", "x{{.Vars.a}}"}},
+		{Name: "svc", Kind: KindService, Command: []string{"/bin/svc"}, Env: map[string]string{"A": "{{.Vars.a}}", "B": "b"}},
+		{Name: "only", Kind: KindFile, Path: "/etc/only", Content: "{{.Vars.empty}}"},
+	}
+	sz, err := SizeOf(rs)
+	if err != nil || !sz.Templated() {
+		t.Fatalf("SizeOf: %v", err)
+	}
+	for _, v := range []tmpl.Values{
+		{Node: "web-1", Labels: map[string]string{"region": "eu"}, Vars: map[string]string{"a": "x", "empty": "y"}},
+		{Node: "n", Labels: map[string]string{"region": "<&>"}, Vars: map[string]string{"a": "日本 \"q\" \t\u2028", "empty": "z"}},
+		{Node: "web-2", Labels: map[string]string{"region": ""}, Vars: map[string]string{"a": strings.Repeat("v", 1024), "empty": "q"}},
+	} {
+		var out []Resource
+		for _, r := range rs {
+			rr, err := r.Render(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, rr)
+		}
+		enc, _ := json.Marshal(out)
+		if got := sz.For(v); got != len(enc) {
+			t.Fatalf("Size for %v is %d, the encoding is %d bytes", v, got, len(enc))
+		}
+	}
+	plain, err := SizeOf(rs[1:2])
+	enc, _ := json.Marshal(rs[1:2])
+	if err != nil || plain.Templated() || plain.For(tmpl.Values{}) != len(enc) {
+		t.Fatalf("an untemplated module's size is %d, its encoding %d bytes (%v)", plain.For(tmpl.Values{}), len(enc), err)
+	}
+}
+
+// A value that renders a command, a validate command or an env value to what a literal one may
+// not be is refused, as the literal is.
+func TestRenderedCommandAndEnvAreHeldToTheLiteralRules(t *testing.T) {
+	v := tmpl.Values{Node: "n", Vars: map[string]string{"empty": "", "nul": "a\x00b", "ok": "/bin/true"}}
+	for _, r := range []Resource{
+		{Name: "run", Kind: KindAction, Command: []string{"{{.Vars.empty}}"}},
+		{Name: "run", Kind: KindAction, Command: []string{"{{.Vars.nul}}"}},
+		{Name: "run", Kind: KindAction, Command: []string{"/bin/echo", "{{.Vars.nul}}"}},
+		{Name: "svc", Kind: KindService, Command: []string{"/bin/svc"}, Env: map[string]string{"A": "{{.Vars.nul}}"}},
+		{Name: "conf", Kind: KindFile, Path: "/etc/c", Validate: []string{"{{.Vars.empty}}"}},
+		{Name: "link", Kind: KindSymlink, Path: "/etc/l", Target: "{{.Vars.empty}}"},
+	} {
+		if err := ValidateModule([]Resource{r}); err != nil {
+			t.Fatalf("%+v: the template itself was refused: %v", r, err)
+		}
+		if _, err := r.Render(v); err == nil || !strings.Contains(err.Error(), "renders to") {
+			t.Errorf("%+v rendered with %v: %v", r, v.Vars, err)
+		}
+	}
+	ok := Resource{Name: "run", Kind: KindAction, Command: []string{"{{.Vars.ok}}", "{{.Vars.empty}}"}, Env: map[string]string{"E": "{{.Vars.empty}}"}}
+	if _, err := ok.Render(v); err != nil {
+		t.Fatalf("a good command was refused: %v", err)
+	}
+	// The literal forms are refused at upload.
+	for _, r := range []Resource{
+		{Name: "svc", Kind: KindService, Command: []string{"/bin/svc"}, Env: map[string]string{"A": "a\x00b"}},
+		{Name: "run", Kind: KindAction, Command: []string{""}},
+	} {
+		if err := ValidateModule([]Resource{r}); err == nil {
+			t.Errorf("%+v was accepted", r)
+		}
+	}
+}
+
+// Rendering stops once a resource's templates pass what is left, all fields together.
+func TestRenderWithinStopsAtTheBound(t *testing.T) {
+	r := Resource{Name: "run", Kind: KindAction, Command: []string{"/bin/echo", "{{.Vars.a}}{{.Vars.a}}", "{{.Vars.a}}"}}
+	v := tmpl.Values{Vars: map[string]string{"a": strings.Repeat("x", 100)}}
+	left := 250
+	if _, err := r.RenderWithin(v, &left); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("300 bytes rendered within 250: %v", err)
+	}
+	left = 300
+	if _, err := r.RenderWithin(v, &left); err != nil || left != 0 {
+		t.Fatalf("300 bytes within 300: %v, %d left", err, left)
 	}
 }

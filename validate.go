@@ -111,7 +111,7 @@ func validateKind(r Resource, add func(field, format string, args ...any)) {
 	// A container or a job without a command runs its image's own.
 	commandOptional := r.Kind == KindContainer || r.Kind == KindJob
 	if slices.Contains(fields, "command") && (r.Command != nil || !commandOptional) && !validCommand(r.Command) {
-		add("command", "must be a non-empty list whose first element is not empty")
+		add("command", "%s", commandRule)
 	}
 	if r.Mode != "" && !validMode(r.Mode) {
 		add("mode", "must be octal, like \"0644\"")
@@ -142,9 +142,12 @@ func validateKind(r Resource, add func(field, format string, args ...any)) {
 	if slices.Contains(fields, "image") {
 		validateContainer(r, fields, add)
 	}
-	for k := range r.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
+	for k, v := range r.Env {
+		switch {
+		case k == "" || strings.ContainsAny(k, "=\x00"):
 			add("env", "%q is not a variable name", k)
+		case !validEnvValue(v):
+			add("env."+k, "%s", envValueRule)
 		}
 	}
 }
@@ -283,6 +286,15 @@ func climbsOut(dir, target string) bool {
 	}
 	return false
 }
+
+// The rules for a command and an env value, which a rendered one is held to as well.
+const (
+	commandRule  = "must be a non-empty list whose first element is not empty, and no element may hold a NUL"
+	envValueRule = "an env value may not hold a NUL"
+)
+
+// validEnvValue reports whether v can be passed in a process's environment.
+func validEnvValue(v string) bool { return !strings.ContainsRune(v, 0) }
 
 func validCommand(c []string) bool {
 	if len(c) == 0 || c[0] == "" {

@@ -45,11 +45,28 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 		if err != nil {
 			return false, err
 		}
-		if err := newPathCheck(module, resources).check(ctx, q, node); err != nil {
+		// The node's other modules, read once for its paths and its declaration's size.
+		rows, err := q.AssignmentListByNode(ctx, node)
+		if err != nil {
 			return false, err
+		}
+		pins := []pin{{module, m.Revision}}
+		for _, o := range rows {
+			if o.Module != module {
+				pins = append(pins, pin{o.Module, o.Revision})
+			}
+		}
+		if pc := newPathCheck(module, resources); len(pc.new) > 0 {
+			if err := pc.against(ctx, q, node, pins[1:]); err != nil {
+				return false, err
+			}
 		}
 		n, err := q.NodeGet(ctx, node)
 		if err != nil {
+			return false, err
+		}
+		// The size first: it is worked out without rendering what it bounds.
+		if err := s.checkSize(ctx, q, pins, valuesOf(n)); err != nil {
 			return false, err
 		}
 		if err := checkRender(module, resources, valuesOf(n)); err != nil {

@@ -48,6 +48,37 @@ func BenchmarkAssign500(b *testing.B) {
 	b.ReportMetric(float64(cpuNow(b)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
+// BenchmarkAssignTemplated500 assigns a 500-resource module whose contents are templates to a
+// node that has another module already: what the declaration's size bound weighs on.
+//
+//	go test ./db -run '^$' -bench AssignTemplated500 -benchtime 1000x
+func BenchmarkAssignTemplated500(b *testing.B) {
+	s, _ := setup(b)
+	ctx := context.Background()
+	rs := module500()
+	for i := range rs {
+		rs[i].Content = "{{.Node}} {{.Vars.tier}}\n"
+	}
+	mustModule(b, s, "app", rs...)
+	mustModule(b, s, "base", hq.Resource{Name: "motd", Kind: hq.KindFile, Path: "/etc/motd", Content: "hello\n"})
+	for i := range b.N {
+		n := fmt.Sprintf("n%05d", i)
+		mustNode(b, s, n)
+		if _, err := s.SetVars(ctx, n, map[string]string{"tier": "gold"}, nil); err != nil {
+			b.Fatal(err)
+		}
+		mustAssign(b, s, n, "base")
+	}
+	b.ResetTimer()
+	cpu := cpuNow(b)
+	for i := range b.N {
+		if _, err := s.Assign(ctx, fmt.Sprintf("n%05d", i), "app", nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuNow(b)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+}
+
 // BenchmarkFirstApply500 ingests every node's first report of a 500-resource module: 500 rows
 // pending→applied, their transitions and counts.
 //

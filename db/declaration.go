@@ -87,11 +87,21 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 			return err
 		}
 		values := valuesOf(n)
+		// Writes keep a declaration within the bound; one that passes it anyway (written before
+		// the bound was, or with a bound since lowered) is refused before it is built.
+		pins := make([]pin, 0, len(rows))
+		for _, r := range rows {
+			pins = append(pins, pin{r.Module, r.Revision})
+		}
+		if err := s.checkSize(ctx, q, pins, values); err != nil {
+			return err
+		}
+		left := s.opt.MaxDeclaration
 		d.Modules = make([]hq.DeclaredModule, 0, len(rows))
 		names = make([]declaredNames, 0, len(rows))
 		encoded = make([][]byte, 0, len(rows))
 		for _, r := range rows {
-			m, enc, rn, err := s.declareModule(ctx, q, node, r, values)
+			m, enc, rn, err := s.declareModule(ctx, q, node, r, values, &left)
 			if err != nil {
 				return err
 			}
@@ -108,8 +118,9 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 }
 
 // declareModule is one assigned module as the node's declaration holds it, its resources
-// encoded for the digest, and their names.
-func (s *Store) declareModule(ctx context.Context, q driver.Queries, node string, r driver.AssignmentDeclarationRow, values tmpl.Values) (hq.DeclaredModule, []byte, declaredNames, error) {
+// encoded for the digest, and their names. Its templates render within *left, the bytes the
+// declaration has still room for, and take what they render to from it.
+func (s *Store) declareModule(ctx context.Context, q driver.Queries, node string, r driver.AssignmentDeclarationRow, values tmpl.Values, left *int) (hq.DeclaredModule, []byte, declaredNames, error) {
 	m := hq.DeclaredModule{Name: r.Module, Revision: r.Revision, Taken: r.Taken}
 	res, err := s.resources(ctx, q, r.Module, r.Revision)
 	if err != nil {
@@ -126,7 +137,7 @@ func (s *Store) declareModule(ctx context.Context, q driver.Queries, node string
 	// The declaration digested and signed is concrete: templates are filled in here, and only
 	// a revision with templates is encoded again for the node.
 	if enc.templated {
-		if res, err = render(res, values); err != nil {
+		if res, err = renderWithin(res, values, left); err != nil {
 			return m, nil, declaredNames{}, hq.Errorf(hq.CodeConflict, "module %s cannot be declared on node %s: %v", r.Module, node, err)
 		}
 		if enc.json, err = json.Marshal(res); err != nil {

@@ -86,3 +86,26 @@ func TestDriftKeepsWhatWasFound(t *testing.T) {
 		t.Fatalf("declared %q, %v; want app/conf's content alone", declared, err)
 	}
 }
+
+// The declared text of a drifted file is read and filled in alone, not by composing the node's
+// declaration: a node with a large one costs the page that one file.
+func TestDeclaredTextsReadOnlyTheFiles(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	if _, err := s.SetVars(ctx, "web-1", map[string]string{"port": "80"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustModule(t, s, "app", file("conf", "port {{.Vars.port}}\n"), file("big", strings.Repeat("x", 100<<10)))
+	mustAssign(t, s, "web-1", "app")
+	// Past a lowered bound the declaration is no longer composed; the one file still is read.
+	s.opt.MaxDeclaration = 64 << 10
+	if _, err := s.Declaration(ctx, "web-1"); err == nil {
+		t.Fatal("composed past the bound")
+	}
+	declared, err := s.DeclaredTexts(ctx, "web-1", []string{"app/conf", "app/gone", "other/conf"})
+	if err != nil || len(declared) != 1 || declared["app/conf"] != "port 80\n" {
+		t.Fatalf("declared %q, %v; want app/conf's content filled in, alone", declared, err)
+	}
+}

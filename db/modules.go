@@ -73,10 +73,14 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 		if err != nil {
 			return err
 		}
-		// A template some node cannot fill in is refused first, naming every such node; then
+		// A declaration the new revision would make too large is refused first, then a template
+		// some node cannot fill in, naming every such node; then
 		// the paths, as each node fills them in, meet every node's other modules. The first
 		// chunk of nodes moves to the new revision in this transaction (all of a small mesh),
 		// the mover does the rest.
+		if err := s.checkSizeOnNodes(ctx, q, name, rev, nodes); err != nil {
+			return err
+		}
 		if err := checkRenderOnNodes(ctx, q, name, resources, nodes); err != nil {
 			return err
 		}

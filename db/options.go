@@ -37,6 +37,8 @@ type Options struct {
 	CommitWait time.Duration
 	// Log receives what the store's workers have to say.
 	Log *slog.Logger
+	// MaxDeclaration bounds a node's declaration, in bytes as encoded (hq.MaxDeclaration).
+	MaxDeclaration int
 }
 
 // withDefaults is o with every zero field set to its default.
@@ -57,6 +59,7 @@ func (o Options) withDefaults() Options {
 	// A checkpoint a second kept SQLite's log small through a fleet-wide change.
 	set(&o.CheckpointEvery, time.Second)
 	set(&o.LeaseFor, 15*time.Second)
+	set(&o.MaxDeclaration, hq.MaxDeclaration)
 	return o
 }
 

@@ -249,7 +249,7 @@ func placementViews(ctx context.Context, q driver.Queries, rows []driver.Placeme
 	}
 	out := make([]hq.Placement, len(rows))
 	for i, p := range rows {
-		sel, err := selector.Parse(p.Selector)
+		sel, err := selector.ParseStored(p.Selector)
 		if err != nil {
 			return nil, fmt.Errorf("placement %s: %w", p.Name, err)
 		}

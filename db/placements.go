@@ -103,7 +103,7 @@ func (s *Store) placeOnNode(ctx context.Context, q driver.Queries, node string, 
 	}
 	changed := false
 	for _, p := range placements {
-		sel, err := selector.Parse(p.Selector)
+		sel, err := selector.ParseStored(p.Selector)
 		if err != nil {
 			return false, err
 		}
@@ -117,7 +117,7 @@ func (s *Store) placeOnNode(ctx context.Context, q driver.Queries, node string, 
 		case match && has && a.Source != p.Name:
 			return false, hq.Errorf(hq.CodeConflict, "placement %s would put module %s on node %s, which has it from %s", p.Name, p.Module, node, sourceName(a.Source))
 		case match && !has:
-			if err := checkPlaceable(ctx, q, p, node); err != nil {
+			if err := s.checkPlaceable(ctx, q, p, node); err != nil {
 				return false, err
 			}
 			if err := s.addPlaced(ctx, q, p, []string{node}, true); err != nil {
@@ -131,24 +131,42 @@ func (s *Store) placeOnNode(ctx context.Context, q driver.Queries, node string, 
 			changed = true
 		}
 	}
-	return changed, nil
+	if changed {
+		// Each placement's module was checked against the modules the node had; together
+		// they must fit as well.
+		return true, s.checkNodeSize(ctx, q, node)
+	}
+	return false, nil
 }
 
 // checkPlaceable refuses (conflict) to place p's module on a node that cannot fill in its
-// templates, as assigning it by hand would be refused: the node would be declared a module
+// templates, or whose declaration it would make too large, as assigning it by hand would be refused: the node would be declared a module
 // whose declaration cannot be composed. A node is registered without vars, so one that a
 // templated placement would take on registration is refused until it has them.
-func checkPlaceable(ctx context.Context, q driver.Queries, p driver.Placement, node string) error {
+func (s *Store) checkPlaceable(ctx context.Context, q driver.Queries, p driver.Placement, node string) error {
 	rev, err := latestRevision(ctx, q, p.Module)
 	if err != nil {
 		return err
 	}
-	resources, err := decodeResources(rev.Resources)
-	if err != nil || !templated(resources) {
-		return err
-	}
 	n, err := q.NodeGet(ctx, node)
 	if err != nil {
+		return err
+	}
+	// Nor a node whose declaration it would make larger than the bound; worked out first,
+	// without rendering what it bounds.
+	rows, err := q.AssignmentDeclaration(ctx, node)
+	if err != nil {
+		return err
+	}
+	pins := []pin{{p.Module, rev.Revision}}
+	for _, r := range rows {
+		pins = append(pins, pin{r.Module, r.Revision})
+	}
+	if err := s.checkSize(ctx, q, pins, valuesOf(n)); err != nil {
+		return hq.Errorf(hq.CodeConflict, "placement %s would put module %s on node %s: %v", p.Name, p.Module, node, err)
+	}
+	resources, err := s.resources(ctx, q, p.Module, rev.Revision)
+	if err != nil || !templated(resources) {
 		return err
 	}
 	if _, err := render(resources, valuesOf(n)); err != nil {
@@ -249,7 +267,7 @@ type membership struct {
 // assignments it made: one read of each, however many nodes.
 func placementMembership(ctx context.Context, q driver.Queries, p driver.Placement, nodes []driver.NodeLabelListRow) (membership, error) {
 	var m membership
-	sel, err := selector.Parse(p.Selector)
+	sel, err := selector.ParseStored(p.Selector)
 	if err != nil {
 		return m, err
 	}
@@ -422,7 +440,7 @@ func (s *Store) placementConflicts(ctx context.Context, q driver.Queries, p driv
 		if o.Name == p.Name || o.Module != p.Module {
 			continue
 		}
-		sel, err := selector.Parse(o.Selector)
+		sel, err := selector.ParseStored(o.Selector)
 		if err != nil {
 			return err
 		}
@@ -435,21 +453,11 @@ func (s *Store) placementConflicts(ctx context.Context, q driver.Queries, p driv
 	if len(m.add) == 0 {
 		return nil
 	}
-	resources, err := decodeResources(rev.Resources)
+	resources, err := s.resources(ctx, q, p.Module, rev.Revision)
 	if err != nil {
 		return err
 	}
-	// As assigning the module to each node by hand would be refused, so is placing it.
-	if names, first, err := lackingNodes(ctx, q, resources, m.add); err != nil || first != nil {
-		if err != nil {
-			return err
-		}
-		return hq.Errorf(hq.CodeConflict, "placement %s would put module %s on %s that cannot fill in its templates: %v", p.Name, p.Module, names, first)
-	}
-	pc := newPathCheck(p.Module, resources)
-	if len(pc.new) == 0 {
-		return nil
-	}
+	// The other modules of the nodes it would join, for their declarations' size and paths.
 	rows, err := q.AssignmentListByNodes(ctx, m.add)
 	if err != nil {
 		return err
@@ -459,6 +467,24 @@ func (s *Store) placementConflicts(ctx context.Context, q driver.Queries, p driv
 		if r.Module != p.Module {
 			others[r.Node] = append(others[r.Node], pin{r.Module, r.Revision})
 		}
+	}
+	// As assigning the module to each node by hand would be refused, so is placing it: the
+	// size first, which is worked out without rendering what it bounds.
+	if names, first, err := s.oversized(ctx, q, p.Module, rev.Revision, m.add, others); err != nil || names != "" {
+		if err != nil {
+			return err
+		}
+		return hq.Errorf(hq.CodeConflict, "placement %s would put module %s on %s whose declaration would be more than %s: %s", p.Name, p.Module, names, byteCount(s.opt.MaxDeclaration), first)
+	}
+	if names, first, err := lackingNodes(ctx, q, resources, m.add); err != nil || first != nil {
+		if err != nil {
+			return err
+		}
+		return hq.Errorf(hq.CodeConflict, "placement %s would put module %s on %s that cannot fill in its templates: %v", p.Name, p.Module, names, first)
+	}
+	pc := newPathCheck(p.Module, resources)
+	if len(pc.new) == 0 {
+		return nil
 	}
 	// Each distinct set of other modules is checked once.
 	pc.pending = m.add

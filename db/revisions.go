@@ -26,6 +26,8 @@ type revisions struct {
 	// encoded holds each revision's resources as JSON, for the declarations that declare them
 	// as they are (encodedResources).
 	encoded map[revisionKey]encodedRevision
+	// sizes holds each revision's hq.Size, what a node's declaration of it encodes to.
+	sizes map[revisionKey]hq.Size
 	// writing is set while a write transaction is open; added are the entries since it began.
 	writing bool
 	added   []revisionKey
@@ -47,6 +49,7 @@ func (r *revisions) end(committed bool) {
 			delete(r.declared, k)
 			delete(r.names, k)
 			delete(r.encoded, k)
+			delete(r.sizes, k)
 		}
 	}
 	r.writing, r.added = false, r.added[:0]
@@ -102,6 +105,17 @@ func (s *Store) encodedResources(ctx context.Context, q driver.Queries, module s
 		}
 		b, err := json.Marshal(rs)
 		return encodedRevision{json: b}, err
+	})
+}
+
+// size returns the revision's hq.Size, worked out once for every node it is declared on.
+func (s *Store) size(ctx context.Context, q driver.Queries, module string, revision int64) (hq.Size, error) {
+	return remember(&s.revisions, &s.revisions.sizes, revisionKey{module, revision}, func() (hq.Size, error) {
+		rs, err := s.resources(ctx, q, module, revision)
+		if err != nil {
+			return hq.Size{}, err
+		}
+		return hq.SizeOf(rs)
 	})
 }
 
@@ -179,5 +193,5 @@ func remember[T any](r *revisions, m *map[revisionKey]T, k revisionKey, build fu
 func (r *revisions) clear() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.m, r.declared, r.names, r.encoded = nil, nil, nil, nil
+	r.m, r.declared, r.names, r.encoded, r.sizes = nil, nil, nil, nil, nil
 }

@@ -79,10 +79,25 @@ func (s Selector) String() string {
 	return strings.Join(parts, ",")
 }
 
+// MaxLen bounds a selector's text: a node has at most hq.MaxLabels labels, so a selector
+// that needs more to say what it matches says nothing a shorter one cannot.
+const MaxLen = 4096
+
 // Parse reads the Kubernetes label-selector syntax: comma-separated terms k=v, k==v,
-// k!=v, k in (a,b), k notin (a,b), k and !k. A malformed selector is an invalid *Error naming
-// the term.
+// k!=v, k in (a,b), k notin (a,b), k and !k. A malformed selector, or one longer than MaxLen,
+// is an invalid *Error naming the term or the length.
 func Parse(text string) (Selector, error) {
+	if len(text) > MaxLen {
+		e := hq.Errorf(hq.CodeInvalid, "selector is %d bytes, at most %d", len(text), MaxLen)
+		e.Details = []hq.FieldError{{Field: "selector", Message: e.Message}}
+		return Selector{}, e
+	}
+	return ParseStored(text)
+}
+
+// ParseStored is Parse without the bound on length, for a selector already stored: one
+// written before the bound still places what it placed.
+func ParseStored(text string) (Selector, error) {
 	var sel Selector
 	if strings.TrimSpace(text) == "" {
 		return sel, nil

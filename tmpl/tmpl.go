@@ -38,8 +38,14 @@ func Check(s string) error {
 // Render returns s with every value filled in from v. A key v lacks is an error naming the
 // key; so is a result longer than MaxRendered.
 func Render(s string, v Values) (string, error) {
+	return RenderWithin(s, v, MaxRendered)
+}
+
+// RenderWithin is Render with a result longer than max bytes an error: rendering stops at the
+// write that would pass max, so what is built never grows far beyond it.
+func RenderWithin(s string, v Values, max int) (string, error) {
 	t, err := parseValues(s)
-	b := boundedWriter{max: MaxRendered}
+	b := boundedWriter{max: min(max, MaxRendered)}
 	if err == nil {
 		err = t.Execute(&b, map[string]any{"Node": v.Node, "Labels": nonNil(v.Labels), "Vars": nonNil(v.Vars)})
 	}
@@ -47,6 +53,51 @@ func Render(s string, v Values) (string, error) {
 		return "", cleanError(err)
 	}
 	return b.String(), nil
+}
+
+// Ref is one value a template puts in: Of is "Node", "Labels" or "Vars", Key the label's or
+// var's key (empty for Node).
+type Ref struct {
+	Of, Key string
+}
+
+// Lookup returns the value r names in v, and whether v has it.
+func (v Values) Lookup(r Ref) (string, bool) {
+	switch r.Of {
+	case "Node":
+		return v.Node, true
+	case "Labels":
+		s, ok := v.Labels[r.Key]
+		return s, ok
+	case "Vars":
+		s, ok := v.Vars[r.Key]
+		return s, ok
+	}
+	return "", false
+}
+
+// Parts returns the literal text of s and the values it puts in, without rendering: s
+// rendered is its texts with the values between them. It is how long a template renders to,
+// for any node, without filling it in for each.
+func Parts(s string) (texts []string, refs []Ref, err error) {
+	t, err := parseValues(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range t.Tree.Root.Nodes {
+		switch n := n.(type) {
+		case *parse.TextNode:
+			texts = append(texts, string(n.Text))
+		case *parse.ActionNode:
+			f := n.Pipe.Cmds[0].Args[0].(*parse.FieldNode) // valueOnly saw to it
+			r := Ref{Of: f.Ident[0]}
+			if len(f.Ident) == 2 {
+				r.Key = f.Ident[1]
+			}
+			refs = append(refs, r)
+		}
+	}
+	return texts, refs, nil
 }
 
 // parseValues parses s as Render will, and refuses anything but values. text/template is a

@@ -1,6 +1,7 @@
 package tmpl
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"text/template/parse"
@@ -100,4 +101,41 @@ func FuzzValuesOnly(f *testing.F) {
 			t.Fatalf("%q rendered to %d bytes", s, len(out))
 		}
 	})
+}
+
+// Rendering stops at the write that would pass the bound: a template that expands a hundredfold
+// is refused having built no more than the bound.
+func TestRenderWithinStopsAtTheBound(t *testing.T) {
+	s := strings.Repeat("{{.Vars.a}}", 100)
+	v := Values{Vars: map[string]string{"a": strings.Repeat("x", 64<<10)}}
+	if err := Check(s); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := RenderWithin(s, v, 8<<10)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "more than 8192 bytes") {
+		t.Fatalf("6.4 MB rendered within 8 KiB: %v", err)
+	}
+	// The whole would be 6.4 MB; what was allocated is the parse and the bound, not that.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Fatalf("rendering within 8 KiB allocated %d bytes", got)
+	}
+	if got, err := RenderWithin("{{.Vars.a}}", v, 64<<10); err != nil || len(got) != 64<<10 {
+		t.Fatalf("exactly the bound: %d bytes, %v", len(got), err)
+	}
+}
+
+// Parts are a template's text and the values it puts in, as Render fills them in.
+func TestParts(t *testing.T) {
+	texts, refs, err := Parts("a {{.Node}} b {{- .Labels.region -}} c {{/* x */}}{{.Vars.tier}}")
+	want := []Ref{{Of: "Node"}, {Of: "Labels", Key: "region"}, {Of: "Vars", Key: "tier"}}
+	if err != nil || strings.Join(texts, "|") != "a | b|c " || len(refs) != 3 || refs[0] != want[0] || refs[1] != want[1] || refs[2] != want[2] {
+		t.Fatalf("Parts = %q, %v, %v", texts, refs, err)
+	}
+	if _, _, err := Parts("{{range .Labels}}{{end}}"); err == nil {
+		t.Fatal("a program's parts were given")
+	}
 }

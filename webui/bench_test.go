@@ -275,8 +275,7 @@ func changeEveryNode(b *testing.B, u *bundle) {
 }
 
 // BenchmarkUnifiedDiff compares two texts of about 64 KiB, the most the diff page compares:
-// with a line in a hundred changed, and with every line changed, where the alignment gives up
-// at maxDiffEdits.
+// with a line in a hundred changed, and with every line changed.
 func BenchmarkUnifiedDiff(b *testing.B) {
 	for _, every := range []int{100, 1} {
 		var x, y strings.Builder
@@ -290,8 +289,8 @@ func BenchmarkUnifiedDiff(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("one line in %d changed", every), func(b *testing.B) {
 			for b.Loop() {
-				if d := unifiedDiff(x.String(), y.String()); d.Skipped != "" || len(d.Hunks) == 0 || d.Coarse != (every == 1) {
-					b.Fatalf("skipped %q, coarse %v", d.Skipped, d.Coarse)
+				if d := unifiedDiff(x.String(), y.String()); d.Skipped != "" || len(d.Hunks) == 0 || (d.Cut != "") != (every == 1) {
+					b.Fatalf("skipped %q, cut %q", d.Skipped, d.Cut)
 				}
 			}
 		})
@@ -540,4 +539,42 @@ func (h *historyCache) forget() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.points = nil
+}
+
+// BenchmarkDriftPage serves the node page of a node with 20 drifts of 16 KiB of random lines
+// found against 64 KiB declared, or 16 KiB declared, and reports the page's size.
+//
+//	go test ./webui -run '^$' -bench DriftPage
+func BenchmarkDriftPage(b *testing.B) {
+	for _, declared := range []int{64 << 10, 16 << 10} {
+		b.Run(fmt.Sprintf("declared %d KiB", declared>>10), func(b *testing.B) {
+			u := driftedNode(b, declared, hq.MaxDriftFound)
+			size := 0
+			for b.Loop() {
+				code, body := u.get(b, "/nodes/web-1")
+				if code != 200 {
+					b.Fatalf("%d %s", code, body)
+				}
+				size = len(body)
+			}
+			b.ReportMetric(float64(size), "page-bytes")
+		})
+	}
+}
+
+// BenchmarkRevisionDiffPage serves the diff of two revisions of 50 files of 64 KiB of random
+// lines, and reports the page's size.
+//
+//	go test ./webui -run '^$' -bench RevisionDiffPage
+func BenchmarkRevisionDiffPage(b *testing.B) {
+	u := revisedModule(b)
+	size := 0
+	for b.Loop() {
+		code, body := u.get(b, "/modules/big/diff?from=1&to=2")
+		if code != 200 {
+			b.Fatalf("%d %s", code, body)
+		}
+		size = len(body)
+	}
+	b.ReportMetric(float64(size), "page-bytes")
 }

@@ -238,7 +238,7 @@ func TestModuleDiffOfALargeFile(t *testing.T) {
 	b.module(t, "big", hq.Resource{Name: "data", Kind: hq.KindFile, Path: "/etc/data", Content: big})
 	b.module(t, "big", hq.Resource{Name: "data", Kind: hq.KindFile, Path: "/etc/data", Content: big + "one more\n"})
 	body := getOK(t, b, "/modules/big/diff?from=1&to=2")
-	wantAll(t, "/modules/big/diff", body, "content: not compared line by line: 69000 bytes before, 69009 after; texts up to 64 KiB are")
+	wantAll(t, "/modules/big/diff", body, "content: diff not shown: 67 KiB against 67 KiB, too large to show (texts up to 64 KiB are compared); 1 line(s) differ")
 	wantNone(t, "/modules/big/diff", body, "a line of a large file")
 	wantAll(t, "/modules/big/revisions/1", getOK(t, b, "/modules/big/revisions/1"), "content: 69000 bytes of content, above 64 KiB: not shown")
 

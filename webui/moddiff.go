@@ -37,9 +37,24 @@ type contentChange struct {
 // Text is the diff as diff -u would print it, for copying.
 func (c contentChange) Text() string { return c.Diff.String(c.From, c.To) }
 
-// maxContentDiffs bounds the files whose content one page compares line by line, each up to
-// maxDiffText: the page of a revision that rewrote every file of a large module stays quick.
-const maxContentDiffs = 50
+// A diff page lists at most maxChanges resources, and shows at most maxFieldText bytes of
+// each field's value: the page of a revision that rewrote a large module stays small.
+const (
+	maxChanges   = 500
+	maxFieldText = 1 << 10
+)
+
+// clipField is a field's value as a page shows it: cut past maxFieldText, saying so.
+func clipField(v string) string {
+	if len(v) <= maxFieldText {
+		return v
+	}
+	cut := maxFieldText
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes, the first %d shown)", v[:cut], len(v), cut)
+}
 
 // diffRevisions compares two revisions resource by resource, by name: those of the newer in
 // its order, then those it removed. It returns the resources that differ and a line that
@@ -51,7 +66,13 @@ func diffRevisions(a, b db.Revision) ([]resourceChange, string) {
 	}
 	var out []resourceChange
 	var added, removed, changed, same int
-	budget := maxContentDiffs
+	budget := newDiffBudget(maxDiffText)
+	// Past maxChanges the resources that differ are counted, not compared.
+	compare := func(before, after *hq.Resource) {
+		if len(out) < maxChanges {
+			out = append(out, compareResource(a.Revision, b.Revision, before, after, budget))
+		}
+	}
 	seen := map[string]bool{}
 	for _, r := range b.Resources {
 		seen[r.Name] = true
@@ -59,10 +80,10 @@ func diffRevisions(a, b db.Revision) ([]resourceChange, string) {
 		switch {
 		case !had:
 			added++
-			out = append(out, compareResource(a.Revision, b.Revision, nil, &r, &budget))
+			compare(nil, &r)
 		case o.Digest() != r.Digest():
 			changed++
-			out = append(out, compareResource(a.Revision, b.Revision, &o, &r, &budget))
+			compare(&o, &r)
 		default:
 			same++
 		}
@@ -70,16 +91,19 @@ func diffRevisions(a, b db.Revision) ([]resourceChange, string) {
 	for _, r := range a.Resources {
 		if !seen[r.Name] {
 			removed++
-			out = append(out, compareResource(a.Revision, b.Revision, &r, nil, &budget))
+			compare(&r, nil)
 		}
 	}
 	summary := fmt.Sprintf("r%d→r%d: %d added, %d removed, %d changed, %d unchanged", a.Revision, b.Revision, added, removed, changed, same)
+	if n := added + removed + changed; n > len(out) {
+		summary += fmt.Sprintf("; the first %d are shown, %d not", len(out), n-len(out))
+	}
 	return out, summary
 }
 
 // compareResource says how a resource differs: before is nil for one added, after for one
-// removed. budget counts down the contents still to compare line by line.
-func compareResource(fromRev, toRev int64, before, after *hq.Resource, budget *int) resourceChange {
+// removed. budget is what the page may still show of content diffs.
+func compareResource(fromRev, toRev int64, before, after *hq.Resource, budget *diffBudget) resourceChange {
 	var c resourceChange
 	var bf, af map[string]string
 	switch {
@@ -102,7 +126,7 @@ func compareResource(fromRev, toRev int64, before, after *hq.Resource, budget *i
 	slices.Sort(keys)
 	for _, k := range keys {
 		if bf[k] != af[k] {
-			c.Fields = append(c.Fields, fieldChange{Name: k, From: bf[k], To: af[k]})
+			c.Fields = append(c.Fields, fieldChange{Name: k, From: clipField(bf[k]), To: clipField(af[k])})
 		}
 	}
 	c.Content = contentOf(fromRev, toRev, c.Name, before, after, budget)
@@ -110,7 +134,7 @@ func compareResource(fromRev, toRev int64, before, after *hq.Resource, budget *i
 }
 
 // contentOf compares a file's content; nil when neither side is a file or it did not change.
-func contentOf(fromRev, toRev int64, name string, before, after *hq.Resource, budget *int) *contentChange {
+func contentOf(fromRev, toRev int64, name string, before, after *hq.Resource, budget *diffBudget) *contentChange {
 	isFile := func(r *hq.Resource) bool { return r != nil && r.Kind == hq.KindFile }
 	if !isFile(before) && !isFile(after) {
 		return nil
@@ -131,15 +155,9 @@ func contentOf(fromRev, toRev int64, name string, before, after *hq.Resource, bu
 		c.Note = fmt.Sprintf("binary content (content_base64, %d bytes before, %d after): not compared line by line", len(ba), len(bb))
 	case !utf8.ValidString(ta) || !utf8.ValidString(tb):
 		c.Note = "content that is not UTF-8 text: not compared line by line"
-	case *budget == 0:
-		c.Note = fmt.Sprintf("not compared line by line: a page compares the content of at most %d files", maxContentDiffs)
 	default:
-		*budget--
-		c.Diff = unifiedDiff(ta, tb)
+		c.Diff = budget.diff(ta, tb)
 		c.Note = c.Diff.Skipped
-		if c.Diff.Coarse {
-			c.Note = fmt.Sprintf("more than %d lines changed: shown as a replacement of the lines between the unchanged start and end", maxDiffEdits)
-		}
 	}
 	return c
 }
@@ -176,7 +194,7 @@ func specFields(r hq.Resource) []fact {
 	m := specMap(r)
 	out := make([]fact, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, fact{Name: k, Value: m[k]})
+		out = append(out, fact{Name: k, Value: clipField(m[k])})
 	}
 	return out
 }

@@ -208,6 +208,9 @@ func (u *UI) driftRows(ctx context.Context, node string, drifts []hq.DriftView) 
 		return nil, err
 	}
 	var rows []driftRow
+	// hostd sends what it found of a file only when both are small text: a declared file
+	// larger than that is summarised.
+	budget := newDiffBudget(hq.MaxDriftFound)
 	for _, d := range drifts {
 		ref := hq.Ref(d.Module, d.Resource)
 		row := driftRow{At: at(d.At, u.Now()), Ref: ref, Detail: d.Detail}
@@ -215,7 +218,7 @@ func (u *UI) driftRows(ctx context.Context, node string, drifts []hq.DriftView) 
 			row.ReportID = *d.ReportID
 		}
 		if want, ok := declared[ref]; ok && d.Found != nil {
-			row.Diff = &fileDiff{From: ref + " as declared", To: ref + " as found", Diff: unifiedDiff(want, *d.Found)}
+			row.Diff = &fileDiff{From: ref + " as declared", To: ref + " as found", Diff: budget.diff(want, *d.Found)}
 		}
 		rows = append(rows, row)
 	}

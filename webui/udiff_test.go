@@ -3,6 +3,7 @@ package webui
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,8 +48,8 @@ func TestUnifiedDiff(t *testing.T) {
 			if got != want {
 				t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
 			}
-			if d.Same() != (tc.want == "") || d.Coarse || d.Skipped != "" {
-				t.Fatalf("same %v, coarse %v, skipped %q", d.Same(), d.Coarse, d.Skipped)
+			if d.Same() != (tc.want == "") || d.Cut != "" || d.Skipped != "" {
+				t.Fatalf("same %v, cut %q, skipped %q", d.Same(), d.Cut, d.Skipped)
 			}
 			if b := patch(t, tc.a, d); b != tc.b {
 				t.Fatalf("the diff applied to a gives %q, want %q", b, tc.b)
@@ -69,95 +70,68 @@ func TestUnifiedDiffSizeBound(t *testing.T) {
 	if d.Skipped == "" || len(d.Hunks) != 0 || d.Same() {
 		t.Fatalf("above the bound: %+v", d)
 	}
-	if want := fmt.Sprintf("not compared line by line: %d bytes before, %d after; texts up to 64 KiB are", len(at), len(over)); d.Skipped != want {
+	if want := "diff not shown: 64 KiB against 64 KiB, too large to show (texts up to 64 KiB are compared); 1 line(s) differ"; d.Skipped != want {
 		t.Fatalf("skipped %q, want %q", d.Skipped, want)
 	}
-	if d := unifiedDiff(over, over); d.Skipped == "" {
-		t.Fatal("two equal texts above the bound were compared")
+	if d := unifiedDiff(over, over); !d.Same() {
+		t.Fatalf("two equal texts above the bound differ: %+v", d)
 	}
 }
 
-// Past maxDiffEdits the changed middle is one replacement: still a diff that turns a into b,
-// with the common start and end as context.
-func TestUnifiedDiffGivesUpToAReplacement(t *testing.T) {
+// One diff shows at most maxDiffLines lines, and says how many it leaves out; a page shows at
+// most maxPageDiff bytes of diffs, and a diff past that is a summary.
+func TestUnifiedDiffIsCut(t *testing.T) {
 	var a, b strings.Builder
-	a.WriteString("head\n")
-	b.WriteString("head\n")
-	for i := range maxDiffEdits {
+	for i := range 2 * maxDiffLines {
 		fmt.Fprintf(&a, "old %d\n", i)
 		fmt.Fprintf(&b, "new %d\n", i)
 	}
-	a.WriteString("tail\n")
-	b.WriteString("tail\n")
 	d := unifiedDiff(a.String(), b.String())
-	if !d.Coarse || len(d.Hunks) != 1 {
-		t.Fatalf("coarse %v, %d hunks", d.Coarse, len(d.Hunks))
+	shown := 0
+	for _, h := range d.Hunks {
+		shown += len(h.Lines)
 	}
-	h := d.Hunks[0]
-	if h.Header() != fmt.Sprintf("@@ -1,%d +1,%d @@", maxDiffEdits+2, maxDiffEdits+2) {
-		t.Fatalf("header %s", h.Header())
+	if shown != maxDiffLines || !strings.HasPrefix(d.Cut, fmt.Sprintf("%d more lines of this diff not shown", 3*maxDiffLines)) {
+		t.Fatalf("%d lines shown, cut %q", shown, d.Cut)
 	}
-	if h.Lines[0].Op != opEqual || h.Lines[1].Op != opDelete || h.Lines[maxDiffEdits+1].Op != opInsert || h.Lines[len(h.Lines)-1].Op != opEqual {
-		t.Fatal("not the head, every old line, every new line, the tail")
+	page := newDiffBudget(maxDiffText)
+	page.left = 100
+	if d := page.diff("a\n", "b\n"); len(d.Hunks) != 1 || d.Cut != "" || page.left != 94 {
+		t.Fatalf("within the page's budget: %+v, %d left", d, page.left)
 	}
-	if got := patch(t, a.String(), d); got != b.String() {
-		t.Fatal("the replacement does not turn a into b")
+	page.left = 5
+	if d := page.diff("a\nb\n", "c\nd\n"); len(d.Hunks) != 1 || len(d.Hunks[0].Lines) != 2 || !strings.HasPrefix(d.Cut, "2 more lines") {
+		t.Fatalf("the page's budget spent within a diff: %+v", d)
 	}
-	// Within the bound the same kind of change is aligned.
-	if d := unifiedDiff("head\nold\ntail\n", "head\nnew\ntail\n"); d.Coarse {
-		t.Fatal("a small change gave up")
+	page.left = 0
+	if d := page.diff("a\nb\n", "c\nb\n"); d.Skipped != "diff not shown: the page shows at most 256 KiB of diffs; 2 line(s) differ" {
+		t.Fatalf("past the page's budget: %+v", d)
 	}
 }
 
-// On random texts the diff turns a into b with the fewest edits: as many as the lengths less
-// twice the longest common subsequence.
-func TestUnifiedDiffIsShortest(t *testing.T) {
+// On random texts the diff turns a into b.
+func TestUnifiedDiffApplies(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	text := func() string {
 		var b strings.Builder
 		for range r.IntN(12) {
 			b.WriteString(string(rune('a'+r.IntN(3))) + "\n")
 		}
+		if r.IntN(4) == 0 {
+			b.WriteString("z")
+		}
 		return b.String()
 	}
 	for range 2000 {
 		a, b := text(), text()
-		la, lb := splitLines(a), splitLines(b)
-		ops, ok := myers(la, lb, maxDiffEdits)
-		if !ok {
-			t.Fatalf("%q → %q gave up", a, b)
-		}
-		edits := 0
-		for _, op := range ops {
-			if op != opEqual {
-				edits++
-			}
-		}
-		if want := len(la) + len(lb) - 2*lcs(la, lb); edits != want {
-			t.Fatalf("%q → %q: %d edits, want %d", a, b, edits, want)
-		}
 		if got := patch(t, a, unifiedDiff(a, b)); got != b {
 			t.Fatalf("%q → %q: the diff gives %q", a, b, got)
 		}
 	}
 }
 
-func lcs(a, b []string) int {
-	m := make([][]int, len(a)+1)
-	for i := range m {
-		m[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				m[i][j] = m[i+1][j+1] + 1
-			} else {
-				m[i][j] = max(m[i+1][j], m[i][j+1])
-			}
-		}
-	}
-	return m[0][0]
-}
+// splitLines cuts a text into lines, each with its newline.
+func splitLines(s string) []string { return slices.Collect(strings.Lines(s)) }
 
 // patch applies a diff's hunks to a, checking that every context and deleted line is what a
 // has there.
