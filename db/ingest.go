@@ -695,6 +695,18 @@ func OutcomeDigest(rep hq.Report) string {
 			str("note")
 			str(r.Note)
 		}
+		// A container's status is part of what a report says: one that changed is written
+		// (recordContainers), and one that did not keeps the report a repeat.
+		if c := r.Container; c != nil {
+			str("container")
+			str(c.ID)
+			str(c.ImageDigest)
+			str(hq.FormatTime(c.StartedAt))
+			buf = binary.AppendVarint(buf, c.Restarts)
+			str(c.Health)
+			str(c.Spec)
+			flag(c.EarlierSpec)
+		}
 		if len(buf) > 4096 {
 			h.Write(buf)
 			buf = buf[:0]
