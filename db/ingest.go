@@ -164,6 +164,11 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 			if err := recordDrifts(ctx, q, node, resp.ReportID, rep.Results, at); err != nil {
 				return err
 			}
+			if !(same && clean) {
+				if err := recordContainers(ctx, q, node, resp.ReportID, rep.Results, at); err != nil {
+					return err
+				}
+			}
 		}
 		if err := q.NodeSetReported(ctx, driver.NodeSetReportedParams{Name: node, LastReportAt: sql.NullString{String: at, Valid: true}, LastReportID: sql.NullInt64{Int64: resp.ReportID, Valid: true}}); err != nil {
 			return err
@@ -207,7 +212,9 @@ func settledReport(rep hq.Report) (driver.ReportSettledParams, bool) {
 	}
 	first := rep.Results[0]
 	for _, r := range rep.Results {
-		if !plainApplied(r) || (r.Attempted && r.Changed) != (first.Attempted && first.Changed) {
+		// A container's status may be news, which the general path writes (recordContainers);
+		// a report that repeats the last one is still taken by ReportSteady.
+		if !plainApplied(r) || r.Container != nil || (r.Attempted && r.Changed) != (first.Attempted && first.Changed) {
 			return p, false
 		}
 	}
