@@ -50,6 +50,9 @@ type ResourceView struct {
 	HoldReason          string    `json:"hold_reason"`
 	BlockedBy           string    `json:"blocked_by"`
 	Group               string    `json:"group"`
+	// Container is what runs for a container resource, as its hostd last reported it; nil
+	// for other kinds, and before hostd has said.
+	Container *ContainerStatus `json:"container,omitempty"`
 }
 
 // ReportView is one row of a node's report history.

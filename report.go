@@ -82,6 +82,59 @@ type Result struct {
 	// what of its spec changed, a volume whose host path moved with nothing copied.
 	Note       string `json:"note,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
+	// Container is what runs for a container resource, as hostd last saw it; nil for other
+	// kinds, and for a container hostd has not created yet.
+	Container *ContainerStatus `json:"container,omitempty"`
+}
+
+// ContainerStatus is what runs for a container resource: the container hostd created (or
+// adopted) for it, as hostd last saw it. hostd keeps it in its ledger, so a reconcile that
+// finds the container still running as recorded says it without asking the container CLI.
+type ContainerStatus struct {
+	// ID is the engine's id of the container.
+	ID string `json:"id"`
+	// ImageDigest is the digest of the image it runs (sha256:…), which hostd made sure the
+	// engine holds the image by before it created the container.
+	ImageDigest string `json:"image_digest"`
+	// StartedAt is when its process last started; zero for a container created and not
+	// started (a module not taken), or when the CLI does not say.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// Restarts counts the times hostd saw it restart since it was created: crashes hostd put
+	// back, and restarts behind its back (the engine's restart policy, or someone's).
+	Restarts int64 `json:"restarts"`
+	// Health is HealthHealthy when its health check passed in the reconcile that reported
+	// it, HealthUnhealthy when it did not, HealthNone when it declares none.
+	Health string `json:"health"`
+	// Spec is the digest of the spec the running container was made from.
+	Spec string `json:"spec"`
+	// EarlierSpec says what runs is not the spec declared now: a group that did not apply
+	// rolled it back, or the change has not applied yet.
+	EarlierSpec bool `json:"earlier_spec,omitempty"`
+}
+
+// The health a ContainerStatus may say.
+const (
+	HealthHealthy   = "healthy"
+	HealthUnhealthy = "unhealthy"
+	HealthNone      = "none"
+)
+
+// MaxContainerText bounds each text of a ContainerStatus: an id, a digest or a health.
+const MaxContainerText = 200
+
+// checkContainer says what is wrong with a result's container status; "" when nothing is.
+func checkContainer(c *ContainerStatus) string {
+	switch {
+	case c == nil:
+		return ""
+	case c.ID == "" || len(c.ID) > MaxContainerText || len(c.ImageDigest) > MaxContainerText || len(c.Spec) > MaxContainerText:
+		return fmt.Sprintf("needs an id, and each text at most %d bytes", MaxContainerText)
+	case c.Health != HealthHealthy && c.Health != HealthUnhealthy && c.Health != HealthNone:
+		return "health must be healthy, unhealthy or none"
+	case c.Restarts < 0:
+		return "restarts must not be negative"
+	}
+	return ""
 }
 
 // ReportResponse is the controller's answer to a report.
@@ -127,6 +180,9 @@ func ValidateReport(rep Report) error {
 		}
 		if !r.Outcome.Outcome() {
 			errs = append(errs, resultError(i, "outcome", "must be applied, failed, held, grouped-pending or pending"))
+		}
+		if msg := checkContainer(r.Container); msg != "" {
+			errs = append(errs, resultError(i, "container", msg))
 		}
 		key := [2]string{r.Module, r.Resource}
 		if _, ok := seen[key]; ok {

@@ -22,3 +22,30 @@ func TestValidateReportHostFacts(t *testing.T) {
 		}
 	}
 }
+
+// A result's container status is refused, with the field named, unless it has an id, bounded
+// texts, a health of the three and no negative restarts.
+func TestValidateReportContainerStatus(t *testing.T) {
+	for _, tc := range []struct {
+		c  *ContainerStatus
+		ok bool
+	}{
+		{nil, true},
+		{&ContainerStatus{ID: "4f1c", ImageDigest: "sha256:ab", Health: HealthHealthy, Spec: "sha256:cd", Restarts: 3}, true},
+		{&ContainerStatus{ID: "4f1c", Health: HealthNone}, true},
+		{&ContainerStatus{Health: HealthNone}, false},
+		{&ContainerStatus{ID: "4f1c", Health: "fine"}, false},
+		{&ContainerStatus{ID: "4f1c", Health: HealthUnhealthy, Restarts: -1}, false},
+		{&ContainerStatus{ID: strings.Repeat("a", MaxContainerText+1), Health: HealthNone}, false},
+		{&ContainerStatus{ID: "4f1c", Health: HealthNone, Spec: strings.Repeat("a", MaxContainerText+1)}, false},
+	} {
+		rep := Report{Results: []Result{{Module: "app", Resource: "web", Outcome: StateApplied, Container: tc.c}}}
+		err := ValidateReport(rep)
+		if (err == nil) != tc.ok {
+			t.Errorf("container %+v: %v, want ok=%v", tc.c, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.(*Error).Details[0].Field, "results[0].container") {
+			t.Errorf("container %+v: %v names %q", tc.c, err, err.(*Error).Details[0].Field)
+		}
+	}
+}

@@ -73,6 +73,11 @@ func (r *Report) Texts(each func(field string, s *string)) {
 		each("results[].drift_detail", &res.DriftDetail)
 		each("results[].drift_found", &res.DriftFound)
 		each("results[].note", &res.Note)
+		if c := res.Container; c != nil {
+			each("results[].container.id", &c.ID)
+			each("results[].container.image_digest", &c.ImageDigest)
+			each("results[].container.spec", &c.Spec)
+		}
 	}
 	if f := r.Refused; f != nil {
 		each("refused.digest", &f.Digest)

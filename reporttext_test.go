@@ -48,7 +48,7 @@ func docTexts(t *testing.T) map[string]string {
 func TestSecurityDocListsEveryReportText(t *testing.T) {
 	documented := docTexts(t)
 	hostile := strings.Repeat("\x00\xff\xfe"+"ü", 7<<20/5)
-	rep := Report{Results: []Result{{}}, Refused: &Refusal{}, Transport: &TransportRefusal{}, Host: &HostFacts{}}
+	rep := Report{Results: []Result{{Container: &ContainerStatus{}}}, Refused: &Refusal{}, Transport: &TransportRefusal{}, Host: &HostFacts{}}
 	visited := map[string]bool{}
 	rep.Texts(func(field string, s *string) {
 		visited[field] = true
@@ -62,6 +62,8 @@ func TestSecurityDocListsEveryReportText(t *testing.T) {
 		switch {
 		case strings.HasPrefix(field, "host."):
 			want, bound = fmt.Sprintf("%d bytes", MaxHostFact), MaxHostFact
+		case strings.HasPrefix(field, "results[].container."):
+			want, bound = fmt.Sprintf("%d bytes", MaxContainerText), MaxContainerText
 		case field == "results[].drift_found":
 			want, bound = "16 KiB", MaxDriftFound
 		}

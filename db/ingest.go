@@ -164,6 +164,11 @@ func (s *Store) Ingest(ctx context.Context, node string, rep hq.Report, opts Ing
 			if err := recordDrifts(ctx, q, node, resp.ReportID, rep.Results, at); err != nil {
 				return err
 			}
+			if !(same && clean) {
+				if err := recordContainers(ctx, q, node, resp.ReportID, rep.Results, at); err != nil {
+					return err
+				}
+			}
 		}
 		if err := q.NodeSetReported(ctx, driver.NodeSetReportedParams{Name: node, LastReportAt: sql.NullString{String: at, Valid: true}, LastReportID: sql.NullInt64{Int64: resp.ReportID, Valid: true}}); err != nil {
 			return err
@@ -207,7 +212,9 @@ func settledReport(rep hq.Report) (driver.ReportSettledParams, bool) {
 	}
 	first := rep.Results[0]
 	for _, r := range rep.Results {
-		if !plainApplied(r) || (r.Attempted && r.Changed) != (first.Attempted && first.Changed) {
+		// A container's status may be news, which the general path writes (recordContainers);
+		// a report that repeats the last one is still taken by ReportSteady.
+		if !plainApplied(r) || r.Container != nil || (r.Attempted && r.Changed) != (first.Attempted && first.Changed) {
 			return p, false
 		}
 	}
@@ -694,6 +701,18 @@ func OutcomeDigest(rep hq.Report) string {
 		if r.Note != "" { // only then: the digests of reports without notes stay what they were
 			str("note")
 			str(r.Note)
+		}
+		// A container's status is part of what a report says: one that changed is written
+		// (recordContainers), and one that did not keeps the report a repeat.
+		if c := r.Container; c != nil {
+			str("container")
+			str(c.ID)
+			str(c.ImageDigest)
+			str(hq.FormatTime(c.StartedAt))
+			buf = binary.AppendVarint(buf, c.Restarts)
+			str(c.Health)
+			str(c.Spec)
+			flag(c.EarlierSpec)
 		}
 		if len(buf) > 4096 {
 			h.Write(buf)

@@ -224,6 +224,9 @@ func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 		for i, r := range all {
 			v.Resources[i] = resourceView(r)
 		}
+		if err := addContainers(ctx, q, name, v.Resources); err != nil {
+			return err
+		}
 		if v.Rollouts, err = nodeRollouts(ctx, q, name); err != nil {
 			return err
 		}

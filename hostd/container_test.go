@@ -216,6 +216,9 @@ func TestContainerGroupRollsBack(t *testing.T) {
 	if now, st := state(env, "hq-app-a"); now != idA || st != "running" {
 		t.Fatalf("the first member after the rollback: %s %s, want its previous container %s running", now, st, idA)
 	}
+	if c := rs["app/a"].Container; c == nil || c.ID != idA || !c.EarlierSpec || c.Spec == changedA.Digest() {
+		t.Fatalf("the first member's status after the rollback: %+v, want its previous container %s, of an earlier spec", c, idA)
+	}
 	if got := get(t, fmt.Sprintf("http://127.0.0.1:%d/", p1)); got != "hello from the image\n" {
 		t.Fatalf("the previous container serves %q", got)
 	}

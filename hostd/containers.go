@@ -47,6 +47,12 @@ type container struct {
 	// Image is the image it was created from, as it was named.
 	Image  string
 	Labels map[string]string
+	// StartedAt is when its process last started, in unix seconds; 0 when it never started or
+	// the CLI does not say (podman does, Docker's ps not).
+	StartedAt int64
+	// Restarts is the engine's count of its restarts by its restart policy, when the CLI
+	// lists it (later podmans do).
+	Restarts int64
 }
 
 func (c container) running() bool { return c.State == "running" }
@@ -155,13 +161,17 @@ func parseContainers(out []byte) ([]container, error) {
 			Pid      int
 			Image    string
 			Labels   map[string]string
+			// StartedAt is unix seconds, and negative (Go's zero time) before a first start.
+			StartedAt int64
+			Restarts  int64
 		}
 		if err := json.Unmarshal(out, &rows); err != nil {
 			return nil, err
 		}
 		cs := make([]container, 0, len(rows))
 		for _, r := range rows {
-			ct := container{ID: r.ID, State: r.State, ExitCode: r.ExitCode, PID: r.Pid, Image: r.Image, Labels: r.Labels}
+			ct := container{ID: r.ID, State: r.State, ExitCode: r.ExitCode, PID: r.Pid, Image: r.Image, Labels: r.Labels,
+				StartedAt: max(r.StartedAt, 0), Restarts: max(r.Restarts, 0)}
 			if len(r.Names) > 0 {
 				ct.Name = r.Names[0]
 			}
@@ -306,6 +316,9 @@ type containers struct {
 	networks, left map[string]bool
 	// envKey is the node's key of env digests, once read.
 	envKey []byte
+	// healthy holds, by ref, whether each container whose health was checked in this
+	// reconcile passed, for its status.
+	healthy map[string]bool
 }
 
 // containerList returns the node's labelled containers as listed at the start of this

@@ -255,7 +255,7 @@ func (e *Engine) reconcile(ctx context.Context, d *hq.Declaration, start time.Ti
 	// The root is resolved again each time: it may be a link that was moved.
 	e.confiner = newConfiner(e.cfg.Root)
 	e.pkgs = packages{}
-	e.ctrs.byName, e.ctrs.networks, e.ctrs.left = nil, nil, nil
+	e.ctrs.byName, e.ctrs.networks, e.ctrs.left, e.ctrs.healthy = nil, nil, nil, nil
 	for _, m := range d.Modules {
 		for _, r := range m.Resources {
 			if r.Kind == hq.KindPackage {
@@ -271,6 +271,7 @@ func (e *Engine) reconcile(ctx context.Context, d *hq.Declaration, start time.Ti
 		rc.results = append(rc.results, rc.module(ctx, m)...)
 	}
 	rc.removeStrayContainers(ctx)
+	rc.containerStatuses()
 	e.sayRolledBack(rc.results)
 	// What the results (and the ledger) say was done is durable before they are returned.
 	e.durable()

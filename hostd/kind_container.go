@@ -126,15 +126,17 @@ func (containerStep) check(ctx context.Context, o *op) error {
 		return nil
 	default:
 		if err := o.e.ctrs.checkHealth(ctx, name, o.decl, o.e.cfg.HealthTimeout); err != nil {
+			o.sawHealth(false)
 			o.unhealthy = err
 			c.drift = err.Error()
 			return nil
 		}
+		o.sawHealth(true)
 		o.equal = true
 		c.crash = o.restartedOf(ctx, ct)
 	}
 	if o.equal {
-		o.record = containerEntry(o, "adopted", procOf(ct), ct.running())
+		o.record = containerEntry(o, "adopted", ct)
 	}
 	return nil
 }
@@ -174,14 +176,36 @@ func (o *op) restartedOf(ctx context.Context, ct container) string {
 	return "the container exited and was started again since the last reconcile" + o.e.ctrs.lastLogs(ctx, ct.Name)
 }
 
-// markCrash records in o's ledger entry that its container was found failed at now.
+// markCrash records in o's ledger entry that its container was found failed at now, and
+// counts the restarts that stands for.
 func (o *op) markCrash(now time.Time) {
 	if o.record == nil {
 		return
 	}
 	r := *o.record
 	r.CrashedAtMS = now.UnixMilli()
+	r.Restarts += o.restartsSeen()
 	o.record = &r
+}
+
+// restartsSeen is how many restarts the failure hostd just found stands for: one, or as many
+// as the engine counted since hostd last listed the container, when the engine counts them
+// (its restart policy may restart a container several times between two looks).
+func (o *op) restartsSeen() int64 {
+	n := int64(1)
+	if c, en := o.ctr, o.entry; c != nil && c.found != nil && en != nil && en.Spec == o.spec {
+		n = max(n, c.found.Restarts-en.EngineRestarts)
+	}
+	return n
+}
+
+// sawHealth notes whether o's container passed its health check in this reconcile, for its
+// status (containerStatus).
+func (o *op) sawHealth(ok bool) {
+	if o.e.ctrs.healthy == nil {
+		o.e.ctrs.healthy = map[string]bool{}
+	}
+	o.e.ctrs.healthy[o.ref] = ok
 }
 
 // settling says why container o, found running as declared, is not yet applied: hostd put it
@@ -220,12 +244,15 @@ func (o *op) crashed() error {
 // CLI's, which costs more than the rest of a reconcile.
 func (o *op) stillAsRecorded(ctx context.Context) bool {
 	en := o.entry
-	if en == nil || en.Kind != hq.KindContainer || en.Spec != o.spec || !o.taken || o.restart || !en.Proc.alive() {
+	// An entry without the container's id was written before entries kept it: the container
+	// is listed once, and its entry says what runs from then on.
+	if en == nil || en.Kind != hq.KindContainer || en.Spec != o.spec || !o.taken || o.restart || en.ContainerID == "" || !en.Proc.alive() {
 		return false
 	}
 	if o.e.ctrs.checkHealth(ctx, containerName(o.module, o.decl.Name), o.decl, o.e.cfg.HealthTimeout) != nil {
 		return false // looked at again through the CLI, which the restart needs
 	}
+	o.sawHealth(true)
 	o.present, o.managed, o.equal, o.record = true, true, true, en
 	return true
 }
@@ -253,20 +280,47 @@ func owner(ct container) string {
 
 const noOwner = "no resource of hostd's"
 
-// containerEntry is the ledger entry of a container made (or found) with o's spec, running as
-// proc (nil: not known), and ran when hostd has it running. An entry already saying so is
-// kept, so the ledger is not written again for nothing.
-func containerEntry(o *op, wrote string, proc *procID, ran bool) *Entry {
+// containerEntry is the ledger entry of container ct, made (or found) with o's spec: its id,
+// its image's digest, when it started and its process when it runs (hostd then has it
+// running). An entry of the same spec keeps the restarts counted; one already saying all this
+// is kept as it is, so the ledger is not written again for nothing.
+func containerEntry(o *op, wrote string, ct container) *Entry {
+	proc, ran := procOf(ct), ct.running()
+	_, image, _ := strings.Cut(o.decl.Image, "@")
 	en := o.entry
 	if en == nil || en.Kind != o.decl.Kind || en.Spec != o.spec {
-		return &Entry{Kind: o.decl.Kind, Spec: o.spec, Wrote: wrote, Proc: proc, Ran: ran}
+		return &Entry{Kind: o.decl.Kind, Spec: o.spec, Wrote: wrote, Proc: proc, Ran: ran,
+			ContainerID: ct.ID, ImageDigest: image, StartedAt: ct.StartedAt, EngineRestarts: ct.Restarts}
 	}
-	if en.Ran == ran && (en.Proc == nil) == (proc == nil) && (proc == nil || *en.Proc == *proc) {
+	if en.Ran == ran && (en.Proc == nil) == (proc == nil) && (proc == nil || *en.Proc == *proc) &&
+		en.ContainerID == ct.ID && en.ImageDigest == image && en.StartedAt == ct.StartedAt && en.EngineRestarts == ct.Restarts {
 		return en
 	}
 	again := *en
 	again.Proc, again.Ran = proc, ran
+	again.ContainerID, again.ImageDigest, again.StartedAt, again.EngineRestarts = ct.ID, image, ct.StartedAt, ct.Restarts
 	return &again
+}
+
+// containerStatus is what runs for container resource r of module m, from its ledger entry
+// (nil when hostd has made no container for it): healthy says whether it passed its health
+// check in this reconcile.
+func containerStatus(r hq.Resource, en *Entry, healthy, seen bool) *hq.ContainerStatus {
+	if en == nil || en.Kind != hq.KindContainer || en.ContainerID == "" {
+		return nil
+	}
+	st := &hq.ContainerStatus{ID: en.ContainerID, ImageDigest: en.ImageDigest, Restarts: en.Restarts, Spec: en.Spec,
+		Health: hq.HealthNone, EarlierSpec: en.Spec != r.Digest()}
+	if en.StartedAt > 0 {
+		st.StartedAt = time.Unix(en.StartedAt, 0).UTC()
+	}
+	if r.Health != nil {
+		st.Health = hq.HealthUnhealthy
+		if seen && healthy {
+			st.Health = hq.HealthHealthy
+		}
+	}
+	return st
 }
 
 // stage pulls the image and creates the container the declaration asks for, touching none
@@ -335,7 +389,11 @@ func (s containerStep) commit(ctx context.Context, o *op) error {
 	if c.found != nil {
 		wrote = "replaced"
 	}
-	o.record = containerEntry(o, wrote, nil, false) // its process, once it runs
+	id := c.nextID
+	if id == "" && c.found != nil {
+		id = c.found.ID
+	}
+	o.record = containerEntry(o, wrote, container{ID: id}) // its process, once it runs
 	if !o.taken {
 		if c.found != nil && c.found.running() && c.aside == "" {
 			return cli.stop(ctx, name, o.e.cfg.StopTimeout)
@@ -356,8 +414,9 @@ func (s containerStep) commit(ctx context.Context, o *op) error {
 		return err
 	}
 	ct, err := cli.waitReady(ctx, name, o.decl, o.e.cfg.HealthTimeout, o.e.cfg.StartGrace)
+	o.sawHealth(err == nil)
 	if err == nil {
-		o.record = containerEntry(o, wrote, procOf(ct), true)
+		o.record = containerEntry(o, wrote, ct)
 	}
 	return err
 }

@@ -64,6 +64,19 @@ type Entry struct {
 	// milliseconds): until it has run for a while since, it is not called applied, so a crash
 	// loop reads failed from one look to the next (see op.settling).
 	CrashedAtMS int64 `json:"crashed_at_ms,omitempty"`
+	// ContainerID, ImageDigest and StartedAt say what runs for a container: the engine's id
+	// of it, the digest of its image and when its process started (unix seconds), as hostd
+	// created, started or last listed it. A reconcile that finds it still as recorded reports
+	// them without asking the CLI.
+	ContainerID string `json:"container_id,omitempty"`
+	ImageDigest string `json:"image_digest,omitempty"`
+	StartedAt   int64  `json:"started_at,omitempty"`
+	// Restarts counts the restarts of the container hostd saw since it created it: crashes
+	// it put back, restarts behind its back (see op.markCrash).
+	Restarts int64 `json:"restarts,omitempty"`
+	// EngineRestarts is the engine's own count of the container's restarts as last listed,
+	// when its CLI lists one: what it grew by is what the engine restarted it since.
+	EngineRestarts int64 `json:"engine_restarts,omitempty"`
 }
 
 func newLedger() *Ledger {

@@ -418,6 +418,23 @@ func (rc *reconcileRun) notDurable(err error) {
 	}
 }
 
+// containerStatuses says, on the result of every container resource, what runs for it as its
+// ledger entry says once this reconcile is done: the container applied, or the one that stayed
+// when a change did not apply (a group rolled back, a create that failed).
+func (rc *reconcileRun) containerStatuses() {
+	i := 0
+	for _, m := range rc.d.Modules {
+		for _, r := range m.Resources {
+			if r.Kind == hq.KindContainer && i < len(rc.results) {
+				ref := hq.Ref(m.Name, r.Name)
+				healthy, seen := rc.e.ctrs.healthy[ref]
+				rc.results[i].Container = containerStatus(r, rc.e.ledger.Resources[ref], healthy, seen)
+			}
+			i++
+		}
+	}
+}
+
 // dropOld removes what o's resource made before its path (or a service's kind) changed, now
 // that the new state stays.
 func (rc *reconcileRun) dropOld(ctx context.Context, o *op) error {

@@ -44,6 +44,7 @@ type nodePage struct {
 	Counts      []stateCount
 	Assignments []assignmentRow
 	Resources   []resourceRow
+	Containers  []containerRow
 	Holds       []hq.Hold
 	Strip       []stripCell
 	Reports     []reportRow
@@ -113,6 +114,19 @@ type resourceRow struct {
 	Group               string
 	// Retry offers the retry button: the resource is failed or stuck.
 	Retry bool
+}
+
+// containerRow is what runs for one container resource, as its hostd last reported it.
+type containerRow struct {
+	Ref         string
+	ID          string
+	ImageDigest string
+	Started     when
+	Restarts    int64
+	Health      badge
+	// Earlier says it runs an earlier spec than declared: a group rolled back, or the change
+	// has not applied yet.
+	Earlier bool
 }
 
 type reportRow struct {
@@ -267,6 +281,11 @@ func buildNode(v hq.NodeView, reports []db.ReportOutcome, sends []hq.SendView, t
 			NeverApplied: r.NeverApplied, LastError: r.LastError, HoldReason: r.HoldReason,
 			BlockedBy: r.BlockedBy, Group: r.Group, Retry: r.State == hq.StateFailed || r.State == hq.StateStuck,
 		})
+		if c := r.Container; c != nil {
+			p.Containers = append(p.Containers, containerRow{Ref: hq.Ref(r.Module, r.Resource), ID: short(c.ID),
+				ImageDigest: short(c.ImageDigest), Started: at(c.StartedAt, now), Restarts: c.Restarts,
+				Health: badge{c.Health, healthTone(c.Health)}, Earlier: c.EarlierSpec})
+		}
 	}
 	for i, r := range reports {
 		if i < recentReports {
@@ -291,6 +310,18 @@ func buildNode(v hq.NodeView, reports []db.ReportOutcome, sends []hq.SendView, t
 		p.Transitions = append(p.Transitions, row)
 	}
 	return p
+}
+
+// healthTone colours a container's health: good when its check passed, bad when it did not,
+// quiet when it declares none.
+func healthTone(h string) tone {
+	switch h {
+	case hq.HealthHealthy:
+		return toneGood
+	case hq.HealthUnhealthy:
+		return toneBad
+	}
+	return toneNeutral
 }
 
 // stripOf colours a report by its worst outcome, in the order a node's status is chosen:

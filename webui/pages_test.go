@@ -205,3 +205,37 @@ func TestNodePageShowsADriftedFileAsADiff(t *testing.T) {
 		t.Errorf("%d diffs on the page, want 1 (the mode change has none)", n)
 	}
 }
+
+// The node page shows what runs for each container, and says of one that runs an earlier spec
+// than declared that it does.
+func TestNodePageShowsContainers(t *testing.T) {
+	b := setup(t)
+	b.node(t, "web-1")
+	img := "localhost/app@sha256:" + strings.Repeat("ab", 32)
+	b.module(t, "app", hq.Resource{Name: "web", Kind: hq.KindContainer, Image: img},
+		hq.Resource{Name: "db", Kind: hq.KindContainer, Image: img}, file("conf"))
+	b.assign(t, "web-1", "app")
+	web, db := result("app", "web", hq.StateApplied), result("app", "db", hq.StateApplied)
+	web.Container = &hq.ContainerStatus{ID: "4f1c2d3e4f5a6b7c8d9e", ImageDigest: "sha256:" + strings.Repeat("cd", 32),
+		StartedAt: time.Now().Add(-time.Hour), Restarts: 3, Health: hq.HealthHealthy, Spec: "sha256:now"}
+	db.Container = &hq.ContainerStatus{ID: "99aa88bb77cc66dd", Health: hq.HealthUnhealthy, Spec: "sha256:before", EarlierSpec: true}
+	b.report(t, "web-1", web, db, result("app", "conf", hq.StateApplied))
+	code, body := b.get(t, "/nodes/web-1")
+	if code != http.StatusOK {
+		t.Fatalf("%d %s", code, body)
+	}
+	if n := strings.Count(body, `class="container-row"`); n != 2 {
+		t.Fatalf("%d container rows, want 2", n)
+	}
+	for _, want := range []string{"4f1c2d3e4f5a", "cdcdcdcdcdcd", ">3</td>", "healthy", "unhealthy", "99aa88bb77cc"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the node page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "4f1c2d3e4f5a6b") {
+		t.Error("the page shows a container's whole id, not its short one")
+	}
+	if n := strings.Count(body, "runs an earlier spec than declared"); n != 1 {
+		t.Errorf("the page says %d time(s) that a container runs an earlier spec, want once (app/db)", n)
+	}
+}

@@ -468,8 +468,49 @@ func (s *scanner) result(seen *interns) hq.Result {
 		case "note":
 			r.Note = s.str()
 			return 11
+		case "container":
+			r.Container = s.container()
+			return 12
 		}
 		return -1
 	})
 	return r
+}
+
+// container reads a result's container status, or null.
+func (s *scanner) container() *hq.ContainerStatus {
+	if s.ok && s.next() == 'n' {
+		if !s.literal("null") {
+			s.ok = false
+		}
+		return nil
+	}
+	c := &hq.ContainerStatus{}
+	s.object(func(name []byte) int {
+		switch string(name) {
+		case "id":
+			c.ID = s.str()
+			return 0
+		case "image_digest":
+			c.ImageDigest = s.str()
+			return 1
+		case "started_at":
+			c.StartedAt = s.time()
+			return 2
+		case "restarts":
+			c.Restarts = s.int()
+			return 3
+		case "health":
+			c.Health = s.str()
+			return 4
+		case "spec":
+			c.Spec = s.str()
+			return 5
+		case "earlier_spec":
+			c.EarlierSpec = s.boolean()
+			return 6
+		}
+		return -1
+	})
+	return c
 }

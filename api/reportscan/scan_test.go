@@ -28,7 +28,10 @@ func reportSeeds() [][]byte {
 		StartedAt: time.Date(2026, 11, 30, 3, 12, 0, 123, time.UTC), FinishedAt: time.Date(2026, 11, 30, 3, 12, 1, 0, time.UTC),
 		Refused: &hq.Refusal{Generation: 41, Digest: "sha256:cd", SendID: 6, ComposedBy: "hq:1:x", Reason: "older"},
 		Results: []hq.Result{{Module: "app", Resource: "a", Outcome: hq.StateApplied, Attempted: true, Changed: true, DurationMS: 3},
-			{Module: "app", Resource: "b", Outcome: hq.StateFailed, Error: "é\nboom", HoldReason: "x", BlockedBy: "app/a", Drift: true, DriftDetail: "missing"}}}
+			{Module: "app", Resource: "b", Outcome: hq.StateFailed, Error: "é\nboom", HoldReason: "x", BlockedBy: "app/a", Drift: true, DriftDetail: "missing"},
+			{Module: "app", Resource: "web", Outcome: hq.StateApplied, Container: &hq.ContainerStatus{ID: "4f1c", ImageDigest: "sha256:cd",
+				StartedAt: time.Date(2026, 11, 30, 3, 11, 0, 0, time.UTC), Restarts: 2, Health: hq.HealthHealthy, Spec: "sha256:ef", EarlierSpec: true}},
+			{Module: "app", Resource: "held", Outcome: hq.StateHeld, Container: &hq.ContainerStatus{ID: "77", Health: hq.HealthNone}}}}
 	b, _ := json.Marshal(full)
 	empty, _ := json.Marshal(hq.Report{Results: []hq.Result{}})
 	return [][]byte{b, empty,
@@ -36,7 +39,11 @@ func reportSeeds() [][]byte {
 		[]byte(`{"generation":1,"generation":2}`), []byte(`{"Generation":1}`), []byte(`{"generation":1.5}`),
 		[]byte(`{"generation":1e3}`), []byte(`{"digest":null,"refused":null}`), []byte(`{"results":[{"extra":1}]}`),
 		[]byte(`{} {}`), []byte(`{"started_at":"2026-11-30T03:12:00+01:00"}`), []byte(`{"started_at":"yesterday"}`),
-		[]byte("{\"digest\":\"\xff\"}"), []byte(`{"results":null}`), []byte(`[]`), []byte(`{"send_id":-3}`)}
+		[]byte("{\"digest\":\"\xff\"}"), []byte(`{"results":null}`), []byte(`[]`), []byte(`{"send_id":-3}`),
+		[]byte(`{"results":[{"module":"a","resource":"b","outcome":"applied","container":{"id":"x","image_digest":"sha256:1","started_at":"2026-11-30T03:12:00Z","restarts":3,"health":"none","spec":"s"}}]}`),
+		[]byte(`{"results":[{"module":"a","resource":"b","container":null}]}`), []byte(`{"results":[{"container":{"id":"x","id":"y"}}]}`),
+		[]byte(`{"results":[{"container":{"restarts":1.5}}]}`), []byte(`{"results":[{"container":{"started_at":null}}]}`),
+		[]byte(`{"results":[{"container":{"Health":"none"}}]}`), []byte(`{"results":[{"container":[]}]}`)}
 }
 
 // The scanner accepts exactly what the general decoder accepts, with the same result. It reads
@@ -131,7 +138,7 @@ func BenchmarkScanHeader500(b *testing.B) {
 
 // The shape hostd writes takes the scanner's path.
 func TestHostdShapedReportsTakeTheFastPath(t *testing.T) {
-	for _, s := range reportSeeds()[:3] {
+	for _, s := range append(reportSeeds()[:3], reportSeeds()[16:18]...) {
 		if _, ok := Scan(s, nil); !ok {
 			t.Errorf("the scanner handed on %s", s)
 		}
@@ -186,13 +193,18 @@ func TestKnownResourceNamesAreNotAllocatedAgain(t *testing.T) {
 // the scanner, and read as the general decoder reads it.
 func TestScanAgreesWithTheGeneralDecoderOnACorpus(t *testing.T) {
 	var corpus [][]byte
-	for n := range []int{0, 1, 500} {
+	for _, n := range []int{0, 1, 500} {
 		rep := hq.Report{SendID: int64(n), Generation: 3, Digest: "sha256:" + strings.Repeat("0f", 32),
 			StartedAt: time.Date(2026, 12, 1, 0, 0, 0, 5, time.UTC), FinishedAt: time.Date(2026, 12, 1, 0, 0, 1, 0, time.UTC),
 			Results: make([]hq.Result, n)}
 		for i := range rep.Results {
 			rep.Results[i] = hq.Result{Module: "m" + fmt.Sprint(i%3), Resource: fmt.Sprintf("r-%d", i), Outcome: hq.StateApplied,
 				Attempted: i%2 == 0, Changed: i%5 == 0, DurationMS: int64(i), Note: strings.Repeat("ü", i%4)}
+			if i%7 == 0 {
+				rep.Results[i].Container = &hq.ContainerStatus{ID: fmt.Sprintf("%064x", i), ImageDigest: "sha256:" + strings.Repeat("1e", 32),
+					StartedAt: time.Unix(int64(1796611922+i), 0).UTC(), Restarts: int64(i % 3), Health: hq.HealthHealthy,
+					Spec: "sha256:" + strings.Repeat("5c", 32), EarlierSpec: i%2 == 1}
+			}
 		}
 		compact, _ := json.Marshal(rep)
 		indented, _ := json.MarshalIndent(rep, "", "\t")

@@ -37,12 +37,13 @@ var operators = map[string]operator{
 	"modules":  {"", "every module with its latest revision, when it was pushed, and the nodes it is assigned to", cmdModules, nil},
 	"label":    {"NODE k=v…", "replace a node's labels", cmdLabel, nil},
 	"retry":    {"NODE MODULE/RESOURCE", "start a failed or stuck resource over, and drop the host's back-off for it", cmdRetry, nil},
+	"logs":     {"NODE MODULE/RESOURCE", "the last lines hostd reported for a resource: its last error, which carries a failed container's last log lines; and, for a container, what runs", cmdLogs, nil},
 	"place":    {"NAME MODULE SELECTOR [--taken] [--rollout JSON] | NAME --delete", "put a module on every node a label selector matches, now and later", cmdPlace, placeFlags},
 	"rollout":  {"list | show|resume|abort ID", "the rollouts of new revisions of placed modules, one with its nodes, or resume or abort one", cmdRollout, nil},
 }
 
 // operatorNames lists the commands in the order usage shows them.
-var operatorNames = []string{"status", "nodes", "node", "modules", "module", "assign", "take", "unassign", "label", "place", "rollout", "retry"}
+var operatorNames = []string{"status", "nodes", "node", "modules", "module", "assign", "take", "unassign", "label", "place", "rollout", "retry", "logs"}
 
 const cliEnvironment = `
 environment:
@@ -590,6 +591,58 @@ func cmdRetry(ctx context.Context, o *cliRun, args []string) error {
 	return o.print(map[string]string{"retry": args[1]}, func() []string {
 		return []string{fmt.Sprintf("%s: retrying %s", args[0], args[1])}
 	})
+}
+
+// logsView is what hq logs prints of one resource.
+type logsView struct {
+	Node      string              `json:"node"`
+	Resource  string              `json:"resource"`
+	State     hq.State            `json:"state"`
+	LastError string              `json:"last_error"`
+	Container *hq.ContainerStatus `json:"container,omitempty"`
+}
+
+// cmdLogs prints the last lines hostd reported for a resource: the last error the node's row
+// keeps, which for a container that failed ends with what it wrote last.
+func cmdLogs(ctx context.Context, o *cliRun, args []string) error {
+	if err := wantArgs(args, 2, "NODE MODULE/RESOURCE"); err != nil {
+		return err
+	}
+	module, resource, ok := strings.Cut(args[1], "/")
+	if !ok || module == "" || resource == "" {
+		return usageError(fmt.Sprintf("want MODULE/RESOURCE, not %q", args[1]))
+	}
+	n, err := o.c.Node(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(n.Resources, func(r hq.ResourceView) bool { return r.Module == module && r.Resource == resource })
+	if i < 0 {
+		return hq.Errorf(hq.CodeNotFound, "%s declares no %s", args[0], args[1])
+	}
+	r := n.Resources[i]
+	v := logsView{Node: n.Name, Resource: args[1], State: r.State, LastError: r.LastError, Container: r.Container}
+	return o.print(v, func() []string {
+		head := fmt.Sprintf("%s on %s: %s", v.Resource, v.Node, v.State)
+		if c := v.Container; c != nil {
+			head += fmt.Sprintf("; container %s, %s, %d restart(s)", shortID(c.ID), c.Health, c.Restarts)
+			if !c.StartedAt.IsZero() {
+				head += ", started " + hq.FormatTime(c.StartedAt)
+			}
+		}
+		if v.LastError == "" {
+			return []string{head, "no error reported: nothing failing to show"}
+		}
+		return append([]string{head}, strings.Split(v.LastError, "\n")...)
+	})
+}
+
+// shortID is a container id as its CLI shows it.
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }
 
 // operatorLine finds the operator command in a command line whose flags may stand before it

@@ -305,3 +305,61 @@ func TestCLIPlanShowsTheRolloutsWaves(t *testing.T) {
 		t.Errorf("rollouts after a plan: %v, %v; want none", rs, err)
 	}
 }
+
+// hq logs prints the last lines hostd reported for a resource: a failed container's error,
+// which ends with what it wrote, and what runs for it.
+func TestCLILogs(t *testing.T) {
+	ctx := context.Background()
+	store := teststore.Open(t, db.Options{})
+	s := &api.Server{Store: store, AdminToken: "admin", Instance: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxWait: time.Second}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	e := &cliEnv{t: t, url: srv.URL}
+	if _, _, err := store.CreateNode(ctx, "web-1"); err != nil {
+		t.Fatal(err)
+	}
+	img := "localhost/app@sha256:" + strings.Repeat("ab", 32)
+	if _, err := store.PutModule(ctx, "app", []hq.Resource{{Name: "web", Kind: hq.KindContainer, Image: img},
+		{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Assign(ctx, "web-1", "app", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, err := store.Compose(ctx, "web-1", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	rep := hq.Report{SendID: d.SendID, Generation: d.Generation, Digest: d.Digest, Results: []hq.Result{
+		{Module: "app", Resource: "web", Outcome: hq.StateFailed, Attempted: true,
+			Error: "the container exited with code 3; it wrote: listening on :80\nout of memory; started again",
+			Container: &hq.ContainerStatus{ID: strings.Repeat("4f", 32), ImageDigest: "sha256:" + strings.Repeat("ab", 32),
+				StartedAt: started, Restarts: 2, Health: hq.HealthNone, Spec: "sha256:x"}},
+		{Module: "app", Resource: "conf", Outcome: hq.StateApplied, Attempted: true},
+	}}
+	if _, err := store.Ingest(ctx, "web-1", rep, db.IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "app/web on web-1: failed; container 4f4f4f4f4f4f, none, 2 restart(s), started 2026-11-30T03:00:00.000Z\n" +
+		"the container exited with code 3; it wrote: listening on :80\nout of memory; started again\n"
+	if out := e.ok("logs", "web-1", "app/web"); out != want {
+		t.Errorf("logs of a failed container:\n%s\nwant\n%s", out, want)
+	}
+	if out := e.ok("logs", "web-1", "app/conf"); out != "app/conf on web-1: applied\nno error reported: nothing failing to show\n" {
+		t.Errorf("logs of an applied file: %q", out)
+	}
+	var j struct {
+		LastError string `json:"last_error"`
+		Container *hq.ContainerStatus
+	}
+	if err := json.Unmarshal([]byte(e.ok("logs", "web-1", "app/web", "-o", "json")), &j); err != nil || j.Container == nil || j.Container.Restarts != 2 || !strings.Contains(j.LastError, "out of memory") {
+		t.Errorf("logs -o json: %+v %v", j, err)
+	}
+	if code, _, errs := e.run("logs", "web-1", "app/nothing"); code != 1 || !strings.Contains(errs, "declares no app/nothing") {
+		t.Errorf("logs of a resource not declared: exit %d, %q", code, errs)
+	}
+	if code, _, _ := e.run("logs", "web-1", "web"); code != 2 {
+		t.Errorf("logs without MODULE/RESOURCE: exit %d, want 2", code)
+	}
+}

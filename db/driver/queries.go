@@ -29,6 +29,8 @@ type Queries interface {
 	AssignmentPinNodes(ctx context.Context, arg AssignmentPinNodesParams) error
 	AssignmentSetTaken(ctx context.Context, arg AssignmentSetTakenParams) error
 	AssignmentSetTakenOnNodes(ctx context.Context, arg AssignmentSetTakenOnNodesParams) error
+	ContainerStatusListByNode(ctx context.Context, node string) ([]ContainerStatus, error)
+	ContainerStatusRecord(ctx context.Context, arg ContainerStatusRecordParams) error
 	DriftCountsByNodesSince(ctx context.Context, arg DriftCountsByNodesSinceParams) ([]DriftCountsByNodesSinceRow, error)
 	DriftInsert(ctx context.Context, arg DriftInsertParams) error
 	DriftListByNode(ctx context.Context, arg DriftListByNodeParams) ([]Drift, error)
@@ -310,6 +312,36 @@ type AssignmentSetTakenParams struct {
 	Taken  bool
 	Node   string
 	Module string
+}
+
+type ContainerStatus struct {
+	Node        string
+	Module      string
+	Resource    string
+	ContainerID string
+	ImageDigest string
+	StartedAt   sql.NullString
+	Restarts    int64
+	Health      string
+	SpecDigest  string
+	EarlierSpec int64
+	Since       string
+	ReportID    sql.NullInt64
+}
+
+type ContainerStatusRecordParams struct {
+	ContainerID string
+	ImageDigest string
+	StartedAt   sql.NullString
+	Restarts    int64
+	Health      string
+	SpecDigest  string
+	EarlierSpec int64
+	Since       string
+	ReportID    sql.NullInt64
+	Node        string
+	Module      string
+	Resource    string
 }
 
 type Drift struct {

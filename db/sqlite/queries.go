@@ -124,6 +124,15 @@ func (q queries) DriftCountsByNodesSince(ctx context.Context, arg driver.DriftCo
 	})
 }
 
+func (q queries) ContainerStatusListByNode(ctx context.Context, node string) ([]driver.ContainerStatus, error) {
+	rs, err := q.q.ContainerStatusListByNode(ctx, node)
+	return driver.Each(rs, err, func(r sqlitesqlc.ContainerStatus) driver.ContainerStatus { return driver.ContainerStatus(r) })
+}
+
+func (q queries) ContainerStatusRecord(ctx context.Context, arg driver.ContainerStatusRecordParams) error {
+	return q.q.ContainerStatusRecord(ctx, sqlitesqlc.ContainerStatusRecordParams(arg))
+}
+
 func (q queries) DriftInsert(ctx context.Context, arg driver.DriftInsertParams) error {
 	return q.q.DriftInsert(ctx, sqlitesqlc.DriftInsertParams(arg))
 }

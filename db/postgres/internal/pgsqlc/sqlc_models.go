@@ -17,6 +17,21 @@ type Assignment struct {
 	Source     string
 }
 
+type ContainerStatus struct {
+	Node        string
+	Module      string
+	Resource    string
+	ContainerID string
+	ImageDigest string
+	StartedAt   sql.NullString
+	Restarts    int64
+	Health      string
+	SpecDigest  string
+	EarlierSpec int64
+	Since       string
+	ReportID    sql.NullInt64
+}
+
 type Drift struct {
 	ID       int64
 	Node     string

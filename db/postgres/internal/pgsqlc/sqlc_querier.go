@@ -48,6 +48,10 @@ type Querier interface {
 	AssignmentPinNodes(ctx context.Context, arg AssignmentPinNodesParams) error
 	AssignmentSetTaken(ctx context.Context, arg AssignmentSetTakenParams) error
 	AssignmentSetTakenOnNodes(ctx context.Context, arg AssignmentSetTakenOnNodesParams) error
+	ContainerStatusListByNode(ctx context.Context, node string) ([]ContainerStatus, error)
+	// What a report says runs for a container resource, written only when it says something new
+	// and only for a container resource the node has: a steady report writes nothing.
+	ContainerStatusRecord(ctx context.Context, arg ContainerStatusRecordParams) error
 	// How often each resource of some nodes (a JSON array of names) drifted since @since, those
 	// at @threshold or more.
 	DriftCountsByNodesSince(ctx context.Context, arg DriftCountsByNodesSinceParams) ([]DriftCountsByNodesSinceRow, error)

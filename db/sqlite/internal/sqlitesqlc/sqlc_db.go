@@ -87,6 +87,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentSetTakenOnNodesStmt, err = db.PrepareContext(ctx, assignmentSetTakenOnNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTakenOnNodes: %w", err)
 	}
+	if q.containerStatusListByNodeStmt, err = db.PrepareContext(ctx, containerStatusListByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ContainerStatusListByNode: %w", err)
+	}
+	if q.containerStatusRecordStmt, err = db.PrepareContext(ctx, containerStatusRecord); err != nil {
+		return nil, fmt.Errorf("error preparing query ContainerStatusRecord: %w", err)
+	}
 	if q.driftCountsByNodesSinceStmt, err = db.PrepareContext(ctx, driftCountsByNodesSince); err != nil {
 		return nil, fmt.Errorf("error preparing query DriftCountsByNodesSince: %w", err)
 	}
@@ -594,6 +600,16 @@ func (q *Queries) Close() error {
 	if q.assignmentSetTakenOnNodesStmt != nil {
 		if cerr := q.assignmentSetTakenOnNodesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentSetTakenOnNodesStmt: %w", cerr)
+		}
+	}
+	if q.containerStatusListByNodeStmt != nil {
+		if cerr := q.containerStatusListByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing containerStatusListByNodeStmt: %w", cerr)
+		}
+	}
+	if q.containerStatusRecordStmt != nil {
+		if cerr := q.containerStatusRecordStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing containerStatusRecordStmt: %w", cerr)
 		}
 	}
 	if q.driftCountsByNodesSinceStmt != nil {
@@ -1321,6 +1337,8 @@ type Queries struct {
 	assignmentPinNodesStmt                *sql.Stmt
 	assignmentSetTakenStmt                *sql.Stmt
 	assignmentSetTakenOnNodesStmt         *sql.Stmt
+	containerStatusListByNodeStmt         *sql.Stmt
+	containerStatusRecordStmt             *sql.Stmt
 	driftCountsByNodesSinceStmt           *sql.Stmt
 	driftInsertStmt                       *sql.Stmt
 	driftListByNodeStmt                   *sql.Stmt
@@ -1481,6 +1499,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assignmentPinNodesStmt:                q.assignmentPinNodesStmt,
 		assignmentSetTakenStmt:                q.assignmentSetTakenStmt,
 		assignmentSetTakenOnNodesStmt:         q.assignmentSetTakenOnNodesStmt,
+		containerStatusListByNodeStmt:         q.containerStatusListByNodeStmt,
+		containerStatusRecordStmt:             q.containerStatusRecordStmt,
 		driftCountsByNodesSinceStmt:           q.driftCountsByNodesSinceStmt,
 		driftInsertStmt:                       q.driftInsertStmt,
 		driftListByNodeStmt:                   q.driftListByNodeStmt,
