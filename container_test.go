@@ -202,3 +202,20 @@ func TestContainerFieldsLeaveOtherDigestsAlone(t *testing.T) {
 }
 
 // What a host says of itself is bounded and must name its hostd.
+
+// Actions and jobs gate what follows them unless they say otherwise; containers, like
+// services and files, gate only when they ask to.
+func TestWhichKindsGateByDefault(t *testing.T) {
+	for kind, want := range map[string]bool{KindAction: true, KindJob: true, KindContainer: false, KindService: false, KindFile: false} {
+		r := Resource{Name: "r", Kind: kind}
+		if got := r.IsGate(); got != want {
+			t.Errorf("a %s gates by default: %v, want %v", kind, got, want)
+		}
+		r.Gate = ptrTo(!want)
+		if got := r.IsGate(); got != !want {
+			t.Errorf("a %s with gate: %v gates: %v", kind, !want, got)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

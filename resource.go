@@ -86,7 +86,9 @@ type Health struct {
 }
 
 // IsGate reports whether what follows r in its module waits for r to apply.
-// Actions and jobs gate unless they say otherwise; other kinds only when they ask to.
+// Actions and jobs gate unless they say otherwise; other kinds only when they ask to. A
+// container, like a service, is something that runs rather than a step others build on: a
+// gate by default would hold every later resource of its module on one bad image.
 func (r Resource) IsGate() bool {
 	if r.Gate != nil {
 		return *r.Gate

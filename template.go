@@ -36,6 +36,9 @@ func (r *Resource) templated(each func(field string, s *string)) {
 		each(fmt.Sprintf("ports[%d]", i), &r.Ports[i])
 	}
 	each("user", &r.User)
+	if r.Health != nil {
+		each("health.http", &r.Health.HTTP)
+	}
 }
 
 // Templated reports whether any field of r is a template.
@@ -50,6 +53,11 @@ func (r Resource) Templated() bool {
 func (r Resource) clone() Resource {
 	r.Command, r.Validate, r.Env = slices.Clone(r.Command), slices.Clone(r.Validate), maps.Clone(r.Env)
 	r.Volumes, r.Ports = slices.Clone(r.Volumes), slices.Clone(r.Ports)
+	if r.Health != nil {
+		h := *r.Health
+		h.Command = slices.Clone(h.Command)
+		r.Health = &h
+	}
 	return r
 }
 
@@ -67,7 +75,7 @@ func (r Resource) checkTemplates(add func(field, format string, args ...any)) {
 
 // Render returns r with every template in it filled in from v. A key v lacks is an error
 // that names the field and the key; so is a rendered path, link target, command, env value,
-// volume, port or user that the rule for a literal one would refuse, since a value may hold
+// volume, port, user or health URL that the rule for a literal one would refuse, since a value may hold
 // ".." or a ':' or a NUL, or be empty.
 func (r Resource) Render(v tmpl.Values) (Resource, error) {
 	left := math.MaxInt
@@ -98,8 +106,8 @@ func (r Resource) RenderWithin(v tmpl.Values, left *int) (Resource, error) {
 	return out, first
 }
 
-// checkRendered holds a rendered path, link target, volume, port and user to the rules a
-// literal one is held to at upload.
+// checkRendered holds a rendered path, link target, volume, port, user and health URL to the
+// rules a literal one is held to at upload.
 func (r Resource) checkRendered(src Resource) error {
 	if tmpl.Is(src.Path) && !validPath(r.Path) {
 		return fmt.Errorf("%s path: renders to %q, which is not absolute and clean (no '..', no trailing '/'), or is /", r.Name, clip(r.Path, 200))
@@ -133,6 +141,9 @@ func (r Resource) checkRendered(src Resource) error {
 	}
 	if tmpl.Is(src.User) && !validUser(r.User) {
 		return fmt.Errorf("%s user: renders to %q: %s", r.Name, clip(r.User, 200), userRule)
+	}
+	if src.Health != nil && tmpl.Is(src.Health.HTTP) && !validHealthURL(r.Health.HTTP) {
+		return fmt.Errorf("%s health.http: renders to %q: %s", r.Name, clip(r.Health.HTTP, 200), healthURLRule)
 	}
 	return nil
 }

@@ -241,3 +241,46 @@ func TestRenderWithinStopsAtTheBound(t *testing.T) {
 		t.Fatalf("300 bytes within 300: %v, %d left", err, left)
 	}
 }
+
+// health.http may be a template, filled in like the other fields and held to the URL rule once
+// rendered; the resource it was rendered from keeps its template.
+func TestHealthHTTPIsTemplated(t *testing.T) {
+	v := tmpl.Values{Node: "web-1", Labels: map[string]string{"port": "8080"}, Vars: map[string]string{"bad": "ftp://x", "empty": ""}}
+	svc := Resource{Name: "svc", Kind: KindService, Command: []string{"/bin/svc"},
+		Health: &Health{HTTP: "http://{{.Node}}.internal:{{.Labels.port}}/health"}}
+	ctr := Resource{Name: "web", Kind: KindContainer, Image: "registry.example/web@sha256:" + strings.Repeat("a", 64),
+		Health: &Health{HTTP: "https://127.0.0.1:{{.Labels.port}}/ready"}}
+	for _, r := range []Resource{svc, ctr} {
+		if err := ValidateModule([]Resource{r}); err != nil {
+			t.Fatalf("%s: a templated health URL was refused at upload: %v", r.Name, err)
+		}
+		if !r.Templated() {
+			t.Fatalf("%s: a templated health URL is not Templated", r.Name)
+		}
+	}
+	got, err := svc.Render(v)
+	if err != nil || got.Health.HTTP != "http://web-1.internal:8080/health" {
+		t.Fatalf("rendered %+v, %v", got.Health, err)
+	}
+	if svc.Health.HTTP != "http://{{.Node}}.internal:{{.Labels.port}}/health" {
+		t.Fatal("rendering changed the resource it rendered")
+	}
+	if _, err := ctr.Render(tmpl.Values{Node: "web-1"}); err == nil || !strings.Contains(err.Error(), "health.http") || !strings.Contains(err.Error(), `"port"`) {
+		t.Fatalf("a missing label rendered: %v", err)
+	}
+	for _, url := range []string{"{{.Vars.bad}}", "http://{{.Vars.empty}}/health"} {
+		r := svc
+		r.Health = &Health{HTTP: url}
+		if _, err := r.Render(v); err == nil || !strings.Contains(err.Error(), "health.http: renders to") {
+			t.Errorf("%s rendered with %v: %v", url, v.Vars, err)
+		}
+	}
+	if err := ValidateModule([]Resource{{Name: "svc", Kind: KindService, Command: []string{"/bin/svc"}, Health: &Health{HTTP: "{{.Labels.port"}}}); err == nil {
+		t.Fatal("a broken health.http template was accepted")
+	}
+	sz, err := SizeOf([]Resource{svc})
+	rendered, _ := json.Marshal([]Resource{got})
+	if err != nil || sz.For(v) != len(rendered) {
+		t.Fatalf("size %d, rendered encoding %d bytes (%v)", sz.For(v), len(rendered), err)
+	}
+}

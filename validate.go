@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshhq/hq/debversion"
 	"github.com/meshhq/hq/paths"
+	"github.com/meshhq/hq/tmpl"
 )
 
 // MaxNameLen bounds node, module, resource and group names.
@@ -216,8 +217,8 @@ func validateHealth(r Resource, add func(field, format string, args ...any)) {
 		if h.Command != nil {
 			add("health.command", "is run in a container: a %s's health is checked over http only", r.Kind)
 		}
-		if !validHealthURL(h.HTTP) {
-			add("health.http", "must be an http:// or https:// URL")
+		if !validHealthURL(h.HTTP) && !tmpl.Is(h.HTTP) {
+			add("health.http", "%s", healthURLRule)
 		}
 		return
 	}
@@ -230,8 +231,8 @@ func validateHealth(r Resource, add func(field, format string, args ...any)) {
 		}
 	case h.HTTP == "":
 		add("health", "needs http (a URL that must answer 2xx) or command (run in the container, must exit 0)")
-	case !validHealthURL(h.HTTP):
-		add("health.http", "must be an http:// or https:// URL")
+	case !validHealthURL(h.HTTP) && !tmpl.Is(h.HTTP):
+		add("health.http", "%s", healthURLRule)
 	}
 }
 
@@ -321,6 +322,10 @@ func ParseMode(mode string, def uint32) uint32 {
 	v, _ := strconv.ParseUint(mode, 8, 32)
 	return uint32(v)
 }
+
+// healthURLRule is what validHealthURL asks. A templated URL is held to it once rendered for
+// a node (Resource.Render): before, its {{…}} is no URL.
+const healthURLRule = "must be an http:// or https:// URL"
 
 func validHealthURL(s string) bool {
 	u, err := url.Parse(s)

@@ -129,6 +129,41 @@ func TestRegressedAndStuckAfterDuration(t *testing.T) {
 	}
 }
 
+// never_applied is per node: a resource that applied at revisions 1 to 3 and is stuck at
+// revision 4 regressed; one that never applied on the node at any revision never applied.
+func TestNeverAppliedIsPerNodeNotPerSpec(t *testing.T) {
+	t.Parallel()
+	s, _ := setupWith(t, Options{StuckAttempts: 2})
+	mustNode(t, s, "web-1")
+	mustNode(t, s, "web-2")
+	for rev := range 3 {
+		mustModule(t, s, "app", file("conf", fmt.Sprint("v", rev+1)))
+		if rev == 0 {
+			mustAssign(t, s, "web-1", "app")
+		}
+		ingest(t, s, "web-1", mustCompose(t, s, "web-1", "test"), applied("app", "conf")...)
+	}
+	mustModule(t, s, "app", file("conf", "v4"))
+	if r := resource(t, s, "web-1", "app", "conf"); r.State != hq.StatePending || r.NeverApplied {
+		t.Fatalf("a changed spec of a resource that applied before: %+v, want pending, not never applied", r)
+	}
+	mustAssign(t, s, "web-2", "app")
+	for _, node := range []string{"web-1", "web-2"} {
+		d := mustCompose(t, s, node, "test")
+		ingest(t, s, node, d, failing("app", "conf"))
+		ingest(t, s, node, d, failing("app", "conf"))
+	}
+	if r := resource(t, s, "web-1", "app", "conf"); r.State != hq.StateStuck || r.NeverApplied {
+		t.Fatalf("web-1: %+v, want stuck and regressed (it applied at revisions 1 to 3)", r)
+	}
+	if r := resource(t, s, "web-2", "app", "conf"); r.State != hq.StateStuck || !r.NeverApplied {
+		t.Fatalf("web-2: %+v, want stuck and never applied", r)
+	}
+	if v := mustGetNode(t, s, "web-1"); !strings.HasPrefix(v.Lines[0], "stuck: app/conf (regressed,") {
+		t.Fatalf("web-1's line %q calls a regression never applied", v.Lines[0])
+	}
+}
+
 func TestStuckScope(t *testing.T) {
 	t.Parallel()
 	s, _ := setupWith(t, Options{StuckAttempts: 1})

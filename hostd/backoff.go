@@ -21,6 +21,11 @@ type failure struct {
 	// Spec is the digest of the spec that failed: a new declaration that changes it resets
 	// the count.
 	Spec string `json:"spec,omitempty"`
+	// Stuck is set when the controller declared the resource stuck while this run of failures
+	// lasted. A group with a stuck member is not attempted again (each attempt takes its old
+	// state down and puts it back) until its spec changes or an operator retries it: both
+	// forget the failure, and with it the mark.
+	Stuck bool `json:"stuck,omitempty"`
 }
 
 // backoff spaces out the attempts of failing resources: after n consecutive failures the next
@@ -57,6 +62,20 @@ func (b *backoff) skip(ref string, now time.Time) *failure {
 		return f
 	}
 	return nil
+}
+
+// stuck marks the failures of refs as stuck; a ref with no failure (it was retried, or it
+// applied since) is left alone. It returns the refs it newly marked.
+func (b *backoff) stuck(refs []string) []string {
+	var marked []string
+	for _, ref := range refs {
+		if f := b.fails[ref]; f != nil && !f.Stuck {
+			f.Stuck = true
+			b.dirty = true
+			marked = append(marked, ref)
+		}
+	}
+	return marked
 }
 
 func (b *backoff) failed(ref string, at time.Time, err, spec string) {

@@ -188,6 +188,20 @@ func (e *Engine) DropBackoff(refs ...string) {
 	}
 }
 
+// MarkStuck takes in the controller's stuck list: a group with a member on it is not
+// attempted again until that member's spec changes or DropBackoff names it. Only a resource
+// whose failures hostd still keeps is marked: one retried or applied since is not stuck here.
+func (e *Engine) MarkStuck(refs ...string) {
+	if e.cfg.Masterless || len(refs) == 0 {
+		return
+	}
+	if marked := e.fails.stuck(refs); len(marked) > 0 {
+		if err := e.fails.save(e.cfg.StateDir); err != nil {
+			e.log.Warn("saving back-off state", "err", err)
+		}
+	}
+}
+
 // Close stops watching the services, and stops them too with StopServicesOnExit; otherwise
 // they keep running for the next engine to re-adopt.
 func (e *Engine) Close() {

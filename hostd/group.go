@@ -161,17 +161,29 @@ func (ga *groupApply) waiting() []string {
 }
 
 // backedOff fails, without an attempt, the members whose back-off says not yet: the group is
-// attempted when every member may be.
+// attempted when every member may be. A member the controller declared stuck waits for good:
+// every attempt of a group takes its old state down and puts it back, so a group that cannot
+// apply is not tried again until its spec changes or an operator retries it.
 func (ga *groupApply) backedOff() []string {
 	var culprits []string
 	for k := range ga.g.members {
-		if f := ga.rc.e.fails.skip(ga.ref(k), ga.rc.start); f != nil {
+		ref := ga.ref(k)
+		if f := ga.rc.e.fails.fails[ref]; f != nil && f.Stuck {
+			*ga.res(k) = hq.Result{Module: ga.m.Name, Resource: ga.res(k).Resource, Outcome: hq.StateFailed,
+				Error: f.Err + "; " + stuckGroupWait}
+			culprits = append(culprits, ref+" stuck: "+stuckGroupWait)
+			continue
+		}
+		if f := ga.rc.e.fails.skip(ref, ga.rc.start); f != nil {
 			*ga.res(k) = hq.Result{Module: ga.m.Name, Resource: ga.res(k).Resource, Outcome: hq.StateFailed, Error: f.Err}
-			culprits = append(culprits, ga.ref(k)+" failed")
+			culprits = append(culprits, ref+" failed")
 		}
 	}
 	return culprits
 }
+
+// stuckGroupWait says why a group with a stuck member is not attempted.
+const stuckGroupWait = "the group is not attempted again until its declaration changes or an operator retries"
 
 // fail makes member k's result a failed attempt and counts it for back-off.
 func (ga *groupApply) fail(k int, err error) string {

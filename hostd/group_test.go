@@ -565,3 +565,66 @@ func TestGroupServiceThatTurnsUnhealthyFailsAlone(t *testing.T) {
 	b.noLitter("/etc/pair")
 	b.noJournal()
 }
+
+// A group with a member the controller declared stuck is not attempted again, however long
+// it waits, until the operator retries it or a new declaration changes that member; the mark
+// outlives a restart of hostd.
+func TestStuckGroupWaitsForRetryOrNewSpec(t *testing.T) {
+	b := setup(t)
+	tries := filepath.Join(t.TempDir(), "tries")
+	counted := func(name, path, content string) hq.Resource {
+		r := member(name, path, content)
+		r.Validate = []string{"/bin/sh", "-c", "echo x >> " + tries + "; ! grep -q bad {path}"}
+		return r
+	}
+	attempts := func() int {
+		c, _ := os.ReadFile(tries)
+		return strings.Count(string(c), "x")
+	}
+	group := func(bContent string) hq.DeclaredModule {
+		return mod("app", false, counted("a", "/etc/pair/a.conf", "A1\n"), counted("b", "/etc/pair/b.conf", bContent))
+	}
+	d := b.decl(group("bad\n"))
+	b.reconcile(d).want(t, "app/b", hq.StateFailed, true, false)
+	b.reconcile(d).want(t, "app/b", hq.StateFailed, true, false) // each reconcile is an hour on
+	n := attempts()
+	if n == 0 {
+		t.Fatal("the group's validates never ran")
+	}
+
+	// Only a resource hostd keeps failures for is marked: a's are its culprit's.
+	b.eng.MarkStuck("app/a", "app/b")
+	b.restart()
+	for range 3 {
+		rs := b.reconcile(d)
+		if r := rs.want(t, "app/b", hq.StateFailed, false, false); !strings.Contains(r.Error, "validate:") || !strings.Contains(r.Error, stuckGroupWait) {
+			t.Fatalf("a stuck member reports %q", r.Error)
+		}
+		if r := rs.want(t, "app/a", hq.StateGroupedPending, false, false); !strings.Contains(r.Error, "app/b stuck") {
+			t.Fatalf("a stuck member's partner reports %q", r.Error)
+		}
+	}
+	if got := attempts(); got != n {
+		t.Fatalf("a stuck group was checked %d more time(s)", got-n)
+	}
+
+	// The operator's retry attempts it once more; it fails and waits out a back-off again.
+	b.eng.DropBackoff("app/b")
+	b.reconcile(d).want(t, "app/b", hq.StateFailed, true, false)
+	if got := attempts(); got == n {
+		t.Fatal("a retried stuck group was not attempted")
+	}
+	b.eng.MarkStuck("app/b")
+	b.reconcile(d).want(t, "app/b", hq.StateFailed, false, false)
+
+	// A revision that leaves the member as it was keeps the mark; one that changes it applies.
+	d2 := b.decl(group("bad\n"))
+	b.reconcile(d2).want(t, "app/b", hq.StateFailed, false, false)
+	d3 := b.decl(group("B2\n"))
+	rs := b.reconcile(d3)
+	rs.want(t, "app/a", hq.StateApplied, true, true)
+	rs.want(t, "app/b", hq.StateApplied, true, true)
+	if b.read("/etc/pair/b.conf") != "B2\n" {
+		t.Fatal("the changed group did not apply")
+	}
+}

@@ -46,6 +46,8 @@ type containerOp struct {
 	started bool
 	// prev is the resource found was made from, to say what a recreate changes.
 	prev *hq.Resource
+	// note, for a job, says it ran again from the start after a restart of hostd.
+	note string
 }
 
 // containerName is the name hostd gives the container of a resource.
@@ -474,6 +476,9 @@ func (containerStep) finish(o *op) {
 // copied: the data the container used is where it was, not where it is now.
 func (o *op) containerNote() string {
 	c := o.ctr
+	if c != nil && c.note != "" {
+		return c.note
+	}
 	if c == nil || c.found == nil || c.found.Labels[labelSpec] == o.spec {
 		return ""
 	}

@@ -3,6 +3,7 @@ package hostd
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/meshhq/hq"
@@ -38,16 +39,68 @@ func (jobStep) commit(ctx context.Context, o *op) error {
 		if !ownedBy(ct, o.module, o.decl.Name) {
 			return fmt.Errorf("a container named %s on this node belongs to %s, not to %s", name, owner(ct), o.ref)
 		}
-		cli.remove(ctx, name) // left by a run hostd did not see end
+		if ct.Labels[labelSpec] == o.spec {
+			if decided, err := adoptJob(ctx, o, name, ct); decided {
+				return err
+			}
+		}
+		cli.remove(ctx, name) // left by a run hostd did not see end, of another spec or never started
 	}
 	if _, err := o.e.createContainer(ctx, o, name); err != nil {
 		return err
 	}
-	defer cli.remove(context.WithoutCancel(ctx), name)
 	// start -a waits for the container and exits with its code; its output is the excerpt.
-	if out, err := cli.cli.run(ctx, o.e.cfg.CommandTimeout, "start", "-a", name); err != nil {
+	out, err := cli.cli.run(ctx, o.e.cfg.CommandTimeout, "start", "-a", name)
+	if err != nil && ctx.Err() != nil {
+		// hostd is stopping: the job runs on, for the next hostd to wait for (adoptJob).
+		return fmt.Errorf("hostd stopped while the job ran; the next hostd waits for it: %w", err)
+	}
+	defer cli.remove(context.WithoutCancel(ctx), name)
+	if err != nil {
 		return fmt.Errorf("%w%s", err, lastLines(out))
 	}
+	return jobRan(o)
+}
+
+// adoptJob decides a job from the run of this spec an earlier hostd started and did not see
+// end (hostd stopped or crashed while it ran): a job must not run twice for one crash. A run
+// still going is waited for; one that ended is read for its exit code; either is then the
+// result. decided is false when the run tells nothing: one created but never started is
+// started afresh, and one in a state hostd cannot read an outcome from (paused, stopping) is
+// run again from the start, with a note saying so.
+func adoptJob(ctx context.Context, o *op, name string, ct container) (decided bool, err error) {
+	cli := o.e.ctrs
+	var code int
+	switch ct.State {
+	case "created", "configured", "initialized":
+		return false, nil
+	case "running":
+		out, err := cli.cli.run(ctx, o.e.cfg.CommandTimeout, "wait", name)
+		if err != nil {
+			// Left as it is: the next reconcile waits for it again.
+			return true, fmt.Errorf("waiting for the run an earlier hostd started: %w", err)
+		}
+		if code, err = strconv.Atoi(strings.TrimSpace(string(out))); err != nil {
+			return true, fmt.Errorf("waiting for the run an earlier hostd started: %s wait said %q", cli.cli.path, strings.TrimSpace(string(out)))
+		}
+	case "exited", "stopped":
+		code = ct.ExitCode
+	default:
+		o.ctr.note = fmt.Sprintf("job %s re-run: interrupted by a restart of hostd (its run was %s)", o.ref, ct.State)
+		o.e.log.Warn("a job's earlier run cannot be read; running it again", "resource", o.ref, "state", ct.State)
+		return false, nil
+	}
+	logs := cli.lastLogs(ctx, name)
+	cli.remove(context.WithoutCancel(ctx), name)
+	o.e.log.Info("a job an earlier hostd started has ended", "resource", o.ref, "exit_code", code)
+	if code != 0 {
+		return true, fmt.Errorf("exited with code %d (a run an earlier hostd started)%s", code, logs)
+	}
+	return true, jobRan(o)
+}
+
+// jobRan records that job o ran to success at its spec.
+func jobRan(o *op) error {
 	o.committed = true
 	o.e.ledger.Actions[actionKey(o.ref, o.spec)] = true
 	o.record = &Entry{Kind: hq.KindJob, Spec: o.spec, Wrote: "ran"}

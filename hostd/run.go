@@ -225,6 +225,8 @@ func (a *daemon) delivered(d delivered) {
 		}
 	}
 	a.stuck = stuck
+	// Marked before the retries are taken in: a retry in the same answer wins.
+	a.eng.MarkStuck(d.resp.Stuck...)
 	if len(d.resp.Retry) > 0 {
 		a.eng.DropBackoff(d.resp.Retry...)
 		a.log.Info("controller asked to retry", "resources", d.resp.Retry)

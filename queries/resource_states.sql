@@ -112,11 +112,12 @@ WHERE r.module = @module AND r.revision = @revision
   AND (CAST(@every AS INTEGER) = 1 OR r.resource IN (SELECT value FROM json_each(CAST(@names AS TEXT))));
 
 -- name: ResourceStateRedeclareOnNodes :exec
--- A changed spec starts over on every node named: pending, counters reset, never applied at it.
+-- A changed spec starts over on every node named: pending, counters reset. never_applied is
+-- kept: it says the resource never once applied on the node, whatever the spec.
 UPDATE resource_states
 SET kind = @kind, spec_digest = @spec_digest, position = @position, group_name = @group_name,
     state = 'pending', since = @since, attempts = 0, consecutive_failures = 0, failing_since = NULL,
-    never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason
+    last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason
 WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)));
 
 -- name: ResourceStateMoveOnNodes :exec

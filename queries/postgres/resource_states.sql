@@ -108,11 +108,12 @@ WHERE r.module = @module AND r.revision = @revision
   AND (CAST(@every AS bigint) = 1 OR r.resource IN (SELECT json_array_elements_text(CAST(@names AS text)::json)));
 
 -- name: ResourceStateRedeclareOnNodes :exec
--- A changed spec starts over on every node named: pending, counters reset, never applied at it.
+-- A changed spec starts over on every node named: pending, counters reset. never_applied is
+-- kept: it says the resource never once applied on the node, whatever the spec.
 UPDATE resource_states
 SET kind = @kind, spec_digest = @spec_digest, position = @position, group_name = @group_name,
     state = 'pending', since = @since, attempts = 0, consecutive_failures = 0, failing_since = NULL,
-    never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason
+    last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason
 WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json));
 
 -- name: ResourceStateMoveOnNodes :exec

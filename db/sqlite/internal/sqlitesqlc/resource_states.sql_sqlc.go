@@ -641,7 +641,7 @@ const resourceStateRedeclareOnNodes = `-- name: ResourceStateRedeclareOnNodes :e
 UPDATE resource_states
 SET kind = ?1, spec_digest = ?2, position = ?3, group_name = ?4,
     state = 'pending', since = ?5, attempts = 0, consecutive_failures = 0, failing_since = NULL,
-    never_applied = 1, last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = ?6
+    last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = ?6
 WHERE module = ?7 AND resource = ?8 AND node IN (SELECT value FROM json_each(CAST(?9 AS TEXT)))
 `
 
@@ -657,7 +657,8 @@ type ResourceStateRedeclareOnNodesParams struct {
 	Nodes      string
 }
 
-// A changed spec starts over on every node named: pending, counters reset, never applied at it.
+// A changed spec starts over on every node named: pending, counters reset. never_applied is
+// kept: it says the resource never once applied on the node, whatever the spec.
 func (q *Queries) ResourceStateRedeclareOnNodes(ctx context.Context, arg ResourceStateRedeclareOnNodesParams) error {
 	_, err := q.exec(ctx, q.resourceStateRedeclareOnNodesStmt, resourceStateRedeclareOnNodes,
 		arg.Kind,

@@ -207,7 +207,8 @@ type Querier interface {
 	// An unchanged spec whose place in its module changed, on every node named.
 	ResourceStateMoveOnNodes(ctx context.Context, arg ResourceStateMoveOnNodesParams) error
 	ResourceStateRecord(ctx context.Context, arg ResourceStateRecordParams) error
-	// A changed spec starts over on every node named: pending, counters reset, never applied at it.
+	// A changed spec starts over on every node named: pending, counters reset. never_applied is
+	// kept: it says the resource never once applied on the node, whatever the spec.
 	ResourceStateRedeclareOnNodes(ctx context.Context, arg ResourceStateRedeclareOnNodesParams) error
 	// Resources (@names) no longer declared, on every node named; the trigger records them removed.
 	ResourceStateRemoveOnNodes(ctx context.Context, arg ResourceStateRemoveOnNodesParams) error
