@@ -73,7 +73,9 @@ func TestContainerLiveness(t *testing.T) {
 		t.Fatalf("a paused container recorded drift: %+v", ds)
 	}
 
-	env.Podman("stop", "-t", "1", "hq-app-web")
+	// hostd may be starting it again while the stop runs (its first crash is still settling):
+	// the stop's own error is not what is tested, the drift row is.
+	env.TryPodman("stop", "-t", "1", "hq-app-web")
 	if d := driftOf(t, c, "n1", "app/web", 0); !strings.HasPrefix(d.Detail, "container exited") && !strings.HasPrefix(d.Detail, "container not running") {
 		t.Fatalf("a stop behind hostd's back: drift detail %q", d.Detail)
 	}

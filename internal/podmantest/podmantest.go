@@ -118,6 +118,12 @@ func (e *Env) Podman(args ...string) string {
 	return out
 }
 
+// TryPodman runs podman in e and returns its standard output and error, for a command that may
+// race with hostd (a stop while hostd starts the container again).
+func (e *Env) TryPodman(args ...string) (string, error) {
+	return e.run(context.Background(), args...)
+}
+
 func (e *Env) run(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
