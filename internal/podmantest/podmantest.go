@@ -53,8 +53,15 @@ func New(t testing.TB) *Env {
 	}
 	t.Cleanup(func() { removeAll(t, dir) })
 	e := &Env{t: t, dir: dir, NetworkPrefix: "hqt" + strings.TrimPrefix(filepath.Base(dir), "podmantest-") + "-"}
-	write(t, filepath.Join(dir, "containers.conf"), fmt.Sprintf("[containers]\ndefault_ulimits = []\n[network]\nnetwork_config_dir = %q\n[engine]\ncgroup_manager = \"cgroupfs\"\nruntime = \"runc\"\n",
-		filepath.Join(dir, "networks")))
+	// One network configuration directory for every Env of the machine, so that the networks of
+	// tests running side by side get subnets apart: the backend gives each new network a subnet
+	// that no network of its directory has, and two directories would hand out the same one,
+	// whose routes then meet on the host. Names stay apart by each Env's prefix.
+	nets := filepath.Join(os.TempDir(), "podmantest-networks")
+	if err := os.MkdirAll(nets, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "containers.conf"), fmt.Sprintf("[containers]\ndefault_ulimits = []\n[network]\nnetwork_config_dir = %q\n[engine]\ncgroup_manager = \"cgroupfs\"\nruntime = \"runc\"\n", nets))
 	write(t, filepath.Join(dir, "storage.conf"), fmt.Sprintf("[storage]\ndriver = \"vfs\"\ngraphroot = %q\nrunroot = %q\n",
 		filepath.Join(dir, "graph"), filepath.Join(dir, "run")))
 	write(t, filepath.Join(dir, "registries.conf"), "")
