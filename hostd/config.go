@@ -23,12 +23,13 @@ type Config struct {
 	// StopServicesOnExit is also set by hostd run --stop-services-on-exit.
 	StopServicesOnExit bool `envconfig:"STOP_SERVICES_ON_EXIT" desc:"1: stop every service when hostd exits (as hostd run --stop-services-on-exit does), for taking a node out of service; by default services keep running across a restart of hostd and are re-adopted"`
 
-	CA                     string `envconfig:"CA" desc:"a PEM bundle the controller's HTTPS certificate must chain to; the system's roots when empty"`
-	Cert                   string `envconfig:"CERT" desc:"a PEM client certificate naming this node, for a controller that asks for one (HQ_CLIENT_CA)"`
-	Key                    string `envconfig:"KEY" desc:"its PEM private key"`
-	ContainerCLI           string `envconfig:"CONTAINER_CLI" desc:"the container CLI that runs container and job resources: podman (the default, from the PATH) or a Docker-compatible one; it gets hostd's environment, so CONTAINERS_CONF and CONTAINERS_REGISTRIES_CONF reach it"`
-	ContainerNetworkPrefix string `envconfig:"CONTAINER_NETWORK_PREFIX" default:"hq-" desc:"the start of the name of the network hostd makes for each module's containers (hq-<module>); another prefix keeps apart two hostds that share one container engine"`
-	MetricsFile            string `envconfig:"METRICS_FILE" desc:"write the figures of every reconcile here for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/hostd.prom), atomically"`
+	CA                     string        `envconfig:"CA" desc:"a PEM bundle the controller's HTTPS certificate must chain to; the system's roots when empty"`
+	Cert                   string        `envconfig:"CERT" desc:"a PEM client certificate naming this node, for a controller that asks for one (HQ_CLIENT_CA)"`
+	Key                    string        `envconfig:"KEY" desc:"its PEM private key"`
+	ContainerCLI           string        `envconfig:"CONTAINER_CLI" desc:"the container CLI that runs container and job resources: podman (the default, from the PATH) or a Docker-compatible one; it gets hostd's environment, so CONTAINERS_CONF and CONTAINERS_REGISTRIES_CONF reach it"`
+	ContainerNetworkPrefix string        `envconfig:"CONTAINER_NETWORK_PREFIX" default:"hq-" desc:"the start of the name of the network hostd makes for each module's containers (hq-<module>); another prefix keeps apart two hostds that share one container engine"`
+	ImageGCAfter           time.Duration `envconfig:"IMAGE_GC_AFTER" default:"24h" desc:"remove an image hostd brought once no declared container or job of this node has used it for this long (looked at once an hour); 0 removes none"`
+	MetricsFile            string        `envconfig:"METRICS_FILE" desc:"write the figures of every reconcile here for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/hostd.prom), atomically"`
 }
 
 // Controllers are the URLs HOSTD_CONTROLLER lists, in order.
@@ -59,6 +60,8 @@ func (c Config) Check() error {
 		return errors.New("HOSTD_INTERVAL must be positive")
 	case c.Wait <= 0:
 		return errors.New("HOSTD_WAIT must be positive")
+	case c.ImageGCAfter < 0:
+		return fmt.Errorf("HOSTD_IMAGE_GC_AFTER must be 0 (remove no image) or positive, not %s", c.ImageGCAfter)
 	}
 	for _, base := range c.Controllers() {
 		u, err := url.Parse(base)

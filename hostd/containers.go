@@ -44,9 +44,11 @@ type container struct {
 	ExitCode int
 	// PID is its main process, when it runs and the CLI says (podman does, Docker's ps not).
 	PID int
-	// Image is the image it was created from, as it was named.
-	Image  string
-	Labels map[string]string
+	// Image is the image it was created from, as it was named; ImageID is that image's id,
+	// when the CLI lists it (podman does, Docker's ps not).
+	Image   string
+	ImageID string
+	Labels  map[string]string
 	// StartedAt is when its process last started, in unix seconds; 0 when it never started or
 	// the CLI does not say (podman does, Docker's ps not).
 	StartedAt int64
@@ -108,6 +110,20 @@ func (c containerCLI) list(ctx context.Context, node string) (map[string]contain
 	return byName, nil
 }
 
+// all returns every container the engine has, whoever made it: what any of them was created
+// from is an image in use.
+func (c containerCLI) all(ctx context.Context) ([]container, error) {
+	out, err := c.run(ctx, time.Minute, "ps", "-a", "--format", "json")
+	if err != nil {
+		return nil, err
+	}
+	cs, err := parseContainers(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s ps: %w", c.path, err)
+	}
+	return cs, nil
+}
+
 // named returns the container called name, labelled or not: a name is the engine's to give
 // once, and one hostd did not create holds the resource that would use it.
 func (c containerCLI) named(ctx context.Context, name string) (container, bool, error) {
@@ -160,6 +176,7 @@ func parseContainers(out []byte) ([]container, error) {
 			ExitCode int
 			Pid      int
 			Image    string
+			ImageID  string
 			Labels   map[string]string
 			// StartedAt is unix seconds, and negative (Go's zero time) before a first start.
 			StartedAt int64
@@ -170,7 +187,7 @@ func parseContainers(out []byte) ([]container, error) {
 		}
 		cs := make([]container, 0, len(rows))
 		for _, r := range rows {
-			ct := container{ID: r.ID, State: r.State, ExitCode: r.ExitCode, PID: r.Pid, Image: r.Image, Labels: r.Labels,
+			ct := container{ID: r.ID, State: r.State, ExitCode: r.ExitCode, PID: r.Pid, Image: r.Image, ImageID: r.ImageID, Labels: r.Labels,
 				StartedAt: max(r.StartedAt, 0), Restarts: max(r.Restarts, 0)}
 			if len(r.Names) > 0 {
 				ct.Name = r.Names[0]
@@ -200,38 +217,40 @@ func parseContainers(out []byte) ([]container, error) {
 }
 
 // ensureImage makes sure image (name@sha256:…) is in the engine's store, pulling it when it is
-// not, and that the store holds it by that digest. A pull by digest is verified by the engine;
-// the look after it makes sure that what the name found is that image, and not, say, one a
-// transport of the CLI's read from a file.
-func (c containerCLI) ensureImage(ctx context.Context, image string, timeout time.Duration) error {
-	digests, err := c.imageDigests(ctx, image)
+// not, and that the store holds it by that digest, and returns the image's id. A pull by digest
+// is verified by the engine; the look after it makes sure that what the name found is that
+// image, and not, say, one a transport of the CLI's read from a file.
+func (c containerCLI) ensureImage(ctx context.Context, image string, timeout time.Duration) (string, error) {
+	id, digests, err := c.imageDigests(ctx, image)
 	if err != nil {
 		if err := c.pull(ctx, image, timeout); err != nil {
-			return err
+			return "", err
 		}
-		if digests, err = c.imageDigests(ctx, image); err != nil {
-			return err
+		if id, digests, err = c.imageDigests(ctx, image); err != nil {
+			return "", err
 		}
 	}
 	_, want, _ := strings.Cut(image, "@")
 	if !slices.Contains(digests, want) {
-		return fmt.Errorf("image %s: the engine holds it by digest %s, not the one pinned: refused", image, strings.Join(digests, ", "))
+		return "", fmt.Errorf("image %s: the engine holds it by digest %s, not the one pinned: refused", image, strings.Join(digests, ", "))
 	}
-	return nil
+	return id, nil
 }
 
-// imageDigests are the digests the engine knows image by: its own and its repositories'.
-func (c containerCLI) imageDigests(ctx context.Context, image string) ([]string, error) {
+// imageDigests returns the engine's id of image and the digests it knows image by: its own
+// and its repositories'.
+func (c containerCLI) imageDigests(ctx context.Context, image string) (string, []string, error) {
 	out, err := c.run(ctx, time.Minute, "image", "inspect", image)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	var rows []struct {
+		ID          string `json:"Id"`
 		Digest      string
 		RepoDigests []string
 	}
 	if err := json.Unmarshal(out, &rows); err != nil || len(rows) != 1 {
-		return nil, fmt.Errorf("%s image inspect %s: not one image (%d): %v", c.path, image, len(rows), err)
+		return "", nil, fmt.Errorf("%s image inspect %s: not one image (%d): %v", c.path, image, len(rows), err)
 	}
 	ds := []string{}
 	if rows[0].Digest != "" {
@@ -242,7 +261,7 @@ func (c containerCLI) imageDigests(ctx context.Context, image string) ([]string,
 			ds = append(ds, d)
 		}
 	}
-	return ds, nil
+	return rows[0].ID, ds, nil
 }
 
 // pull fetches image by its digest, which the engine verifies.

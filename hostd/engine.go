@@ -48,6 +48,10 @@ type EngineConfig struct {
 	// containers (default "hq-": hq-<module>).
 	ContainerNetworkPrefix string
 
+	// ImageGCAfter is how long an image hostd brought may go unused by every declared
+	// container and job before it is removed (see collectImages); 0 removes none.
+	ImageGCAfter time.Duration
+
 	// Masterless is set for hostd apply, which reconciles once from the operator's own file:
 	// see ReconcileLocal. Back-off is neither read nor kept, so every resource is attempted and
 	// the daemon's back-off is left as it was.
@@ -87,6 +91,12 @@ type Engine struct {
 	syncFailed error
 	// watch holds a directory open on each filesystem the current reconcile staged files on.
 	watch fsWatch
+	// images are the images hostd created containers and jobs from, by pinned reference, as
+	// images.json keeps them; lastImageGC is when collectImages last looked, and
+	// imagesRemoved counts what it removed since the engine started.
+	images        map[string]*imageUse
+	lastImageGC   time.Time
+	imagesRemoved int
 }
 
 // NewEngine loads the ledger and back-off state from the state dir, removes the staged files a
@@ -132,6 +142,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, ledger: l, fails: b, confiner: newConfiner(cfg.Root),
 		stateDirs: stateDirs(cfg.StateDir), ctrs: ctrs, rolledBack: rolledBack}
+	e.loadImages()
 	e.sup = newSupervisor(cfg.StateDir, cfg.Root, cfg.StopTimeout, cfg.Logger)
 	e.sup.adopt()
 	e.sup.watch(watchInterval)
@@ -230,7 +241,9 @@ func (e *Engine) Reconcile(ctx context.Context, d *hq.Declaration) []hq.Result {
 		// change keeps its back-off.
 		e.fails.declared(d)
 	}
-	return e.reconcile(ctx, d, start, nil).results
+	results := e.reconcile(ctx, d, start, nil).results
+	e.collectImages(ctx, d)
+	return results
 }
 
 // LocalOutcome is what one masterless reconcile did.

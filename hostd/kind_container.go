@@ -568,9 +568,11 @@ func movedVolumes(before, after []string) []movedVolume {
 // container's id, as the CLI prints it.
 func (e *Engine) createContainer(ctx context.Context, o *op, name string) (string, error) {
 	cli := e.ctrs.cli
-	if err := cli.ensureImage(ctx, o.decl.Image, e.cfg.CommandTimeout); err != nil {
+	imageID, err := cli.ensureImage(ctx, o.decl.Image, e.cfg.CommandTimeout)
+	if err != nil {
 		return "", err
 	}
+	e.imageUsed(o.decl.Image, imageID)
 	args, err := e.createArgs(o, name)
 	if err != nil {
 		return "", err

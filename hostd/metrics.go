@@ -23,6 +23,8 @@ type textfile struct {
 	// reconcile in which nothing failed.
 	reconciles, drifts int
 	lastSuccess        time.Time
+	// imagesRemoved is the engine's count of the images it removed since hostd started.
+	imagesRemoved int
 }
 
 // newTextfile returns nil when path is empty: no file is written.
@@ -44,11 +46,13 @@ type metric struct {
 // hostOutcomes are the outcomes a host reports, each written even when zero.
 var hostOutcomes = []hq.State{hq.StateApplied, hq.StateFailed, hq.StateHeld, hq.StateGroupedPending, hq.StatePending}
 
-// write records one reconcile and writes the file; a failure is logged, never fatal.
-func (tf *textfile) write(rep *hq.Report, log *slog.Logger) {
+// write records one reconcile, and the count of images removed since hostd started, and
+// writes the file; a failure is logged, never fatal.
+func (tf *textfile) write(rep *hq.Report, imagesRemoved int, log *slog.Logger) {
 	if tf == nil {
 		return
 	}
+	tf.imagesRemoved = imagesRemoved
 	if err := writeTextfile(tf.path, tf.record(rep)); err != nil {
 		log.Error("writing the metrics file", "path", tf.path, "err", err)
 	}
@@ -81,6 +85,7 @@ func (tf *textfile) record(rep *hq.Report) []metric {
 		metric{"hostd_declaration_generation", "Generation of the declaration the last reconcile applied.", "gauge", "", "", float64(rep.Generation)},
 		metric{"hostd_drifts_total", "Resources put back after drift since hostd started.", "counter", "", "", float64(tf.drifts)},
 		metric{"hostd_reconciles_total", "Reconciles since hostd started.", "counter", "", "", float64(tf.reconciles)},
+		metric{"hostd_images_removed_total", "Images no declared container or job had used for HOSTD_IMAGE_GC_AFTER, removed since hostd started.", "counter", "", "", float64(tf.imagesRemoved)},
 	)
 	return ms
 }

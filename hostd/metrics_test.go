@@ -56,12 +56,12 @@ func TestTextfileAfterEveryReconcile(t *testing.T) {
 		{Module: "app", Resource: "b", Outcome: hq.StateApplied},
 		{Module: "app", Resource: "c", Outcome: hq.StateFailed},
 	}}
-	tf.write(rep, log)
+	tf.write(rep, 0, log)
 	got := readTextfile(t, path)
 	for key, want := range map[string]float64{
 		"hostd_resources{outcome=applied}": 2, "hostd_resources{outcome=failed}": 1, "hostd_resources{outcome=held}": 0,
 		"hostd_reconcile_duration_seconds": 1.5, "hostd_drift_resources": 1, "hostd_drifts_total": 1,
-		"hostd_last_success_timestamp_seconds": 0, "hostd_reconciles_total": 1, "hostd_declaration_generation": 7,
+		"hostd_last_success_timestamp_seconds": 0, "hostd_reconciles_total": 1, "hostd_declaration_generation": 7, "hostd_images_removed_total": 0,
 		"hostd_last_reconcile_timestamp_seconds": float64(start.Add(1500*time.Millisecond).Unix()) + 0.5,
 	} {
 		if got[key] != want {
@@ -70,9 +70,10 @@ func TestTextfileAfterEveryReconcile(t *testing.T) {
 	}
 	rep2 := &hq.Report{Generation: 7, StartedAt: start.Add(time.Minute), FinishedAt: start.Add(time.Minute + time.Second),
 		Results: []hq.Result{{Module: "app", Resource: "a", Outcome: hq.StateApplied, Drift: true}}}
-	tf.write(rep2, log)
+	tf.write(rep2, 3, log)
 	got = readTextfile(t, path)
-	if got["hostd_last_success_timestamp_seconds"] != float64(start.Add(time.Minute+time.Second).Unix()) || got["hostd_drifts_total"] != 2 || got["hostd_reconciles_total"] != 2 {
+	if got["hostd_last_success_timestamp_seconds"] != float64(start.Add(time.Minute+time.Second).Unix()) || got["hostd_drifts_total"] != 2 || got["hostd_reconciles_total"] != 2 ||
+		got["hostd_images_removed_total"] != 3 {
 		t.Errorf("after a clean reconcile: %v", got)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -80,7 +81,7 @@ func TestTextfileAfterEveryReconcile(t *testing.T) {
 		t.Errorf("the directory holds %d files, want only the metrics file (the temporary one renamed)", len(entries))
 	}
 	var none *textfile
-	none.write(rep, log) // no HOSTD_METRICS_FILE: nothing, and no panic
+	none.write(rep, 0, log) // no HOSTD_METRICS_FILE: nothing, and no panic
 }
 
 // TestTextfileAsTheClientLibraryWritesIt: the file hostd writes by hand is, byte for byte, the

@@ -32,7 +32,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	eng, err := NewEngine(EngineConfig{Root: cfg.Root, StateDir: cfg.StateDir, Interval: cfg.Interval, Logger: log,
 		StopServicesOnExit: cfg.StopServicesOnExit, FailpointGroupCommitPause: failpointGroupCommitPauseFromEnv(),
 		FailpointAt: failpointAtFromEnv(),
-		Node:        cfg.Node, ContainerCLI: cfg.ContainerCLI, ContainerNetworkPrefix: cfg.ContainerNetworkPrefix})
+		Node:        cfg.Node, ContainerCLI: cfg.ContainerCLI, ContainerNetworkPrefix: cfg.ContainerNetworkPrefix,
+		ImageGCAfter: cfg.ImageGCAfter})
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ func (a *daemon) reconcileAndReport(ctx context.Context) {
 	rep.FinishedAt = time.Now().UTC()
 	line := hq.TallyReport(rep, sent, func(ref string) bool { return a.stuck[ref] }).Line()
 	a.log.Info(line, "generation", rep.Generation)
-	a.metrics.write(rep, a.log)
+	a.metrics.write(rep, a.eng.ImagesRemoved(), a.log)
 	if len(a.logged) > 16 { // reports the reporter dropped for newer ones are never answered
 		clear(a.logged)
 	}
