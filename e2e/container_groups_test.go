@@ -64,6 +64,34 @@ func hostdAlone(t *testing.T) {
 	}
 }
 
+// stackBed is a controller and a node n1 with a podman of its own, whose hostd a test starts
+// and kills again and again on the same root and state.
+type stackBed struct {
+	t           *testing.T
+	env         *podmantest.Env
+	c           *client
+	url, token  string
+	root, state string
+}
+
+func newStackBed(t *testing.T) *stackBed {
+	t.Helper()
+	env := podmantest.New(t)
+	ctl := startController(t, testdb.New(t))
+	c := newClient(t, ctl.url)
+	dir := t.TempDir()
+	b := &stackBed{t: t, env: env, c: c, url: ctl.url, token: c.register("n1"),
+		root: filepath.Join(dir, "root"), state: filepath.Join(dir, "state")}
+	os.MkdirAll(b.root, 0o755)
+	return b
+}
+
+// start starts n1's hostd with env.
+func (b *stackBed) start(env ...string) *host {
+	b.t.Helper()
+	return startHost(b.t, b.url, "n1", b.token, b.root, b.state, env...)
+}
+
 // checkWhole fails the test when the pair is not one version, running.
 func checkWhole(t *testing.T, env *podmantest.Env, when string, versions ...int) {
 	t.Helper()
@@ -81,18 +109,14 @@ func checkWhole(t *testing.T, env *podmantest.Env, when string, versions ...int)
 // the report says which group was rolled back, and the switch then completes.
 func TestContainerGroupKilledAtEachStepNeverMixes(t *testing.T) {
 	hostdAlone(t)
-	env := podmantest.New(t)
-	ctl := startController(t, testdb.New(t))
-	c := newClient(t, ctl.url)
-	token, dir := c.register("n1"), t.TempDir()
-	root, state := filepath.Join(dir, "root"), filepath.Join(dir, "state")
-	os.MkdirAll(root, 0o755)
+	b := newStackBed(t)
+	env, c := b.env, b.c
 	dbPort, appPort := freePort(t), freePort(t)
 	pause := func(at string) []string {
 		return append(slices.Clone(env.Vars), "HOSTD_FAILPOINT_AT="+at, "HOSTD_FAILPOINT_GROUP_COMMIT_PAUSE=2m")
 	}
 
-	h := startHost(t, ctl.url, "n1", token, root, state, env.Vars...)
+	h := b.start(env.Vars...)
 	c.putModule("stack", stackModule(env.Image, dbPort, appPort, 1)...)
 	gen := c.assign("n1", "stack", true)
 	convergedAt(t, c, "n1", gen, "the pair at version 1")
@@ -101,14 +125,14 @@ func TestContainerGroupKilledAtEachStepNeverMixes(t *testing.T) {
 	version := 1
 	for _, step := range []string{"group-journaled", "container-stopped", "container-aside", "container-renamed",
 		"container-started", "group-between-commits"} {
-		h = startHost(t, ctl.url, "n1", token, root, state, pause(step)...)
+		h = b.start(pause(step)...)
 		c.putModule("stack", stackModule(env.Image, dbPort, appPort, version+1)...)
 		waitFor(t, 60*time.Second, "hostd paused at "+step, func() bool { return strings.Contains(h.out.String(), "failpoint: paused") })
 		h.kill()
 
 		// The next start rolls back before its first reconcile, which pauses before it touches
 		// anything: what runs then is what the rollback left.
-		h = startHost(t, ctl.url, "n1", token, root, state, pause("group-journaled")...)
+		h = b.start(pause("group-journaled")...)
 		waitFor(t, 60*time.Second, "the restarted hostd paused", func() bool {
 			return strings.Contains(h.out.String(), "failpoint: paused at group-journaled")
 		})
@@ -119,7 +143,7 @@ func TestContainerGroupKilledAtEachStepNeverMixes(t *testing.T) {
 		h.kill()
 
 		before := time.Now()
-		h = startHost(t, ctl.url, "n1", token, root, state, env.Vars...)
+		h = b.start(env.Vars...)
 		version++
 		convergedAt(t, c, "n1", c.node("n1").Generation, fmt.Sprintf("the pair at version %d after a kill at %s", version, step))
 		checkWhole(t, env, "converged after a kill at "+step, version)
@@ -141,16 +165,12 @@ func TestContainerGroupKilledAtEachStepNeverMixes(t *testing.T) {
 // version, running.
 func TestContainerGroupKilledAtRandomNeverMixes(t *testing.T) {
 	hostdAlone(t)
-	env := podmantest.New(t)
-	ctl := startController(t, testdb.New(t))
-	c := newClient(t, ctl.url)
-	token, dir := c.register("n1"), t.TempDir()
-	root, state := filepath.Join(dir, "root"), filepath.Join(dir, "state")
-	os.MkdirAll(root, 0o755)
+	b := newStackBed(t)
+	env, c := b.env, b.c
 	dbPort, appPort := freePort(t), freePort(t)
 	pausedEnv := append(slices.Clone(env.Vars), "HOSTD_FAILPOINT_AT=group-journaled", "HOSTD_FAILPOINT_GROUP_COMMIT_PAUSE=2m")
 
-	h := startHost(t, ctl.url, "n1", token, root, state, env.Vars...)
+	h := b.start(env.Vars...)
 	c.putModule("stack", stackModule(env.Image, dbPort, appPort, 1)...)
 	convergedAt(t, c, "n1", c.assign("n1", "stack", true), "the pair at version 1")
 	// A few in the suite, which go test bounds at ten minutes a package; HQ_E2E_KILLS asks for
@@ -166,7 +186,7 @@ func TestContainerGroupKilledAtRandomNeverMixes(t *testing.T) {
 		h.kill()
 		// Started paused before any switch touches a member: what runs then is what the
 		// rollback (or a switch that ended before the kill) left.
-		h = startHost(t, ctl.url, "n1", token, root, state, pausedEnv...)
+		h = b.start(pausedEnv...)
 		waitFor(t, 60*time.Second, "the restarted hostd paused or converged", func() bool {
 			if strings.Contains(h.out.String(), "failpoint: paused at group-journaled") {
 				return true
@@ -176,7 +196,7 @@ func TestContainerGroupKilledAtRandomNeverMixes(t *testing.T) {
 		})
 		checkWhole(t, env, fmt.Sprintf("kill %d", i+1), version-1, version)
 		h.kill()
-		h = startHost(t, ctl.url, "n1", token, root, state, env.Vars...)
+		h = b.start(env.Vars...)
 		convergedAt(t, c, "n1", c.node("n1").Generation, fmt.Sprintf("the pair at version %d", version))
 		checkWhole(t, env, fmt.Sprintf("converged after kill %d", i+1), version)
 	}
