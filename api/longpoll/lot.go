@@ -135,7 +135,11 @@ func NewLot(addr net.Addr, answering int) *Lot {
 	l := &Lot{back: newReturns(addr), ctx: ctx, end: end, slots: make(chan struct{}, answering),
 		turns: map[string]*turn{}, polls: map[*parked]struct{}{}, byKey: map[string][]*parked{},
 		watched: map[uint32]*parked{}}
-	l.watch = newWatcher(l.peerGone)
+	l.watch = newWatcher(l.peerGone, func(v any) {
+		if l.Log != nil {
+			l.Log.Error("watching parked long-polls panicked; they are no longer watched", "panic", v, "stack", string(debug.Stack()))
+		}
+	})
 	return l
 }
 

@@ -17,19 +17,22 @@ import (
 // never its file descriptor's number, so an event for a poll already answered finds nothing.
 // A connection closed leaves the set by itself; one given back to the server is dropped first.
 type watcher struct {
-	epfd   int
-	wakeR  int // the read end of a pipe in the set: written to stop the loop
-	wakeW  int
-	gone   func(id uint32)
-	mu     sync.Mutex
-	closed bool
-	done   chan struct{}
+	epfd  int
+	wakeR int // the read end of a pipe in the set: written to stop the loop
+	wakeW int
+	gone  func(id uint32)
+	// panicked is told of a panic that ended the loop.
+	panicked func(v any)
+	mu       sync.Mutex
+	closed   bool
+	done     chan struct{}
 }
 
-// newWatcher starts the watching goroutine; gone is called on it for each event. A watcher
+// newWatcher starts the watching goroutine; gone is called on it for each event, and panicked
+// with a panic that ended it. A watcher
 // that cannot be made (no epoll) watches nothing: parked polls then hold their connections
 // until their wait ends, as they did before.
-func newWatcher(gone func(id uint32)) *watcher {
+func newWatcher(gone func(id uint32), panicked func(v any)) *watcher {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil
@@ -45,13 +48,20 @@ func newWatcher(gone func(id uint32)) *watcher {
 		unix.Close(p[1])
 		return nil
 	}
-	w := &watcher{epfd: epfd, wakeR: p[0], wakeW: p[1], gone: gone, done: make(chan struct{})}
+	w := &watcher{epfd: epfd, wakeR: p[0], wakeW: p[1], gone: gone, panicked: panicked, done: make(chan struct{})}
 	go w.loop()
 	return w
 }
 
 func (w *watcher) loop() {
 	defer close(w.done)
+	// A panic in gone ends the watching, never the controller: parked polls then hold their
+	// connections until their wait ends, as with no watcher.
+	defer func() {
+		if v := recover(); v != nil && w.panicked != nil {
+			w.panicked(v)
+		}
+	}()
 	events := make([]unix.EpollEvent, 128)
 	for {
 		n, err := unix.EpollWait(w.epfd, events, -1)

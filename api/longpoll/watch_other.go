@@ -8,7 +8,7 @@ import "net"
 // connection until its wait ends.
 type watcher struct{}
 
-func newWatcher(func(id uint32)) *watcher    { return nil }
-func (w *watcher) add(net.Conn, uint32) bool { return false }
-func (w *watcher) drop(net.Conn)             {}
-func (w *watcher) close()                    {}
+func newWatcher(func(id uint32), func(v any)) *watcher { return nil }
+func (w *watcher) add(net.Conn, uint32) bool           { return false }
+func (w *watcher) drop(net.Conn)                       {}
+func (w *watcher) close()                              {}
