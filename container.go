@@ -308,3 +308,28 @@ func userPart(s string) bool {
 	}
 	return true
 }
+
+// MovedVolume is a container path mounted from another host path than before.
+type MovedVolume struct{ Target, Was, Now string }
+
+// MovedVolumes lists the container paths of after mounted from another host path than in
+// before: a recreate moves no data, so the container finds its path empty, or another's data.
+func MovedVolumes(before, after []string) []MovedVolume {
+	was := map[string]string{}
+	for _, v := range before {
+		if host, target, _, err := ParseVolume(v); err == nil {
+			was[target] = host
+		}
+	}
+	var out []MovedVolume
+	for _, v := range after {
+		host, target, _, err := ParseVolume(v)
+		if err != nil {
+			continue
+		}
+		if old, ok := was[target]; ok && old != host {
+			out = append(out, MovedVolume{target, old, host})
+		}
+	}
+	return out
+}

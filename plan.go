@@ -1,5 +1,7 @@
 package hq
 
+import "fmt"
+
 // ModulePlan is what an upload of a module would do.
 type ModulePlan struct {
 	Module string `json:"module"`
@@ -20,6 +22,30 @@ type ModulePlan struct {
 	// Rollouts are the rollouts the upload would start, for placements with a rollout policy:
 	// their nodes move in waves, not at once.
 	Rollouts []PlanRollout `json:"rollouts"`
+	// Warnings say what the upload would do that an operator may not expect: a container's
+	// volume whose host path moves, with nothing copied.
+	Warnings []string `json:"warnings"`
+}
+
+// VolumeWarnings warn of every container of after whose volume moves to another host path
+// than the same container of before mounts there.
+func VolumeWarnings(module string, before, after []Resource) []string {
+	was := make(map[string]Resource, len(before))
+	for _, r := range before {
+		was[r.Name] = r
+	}
+	var out []string
+	for _, r := range after {
+		old, ok := was[r.Name]
+		if !ok || r.Kind != KindContainer || old.Kind != KindContainer {
+			continue
+		}
+		for _, v := range MovedVolumes(old.Volumes, r.Volumes) {
+			out = append(out, fmt.Sprintf("volume %s of %s would be at %s (was %s): the container is recreated and nothing is copied",
+				v.Target, Ref(module, r.Name), v.Now, v.Was))
+		}
+	}
+	return out
 }
 
 // PlanRollout is a rollout an upload would start: its placement, its policy, and its nodes in

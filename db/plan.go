@@ -52,7 +52,7 @@ var errDryRun = errors.New("dry run: rolled back")
 // invalid module is the same error as the upload's; a conflict is a line of the plan.
 func (s *Store) PlanModule(ctx context.Context, name string, resources []hq.Resource) (hq.ModulePlan, error) {
 	plan := hq.ModulePlan{Module: name, Added: []string{}, Changed: []string{}, Moved: []string{}, Removed: []string{},
-		Nodes: []hq.PlanNode{}, Conflicts: []string{}, Rollouts: []hq.PlanRollout{}}
+		Nodes: []hq.PlanNode{}, Conflicts: []string{}, Rollouts: []hq.PlanRollout{}, Warnings: []string{}}
 	var current []hq.Resource
 	var assigned []string
 	gens := map[string]int64{}
@@ -103,6 +103,7 @@ func (s *Store) PlanModule(ctx context.Context, name string, resources []hq.Reso
 		}
 	}
 	plan.Removed = append(plan.Removed, d.removed...)
+	plan.Warnings = append(plan.Warnings, hq.VolumeWarnings(name, current, resources)...)
 	if len(plan.Conflicts) > 0 {
 		return plan, nil // refused: no node would move
 	}

@@ -131,3 +131,27 @@ func TestPlanModuleChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A plan warns of a container whose volume would move to another host path: the container is
+// recreated, and its data stays where it was.
+func TestPlanWarnsOfAMovedVolume(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	const image = "localhost/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	web := func(vols ...string) hq.Resource {
+		return hq.Resource{Name: "web", Kind: hq.KindContainer, Image: image, Volumes: vols}
+	}
+	mustModule(t, s, "app", web("/srv/a:/data", "/etc/app:/etc/app:ro"))
+	plan, err := s.PlanModule(ctx, "app", []hq.Resource{web("/srv/b:/data", "/etc/app:/etc/app:ro")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"volume /data of app/web would be at /srv/b (was /srv/a): the container is recreated and nothing is copied"}
+	if !slices.Equal(plan.Warnings, want) {
+		t.Fatalf("warnings %q, want %q", plan.Warnings, want)
+	}
+	if plan, err = s.PlanModule(ctx, "app", []hq.Resource{web("/srv/a:/data")}); err != nil || len(plan.Warnings) != 0 {
+		t.Fatalf("a volume dropped, none moved: warnings %q (%v)", plan.Warnings, err)
+	}
+}

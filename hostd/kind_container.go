@@ -489,8 +489,8 @@ func (o *op) containerNote() string {
 	if changed := o.e.specChanges(*c.prev, o.decl); len(changed) > 0 {
 		note += " (" + strings.Join(changed, ", ") + " changed)"
 	}
-	for _, v := range movedVolumes(c.prev.Volumes, o.decl.Volumes) {
-		note += fmt.Sprintf("; volume %s of %s now at %s (was %s): nothing was copied", v.target, o.ref, v.now, v.was)
+	for _, v := range hq.MovedVolumes(c.prev.Volumes, o.decl.Volumes) {
+		note += fmt.Sprintf("; volume %s of %s now at %s (was %s): nothing was copied", v.Target, o.ref, v.Now, v.Was)
 	}
 	return note
 }
@@ -538,29 +538,6 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
-}
-
-type movedVolume struct{ target, was, now string }
-
-// movedVolumes lists the container paths mounted from another host path than before.
-func movedVolumes(before, after []string) []movedVolume {
-	was := map[string]string{}
-	for _, v := range before {
-		if host, target, _, err := hq.ParseVolume(v); err == nil {
-			was[target] = host
-		}
-	}
-	var out []movedVolume
-	for _, v := range after {
-		host, target, _, err := hq.ParseVolume(v)
-		if err != nil {
-			continue
-		}
-		if old, ok := was[target]; ok && old != host {
-			out = append(out, movedVolume{target, old, host})
-		}
-	}
-	return out
 }
 
 // createContainer ensures o's image is in the store by its digest, pulling it when it is not,

@@ -411,6 +411,9 @@ func planLines(p hq.ModulePlan) []string {
 		line += ": " + strings.Join(parts, ", ")
 	}
 	lines := []string{line}
+	for _, w := range p.Warnings {
+		lines = append(lines, "warning: "+w)
+	}
 	for _, c := range p.Conflicts {
 		lines = append(lines, "conflict: "+c+"; the upload would be refused")
 	}
