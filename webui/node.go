@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -51,6 +52,15 @@ type nodePage struct {
 	Sends       []sendRow
 	Transitions []transitionRow
 	Drifts      []driftRow
+	// VolumeMoves are the volumes a recreate moved, with nothing copied, said by a report of the
+	// last day: the data the container used is where it was.
+	VolumeMoves []volumeMove
+}
+
+// volumeMove is one report's line of a moved volume, and when it was reported.
+type volumeMove struct {
+	Line string
+	At   when
 }
 
 // pair is a label or a var; Link, for a label, is the mesh filtered by it.
@@ -296,6 +306,7 @@ func buildNode(v hq.NodeView, reports []db.ReportOutcome, sends []hq.SendView, t
 	for i := len(reports) - 1; i >= 0; i-- {
 		p.Strip = append(p.Strip, stripOf(reports[i]))
 	}
+	p.VolumeMoves = volumeMoves(reports, now)
 	for _, s := range sends {
 		p.Sends = append(p.Sends, sendRow{ID: s.ID, Generation: s.Generation, Digest: short(s.Digest),
 			Resources: s.Resources, ComposedBy: s.ComposedBy, SentAt: at(s.SentAt, now),
@@ -356,4 +367,25 @@ func transitionBadge(s string) badge {
 		return badge{"removed", toneNeutral}
 	}
 	return badge{s, stateTone(hq.State(s))}
+}
+
+// volumeMoveFor is how long the node page keeps saying a volume moved.
+const volumeMoveFor = 24 * time.Hour
+
+// volumeMoves finds, in the reports the page read, the volumes moved in the last day: a report
+// line carries each as a note of its own ("volume /data of app/web now at /srv/b (was /srv/a):
+// nothing was copied"), and it would otherwise scroll away with its report.
+func volumeMoves(reports []db.ReportOutcome, now time.Time) []volumeMove {
+	var out []volumeMove
+	for _, r := range reports {
+		if now.Sub(r.At) > volumeMoveFor {
+			continue
+		}
+		for part := range strings.SplitSeq(r.Summary, "; ") {
+			if strings.HasPrefix(part, "volume ") && strings.HasSuffix(part, "nothing was copied") {
+				out = append(out, volumeMove{Line: part, At: at(r.At, now)})
+			}
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/db"
 )
 
 const evil = "<script>alert(1)</script>"
@@ -237,5 +238,42 @@ func TestNodePageShowsContainers(t *testing.T) {
 	}
 	if n := strings.Count(body, "runs an earlier spec than declared"); n != 1 {
 		t.Errorf("the page says %d time(s) that a container runs an earlier spec, want once (app/db)", n)
+	}
+}
+
+// A volume a recreate moved is said at the top of the node page for a day, not only in the
+// report that carried it.
+func TestNodePageKeepsAMovedVolumeForADay(t *testing.T) {
+	b := setup(t)
+	b.node(t, "web-1")
+	img := "localhost/app@sha256:" + strings.Repeat("ab", 32)
+	b.module(t, "app", hq.Resource{Name: "web", Kind: hq.KindContainer, Image: img})
+	b.assign(t, "web-1", "app")
+	web := result("app", "web", hq.StateApplied)
+	const moved = "volume /data of app/web now at /srv/b (was /srv/a): nothing was copied"
+	web.Note = "app/web recreated (volumes changed); " + moved
+	b.report(t, "web-1", web)
+	b.report(t, "web-1", result("app", "web", hq.StateFailed))
+	code, body := b.get(t, "/nodes/web-1")
+	if code != http.StatusOK {
+		t.Fatalf("%d %s", code, body)
+	}
+	i := strings.Index(body, `id="volume-moves"`)
+	if i < 0 || !strings.Contains(body[i:], moved) {
+		t.Fatalf("the node page does not keep the moved volume at its top:\n%s", body)
+	}
+}
+
+func TestVolumeMovesAreKeptForADay(t *testing.T) {
+	now := time.Now()
+	line := "volume /data of app/web now at /srv/b (was /srv/a): nothing was copied"
+	reports := []db.ReportOutcome{
+		{ReportView: hq.ReportView{Summary: "applied 1 resource(s); app/web recreated (volumes changed); " + line, At: now.Add(-time.Hour)}},
+		{ReportView: hq.ReportView{Summary: "applied 1 resource(s); " + strings.Replace(line, "/srv/b", "/srv/c", 1), At: now.Add(-25 * time.Hour)}},
+		{ReportView: hq.ReportView{Summary: "applied 2 resource(s); app/db recreated (image changed)", At: now}},
+	}
+	got := volumeMoves(reports, now)
+	if len(got) != 1 || got[0].Line != line {
+		t.Fatalf("volume moves %+v, want the one of an hour ago alone", got)
 	}
 }
