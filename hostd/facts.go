@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -18,23 +17,8 @@ func hostFacts() *hq.HostFacts {
 	return &hq.HostFacts{HostdVersion: hostdVersion(), OS: osName(), Arch: runtime.GOARCH, BootedAt: bootedAt()}
 }
 
-// hostdVersion is the module version hostd was built as, or for a build from a checkout the
-// commit it was built from ("devel" when neither is known).
-func hostdVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "devel-" + s.Value[:12]
-		}
-	}
-	return "devel"
-}
+// hostdVersion is the build hostd is: see hq.Version.
+func hostdVersion() string { return hq.Version() }
 
 // osName is the distribution's own name for itself (os-release's PRETTY_NAME), or the kernel's
 // family when it has none.

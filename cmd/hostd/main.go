@@ -25,6 +25,10 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && hq.IsVersionFlag(args[0]) {
+		fmt.Fprintln(stdout, "hostd", hq.Version())
+		return 0
+	}
 	if len(args) > 0 && args[0] == "apply" {
 		return apply(args[1:], stdout, stderr)
 	}

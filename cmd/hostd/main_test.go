@@ -123,3 +123,13 @@ func TestApplyUsageAndExitCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestVersion(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--version"}, &out, &errOut); code != 0 {
+		t.Fatalf("--version: exit %d: %s", code, errOut.String())
+	}
+	if got := out.String(); !strings.HasPrefix(got, "hostd ") || strings.TrimSpace(got) == "hostd" {
+		t.Fatalf("--version printed %q, want hostd and its version", got)
+	}
+}

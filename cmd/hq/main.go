@@ -18,6 +18,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/controller"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/keys"
@@ -52,6 +53,10 @@ func main() {
 	}
 	if isHelp(os.Args[1]) {
 		printUsage()
+		return
+	}
+	if hq.IsVersionFlag(os.Args[1]) {
+		fmt.Println("hq", hq.Version())
 		return
 	}
 	if name, args, ok := operatorLine(os.Args[1:]); ok {
