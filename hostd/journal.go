@@ -259,7 +259,9 @@ func (m journalMember) undoContainer(ctrs *containers) error {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("the container %s replaced (%.12s) is gone", m.Container, m.OldID)
+		// Removed by someone since: there is nothing to give back, and the next reconcile
+		// creates the declared container as it would any missing one. hostd starts.
+		return nil
 	}
 	if old.Name != m.Container {
 		if err := ctrs.rename(ctx, m.OldID, m.Container); err != nil {
