@@ -127,25 +127,19 @@ func (c containerCLI) all(ctx context.Context) ([]container, error) {
 // named returns the container called name, labelled or not: a name is the engine's to give
 // once, and one hostd did not create holds the resource that would use it.
 func (c containerCLI) named(ctx context.Context, name string) (container, bool, error) {
-	out, err := c.run(ctx, time.Minute, "ps", "-a", "--filter", "name=^"+name+"$", "--format", "json")
-	if err != nil {
-		return container{}, false, err
-	}
-	cs, err := parseContainers(out)
-	if err != nil {
-		return container{}, false, fmt.Errorf("%s ps: %w", c.path, err)
-	}
-	for _, ct := range cs {
-		if ct.Name == name {
-			return ct, true, nil
-		}
-	}
-	return container{}, false, nil
+	return c.psOne(ctx, "name=^"+name+"$", func(ct container) bool { return ct.Name == name })
 }
 
 // byID returns the container whose id is id, whatever its name now.
 func (c containerCLI) byID(ctx context.Context, id string) (container, bool, error) {
-	out, err := c.run(ctx, time.Minute, "ps", "-a", "--filter", "id="+id, "--format", "json")
+	return c.psOne(ctx, "id="+id, func(ct container) bool {
+		return strings.HasPrefix(ct.ID, id) || strings.HasPrefix(id, ct.ID)
+	})
+}
+
+// psOne lists the containers filter selects, in every state, and returns the first that is.
+func (c containerCLI) psOne(ctx context.Context, filter string, is func(container) bool) (container, bool, error) {
+	out, err := c.run(ctx, time.Minute, "ps", "-a", "--filter", filter, "--format", "json")
 	if err != nil {
 		return container{}, false, err
 	}
@@ -154,7 +148,7 @@ func (c containerCLI) byID(ctx context.Context, id string) (container, bool, err
 		return container{}, false, fmt.Errorf("%s ps: %w", c.path, err)
 	}
 	for _, ct := range cs {
-		if strings.HasPrefix(ct.ID, id) || strings.HasPrefix(id, ct.ID) {
+		if is(ct) {
 			return ct, true, nil
 		}
 	}
@@ -371,14 +365,6 @@ func (c *containers) start(ctx context.Context, name string) error {
 	c.stop(ctx, name, c.stopTimeout)
 	_, err = c.cli.run(ctx, time.Minute, "start", name)
 	return err
-}
-
-// startAgain starts the container id (found as ct) unless it runs.
-func (c *containers) startAgain(ctx context.Context, id string, ct container) error {
-	if ct.running() {
-		return nil
-	}
-	return c.start(ctx, id)
 }
 
 func (c *containers) stop(ctx context.Context, name string, timeout time.Duration) error {

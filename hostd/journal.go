@@ -268,8 +268,8 @@ func (m journalMember) undoContainer(ctrs *containers) error {
 			return err
 		}
 	}
-	if m.OldRunning {
-		return ctrs.startAgain(ctx, m.OldID, old)
+	if m.OldRunning && !old.running() {
+		return ctrs.start(ctx, m.OldID)
 	}
 	return nil
 }
