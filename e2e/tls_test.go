@@ -242,7 +242,7 @@ func TestDemoServesHTTPS(t *testing.T) {
 		return m != nil
 	})
 	caFile := filepath.Join(dir, "ca.pem")
-	if !strings.Contains(p.out.String(), "curl -s --cacert "+caFile+` -H "Authorization: Bearer $HQ_ADMIN_TOKEN" `+url+"/api/v1/status") {
+	if !strings.Contains(p.out.String(), "export HQ_URL="+url+" HQ_CA="+caFile+" CURL_CA_BUNDLE="+caFile+" ") {
 		t.Fatalf("the demo does not say how to curl it:\n%s", p.out)
 	}
 	roots, err := certs.ReadPool(caFile)

@@ -204,21 +204,21 @@ each logging to its own file there (hq.log, web-1/hostd.log, ...)
   app-1   has a resource whose validate always fails: failed, then stuck after 3 attempts
 
 It serves HTTPS only, with a certificate from a CA made for this demo alone (%[5]s):
-the hosts trust it through HOSTD_CA, curl through --cacert, the CLI through HQ_CA.
+the hosts trust it through HOSTD_CA, the CLI through HQ_CA, curl through CURL_CA_BUNDLE.
+In another shell, this line makes README's examples work against the demo as printed:
 
-  export HQ_ADMIN_TOKEN=%[2]s
-  curl -s --cacert %[5]s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/status
-  curl -s --cacert %[5]s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/edge-1
-  curl -s --cacert %[5]s -X POST -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/edge-1/assignments/route-proxy/take
-  curl -s --cacert %[5]s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/api/v1/nodes/app-1/transitions
+  export HQ_URL=%[1]s HQ_CA=%[5]s CURL_CA_BUNDLE=%[5]s HQ_ADMIN_TOKEN=%[2]s
+
+  curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" $HQ_URL/api/v1/status
+  curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" $HQ_URL/api/v1/nodes/edge-1
+  curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" -X POST $HQ_URL/api/v1/nodes/edge-1/assignments/route-proxy/take
+  curl -s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" $HQ_URL/api/v1/nodes/app-1/transitions
   sqlite3 %[4]s 'SELECT node, module, resource, from_state, to_state, at FROM transitions'
 
   the same with the CLI (hq, or go run ./cmd/hq from the source tree):
-  export HQ_URL=%[1]s HQ_CA=%[5]s
   hq status
   hq node edge-1
   hq take edge-1 route-proxy
-  curl -s --cacert %[5]s -H "Authorization: Bearer $HQ_ADMIN_TOKEN" %[1]s/metrics
 
   status page: %[1]s/ (any user name, the token as password; the browser does not know the
   demo's CA: import %[5]s, or accept its warning for this address)
