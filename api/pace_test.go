@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/meshhq/hq/db"
@@ -37,63 +38,61 @@ func waitQueued(t *testing.T, a *admission, n int32) {
 }
 
 // A new declaration goes while the reports in flight fill less than half of the slots, and
-// waits while they fill half, until one leaves.
+// waits while they fill half, until one leaves. In a bubble of synctest, so that "it waits" is
+// proven rather than sampled: synctest.Wait returns only once the waiter is durably blocked, and
+// the bubble's clock runs the waiter through many of its rechecks in no time.
 func TestADeclarationWaitsForRoomAmongTheReports(t *testing.T) {
 	t.Parallel()
-	a := newAdmission(4)
-	far := time.Now().Add(time.Minute)
-	a.take(100)
-	a.room(t.Context(), far) // one of four in flight: it goes at once
-	if a.pace.held.Load() != 0 {
-		t.Fatalf("held %d with room to spare", a.pace.held.Load())
-	}
-	a.take(100) // its report: now two of four, half
-	done := goRoom(a, t.Context(), far)
-	waitQueued(t, a, 1)
-	time.Sleep(50 * time.Millisecond)
-	if isDone(done) {
-		t.Fatal("a declaration went while half the slots were taken")
-	}
-	a.release(100)
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("a report left and the waiting declaration did not go")
-	}
-	if a.pace.held.Load() != 1 || a.pace.queued.Load() != 0 {
-		t.Fatalf("held %d, queued %d; want 1, 0", a.pace.held.Load(), a.pace.queued.Load())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		a := newAdmission(4)
+		far := time.Now().Add(time.Minute)
+		a.take(100)
+		a.room(t.Context(), far) // one of four in flight: it goes at once
+		if a.pace.held.Load() != 0 {
+			t.Fatalf("held %d with room to spare", a.pace.held.Load())
+		}
+		a.take(100) // its report: now two of four, half
+		done := goRoom(a, t.Context(), far)
+		time.Sleep(10 * paceRecheck) // ten rechecks, each finding no room
+		synctest.Wait()
+		if isDone(done) || a.pace.queued.Load() != 1 {
+			t.Fatalf("while half the slots were taken: gone %v, queued %d", isDone(done), a.pace.queued.Load())
+		}
+		a.release(100)
+		<-done // a deadlock here fails the test: the waiter was never let go
+		if a.pace.held.Load() != 1 || a.pace.queued.Load() != 0 {
+			t.Fatalf("held %d, queued %d; want 1, 0", a.pace.held.Load(), a.pace.queued.Load())
+		}
+	})
 }
 
 // The declarations whose polls end soonest go first, and the report each one promises is
 // waited for before the next goes.
 func TestTheSoonestEndingDeclarationGoesFirst(t *testing.T) {
 	t.Parallel()
-	a := newAdmission(2)
-	a.take(100) // half of two
-	now := time.Now()
-	late := goRoom(a, t.Context(), now.Add(time.Minute))
-	waitQueued(t, a, 1)
-	soon := goRoom(a, t.Context(), now.Add(30*time.Second))
-	waitQueued(t, a, 2)
-	a.release(100)
-	select {
-	case <-soon:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the soonest-ending declaration did not go when a report left")
-	}
-	time.Sleep(50 * time.Millisecond)
-	if isDone(late) {
-		t.Fatal("the later declaration went before the first one's report came")
-	}
-	// The first declaration's report comes in and is taken.
-	a.take(100)
-	a.release(100)
-	select {
-	case <-late:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the later declaration did not go once the first one's report was taken")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		a := newAdmission(2)
+		a.take(100) // half of two
+		now := time.Now()
+		late := goRoom(a, t.Context(), now.Add(time.Minute))
+		synctest.Wait()
+		soon := goRoom(a, t.Context(), now.Add(30*time.Second))
+		synctest.Wait()
+		if q := a.pace.queued.Load(); q != 2 {
+			t.Fatalf("%d queued, want 2", q)
+		}
+		a.release(100)
+		<-soon
+		time.Sleep(promiseTTL / 2) // within the first one's promise
+		synctest.Wait()
+		if isDone(late) {
+			t.Fatal("the later declaration went before the first one's report came")
+		}
+		// The first declaration's report comes in and is taken.
+		a.take(100)
+		a.release(100)
+		<-late
+	})
 }
 
 // A declaration whose report does not come holds the room back only for a moment: a host may
@@ -169,8 +168,9 @@ func TestAParkedPollsDeclarationWaitsForTheReportsInFlight(t *testing.T) {
 		}
 		got <- resp
 	}()
-	time.Sleep(100 * time.Millisecond)
-	if answered.Load() {
+	// Queued is waiting in room(), which the answer comes after: no sleep needed to see that
+	// it was not answered (the unit tests above prove the waiting itself).
+	if answered.Load() || f.server.reports.pace.queued.Load() != 1 {
 		t.Fatal("the declaration was answered while half the report slots were taken")
 	}
 	close(slow.release)
