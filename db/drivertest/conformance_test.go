@@ -121,10 +121,6 @@ func (r *teller) as(name string) func(v any, err error) {
 	return func(v any, err error) { r.t.Helper(); r.say(name, v, err) }
 }
 
-func file(name, content string) hq.Resource {
-	return hq.Resource{Name: name, Kind: hq.KindFile, Path: "/etc/" + name, Content: content}
-}
-
 func applied(d hq.Declaration) []hq.Result {
 	var out []hq.Result
 	for _, m := range d.Modules {
