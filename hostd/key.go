@@ -255,7 +255,7 @@ func learnKey(ctx context.Context, c *client, log *slog.Logger) (ed25519.PublicK
 	retry := newRetrier(time.Second, 30*time.Second)
 	busy := overload{what: "fetching the controller key"}
 	for {
-		s, err := c.controllerKey(ctx)
+		s, err := c.ControllerKey(ctx)
 		var key ed25519.PublicKey
 		if err == nil {
 			if key, err = parseKey(s); err == nil {

@@ -76,25 +76,6 @@ func TestPollWaitsAsTheControllerAsksOnTooManyRequests(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	for h, want := range map[string]time.Duration{
-		"":                              0,
-		"3":                             3 * time.Second,
-		" 7 ":                           7 * time.Second,
-		"0":                             0,
-		"-5":                            0,
-		"soon":                          0,
-		"999999":                        maxRetryAfter,
-		"Tue, 01 Dec 2026 08:00:30 GMT": 30 * time.Second,
-		"Tue, 01 Dec 2026 07:59:00 GMT": 0,
-	} {
-		if got := parseRetryAfter(h, now); got != want {
-			t.Errorf("Retry-After %q: %s, want %s", h, got, want)
-		}
-	}
-}
-
 func TestRetrierWaitsAtLeastWhatIsAsked(t *testing.T) {
 	r := newRetrier(time.Millisecond, time.Second)
 	began := time.Now()

@@ -52,8 +52,9 @@ func (p *poller) run(ctx context.Context) {
 	retry := newRetrier(time.Second, 30*time.Second)
 	busy := overload{what: "fetching the declaration"}
 	for ctx.Err() == nil {
-		d, later, err := p.c.declaration(ctx, p.after, p.wait)
-		if err != nil {
+		d, call := p.c.Declaration(ctx, p.after, p.wait)
+		later := call.RetryAfter
+		if err := call.Failure(); err != nil {
 			if ctx.Err() != nil {
 				return
 			}

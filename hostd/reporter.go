@@ -69,7 +69,7 @@ func (r *reporter) run(ctx context.Context) {
 		case <-r.kick:
 		}
 		for rep := r.take(); rep != nil; rep = r.take() {
-			resp, err := r.c.report(ctx, rep)
+			resp, err := postReport(ctx, r.c, rep)
 			if err != nil {
 				if ctx.Err() != nil {
 					return

@@ -5,11 +5,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/meshhq/hq/client/node"
 )
 
-// maxRetryAfter caps how long a Retry-After can make hostd wait: a proxy that asks for a day
-// must not silence a host for one.
-const maxRetryAfter = time.Hour
+// maxRetryAfter caps how long a Retry-After can make hostd wait.
+const maxRetryAfter = node.MaxRetryAfter
 
 // retrier spaces out the attempts of one call to the controller that keeps failing: each
 // wait doubles, from first up to max, and a success starts over from first. A controller that
@@ -49,7 +50,7 @@ func (r *retrier) wait(ctx context.Context, asked time.Duration) bool {
 // the episode through busy; when TLS failed, not here) and waits before the next attempt: as
 // long as the controller asked, or the next back-off. It reports false when ctx ends first.
 func (r *retrier) backOff(ctx context.Context, log *slog.Logger, busy *overload, msg string, err error) bool {
-	asked, overloaded := overloadedFor(err)
+	asked, overloaded := node.Overloaded(err)
 	switch {
 	case overloaded:
 		busy.seen(log, err, asked)

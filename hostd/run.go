@@ -39,10 +39,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	defer eng.Close()
 	c := newClient(cfg.Controllers(), cfg.Node, cfg.Token)
-	if c.http.Transport, err = transportFor(cfg.CA, cfg.Cert, cfg.Key); err != nil {
+	if c.HTTP.Transport, err = transportFor(cfg.CA, cfg.Cert, cfg.Key); err != nil {
 		return err
 	}
-	c.tls = newTLSWatch(log, cfg.Controller, cfg.CA, cfg.Cert)
+	tw := newTLSWatch(log, cfg.Controller, cfg.CA, cfg.Cert)
+	watchTLS(c, tw)
 	keys, err := loadTrust(ctx, cfg, c, log)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -51,7 +52,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return fmt.Errorf("controller key: %w", err)
 	}
 	a := &daemon{cfg: cfg, log: log, eng: eng, stuck: map[string]bool{}, logged: map[*hq.Report]string{},
-		metrics: newTextfile(cfg.MetricsFile), trust: keys, tls: c.tls, host: hostFacts()}
+		metrics: newTextfile(cfg.MetricsFile), trust: keys, tls: tw, host: hostFacts()}
 	a.current = a.loadDeclaration()
 
 	decls := make(chan incoming)

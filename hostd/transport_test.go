@@ -163,10 +163,10 @@ func TestTLSTroubleNamesTheCause(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cl.http.Transport = tr
+			cl.HTTP.Transport = tr
 			var got []string
 			for range 2 {
-				_, err := cl.controllerKey(t.Context())
+				_, err := cl.ControllerKey(t.Context())
 				if c.want != "" && err == nil {
 					t.Fatal("the call went through")
 				}

@@ -8,18 +8,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/client/node"
 )
 
 // NewTransport returns a transport that keeps conns idle connections to the controller, so
@@ -39,29 +38,21 @@ func NewTransport(conns int) *http.Transport {
 }
 
 // Call is what one request did: its status (0 when no answer came), how long it took, and the
-// Retry-After the controller asked for, if any.
-type Call struct {
-	Status     int
-	Took       time.Duration
-	RetryAfter time.Duration
-	Err        error
-	// Controller is the place, in the host's list, of the controller the call went to.
-	Controller int
-}
+// Retry-After the controller asked for, if any. It is the node client's, which hostd speaks
+// through too.
+type Call = node.Call
+
+// Body is a report's body in parts (node.Body): the shared results are not copied.
+type Body = node.Body
 
 // Observer is told about every request a host makes; it must be safe for concurrent use.
 type Observer func(kind string, c Call)
 
-// Host is one simulated node: its name, its token, and the last declaration it received.
+// Host is one simulated node: the node client hostd speaks through, and the last declaration
+// the host received. Its Declaration is the client's; its Report retries, and PostReport
+// posts once.
 type Host struct {
-	Name  string
-	Token string
-	// bases are the controllers the host may speak to, and at the place of the one it speaks
-	// to now.
-	bases []string
-	at    atomic.Int64
-	http  *http.Client
-	obs   Observer
+	*node.Client
 
 	mu   sync.Mutex
 	decl *hq.Declaration
@@ -80,16 +71,18 @@ func NewHost(base, name, token string, client *http.Client, obs Observer) *Host 
 // NewHostOf returns a host that speaks to bases[first] and, when a request gets no answer at
 // all, turns to the next of bases, as hostd does with the controllers it is given.
 func NewHostOf(bases []string, first int, name, token string, client *http.Client, obs Observer) *Host {
-	h := &Host{Name: name, Token: token, http: client, obs: obs}
-	for _, b := range bases {
-		h.bases = append(h.bases, strings.TrimRight(b, "/"))
+	h := &Host{Client: node.New(bases, first, name, token, client)}
+	h.Observe = func(kind string, c Call) {
+		if c.Status != 0 {
+			h.answeredBy.Store(int64(c.Controller))
+			h.answeredAt.Store(time.Now().UnixNano())
+		}
+		if obs != nil {
+			obs(kind, c)
+		}
 	}
-	h.at.Store(int64(first))
 	return h
 }
-
-// Controller is the place, in the host's list, of the controller it speaks to now.
-func (h *Host) Controller() int { return int(h.at.Load()) }
 
 // Acks is how many of the host's reports were acknowledged with 200.
 func (h *Host) Acks() int64 { return h.acks.Load() }
@@ -118,121 +111,14 @@ func (h *Host) SetCurrent(d *hq.Declaration) {
 	h.mu.Unlock()
 }
 
-// request is a request of the host's to the controller it speaks to now, whose place in its
-// list it returns too.
-func (h *Host) request(ctx context.Context, method, suffix string, body io.Reader) (*http.Request, int, error) {
-	at := int(h.at.Load())
-	req, err := http.NewRequestWithContext(ctx, method, h.bases[at]+"/api/v1/nodes/"+url.PathEscape(h.Name)+suffix, body)
-	return req, at, err
-}
-
-// do sends req, made for the controller at place at, with the host's token, reads the whole
-// answer (so the connection is kept for the next request) and tells the observer. A request
-// that got no answer turns the host to its next controller.
-func (h *Host) do(kind string, req *http.Request, at int) (Call, []byte) {
-	req.Header.Set("Authorization", "Bearer "+h.Token)
-	start := time.Now()
-	resp, err := h.http.Do(req)
-	c := Call{Controller: at}
-	var body []byte
-	if err == nil {
-		body, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-		resp.Body.Close()
-		c.Status = resp.StatusCode
-		c.RetryAfter = retryAfter(resp.Header.Get("Retry-After"))
-		h.answeredBy.Store(int64(at))
-		h.answeredAt.Store(time.Now().UnixNano())
-	} else if req.Context().Err() == nil && len(h.bases) > 1 {
-		h.at.CompareAndSwap(int64(at), int64((at+1)%len(h.bases)))
-	}
-	c.Took, c.Err = time.Since(start), err
-	if h.obs != nil && !errors.Is(req.Context().Err(), context.Canceled) {
-		h.obs(kind, c)
-	}
-	return c, body
-}
-
-// retryAfter reads a Retry-After of whole seconds; 0 when absent or not seconds.
-func retryAfter(v string) time.Duration {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 0 {
-		return 0
-	}
-	return time.Duration(n) * time.Second
-}
-
-// Declaration asks for a declaration newer than after, waiting up to wait as hostd's
-// long-poll does; after < 0 asks for the current one at once. It returns nil and a 304 call
-// when none came.
-func (h *Host) Declaration(ctx context.Context, after int64, wait time.Duration) (*hq.Declaration, Call) {
-	q := url.Values{"wait": {wait.String()}}
-	if after >= 0 {
-		q.Set("after", strconv.FormatInt(after, 10))
-	}
-	ctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
-	defer cancel()
-	req, at, err := h.request(ctx, http.MethodGet, "/declaration?"+q.Encode(), nil)
-	if err != nil {
-		return nil, Call{Err: err}
-	}
-	kind := "declaration"
-	if wait > 0 {
-		kind = "poll"
-	}
-	c, body := h.do(kind, req, at)
-	if c.Err != nil || c.Status != http.StatusOK {
-		return nil, c
-	}
-	var d hq.Declaration
-	if err := json.Unmarshal(body, &d); err != nil {
-		c.Err = fmt.Errorf("decoding declaration: %w", err)
-		return nil, c
-	}
-	return &d, c
-}
-
 // PostReport posts one report body once and decodes a 200 answer.
 func (h *Host) PostReport(ctx context.Context, body Body) (hq.ReportResponse, Call) {
-	var rr hq.ReportResponse
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	rd, n := body.reader()
-	req, at, err := h.request(ctx, http.MethodPost, "/reports", rd)
-	if err != nil {
-		return rr, Call{Err: err}
-	}
-	req.ContentLength = n
-	req.GetBody = func() (io.ReadCloser, error) { rd, _ := body.reader(); return io.NopCloser(rd), nil }
-	req.Header.Set("Content-Type", "application/json")
-	c, b := h.do("report", req, at)
+	rr, c := h.Client.Report(ctx, body)
 	if c.Err == nil && c.Status == http.StatusOK {
 		h.acks.Add(1)
-		if err := json.Unmarshal(b, &rr); err != nil {
-			c.Err = fmt.Errorf("decoding report answer: %w", err)
-		}
 	}
 	return rr, c
 }
-
-// Body is a request body in parts, sent one after the other. The results of a fleet's
-// reports are the same bytes for every host at the same revisions, so a report is its own
-// header and the shared results, not a copy of them: copies at a fleet's rate are the
-// generator's garbage, and its collections, marking tens of thousands of goroutines' stacks,
-// would stall its hosts in the middle of what it measures.
-type Body [][]byte
-
-func (b Body) reader() (io.Reader, int64) {
-	parts := make([]io.Reader, len(b))
-	var n int64
-	for i, p := range b {
-		parts[i] = bytes.NewReader(p)
-		n += int64(len(p))
-	}
-	return io.MultiReader(parts...), n
-}
-
-// Bytes is the body in one piece.
-func (b Body) Bytes() []byte { return bytes.Join(b, nil) }
 
 // Retry says how a host retries a report that was not acknowledged.
 type Retry struct {
@@ -342,7 +228,7 @@ func (a *Admin) Do(ctx context.Context, method, path string, body, out any) (Cal
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	resp.Body.Close()
-	c := Call{Status: resp.StatusCode, Took: time.Since(start), RetryAfter: retryAfter(resp.Header.Get("Retry-After")), Err: err}
+	c := Call{Status: resp.StatusCode, Took: time.Since(start), RetryAfter: node.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), Err: err}
 	if err != nil {
 		return c, err
 	}
@@ -360,12 +246,12 @@ func (a *Admin) Do(ctx context.Context, method, path string, body, out any) (Cal
 }
 
 // Register registers a node and returns its token and generation.
-func (a *Admin) Register(ctx context.Context, node string) (string, int64, Call, error) {
+func (a *Admin) Register(ctx context.Context, name string) (string, int64, Call, error) {
 	var out struct {
 		Token      string `json:"token"`
 		Generation int64  `json:"generation"`
 	}
-	c, err := a.Do(ctx, http.MethodPost, "/nodes", map[string]string{"name": node}, &out)
+	c, err := a.Do(ctx, http.MethodPost, "/nodes", map[string]string{"name": name}, &out)
 	return out.Token, out.Generation, c, err
 }
 
@@ -375,10 +261,10 @@ func (a *Admin) PutModule(ctx context.Context, module string, rs []hq.Resource) 
 }
 
 // Assign assigns a module to a node, untaken, and returns the node's new generation.
-func (a *Admin) Assign(ctx context.Context, node, module string) (int64, Call, error) {
+func (a *Admin) Assign(ctx context.Context, name, module string) (int64, Call, error) {
 	var out struct {
 		Generation int64 `json:"generation"`
 	}
-	c, err := a.Do(ctx, http.MethodPut, "/nodes/"+url.PathEscape(node)+"/assignments/"+url.PathEscape(module), map[string]bool{"taken": false}, &out)
+	c, err := a.Do(ctx, http.MethodPut, "/nodes/"+url.PathEscape(name)+"/assignments/"+url.PathEscape(module), map[string]bool{"taken": false}, &out)
 	return out.Generation, c, err
 }

@@ -95,14 +95,6 @@ func TestReadProcOfItself(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	for v, want := range map[string]time.Duration{"3": 3 * time.Second, " 1 ": time.Second, "": 0, "soon": 0, "-1": 0} {
-		if got := retryAfter(v); got != want {
-			t.Errorf("Retry-After %q = %v, want %v", v, got, want)
-		}
-	}
-}
-
 func TestReportWaitsAsTheControllerAsks(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
