@@ -81,6 +81,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentPinNodesStmt, err = db.PrepareContext(ctx, assignmentPinNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentPinNodes: %w", err)
 	}
+	if q.assignmentRevisionsOfPlacementStmt, err = db.PrepareContext(ctx, assignmentRevisionsOfPlacement); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentRevisionsOfPlacement: %w", err)
+	}
 	if q.assignmentSetTakenStmt, err = db.PrepareContext(ctx, assignmentSetTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTaken: %w", err)
 	}
@@ -357,6 +360,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rolloutInsertStmt, err = db.PrepareContext(ctx, rolloutInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutInsert: %w", err)
 	}
+	if q.rolloutInsertPlannedStmt, err = db.PrepareContext(ctx, rolloutInsertPlanned); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutInsertPlanned: %w", err)
+	}
+	if q.rolloutLatestOfPlacementStmt, err = db.PrepareContext(ctx, rolloutLatestOfPlacement); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutLatestOfPlacement: %w", err)
+	}
 	if q.rolloutLatestOfPlacementsStmt, err = db.PrepareContext(ctx, rolloutLatestOfPlacements); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutLatestOfPlacements: %w", err)
 	}
@@ -419,6 +428,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.rolloutPauseStmt, err = db.PrepareContext(ctx, rolloutPause); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutPause: %w", err)
+	}
+	if q.rolloutPromoteStmt, err = db.PrepareContext(ctx, rolloutPromote); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutPromote: %w", err)
 	}
 	if q.rolloutResumeStmt, err = db.PrepareContext(ctx, rolloutResume); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutResume: %w", err)
@@ -590,6 +602,11 @@ func (q *Queries) Close() error {
 	if q.assignmentPinNodesStmt != nil {
 		if cerr := q.assignmentPinNodesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentPinNodesStmt: %w", cerr)
+		}
+	}
+	if q.assignmentRevisionsOfPlacementStmt != nil {
+		if cerr := q.assignmentRevisionsOfPlacementStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentRevisionsOfPlacementStmt: %w", cerr)
 		}
 	}
 	if q.assignmentSetTakenStmt != nil {
@@ -1052,6 +1069,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rolloutInsertStmt: %w", cerr)
 		}
 	}
+	if q.rolloutInsertPlannedStmt != nil {
+		if cerr := q.rolloutInsertPlannedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutInsertPlannedStmt: %w", cerr)
+		}
+	}
+	if q.rolloutLatestOfPlacementStmt != nil {
+		if cerr := q.rolloutLatestOfPlacementStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutLatestOfPlacementStmt: %w", cerr)
+		}
+	}
 	if q.rolloutLatestOfPlacementsStmt != nil {
 		if cerr := q.rolloutLatestOfPlacementsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutLatestOfPlacementsStmt: %w", cerr)
@@ -1155,6 +1182,11 @@ func (q *Queries) Close() error {
 	if q.rolloutPauseStmt != nil {
 		if cerr := q.rolloutPauseStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutPauseStmt: %w", cerr)
+		}
+	}
+	if q.rolloutPromoteStmt != nil {
+		if cerr := q.rolloutPromoteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutPromoteStmt: %w", cerr)
 		}
 	}
 	if q.rolloutResumeStmt != nil {
@@ -1335,6 +1367,7 @@ type Queries struct {
 	assignmentListTakenDiffersStmt        *sql.Stmt
 	assignmentOthersOfModuleStmt          *sql.Stmt
 	assignmentPinNodesStmt                *sql.Stmt
+	assignmentRevisionsOfPlacementStmt    *sql.Stmt
 	assignmentSetTakenStmt                *sql.Stmt
 	assignmentSetTakenOnNodesStmt         *sql.Stmt
 	containerStatusListByNodeStmt         *sql.Stmt
@@ -1427,6 +1460,8 @@ type Queries struct {
 	rolloutCountByStateStmt               *sql.Stmt
 	rolloutGetStmt                        *sql.Stmt
 	rolloutInsertStmt                     *sql.Stmt
+	rolloutInsertPlannedStmt              *sql.Stmt
+	rolloutLatestOfPlacementStmt          *sql.Stmt
 	rolloutLatestOfPlacementsStmt         *sql.Stmt
 	rolloutListStmt                       *sql.Stmt
 	rolloutListActiveStmt                 *sql.Stmt
@@ -1448,6 +1483,7 @@ type Queries struct {
 	rolloutNodeRevertStmt                 *sql.Stmt
 	rolloutOfNodeStmt                     *sql.Stmt
 	rolloutPauseStmt                      *sql.Stmt
+	rolloutPromoteStmt                    *sql.Stmt
 	rolloutResumeStmt                     *sql.Stmt
 	rolloutSetCountsStmt                  *sql.Stmt
 	rolloutTransitionListStmt             *sql.Stmt
@@ -1497,6 +1533,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assignmentListTakenDiffersStmt:        q.assignmentListTakenDiffersStmt,
 		assignmentOthersOfModuleStmt:          q.assignmentOthersOfModuleStmt,
 		assignmentPinNodesStmt:                q.assignmentPinNodesStmt,
+		assignmentRevisionsOfPlacementStmt:    q.assignmentRevisionsOfPlacementStmt,
 		assignmentSetTakenStmt:                q.assignmentSetTakenStmt,
 		assignmentSetTakenOnNodesStmt:         q.assignmentSetTakenOnNodesStmt,
 		containerStatusListByNodeStmt:         q.containerStatusListByNodeStmt,
@@ -1589,6 +1626,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutCountByStateStmt:               q.rolloutCountByStateStmt,
 		rolloutGetStmt:                        q.rolloutGetStmt,
 		rolloutInsertStmt:                     q.rolloutInsertStmt,
+		rolloutInsertPlannedStmt:              q.rolloutInsertPlannedStmt,
+		rolloutLatestOfPlacementStmt:          q.rolloutLatestOfPlacementStmt,
 		rolloutLatestOfPlacementsStmt:         q.rolloutLatestOfPlacementsStmt,
 		rolloutListStmt:                       q.rolloutListStmt,
 		rolloutListActiveStmt:                 q.rolloutListActiveStmt,
@@ -1610,6 +1649,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutNodeRevertStmt:                 q.rolloutNodeRevertStmt,
 		rolloutOfNodeStmt:                     q.rolloutOfNodeStmt,
 		rolloutPauseStmt:                      q.rolloutPauseStmt,
+		rolloutPromoteStmt:                    q.rolloutPromoteStmt,
 		rolloutResumeStmt:                     q.rolloutResumeStmt,
 		rolloutSetCountsStmt:                  q.rolloutSetCountsStmt,
 		rolloutTransitionListStmt:             q.rolloutTransitionListStmt,
