@@ -37,6 +37,10 @@ WHERE id = @id AND state = 'progressing';
 UPDATE rollouts SET promoted = 1, reason = @reason, updated_at = @now
 WHERE id = @id AND state = 'progressing';
 
+-- name: RolloutSetPausedReason :exec
+-- A paused rollout's reason, as what failed where changes while it is paused.
+UPDATE rollouts SET reason = @reason, updated_at = @now WHERE id = @id AND state = 'paused';
+
 -- name: RolloutResume :execrows
 -- The failures so far are set aside: the budget counts those after the resume.
 UPDATE rollouts SET state = 'progressing', reason = @reason, updated_at = @now, forgiven = failed

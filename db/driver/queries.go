@@ -144,6 +144,7 @@ type Queries interface {
 	RolloutPromote(ctx context.Context, arg RolloutPromoteParams) (int64, error)
 	RolloutResume(ctx context.Context, arg RolloutResumeParams) (int64, error)
 	RolloutSetCounts(ctx context.Context, arg RolloutSetCountsParams) error
+	RolloutSetPausedReason(ctx context.Context, arg RolloutPauseParams) error
 	RolloutTransitionList(ctx context.Context, arg RolloutTransitionListParams) ([]RolloutTransitionListRow, error)
 	RolloutWaveList(ctx context.Context, rollout int64) ([]RolloutWaveListRow, error)
 	SendCountByOutcome(ctx context.Context) ([]SendCountByOutcomeRow, error)

@@ -806,3 +806,7 @@ func fromResourceState(r pgsqlc.ResourceState) driver.ResourceState {
 func fromResourceStateListStuckRow(r pgsqlc.ResourceStateListStuckRow) driver.ResourceStateListStuckRow {
 	return driver.ResourceStateListStuckRow{Node: r.Node, Module: r.Module, Resource: r.Resource, NeverApplied: r.NeverApplied != 0}
 }
+
+func (q queries) RolloutSetPausedReason(ctx context.Context, arg driver.RolloutPauseParams) error {
+	return q.q.RolloutSetPausedReason(ctx, pgsqlc.RolloutSetPausedReasonParams(arg))
+}

@@ -810,3 +810,7 @@ func fromResourceState(r sqlitesqlc.ResourceState) driver.ResourceState {
 func fromResourceStateListStuckRow(r sqlitesqlc.ResourceStateListStuckRow) driver.ResourceStateListStuckRow {
 	return driver.ResourceStateListStuckRow{Node: r.Node, Module: r.Module, Resource: r.Resource, NeverApplied: r.NeverApplied != 0}
 }
+
+func (q queries) RolloutSetPausedReason(ctx context.Context, arg driver.RolloutPauseParams) error {
+	return q.q.RolloutSetPausedReason(ctx, sqlitesqlc.RolloutSetPausedReasonParams(arg))
+}

@@ -1066,6 +1066,22 @@ func (q *Queries) RolloutSetCounts(ctx context.Context, arg RolloutSetCountsPara
 	return err
 }
 
+const rolloutSetPausedReason = `-- name: RolloutSetPausedReason :exec
+UPDATE rollouts SET reason = ?1, updated_at = ?2 WHERE id = ?3 AND state = 'paused'
+`
+
+type RolloutSetPausedReasonParams struct {
+	Reason string
+	Now    string
+	ID     int64
+}
+
+// A paused rollout's reason, as what failed where changes while it is paused.
+func (q *Queries) RolloutSetPausedReason(ctx context.Context, arg RolloutSetPausedReasonParams) error {
+	_, err := q.exec(ctx, q.rolloutSetPausedReasonStmt, rolloutSetPausedReason, arg.Reason, arg.Now, arg.ID)
+	return err
+}
+
 const rolloutTransitionList = `-- name: RolloutTransitionList :many
 SELECT id, from_state, to_state, reason, at FROM rollout_transitions
 WHERE rollout = ?1 ORDER BY id LIMIT CAST(?2 AS BIGINT)

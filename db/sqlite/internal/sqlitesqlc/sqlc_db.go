@@ -438,6 +438,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rolloutSetCountsStmt, err = db.PrepareContext(ctx, rolloutSetCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutSetCounts: %w", err)
 	}
+	if q.rolloutSetPausedReasonStmt, err = db.PrepareContext(ctx, rolloutSetPausedReason); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutSetPausedReason: %w", err)
+	}
 	if q.rolloutTransitionListStmt, err = db.PrepareContext(ctx, rolloutTransitionList); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutTransitionList: %w", err)
 	}
@@ -1199,6 +1202,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rolloutSetCountsStmt: %w", cerr)
 		}
 	}
+	if q.rolloutSetPausedReasonStmt != nil {
+		if cerr := q.rolloutSetPausedReasonStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutSetPausedReasonStmt: %w", cerr)
+		}
+	}
 	if q.rolloutTransitionListStmt != nil {
 		if cerr := q.rolloutTransitionListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutTransitionListStmt: %w", cerr)
@@ -1486,6 +1494,7 @@ type Queries struct {
 	rolloutPromoteStmt                    *sql.Stmt
 	rolloutResumeStmt                     *sql.Stmt
 	rolloutSetCountsStmt                  *sql.Stmt
+	rolloutSetPausedReasonStmt            *sql.Stmt
 	rolloutTransitionListStmt             *sql.Stmt
 	rolloutWaveListStmt                   *sql.Stmt
 	sendCountByOutcomeStmt                *sql.Stmt
@@ -1652,6 +1661,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutPromoteStmt:                    q.rolloutPromoteStmt,
 		rolloutResumeStmt:                     q.rolloutResumeStmt,
 		rolloutSetCountsStmt:                  q.rolloutSetCountsStmt,
+		rolloutSetPausedReasonStmt:            q.rolloutSetPausedReasonStmt,
 		rolloutTransitionListStmt:             q.rolloutTransitionListStmt,
 		rolloutWaveListStmt:                   q.rolloutWaveListStmt,
 		sendCountByOutcomeStmt:                q.sendCountByOutcomeStmt,

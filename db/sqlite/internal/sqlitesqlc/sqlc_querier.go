@@ -275,6 +275,8 @@ type Querier interface {
 	// The failures so far are set aside: the budget counts those after the resume.
 	RolloutResume(ctx context.Context, arg RolloutResumeParams) (int64, error)
 	RolloutSetCounts(ctx context.Context, arg RolloutSetCountsParams) error
+	// A paused rollout's reason, as what failed where changes while it is paused.
+	RolloutSetPausedReason(ctx context.Context, arg RolloutSetPausedReasonParams) error
 	// A rollout's history, oldest first: every change of its state, as the triggers wrote it.
 	RolloutTransitionList(ctx context.Context, arg RolloutTransitionListParams) ([]RolloutTransitionListRow, error)
 	// A rollout's nodes counted by wave and state, with when the first of them started and the
