@@ -3,9 +3,11 @@ package db
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/internal/wait"
 )
 
 // placedWeb makes nodes labelled role=web, module app at revision 1 on them through placement
@@ -168,4 +170,90 @@ func TestPlanDrawsNoRolloutID(t *testing.T) {
 	if rs := mustRollouts(t, s, 10); len(rs) != 2 || rs[0].ID != first+1 {
 		t.Fatalf("after a plan, the next rollout is %d, want %d", rs[0].ID, first+1)
 	}
+}
+
+// A rollback of a placement is a rollout to the earlier revision under its policy; the mover
+// leaves its pins there and a joining node gets that revision, until a newer revision comes.
+func TestRollbackPlacement(t *testing.T) {
+	t.Parallel()
+	s, _ := setupSteppingRollouts(t)
+	ctx := context.Background()
+	nodes := []string{"web-1", "web-2"}
+	placedWeb(t, s, &hq.RolloutPolicy{Canary: 1}, nodes...)
+	mustModule(t, s, "app", file("conf", "2"))
+	for range 3 {
+		step(t, s)
+		for _, n := range nodes {
+			report(t, s, n, true)
+		}
+	}
+	before := mustRollouts(t, s, 10)
+	if got := pinsOf(t, s, "app", nodes...); got != "web-1@2 web-2@2" || before[0].State != hq.RolloutComplete {
+		t.Fatalf("before the rollback: %s, %+v", got, before[0])
+	}
+
+	_, err := s.RollbackPlacement(ctx, "web", 7)
+	wantCode(t, err, hq.CodeNotFound)
+	_, err = s.RollbackPlacement(ctx, "nowhere", 1)
+	wantCode(t, err, hq.CodeNotFound)
+	if rs := mustRollouts(t, s, 10); len(rs) != len(before) {
+		t.Fatalf("a refused rollback started %+v", rs[0])
+	}
+
+	r, err := s.RollbackPlacement(ctx, "web", 1)
+	if err != nil || r.FromRevision != 2 || r.ToRevision != 1 || r.RollbackOf != 2 || r.Nodes != 2 || r.State != hq.RolloutProgressing {
+		t.Fatalf("rollback: %+v, %v", r, err)
+	}
+	if r.Reason != "rollback of placement web to revision 1 by an operator" || r.Revisions() != "r2→r1" {
+		t.Fatalf("rollback reads %q, %q", r.Reason, r.Revisions())
+	}
+	for range 3 {
+		step(t, s)
+		for _, n := range nodes {
+			report(t, s, n, true)
+		}
+	}
+	if r = mustGetRollout(t, s, r.ID); r.State != hq.RolloutComplete || pinsOf(t, s, "app", nodes...) != "web-1@1 web-2@1" {
+		t.Fatalf("after the rollback: %+v, %s", r, pinsOf(t, s, "app", nodes...))
+	}
+	if behind, err := s.reader().ModuleListBehind(ctx); err != nil || len(behind) != 0 {
+		t.Fatalf("the mover would undo the rollback: %v, %v", behind, err)
+	}
+	mustLabelled(t, s, "web-3", map[string]string{"role": "web"})
+	if got := pinsOf(t, s, "app", "web-3"); got != "web-3@1" {
+		t.Fatalf("a node joining after the rollback: %s", got)
+	}
+	_, err = s.RollbackPlacement(ctx, "web", 1)
+	wantCode(t, err, hq.CodeConflict)
+
+	// A newer revision rolls out from the revision the rollback left.
+	mustModule(t, s, "app", file("conf", "3"))
+	if r = mustRollouts(t, s, 1)[0]; r.FromRevision != 1 || r.ToRevision != 3 || r.RollbackOf != 0 || r.Nodes != 3 {
+		t.Fatalf("the next revision's rollout: %+v", r)
+	}
+}
+
+// A placement without a rollout policy moves every node at once, and so does its rollback;
+// the mover leaves the rolled-back pins alone.
+func TestRollbackPlacementWithoutPolicy(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	nodes := []string{"web-1", "web-2", "web-3"}
+	placedWeb(t, s, nil, nodes...)
+	mustModule(t, s, "app", file("conf", "2"))
+	waitPins(t, s, "web-1@2 web-2@2 web-3@2", nodes...)
+	r, err := s.RollbackPlacement(ctx, "web", 1)
+	if err != nil || r.Policy.MaxUnavailable != (hq.Amount{N: 100, Percent: true}) {
+		t.Fatalf("rollback: %+v, %v", r, err)
+	}
+	waitPins(t, s, "web-1@1 web-2@1 web-3@1", nodes...)
+	if behind, err := s.reader().ModuleListBehind(ctx); err != nil || len(behind) != 0 {
+		t.Fatalf("the mover would undo the rollback: %v, %v", behind, err)
+	}
+}
+
+func waitPins(t *testing.T, s *Store, want string, nodes ...string) {
+	t.Helper()
+	wait.For(t, 10*time.Second, want, func() bool { return pinsOf(t, s, "app", nodes...) == want })
 }
