@@ -85,7 +85,6 @@ func rolloutNotIn(ctx context.Context, q driver.Queries, id int64, want string) 
 	return hq.Errorf(hq.CodeConflict, "rollout %d is %s, not %s", id, r.State, want)
 }
 
-
 // reasonOperatorPaused is the reason of a pause an operator made; the rollout loop words a
 // pause of its own from what failed, and leaves this one as it is.
 const reasonOperatorPaused = "paused by an operator"
