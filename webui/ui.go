@@ -1,7 +1,8 @@
 // Package webui serves the operator's pages, rendered on the server from the same store the API
 // reads, with no JavaScript: the mesh at /, a node at /nodes/{node}, the rollouts, the
 // placements, and the modules with their revisions and the difference between two. The few
-// actions (retry, take, pause, resume, promote, abort, roll back) are forms posted with a token of the session.
+// actions (retry, take, pause, resume, promote, abort, roll back) are forms posted with a
+// token of the session.
 package webui
 
 import (
