@@ -148,16 +148,24 @@ func (p *RolloutPolicy) Normalize() error {
 
 // Rollout is one rollout, with its per-node progress when read alone.
 type Rollout struct {
-	ID           int64         `json:"id"`
-	Module       string        `json:"module"`
-	Placement    string        `json:"placement"`
-	FromRevision int64         `json:"from_revision"`
-	ToRevision   int64         `json:"to_revision"`
-	State        RolloutState  `json:"state"`
-	Policy       RolloutPolicy `json:"policy"`
-	Nodes        int           `json:"nodes"`
-	Done         int           `json:"done"`
-	InFlight     int           `json:"in_flight"`
+	ID        int64  `json:"id"`
+	Module    string `json:"module"`
+	Placement string `json:"placement"`
+	// FromRevision is the lowest revision its nodes moved from; FromRevisions every one of
+	// them, lowest first (after a superseded rollout, nodes may move from several).
+	FromRevision  int64         `json:"from_revision"`
+	FromRevisions []int64       `json:"from_revisions"`
+	ToRevision    int64         `json:"to_revision"`
+	State         RolloutState  `json:"state"`
+	Policy        RolloutPolicy `json:"policy"`
+	// Promoted is set once an operator promoted the rollout: its canaries count as proven.
+	Promoted bool `json:"promoted"`
+	// RollbackOf is, for a rollback of the placement to an earlier revision, the module's
+	// newest revision when it started; 0 for the rollout of a new revision.
+	RollbackOf int64 `json:"rollback_of,omitempty"`
+	Nodes      int   `json:"nodes"`
+	Done       int   `json:"done"`
+	InFlight   int   `json:"in_flight"`
 	// Failed counts the failed nodes, reverted or not; Forgiven those a resume set aside.
 	Failed    int           `json:"failed"`
 	Forgiven  int           `json:"forgiven"`
@@ -193,11 +201,25 @@ type NodeRollout struct {
 	Reason       string       `json:"reason"`
 }
 
+// Revisions is where the rollout moves its nodes from and to, "r3→r4", or "r2,r3→r4" when its
+// nodes move from several revisions.
+func (r Rollout) Revisions() string {
+	from := "r" + strconv.FormatInt(r.FromRevision, 10)
+	if len(r.FromRevisions) > 1 {
+		parts := make([]string, len(r.FromRevisions))
+		for i, f := range r.FromRevisions {
+			parts[i] = "r" + strconv.FormatInt(f, 10)
+		}
+		from = strings.Join(parts, ",")
+	}
+	return fmt.Sprintf("%s→r%d", from, r.ToRevision)
+}
+
 // MakeLine is the rollout's line, the same in /status and on the page:
 // rollout app r3→r4: 40 of 120 node(s) done, 3 in flight, 2 failed (budget 1): paused: app/config stuck on web-7, web-9
 func (r Rollout) MakeLine() string {
-	s := fmt.Sprintf("rollout %s r%d→r%d: %d of %d node(s) done, %d in flight, %d failed (budget %d): %s",
-		r.Module, r.FromRevision, r.ToRevision, r.Done, r.Nodes, r.InFlight, r.Failed, r.Policy.FailureBudget, r.State)
+	s := fmt.Sprintf("rollout %s %s: %d of %d node(s) done, %d in flight, %d failed (budget %d): %s",
+		r.Module, r.Revisions(), r.Done, r.Nodes, r.InFlight, r.Failed, r.Policy.FailureBudget, r.State)
 	if r.Reason != "" {
 		s += ": " + r.Reason
 	}

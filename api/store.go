@@ -50,7 +50,10 @@ type Store interface {
 	DeletePlacement(ctx context.Context, name string) error
 	GetRollout(ctx context.Context, id int64) (hq.Rollout, error)
 	ListRollouts(ctx context.Context, limit int) ([]hq.Rollout, error)
+	PauseRollout(ctx context.Context, id int64) (hq.Rollout, error)
 	ResumeRollout(ctx context.Context, id int64) (hq.Rollout, error)
+	PromoteRollout(ctx context.Context, id int64) (hq.Rollout, error)
+	RollbackPlacement(ctx context.Context, placement string, revision int64) (hq.Rollout, error)
 	AbortRollout(ctx context.Context, id int64) (hq.Rollout, error)
 	// The mesh.
 	MeshStatus(ctx context.Context) (hq.MeshStatus, error)

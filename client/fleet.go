@@ -41,8 +41,8 @@ func (c *Client) Rollouts(ctx context.Context) ([]hq.Rollout, error) {
 	return out.Rollouts, c.Do(ctx, "GET", "/rollouts", nil, &out)
 }
 
-// Rollout reads one rollout with its per-node progress; verb "" reads it, "resume" or "abort"
-// acts on it first.
+// Rollout reads one rollout with its per-node progress; verb "" reads it, "pause", "resume",
+// "promote" or "abort" acts on it first.
 func (c *Client) Rollout(ctx context.Context, id int64, verb string) (hq.Rollout, error) {
 	path, method := "/rollouts/"+strconv.FormatInt(id, 10), "GET"
 	if verb != "" {
@@ -50,4 +50,10 @@ func (c *Client) Rollout(ctx context.Context, id int64, verb string) (hq.Rollout
 	}
 	var out hq.Rollout
 	return out, c.Do(ctx, method, path, nil, &out)
+}
+
+// RollbackPlacement starts a rollout of a placement's nodes back to an earlier revision.
+func (c *Client) RollbackPlacement(ctx context.Context, placement string, revision int64) (hq.Rollout, error) {
+	var out hq.Rollout
+	return out, c.Do(ctx, "POST", "/placements/"+url.PathEscape(placement)+"/rollback", map[string]int64{"revision": revision}, &out)
 }

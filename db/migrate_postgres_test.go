@@ -67,3 +67,14 @@ func postgresAt(t *testing.T, url string, version int64) *sql.DB {
 	t.Helper()
 	return migratedTo(t, "pgx", url, goose.DialectPostgres, pgmigrations.FS, version)
 }
+
+func TestPostgresRolloutsFromBeforeFromRevisionsRead(t *testing.T) {
+	testdb.NeedServer(t)
+	url := testdb.NewOn(t, "postgres")
+	old := postgresAt(t, url, 12)
+	if _, err := old.Exec(oldRollout); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	checkOldRollout(t, open(t, url, Options{}))
+}

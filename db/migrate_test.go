@@ -250,3 +250,35 @@ func TestNodesFromBeforeHostFactsKeepTheirRows(t *testing.T) {
 		t.Fatalf("host facts %+v, want %+v", v.Host, host)
 	}
 }
+
+// oldRollout is a rollout as a schema from before its from-revisions, promotion and rollback
+// wrote it.
+const oldRollout = `INSERT INTO rollouts (module, placement, from_revision, to_revision, policy, created_at, updated_at)
+	VALUES ('app', 'web', 2, 3, '{"canary":1,"max_unavailable":1,"failure_budget":0,"progress_deadline":"10m","auto_revert":false}',
+	'2026-11-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z')`
+
+// checkOldRollout checks that a rollout from before from_revisions reads as moving from its
+// from_revision, neither promoted nor a rollback, and still pauses.
+func checkOldRollout(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := s.GetRollout(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.FromRevisions) != 1 || r.FromRevisions[0] != 2 || r.Promoted || r.RollbackOf != 0 || r.Revisions() != "r2→r3" {
+		t.Fatalf("an older rollout after migrating: %+v", r)
+	}
+	if r, err = s.PauseRollout(ctx, 1); err != nil || r.State != hq.RolloutPaused {
+		t.Fatalf("pausing it: %+v, %v", r, err)
+	}
+}
+
+func TestRolloutsFromBeforeFromRevisionsRead(t *testing.T) {
+	path, old := databaseAt(t, 16)
+	if _, err := old.Exec(oldRollout); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	checkOldRollout(t, open(t, path, Options{}))
+}

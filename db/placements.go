@@ -191,22 +191,9 @@ func (s *Store) addPlaced(ctx context.Context, q driver.Queries, p driver.Placem
 	if err != nil {
 		return notFound(err, "no module %s", p.Module)
 	}
-	// During a rollout a node joins at the revision the rollout moves from, and waits its turn
-	// in the rollout: a revision the rollout has not found good reaches no node by the side.
-	at := rev.Revision
-	active, err := q.RolloutListActiveOfPlacement(ctx, driver.RolloutListActiveOfPlacementParams{Placement: p.Name, Module: p.Module})
+	at, rollout, err := joinAt(ctx, q, p, rev.Revision)
 	if err != nil {
 		return err
-	}
-	var rollout *driver.Rollout
-	if len(active) > 0 {
-		r, err := q.RolloutGet(ctx, active[len(active)-1])
-		if err != nil {
-			return err
-		}
-		if r.ToRevision == rev.Revision && r.FromRevision > 0 {
-			rollout, at = &r, r.FromRevision
-		}
 	}
 	resources, err := s.resources(ctx, q, p.Module, at)
 	if err != nil {
@@ -235,6 +222,27 @@ func (s *Store) addPlaced(ctx context.Context, q driver.Queries, p driver.Placem
 		return err
 	}
 	return redeclare(ctx, q, p.Module, declared, nodes, s.now(), fmt.Sprintf("placed %s revision %d by %s", p.Module, at, p.Name))
+}
+
+// joinAt is the revision a node joining placement p is assigned, the module's newest being
+// newest, and the rollout it joins, if any. During a rollout of the newest revision a node
+// joins at the revision the rollout moves from, and waits its turn in the rollout: a revision
+// the rollout has not found good reaches no node by the side. After a rollback of the
+// placement (unless aborted, or a newer revision came since), it joins at the revision the
+// placement was rolled back to, which is known good, and outside the rollback.
+func joinAt(ctx context.Context, q driver.Queries, p driver.Placement, newest int64) (int64, *driver.Rollout, error) {
+	latest, err := q.RolloutLatestOfPlacement(ctx, driver.RolloutLatestOfPlacementParams{Placement: p.Name, Module: p.Module})
+	if err != nil || len(latest) == 0 {
+		return newest, nil, err
+	}
+	r := latest[0]
+	switch st := hq.RolloutState(r.State); {
+	case r.RollbackOf == newest && st != hq.RolloutAborted:
+		return r.ToRevision, nil, nil
+	case (st == hq.RolloutProgressing || st == hq.RolloutPaused) && r.ToRevision == newest && r.FromRevision > 0:
+		return r.FromRevision, &r, nil
+	}
+	return newest, nil, nil
 }
 
 // removePlaced takes a source's assignments of module off nodes; their resources leave the

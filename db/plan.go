@@ -18,6 +18,15 @@ type dryRunKey struct{}
 
 type dryRun struct {
 	rollouts []hq.PlanRollout
+	ids      int64
+}
+
+// rolloutID is the id of the dry run's next rollout: negative, so that it meets no real
+// rollout's, and given here rather than drawn, because a rolled-back transaction still uses up
+// what it draws from a PostgreSQL sequence.
+func (d *dryRun) rolloutID() int64 {
+	d.ids--
+	return d.ids
 }
 
 // planned tells a dry run of the rollout the change started: its placement and its nodes in

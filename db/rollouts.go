@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -20,8 +21,7 @@ func (s *Store) lastAttempt() int64 { return int64(max(1, s.opt.StuckAttempts-1)
 
 // startRollouts begins a rollout of revision to for every placement of module with a rollout
 // policy, in q's transaction, before any pin moves: the mover leaves the pins a rollout
-// governs to the rollout loop. An unfinished rollout of the same placement ends aborted,
-// superseded, and its nodes keep the pins they have; the new one starts from them.
+// governs to the rollout loop.
 func (s *Store) startRollouts(ctx context.Context, q driver.Queries, module string, to int64) (bool, error) {
 	ps, err := q.PlacementList(ctx)
 	if err != nil {
@@ -32,34 +32,65 @@ func (s *Store) startRollouts(ctx context.Context, q driver.Queries, module stri
 		if p.Module != module || p.Rollout == "" {
 			continue
 		}
-		old, err := q.RolloutListActiveOfPlacement(ctx, driver.RolloutListActiveOfPlacementParams{Placement: p.Name, Module: module})
-		if err != nil {
-			return false, err
-		}
-		for _, id := range old {
-			if _, err := q.RolloutAbort(ctx, driver.RolloutAbortParams{ID: id, Reason: fmt.Sprintf("superseded by revision %d", to), Now: s.now()}); err != nil {
-				return false, err
-			}
-		}
-		id, err := q.RolloutInsert(ctx, driver.RolloutInsertParams{Module: module, Placement: p.Name, FromRevision: to - 1, ToRevision: to,
-			Policy: p.Rollout, Now: s.now()})
-		if err != nil {
-			return false, err
-		}
-		if _, err := q.RolloutNodeInsertFromPlacement(ctx, driver.RolloutNodeInsertFromPlacementParams{Rollout: id, Placement: p.Name,
-			Module: module, ToRevision: to}); err != nil {
-			return false, err
-		}
-		// Counted at once, so the rollout's line is true before the loop's first step.
-		if err := setRolloutCounts(ctx, q, id); err != nil {
-			return false, err
-		}
-		if err := planned(ctx, q, id, p); err != nil {
+		if _, err := s.beginRollout(ctx, q, p, p.Rollout, newRollout{to: to, superseded: fmt.Sprintf("superseded by revision %d", to)}); err != nil {
 			return false, err
 		}
 		started = true
 	}
 	return started, nil
+}
+
+// newRollout is what starts a rollout: the revision it moves to and, for a rollback, the
+// module's newest revision then; why it supersedes an unfinished one; its first reason.
+type newRollout struct {
+	to, rollbackOf     int64
+	superseded, reason string
+}
+
+// beginRollout starts a rollout of placement p's nodes to revision n.to under policy, in q's
+// transaction. An unfinished rollout of the placement ends aborted, superseded, and its nodes
+// keep the pins they have; the new one starts from them, so its from-revisions are what its
+// nodes are pinned to now, not the revision before n.to.
+func (s *Store) beginRollout(ctx context.Context, q driver.Queries, p driver.Placement, policy string, n newRollout) (int64, error) {
+	old, err := q.RolloutListActiveOfPlacement(ctx, driver.RolloutListActiveOfPlacementParams{Placement: p.Name, Module: p.Module})
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range old {
+		if _, err := q.RolloutAbort(ctx, driver.RolloutAbortParams{ID: id, Reason: n.superseded, Now: s.now()}); err != nil {
+			return 0, err
+		}
+	}
+	froms, err := q.AssignmentRevisionsOfPlacement(ctx, driver.AssignmentRevisionsOfPlacementParams{Placement: p.Name, Module: p.Module, ToRevision: n.to})
+	if err != nil {
+		return 0, err
+	}
+	from := n.to - 1 // no node to move: the revision before, as a name for it
+	if len(froms) > 0 {
+		from = froms[0]
+	}
+	fromsText, err := json.Marshal(froms)
+	if err != nil {
+		return 0, err
+	}
+	arg := driver.RolloutInsertParams{Module: p.Module, Placement: p.Name, FromRevision: from, FromRevisions: string(fromsText),
+		ToRevision: n.to, RollbackOf: n.rollbackOf, Policy: policy, Reason: n.reason, Now: s.now()}
+	if run, ok := ctx.Value(dryRunKey{}).(*dryRun); ok {
+		arg.ID = run.rolloutID()
+	}
+	id, err := q.RolloutInsert(ctx, arg)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := q.RolloutNodeInsertFromPlacement(ctx, driver.RolloutNodeInsertFromPlacementParams{Rollout: id, Placement: p.Name,
+		Module: p.Module, ToRevision: n.to}); err != nil {
+		return 0, err
+	}
+	// Counted at once, so the rollout's line is true before the loop's first step.
+	if err := setRolloutCounts(ctx, q, id); err != nil {
+		return 0, err
+	}
+	return id, planned(ctx, q, id, p)
 }
 
 // rolloutPolicy reads a stored policy. One that does not decode or does not hold is an error:
@@ -125,11 +156,15 @@ func (s *Store) stepRollout(ctx context.Context, q driver.Queries, r driver.Roll
 	if err := q.RolloutSetCounts(ctx, driver.RolloutSetCountsParams{ID: r.ID, Nodes: c.Nodes, Done: c.Done, InFlight: c.InFlight, Failed: c.Failed}); err != nil {
 		return nil, false, err
 	}
+	if hq.RolloutState(r.State) == hq.RolloutPaused {
+		return gens, more, s.repausedReason(ctx, q, r, pol, c)
+	}
 	if hq.RolloutState(r.State) != hq.RolloutProgressing {
 		return gens, more, nil
 	}
 	next := rollout.Next(pol, rollout.Counts{Nodes: int(c.Nodes), Pending: int(c.Pending), InFlight: int(c.InFlight),
-		Done: int(c.Done), Failed: int(c.Failed), Forgiven: int(r.Forgiven), FirstWaveInFlight: int(c.FirstWaveInFlight), LastWave: int(c.LastWave)})
+		Done: int(c.Done), Failed: int(c.Failed), Forgiven: int(r.Forgiven), FirstWaveInFlight: int(c.FirstWaveInFlight), LastWave: int(c.LastWave),
+		Promoted: r.Promoted == 1})
 	switch next.Action {
 	case rollout.Pause:
 		reason, err := failureReason(ctx, q, r.ID)
@@ -156,6 +191,20 @@ func (s *Store) stepRollout(ctx context.Context, q driver.Queries, r driver.Roll
 		gens[node] = gen
 	}
 	return gens, more || next.Start > chunk, setRolloutCounts(ctx, q, r.ID)
+}
+
+// repausedReason keeps a rollout paused past its failure budget saying every node that failed:
+// the nodes in flight when it paused go on, and may fail after. It reads the failures only
+// when their count moved, and leaves an operator's pause worded as it is.
+func (s *Store) repausedReason(ctx context.Context, q driver.Queries, r driver.Rollout, pol hq.RolloutPolicy, c driver.RolloutNodeCountsRow) error {
+	if c.Failed == r.Failed || c.Failed-r.Forgiven <= int64(pol.FailureBudget) || strings.HasPrefix(r.Reason, reasonOperatorPaused) {
+		return nil
+	}
+	reason, err := failureReason(ctx, q, r.ID)
+	if err != nil || reason == r.Reason {
+		return err
+	}
+	return q.RolloutSetPausedReason(ctx, driver.RolloutPauseParams{ID: r.ID, Reason: reason, Now: s.now()})
 }
 
 // setRolloutCounts keeps the rollout's counts, which its line reads, equal to its nodes'.
@@ -335,80 +384,6 @@ func (s *Store) stepRollouts(ctx context.Context) (bool, error) {
 	return more, errors.Join(errs...)
 }
 
-// ResumeRollout sets a paused rollout progressing again; the failures so far no longer count
-// against its budget. Anything but paused is a conflict.
-func (s *Store) ResumeRollout(ctx context.Context, id int64) (hq.Rollout, error) {
-	err := s.inTx(ctx, func(q driver.Queries) error {
-		n, err := q.RolloutResume(ctx, driver.RolloutResumeParams{ID: id, Reason: "resumed by an operator", Now: s.now()})
-		if err != nil || n == 1 {
-			return err
-		}
-		return rolloutNotIn(ctx, q, id, "paused")
-	})
-	if err != nil {
-		return hq.Rollout{}, err
-	}
-	s.rolloutsActive.Store(true)
-	s.WakeRollouts()
-	return s.GetRollout(ctx, id)
-}
-
-// AbortRollout ends a rollout aborted and pins every node it advanced back to the revision it
-// had, a chunk per transaction. Anything but progressing or paused is a conflict.
-func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) {
-	first := true
-	for {
-		var gens map[string]int64
-		more := false
-		err := s.inTx(ctx, func(q driver.Queries) error {
-			if first {
-				n, err := q.RolloutAbort(ctx, driver.RolloutAbortParams{ID: id, Reason: "aborted by an operator", Now: s.now()})
-				if err != nil {
-					return err
-				}
-				if n == 0 {
-					return rolloutNotIn(ctx, q, id, "progressing or paused")
-				}
-			}
-			r, err := q.RolloutGet(ctx, id)
-			if err != nil {
-				return err
-			}
-			chunk, err := s.rolloutChunk(ctx, q, r)
-			if err != nil {
-				return err
-			}
-			advanced, err := q.RolloutNodeListAdvanced(ctx, driver.RolloutNodeListParams{Rollout: id, Max: int64(chunk) + 1})
-			if err != nil {
-				return err
-			}
-			more = len(advanced) > chunk
-			gens, err = s.revertNodes(ctx, q, r, advanced[:min(len(advanced), chunk)], "pinned back to its revision: rollout aborted")
-			if err != nil {
-				return err
-			}
-			return setRolloutCounts(ctx, q, id)
-		})
-		if err != nil {
-			return hq.Rollout{}, err
-		}
-		first = false
-		s.ringAll(gens)
-		if !more {
-			return s.GetRollout(ctx, id)
-		}
-	}
-}
-
-// rolloutNotIn explains why a guarded change of a rollout's state found no row.
-func rolloutNotIn(ctx context.Context, q driver.Queries, id int64, want string) error {
-	r, err := q.RolloutGet(ctx, id)
-	if err != nil {
-		return notFound(err, "no rollout %d", id)
-	}
-	return hq.Errorf(hq.CodeConflict, "rollout %d is %s, not %s", id, r.State, want)
-}
-
 // readRollout is the view of a stored rollout; a stored policy that does not read is an error
 // naming the rollout.
 func readRollout(r driver.Rollout) (hq.Rollout, error) {
@@ -420,8 +395,19 @@ func readRollout(r driver.Rollout) (hq.Rollout, error) {
 		State: hq.RolloutState(r.State), Policy: pol, Nodes: int(r.Nodes), Done: int(r.Done),
 		InFlight: int(r.InFlight), Failed: int(r.Failed), Forgiven: int(r.Forgiven), Reason: r.Reason,
 		CreatedAt: hq.ParseTime(r.CreatedAt), UpdatedAt: hq.ParseTime(r.UpdatedAt), EndedAt: nullTime(r.EndedAt)}
+	v.FromRevisions, v.Promoted, v.RollbackOf = fromRevisions(r), r.Promoted == 1, r.RollbackOf
 	v.Line = v.MakeLine()
 	return v, nil
+}
+
+// fromRevisions reads the revisions a rollout's nodes moved from; a rollout from before they
+// were kept moved from its from_revision.
+func fromRevisions(r driver.Rollout) []int64 {
+	var out []int64
+	if json.Unmarshal([]byte(r.FromRevisions), &out) != nil || len(out) == 0 {
+		return []int64{r.FromRevision}
+	}
+	return out
 }
 
 // rolloutView is readRollout for the operator's pages (pages.go), which list a rollout whose
@@ -429,8 +415,8 @@ func readRollout(r driver.Rollout) (hq.Rollout, error) {
 func rolloutView(r driver.Rollout) hq.Rollout {
 	v, err := readRollout(r)
 	if err != nil {
-		v = hq.Rollout{ID: r.ID, Module: r.Module, Placement: r.Placement, FromRevision: r.FromRevision, ToRevision: r.ToRevision,
-			State: hq.RolloutState(r.State), Reason: r.Reason}
+		v = hq.Rollout{ID: r.ID, Module: r.Module, Placement: r.Placement, FromRevision: r.FromRevision, FromRevisions: fromRevisions(r),
+			ToRevision: r.ToRevision, State: hq.RolloutState(r.State), Reason: r.Reason, RollbackOf: r.RollbackOf}
 	}
 	return v
 }

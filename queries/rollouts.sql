@@ -1,6 +1,13 @@
 -- name: RolloutInsert :one
-INSERT INTO rollouts (module, placement, from_revision, to_revision, policy, reason, created_at, updated_at)
-VALUES (@module, @placement, @from_revision, @to_revision, @policy, @reason, @now, @now)
+INSERT INTO rollouts (module, placement, from_revision, from_revisions, to_revision, rollback_of, policy, reason, created_at, updated_at)
+VALUES (@module, @placement, @from_revision, @from_revisions, @to_revision, @rollback_of, @policy, @reason, @now, @now)
+RETURNING id;
+
+-- name: RolloutInsertPlanned :one
+-- A dry run's rollout, at an id of its own (negative, never committed): it draws no id a
+-- real rollout would have.
+INSERT INTO rollouts (id, module, placement, from_revision, from_revisions, to_revision, rollback_of, policy, reason, created_at, updated_at)
+VALUES (@id, @module, @placement, @from_revision, @from_revisions, @to_revision, @rollback_of, @policy, @reason, @now, @now)
 RETURNING id;
 
 -- name: RolloutGet :one
@@ -25,6 +32,15 @@ WHERE placement = @placement AND module = @module AND state IN ('progressing', '
 UPDATE rollouts SET state = 'paused', reason = @reason, updated_at = @now
 WHERE id = @id AND state = 'progressing';
 
+-- name: RolloutPromote :execrows
+-- The canaries count as proven: the batches start without waiting for them.
+UPDATE rollouts SET promoted = 1, reason = @reason, updated_at = @now
+WHERE id = @id AND state = 'progressing';
+
+-- name: RolloutSetPausedReason :exec
+-- A paused rollout's reason, as what failed where changes while it is paused.
+UPDATE rollouts SET reason = @reason, updated_at = @now WHERE id = @id AND state = 'paused';
+
 -- name: RolloutResume :execrows
 -- The failures so far are set aside: the budget counts those after the resume.
 UPDATE rollouts SET state = 'progressing', reason = @reason, updated_at = @now, forgiven = failed
@@ -43,10 +59,11 @@ UPDATE rollouts SET nodes = @nodes, done = @done, in_flight = @in_flight, failed
 WHERE id = @id;
 
 -- name: RolloutNodeInsertFromPlacement :execrows
--- Every node of a placement whose pin is behind the rollout's revision, at the pin it has.
+-- Every node of a placement whose pin is not the rollout's revision, at the pin it has: behind
+-- it for a new revision, past it for a rollback.
 INSERT INTO rollout_nodes (rollout, node, from_revision)
 SELECT @rollout, a.node, a.revision FROM assignments a
-WHERE a.source = @placement AND a.module = @module AND a.revision < @to_revision;
+WHERE a.source = @placement AND a.module = @module AND a.revision <> @to_revision;
 
 -- name: RolloutNodeList :many
 SELECT * FROM rollout_nodes WHERE rollout = @rollout ORDER BY wave = 0, wave, node;
@@ -121,6 +138,10 @@ WHERE rollout = @rollout AND node IN (SELECT value FROM json_each(CAST(@nodes AS
 UPDATE rollout_nodes SET state = 'reverted', ended_at = COALESCE(ended_at, @now),
     reason = CASE WHEN reason = '' OR reason = 'converged' THEN @reason ELSE reason || '; ' || @reason END
 WHERE rollout = @rollout AND node IN (SELECT value FROM json_each(CAST(@nodes AS TEXT)));
+
+-- name: RolloutLatestOfPlacement :many
+-- The newest rollout of a placement's module, if any.
+SELECT * FROM rollouts WHERE placement = @placement AND module = @module ORDER BY id DESC LIMIT 1;
 
 -- name: RolloutNodeListFailedReasons :many
 SELECT node, reason FROM rollout_nodes

@@ -21,6 +21,9 @@ type Counts struct {
 	FirstWaveInFlight int
 	// LastWave is the newest wave started, 0 before any.
 	LastWave int
+	// Promoted is set once an operator took the canaries as proven: the batches need not wait
+	// for them.
+	Promoted bool
 }
 
 // Action is what a step of a rollout does.
@@ -59,7 +62,7 @@ func Next(p hq.RolloutPolicy, c Counts) Step {
 		}
 		return Step{Action: Complete, Reason: reason}
 	}
-	if c.Pending == 0 || p.Canary > 0 && c.FirstWaveInFlight > 0 {
+	if c.Pending == 0 || p.Canary > 0 && c.FirstWaveInFlight > 0 && !c.Promoted {
 		return Step{Action: Wait} // the canaries first, alone
 	}
 	wave := c.LastWave + 1
@@ -75,20 +78,31 @@ type Failed struct {
 	Node, Reason string
 }
 
-// Failures says what failed where, grouped by what failed, in the order given: "app/conf
-// stuck on web-7, web-9; app/svc failed on web-2". A reason's first clause (before "; ") is
-// what groups it.
+// namedNodes is how many nodes a group of Failures names before it counts the rest.
+const namedNodes = 5
+
+// Failures says what failed where, grouped by what failed, each group where its first node
+// comes in the order given: "app/conf stuck on web-7, web-9; app/svc failed on web-2". A
+// reason's first clause (before "; ") is what groups it. Every failed node is named, up to
+// namedNodes a group: "app/conf failed on 12 nodes: w1, w2, w3, w4, w5 and 7 more".
 func Failures(failed []Failed) string {
-	var parts []string
-	for i := 0; i < len(failed); {
-		why := firstClause(failed[i].Reason)
-		var nodes []string
-		j := i
-		for ; j < len(failed) && firstClause(failed[j].Reason) == why; j++ {
-			nodes = append(nodes, failed[j].Node)
+	var order []string
+	groups := map[string][]string{}
+	for _, f := range failed {
+		why := firstClause(f.Reason)
+		if _, ok := groups[why]; !ok {
+			order = append(order, why)
 		}
-		parts = append(parts, why+" on "+strings.Join(nodes, ", "))
-		i = j
+		groups[why] = append(groups[why], f.Node)
+	}
+	parts := make([]string, len(order))
+	for i, why := range order {
+		nodes := groups[why]
+		if len(nodes) <= namedNodes {
+			parts[i] = why + " on " + strings.Join(nodes, ", ")
+			continue
+		}
+		parts[i] = fmt.Sprintf("%s on %d nodes: %s and %d more", why, len(nodes), strings.Join(nodes[:namedNodes], ", "), len(nodes)-namedNodes)
 	}
 	return strings.Join(parts, "; ")
 }

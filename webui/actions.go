@@ -40,6 +40,35 @@ func (u *UI) take(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+func (u *UI) pause(w http.ResponseWriter, r *http.Request) {
+	u.rolloutAction(w, r, "paused", u.store.PauseRollout)
+}
+
+func (u *UI) promote(w http.ResponseWriter, r *http.Request) {
+	u.rolloutAction(w, r, "promoted", u.store.PromoteRollout)
+}
+
+// rollback starts the placement's rollback to the form's revision and shows the new rollout.
+func (u *UI) rollback(w http.ResponseWriter, r *http.Request) {
+	placement, _, _, err := names(r, "placement", "", "")
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	rev, err := strconv.ParseInt(r.PostFormValue("revision"), 10, 64)
+	if err != nil || rev < 1 {
+		u.fail(w, r, hq.Errorf(hq.CodeBadRequest, "a rollback names the revision to go back to, a positive number, not %q", r.PostFormValue("revision")))
+		return
+	}
+	ro, err := u.store.RollbackPlacement(r.Context(), placement, rev)
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	setFlash(w, r, "rolledback")
+	http.Redirect(w, r, rolloutPath(ro.ID), http.StatusSeeOther)
+}
+
 func (u *UI) resume(w http.ResponseWriter, r *http.Request) {
 	u.rolloutAction(w, r, "resumed", u.store.ResumeRollout)
 }

@@ -56,10 +56,13 @@ const flashCookie = "hq_flash"
 
 // flashes are the results an action can leave, worded as the CLI says them.
 var flashes = map[string]string{
-	"retried": "retrying: the resource is pending again, and the host drops its back-off for it with its next report",
-	"taken":   "taken: the module adopts what it finds on the node from its next declaration",
-	"resumed": "resumed: the rollout is progressing again; the failures so far no longer count against its budget",
-	"aborted": "aborted: every node the rollout advanced is pinned back to the revision it had",
+	"retried":    "retrying: the resource is pending again, and the host drops its back-off for it with its next report",
+	"taken":      "taken: the module adopts what it finds on the node from its next declaration",
+	"paused":     "paused: the rollout starts no new wave; the nodes in flight go on",
+	"promoted":   "promoted: the canaries count as proven, and the batches start without waiting for them",
+	"rolledback": "rolling back: this rollout takes the placement's nodes back to the revision chosen",
+	"resumed":    "resumed: the rollout is progressing again; the failures so far no longer count against its budget",
+	"aborted":    "aborted: every node the rollout advanced is pinned back to the revision it had",
 }
 
 // setFlash leaves key for the next page; it lives a minute, long enough for the redirect.

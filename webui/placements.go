@@ -103,9 +103,11 @@ type placementPage struct {
 	Updated      when
 	Rollouts     []rolloutRow
 	MoreRollouts string
-	Filter       filterForm
-	Nodes        []placedNodeRow
-	Next         string
+	// RollbackTo fills the rollback form: the revision the newest rollout moved the nodes from.
+	RollbackTo int64
+	Filter     filterForm
+	Nodes      []placedNodeRow
+	Next       string
 }
 
 type placedNodeRow struct {
@@ -178,6 +180,9 @@ func (u *UI) placement(w http.ResponseWriter, r *http.Request) {
 		Filter: form}
 	for _, ro := range ros.Rollouts {
 		p.Rollouts = append(p.Rollouts, rolloutRowOf(ro, now))
+	}
+	if len(ros.Rollouts) > 0 {
+		p.RollbackTo = ros.Rollouts[0].FromRevision
 	}
 	if ros.Next != 0 {
 		p.MoreRollouts = "/rollouts?placement=" + name

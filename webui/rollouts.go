@@ -29,7 +29,9 @@ type rolloutRow struct {
 	ID        int64
 	Module    string
 	Placement string
+	// From and To are the revisions of the diff link; Revisions says them as the line does.
 	From, To  int64
+	Revisions string
 	State     badge
 	Line      string
 	Created   when
@@ -63,7 +65,7 @@ func rolloutNodeTone(state string) tone {
 }
 
 func rolloutRowOf(r hq.Rollout, now time.Time) rolloutRow {
-	return rolloutRow{ID: r.ID, Module: r.Module, Placement: r.Placement, From: r.FromRevision, To: r.ToRevision,
+	return rolloutRow{ID: r.ID, Module: r.Module, Placement: r.Placement, From: r.FromRevision, To: r.ToRevision, Revisions: r.Revisions(),
 		State: badge{string(r.State), rolloutTone(r.State)}, Line: r.Line, Created: at(r.CreatedAt, now), Ended: notYet(r.EndedAt, now)}
 }
 
@@ -122,6 +124,7 @@ type rolloutPage struct {
 	Module    string
 	Placement string
 	From, To  int64
+	Revisions string
 	State     badge
 	Line      string
 	// Paused is the reason the rollout paused, while it is paused.
@@ -132,8 +135,12 @@ type rolloutPage struct {
 	Created     when
 	Updated     when
 	Ended       when
+	CanPause    bool
 	CanResume   bool
+	CanPromote  bool
 	CanAbort    bool
+	Promoted    bool
+	RollbackOf  int64
 	Waves       []waveRow
 	Transitions []rolloutTransitionRow
 	Filter      filterForm
@@ -281,10 +288,13 @@ func buildRollout(ro hq.Rollout, trs []db.RolloutTransition, waves []db.RolloutW
 	p := rolloutPage{
 		chrome: chrome{Title: fmt.Sprintf("rollout %d", ro.ID), Refresh: refreshSeconds, Section: "rollouts"},
 		Now:    at(now, now), ID: ro.ID, Module: ro.Module, Placement: ro.Placement, From: ro.FromRevision, To: ro.ToRevision,
-		State: badge{string(ro.State), rolloutTone(ro.State)}, Line: ro.Line, Reason: ro.Reason, Forgiven: ro.Forgiven,
+		Revisions: ro.Revisions(), State: badge{string(ro.State), rolloutTone(ro.State)}, Line: ro.Line, Reason: ro.Reason, Forgiven: ro.Forgiven,
 		Created: at(ro.CreatedAt, now), Updated: at(ro.UpdatedAt, now), Ended: notYet(ro.EndedAt, now),
-		CanResume: ro.State == hq.RolloutPaused,
-		CanAbort:  ro.State == hq.RolloutPaused || ro.State == hq.RolloutProgressing,
+		CanPause:   ro.State == hq.RolloutProgressing,
+		CanResume:  ro.State == hq.RolloutPaused,
+		CanPromote: ro.State == hq.RolloutProgressing && ro.Policy.Canary > 0 && !ro.Promoted,
+		CanAbort:   ro.State == hq.RolloutPaused || ro.State == hq.RolloutProgressing,
+		Promoted:   ro.Promoted, RollbackOf: ro.RollbackOf,
 	}
 	if ro.State == hq.RolloutPaused {
 		p.Paused = ro.Reason

@@ -1,7 +1,8 @@
 // Package webui serves the operator's pages, rendered on the server from the same store the API
 // reads, with no JavaScript: the mesh at /, a node at /nodes/{node}, the rollouts, the
 // placements, and the modules with their revisions and the difference between two. The few
-// actions (retry, take, resume, abort) are forms posted with a token of the session.
+// actions (retry, take, pause, resume, promote, abort, roll back) are forms posted with a
+// token of the session.
 package webui
 
 import (
@@ -57,7 +58,10 @@ type Store interface {
 	PageRolloutNodes(ctx context.Context, id int64, after string, limit int) (db.RolloutNodePage, error)
 	NodesNamed(ctx context.Context, names []string) ([]hq.NodeView, error)
 	RolloutTransitions(ctx context.Context, id int64) ([]db.RolloutTransition, error)
+	PauseRollout(ctx context.Context, id int64) (hq.Rollout, error)
 	ResumeRollout(ctx context.Context, id int64) (hq.Rollout, error)
+	PromoteRollout(ctx context.Context, id int64) (hq.Rollout, error)
+	RollbackPlacement(ctx context.Context, placement string, revision int64) (hq.Rollout, error)
 	AbortRollout(ctx context.Context, id int64) (hq.Rollout, error)
 
 	PagePlacements(ctx context.Context, after string, limit int) (db.PlacementPage, error)
@@ -137,7 +141,10 @@ func (u *UI) Routes(r chi.Router) {
 				r.Use(u.sameOrigin, u.checkCSRF)
 				r.Post("/nodes/{node}/resources/{module}/{resource}/retry", u.retry)
 				r.Post("/nodes/{node}/assignments/{module}/take", u.take)
+				r.Post("/rollouts/{rollout}/pause", u.pause)
 				r.Post("/rollouts/{rollout}/resume", u.resume)
+				r.Post("/rollouts/{rollout}/promote", u.promote)
+				r.Post("/placements/{placement}/rollback", u.rollback)
 				r.Post("/rollouts/{rollout}/abort", u.abort)
 			})
 		})

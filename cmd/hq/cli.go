@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/certs"
@@ -39,7 +40,10 @@ var operators = map[string]operator{
 	"retry":    {"NODE MODULE/RESOURCE", "start a failed or stuck resource over, and drop the host's back-off for it", cmdRetry, nil},
 	"logs":     {"NODE MODULE/RESOURCE", "the last lines hostd reported for a resource: its last error, which carries a failed container's last log lines; and, for a container, what runs", cmdLogs, nil},
 	"place":    {"NAME MODULE SELECTOR [--taken] [--rollout JSON] | NAME --delete", "put a module on every node a label selector matches, now and later", cmdPlace, placeFlags},
-	"rollout":  {"list | show|resume|abort ID", "the rollouts of new revisions of placed modules, one with its nodes, or resume or abort one", cmdRollout, nil},
+	"rollout": {"list | show|watch|pause|resume|promote|abort ID | rollback PLACEMENT --to N",
+		"the rollouts of placed modules: list them, show one with its nodes, watch one until it ends (exit 0 when it completes, 1 when it pauses or is aborted), " +
+			"pause it (no new wave), resume it, promote it (its canaries count as proven: the batches start now), abort it (every node it advanced pinned back), " +
+			"or roll a placement's nodes back to an earlier revision, as a new rollout under its policy", cmdRollout, rolloutFlags},
 }
 
 // operatorNames lists the commands in the order usage shows them.
@@ -60,6 +64,8 @@ type cliRun struct {
 	// flag values the commands read
 	status, selector, rollout string
 	taken, remove             bool
+	to                        int64
+	every                     time.Duration
 }
 
 // runOperator runs an operator command and returns the process's exit code: 0, 1 when the

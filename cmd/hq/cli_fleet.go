@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/meshhq/hq"
 )
@@ -50,7 +51,16 @@ func cmdPlace(ctx context.Context, o *cliRun, args []string) error {
 	})
 }
 
-// cmdRollout lists rollouts, or shows, resumes or aborts one: hq rollout list|show|resume|abort [ID].
+func rolloutFlags(fs *flag.FlagSet, o *cliRun) {
+	fs.Int64Var(&o.to, "to", 0, "rollback: the revision of the placement's module to go back to")
+	fs.DurationVar(&o.every, "every", time.Second, "watch: how often to read the rollout")
+}
+
+// rolloutVerbs are what hq rollout does to one rollout, by its id: "" reads it.
+var rolloutVerbs = map[string]string{"show": "", "pause": "pause", "resume": "resume", "promote": "promote", "abort": "abort"}
+
+// cmdRollout lists rollouts, or shows, watches, pauses, resumes, promotes or aborts one, or
+// rolls a placement back: hq rollout list | VERB ID | rollback PLACEMENT --to N.
 func cmdRollout(ctx context.Context, o *cliRun, args []string) error {
 	if len(args) == 1 && args[0] == "list" {
 		rs, err := o.c.Rollouts(ctx)
@@ -65,22 +75,39 @@ func cmdRollout(ctx context.Context, o *cliRun, args []string) error {
 			return lines
 		})
 	}
-	if len(args) != 2 || (args[0] != "show" && args[0] != "resume" && args[0] != "abort") {
-		return usageError("want list, or show|resume|abort ID")
+	if len(args) == 2 && args[0] == "rollback" {
+		if o.to < 1 {
+			return usageError("rollback wants --to N, the revision to go back to")
+		}
+		r, err := o.c.RollbackPlacement(ctx, args[1], o.to)
+		if err != nil {
+			return err
+		}
+		return o.print(r, func() []string { return append([]string{fmt.Sprintf("rollout %d started", r.ID)}, rolloutLines(r)...) })
+	}
+	verb, known := rolloutVerbs[args0(args)]
+	if len(args) != 2 || !known && args[0] != "watch" {
+		return usageError("want list, show|watch|pause|resume|promote|abort ID, or rollback PLACEMENT --to N")
 	}
 	id, err := strconv.ParseInt(args[1], 10, 64)
 	if err != nil {
 		return usageError(fmt.Sprintf("a rollout is a number, not %q", args[1]))
 	}
-	verb := args[0]
-	if verb == "show" {
-		verb = ""
+	if args[0] == "watch" {
+		return watchRollout(ctx, o, id)
 	}
 	r, err := o.c.Rollout(ctx, id, verb)
 	if err != nil {
 		return err
 	}
 	return o.print(r, func() []string { return rolloutLines(r) })
+}
+
+func args0(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }
 
 // rolloutLines are a rollout's line, then a node a line in aligned columns: its wave, or

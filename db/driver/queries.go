@@ -27,6 +27,7 @@ type Queries interface {
 	AssignmentListTakenDiffers(ctx context.Context, arg AssignmentListTakenDiffersParams) ([]string, error)
 	AssignmentOthersOfModule(ctx context.Context, module string) ([]AssignmentOthersOfModuleRow, error)
 	AssignmentPinNodes(ctx context.Context, arg AssignmentPinNodesParams) error
+	AssignmentRevisionsOfPlacement(ctx context.Context, arg AssignmentRevisionsOfPlacementParams) ([]int64, error)
 	AssignmentSetTaken(ctx context.Context, arg AssignmentSetTakenParams) error
 	AssignmentSetTakenOnNodes(ctx context.Context, arg AssignmentSetTakenOnNodesParams) error
 	ContainerStatusListByNode(ctx context.Context, node string) ([]ContainerStatus, error)
@@ -118,6 +119,7 @@ type Queries interface {
 	RolloutCountByState(ctx context.Context) ([]RolloutCountByStateRow, error)
 	RolloutGet(ctx context.Context, id int64) (Rollout, error)
 	RolloutInsert(ctx context.Context, arg RolloutInsertParams) (int64, error)
+	RolloutLatestOfPlacement(ctx context.Context, arg RolloutLatestOfPlacementParams) ([]Rollout, error)
 	RolloutLatestOfPlacements(ctx context.Context, placements []string) ([]Rollout, error)
 	RolloutList(ctx context.Context, max int64) ([]Rollout, error)
 	RolloutListActive(ctx context.Context) ([]Rollout, error)
@@ -139,8 +141,10 @@ type Queries interface {
 	RolloutNodeRevert(ctx context.Context, arg RolloutNodeRevertParams) error
 	RolloutOfNode(ctx context.Context, node string) ([]RolloutOfNodeRow, error)
 	RolloutPause(ctx context.Context, arg RolloutPauseParams) (int64, error)
+	RolloutPromote(ctx context.Context, arg RolloutPromoteParams) (int64, error)
 	RolloutResume(ctx context.Context, arg RolloutResumeParams) (int64, error)
 	RolloutSetCounts(ctx context.Context, arg RolloutSetCountsParams) error
+	RolloutSetPausedReason(ctx context.Context, arg RolloutPauseParams) error
 	RolloutTransitionList(ctx context.Context, arg RolloutTransitionListParams) ([]RolloutTransitionListRow, error)
 	RolloutWaveList(ctx context.Context, rollout int64) ([]RolloutWaveListRow, error)
 	SendCountByOutcome(ctx context.Context) ([]SendCountByOutcomeRow, error)
@@ -919,6 +923,12 @@ type Rollout struct {
 	CreatedAt    string
 	UpdatedAt    string
 	EndedAt      sql.NullString
+	// FromRevisions is every revision the nodes moved from, a JSON array ('' from before it
+	// was kept); Promoted is 1 once an operator promoted it; RollbackOf is the module's newest
+	// revision when a rollback started, 0 for a rollout of a new revision.
+	FromRevisions string
+	Promoted      int64
+	RollbackOf    int64
 }
 
 type RolloutAbortParams struct {
@@ -938,14 +948,36 @@ type RolloutCountByStateRow struct {
 	Rollouts int64
 }
 
+// RolloutInsertParams is a new rollout; ID is 0 for the next id, or a dry run's own (a
+// negative id, never committed, so that a plan draws no id a real rollout would have).
 type RolloutInsertParams struct {
-	Module       string
-	Placement    string
-	FromRevision int64
-	ToRevision   int64
-	Policy       string
-	Reason       string
-	Now          string
+	ID            int64
+	Module        string
+	Placement     string
+	FromRevision  int64
+	FromRevisions string
+	ToRevision    int64
+	RollbackOf    int64
+	Policy        string
+	Reason        string
+	Now           string
+}
+
+type RolloutLatestOfPlacementParams struct {
+	Placement string
+	Module    string
+}
+
+type RolloutPromoteParams struct {
+	Reason string
+	Now    string
+	ID     int64
+}
+
+type AssignmentRevisionsOfPlacementParams struct {
+	Placement  string
+	Module     string
+	ToRevision int64
 }
 
 type RolloutListActiveOfPlacementParams struct {

@@ -541,7 +541,24 @@ func (q queries) RolloutGet(ctx context.Context, id int64) (driver.Rollout, erro
 }
 
 func (q queries) RolloutInsert(ctx context.Context, arg driver.RolloutInsertParams) (int64, error) {
-	return q.q.RolloutInsert(ctx, pgsqlc.RolloutInsertParams(arg))
+	if arg.ID != 0 {
+		return q.q.RolloutInsertPlanned(ctx, pgsqlc.RolloutInsertPlannedParams(arg))
+	}
+	return q.q.RolloutInsert(ctx, pgsqlc.RolloutInsertParams{Module: arg.Module, Placement: arg.Placement, FromRevision: arg.FromRevision,
+		FromRevisions: arg.FromRevisions, ToRevision: arg.ToRevision, RollbackOf: arg.RollbackOf, Policy: arg.Policy, Reason: arg.Reason, Now: arg.Now})
+}
+
+func (q queries) RolloutLatestOfPlacement(ctx context.Context, arg driver.RolloutLatestOfPlacementParams) ([]driver.Rollout, error) {
+	rs, err := q.q.RolloutLatestOfPlacement(ctx, pgsqlc.RolloutLatestOfPlacementParams(arg))
+	return driver.Each(rs, err, func(r pgsqlc.Rollout) driver.Rollout { return driver.Rollout(r) })
+}
+
+func (q queries) RolloutPromote(ctx context.Context, arg driver.RolloutPromoteParams) (int64, error) {
+	return q.q.RolloutPromote(ctx, pgsqlc.RolloutPromoteParams(arg))
+}
+
+func (q queries) AssignmentRevisionsOfPlacement(ctx context.Context, arg driver.AssignmentRevisionsOfPlacementParams) ([]int64, error) {
+	return q.q.AssignmentRevisionsOfPlacement(ctx, pgsqlc.AssignmentRevisionsOfPlacementParams(arg))
 }
 
 func (q queries) RolloutLatestOfPlacements(ctx context.Context, placements []string) ([]driver.Rollout, error) {
@@ -788,4 +805,8 @@ func fromResourceState(r pgsqlc.ResourceState) driver.ResourceState {
 
 func fromResourceStateListStuckRow(r pgsqlc.ResourceStateListStuckRow) driver.ResourceStateListStuckRow {
 	return driver.ResourceStateListStuckRow{Node: r.Node, Module: r.Module, Resource: r.Resource, NeverApplied: r.NeverApplied != 0}
+}
+
+func (q queries) RolloutSetPausedReason(ctx context.Context, arg driver.RolloutPauseParams) error {
+	return q.q.RolloutSetPausedReason(ctx, pgsqlc.RolloutSetPausedReasonParams(arg))
 }

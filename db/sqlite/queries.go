@@ -545,7 +545,24 @@ func (q queries) RolloutGet(ctx context.Context, id int64) (driver.Rollout, erro
 }
 
 func (q queries) RolloutInsert(ctx context.Context, arg driver.RolloutInsertParams) (int64, error) {
-	return q.q.RolloutInsert(ctx, sqlitesqlc.RolloutInsertParams(arg))
+	if arg.ID != 0 {
+		return q.q.RolloutInsertPlanned(ctx, sqlitesqlc.RolloutInsertPlannedParams(arg))
+	}
+	return q.q.RolloutInsert(ctx, sqlitesqlc.RolloutInsertParams{Module: arg.Module, Placement: arg.Placement, FromRevision: arg.FromRevision,
+		FromRevisions: arg.FromRevisions, ToRevision: arg.ToRevision, RollbackOf: arg.RollbackOf, Policy: arg.Policy, Reason: arg.Reason, Now: arg.Now})
+}
+
+func (q queries) RolloutLatestOfPlacement(ctx context.Context, arg driver.RolloutLatestOfPlacementParams) ([]driver.Rollout, error) {
+	rs, err := q.q.RolloutLatestOfPlacement(ctx, sqlitesqlc.RolloutLatestOfPlacementParams(arg))
+	return driver.Each(rs, err, func(r sqlitesqlc.Rollout) driver.Rollout { return driver.Rollout(r) })
+}
+
+func (q queries) RolloutPromote(ctx context.Context, arg driver.RolloutPromoteParams) (int64, error) {
+	return q.q.RolloutPromote(ctx, sqlitesqlc.RolloutPromoteParams(arg))
+}
+
+func (q queries) AssignmentRevisionsOfPlacement(ctx context.Context, arg driver.AssignmentRevisionsOfPlacementParams) ([]int64, error) {
+	return q.q.AssignmentRevisionsOfPlacement(ctx, sqlitesqlc.AssignmentRevisionsOfPlacementParams(arg))
 }
 
 func (q queries) RolloutLatestOfPlacements(ctx context.Context, placements []string) ([]driver.Rollout, error) {
@@ -792,4 +809,8 @@ func fromResourceState(r sqlitesqlc.ResourceState) driver.ResourceState {
 
 func fromResourceStateListStuckRow(r sqlitesqlc.ResourceStateListStuckRow) driver.ResourceStateListStuckRow {
 	return driver.ResourceStateListStuckRow{Node: r.Node, Module: r.Module, Resource: r.Resource, NeverApplied: r.NeverApplied != 0}
+}
+
+func (q queries) RolloutSetPausedReason(ctx context.Context, arg driver.RolloutPauseParams) error {
+	return q.q.RolloutSetPausedReason(ctx, sqlitesqlc.RolloutSetPausedReasonParams(arg))
 }

@@ -42,20 +42,27 @@ WHERE module = @module AND node IN (SELECT value FROM json_array_elements_text(C
 
 -- name: AssignmentListBehind :many
 -- Pins of a module behind @revision, oldest revision first: the next nodes a new revision
--- reaches. A pin a rollout to that revision governs is the rollout's to move.
+-- reaches. A pin a rollout to that revision governs is the rollout's to move, and so are
+-- the pins of a placement rolled back while @revision was the newest.
 SELECT a.node, a.revision FROM assignments a
 WHERE a.module = @module AND a.revision < @revision
   AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
                   WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = @revision)
+  AND NOT EXISTS (SELECT 1 FROM rollouts rb
+                  WHERE rb.placement = a.source AND rb.module = a.module AND rb.rollback_of = @revision AND rb.state <> 'aborted')
 ORDER BY a.revision, a.node LIMIT @max::bigint;
 
 -- name: ModuleListBehind :many
--- Modules with pins behind their newest revision that no rollout governs: work a new
--- revision has still to do.
+-- Modules with pins behind their newest revision that no rollout governs (nor a rollback of
+-- their placement made while that revision was the newest): work a new revision has still
+-- to do.
 SELECT m.name, m.revision FROM modules m
 WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision
               AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
-                              WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = m.revision))
+                              WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = m.revision)
+              AND NOT EXISTS (SELECT 1 FROM rollouts rb
+                              WHERE rb.placement = a.source AND rb.module = a.module AND rb.rollback_of = m.revision
+                                AND rb.state <> 'aborted'))
 ORDER BY m.name;
 
 -- name: AssignmentOthersOfModule :many
@@ -106,3 +113,11 @@ WHERE source = @source AND module = @module AND taken < @taken ORDER BY node LIM
 -- name: AssignmentSetTakenOnNodes :exec
 UPDATE assignments SET taken = @taken
 WHERE module = @module AND source = @source AND node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json));
+
+-- name: AssignmentRevisionsOfPlacement :many
+-- The revisions a placement's nodes are pinned to other than @to_revision, lowest first: where
+-- a rollout to @to_revision moves them from.
+SELECT DISTINCT a.revision FROM assignments a
+WHERE a.source = @placement AND a.module = @module AND a.revision <> @to_revision
+ORDER BY a.revision;
+

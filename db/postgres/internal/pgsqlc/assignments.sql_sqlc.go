@@ -220,6 +220,8 @@ SELECT a.node, a.revision FROM assignments a
 WHERE a.module = $1 AND a.revision < $2
   AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
                   WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = $2)
+  AND NOT EXISTS (SELECT 1 FROM rollouts rb
+                  WHERE rb.placement = a.source AND rb.module = a.module AND rb.rollback_of = $2 AND rb.state <> 'aborted')
 ORDER BY a.revision, a.node LIMIT $3::bigint
 `
 
@@ -235,7 +237,8 @@ type AssignmentListBehindRow struct {
 }
 
 // Pins of a module behind @revision, oldest revision first: the next nodes a new revision
-// reaches. A pin a rollout to that revision governs is the rollout's to move.
+// reaches. A pin a rollout to that revision governs is the rollout's to move, and so are
+// the pins of a placement rolled back while @revision was the newest.
 func (q *Queries) AssignmentListBehind(ctx context.Context, arg AssignmentListBehindParams) ([]AssignmentListBehindRow, error) {
 	rows, err := q.db.QueryContext(ctx, assignmentListBehind, arg.Module, arg.Revision, arg.Max)
 	if err != nil {
@@ -585,6 +588,43 @@ func (q *Queries) AssignmentPinNodes(ctx context.Context, arg AssignmentPinNodes
 	return err
 }
 
+const assignmentRevisionsOfPlacement = `-- name: AssignmentRevisionsOfPlacement :many
+SELECT DISTINCT a.revision FROM assignments a
+WHERE a.source = $1 AND a.module = $2 AND a.revision <> $3
+ORDER BY a.revision
+`
+
+type AssignmentRevisionsOfPlacementParams struct {
+	Placement  string
+	Module     string
+	ToRevision int64
+}
+
+// The revisions a placement's nodes are pinned to other than @to_revision, lowest first: where
+// a rollout to @to_revision moves them from.
+func (q *Queries) AssignmentRevisionsOfPlacement(ctx context.Context, arg AssignmentRevisionsOfPlacementParams) ([]int64, error) {
+	rows, err := q.db.QueryContext(ctx, assignmentRevisionsOfPlacement, arg.Placement, arg.Module, arg.ToRevision)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var revision int64
+		if err := rows.Scan(&revision); err != nil {
+			return nil, err
+		}
+		items = append(items, revision)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const assignmentSetTaken = `-- name: AssignmentSetTaken :exec
 UPDATE assignments SET taken = $1 WHERE node = $2 AND module = $3
 `
@@ -626,7 +666,10 @@ const moduleListBehind = `-- name: ModuleListBehind :many
 SELECT m.name, m.revision FROM modules m
 WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.module = m.name AND a.revision < m.revision
               AND NOT EXISTS (SELECT 1 FROM rollout_nodes rn JOIN rollouts r ON r.id = rn.rollout
-                              WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = m.revision))
+                              WHERE rn.node = a.node AND r.module = a.module AND r.to_revision = m.revision)
+              AND NOT EXISTS (SELECT 1 FROM rollouts rb
+                              WHERE rb.placement = a.source AND rb.module = a.module AND rb.rollback_of = m.revision
+                                AND rb.state <> 'aborted'))
 ORDER BY m.name
 `
 
@@ -635,8 +678,9 @@ type ModuleListBehindRow struct {
 	Revision int64
 }
 
-// Modules with pins behind their newest revision that no rollout governs: work a new
-// revision has still to do.
+// Modules with pins behind their newest revision that no rollout governs (nor a rollback of
+// their placement made while that revision was the newest): work a new revision has still
+// to do.
 func (q *Queries) ModuleListBehind(ctx context.Context) ([]ModuleListBehindRow, error) {
 	rows, err := q.db.QueryContext(ctx, moduleListBehind)
 	if err != nil {

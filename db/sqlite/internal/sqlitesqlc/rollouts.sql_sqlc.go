@@ -82,7 +82,7 @@ func (q *Queries) RolloutCountByState(ctx context.Context) ([]RolloutCountByStat
 }
 
 const rolloutGet = `-- name: RolloutGet :one
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at FROM rollouts WHERE id = ?1
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts WHERE id = ?1
 `
 
 func (q *Queries) RolloutGet(ctx context.Context, id int64) (Rollout, error) {
@@ -105,24 +105,29 @@ func (q *Queries) RolloutGet(ctx context.Context, id int64) (Rollout, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.EndedAt,
+		&i.FromRevisions,
+		&i.Promoted,
+		&i.RollbackOf,
 	)
 	return i, err
 }
 
 const rolloutInsert = `-- name: RolloutInsert :one
-INSERT INTO rollouts (module, placement, from_revision, to_revision, policy, reason, created_at, updated_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
+INSERT INTO rollouts (module, placement, from_revision, from_revisions, to_revision, rollback_of, policy, reason, created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)
 RETURNING id
 `
 
 type RolloutInsertParams struct {
-	Module       string
-	Placement    string
-	FromRevision int64
-	ToRevision   int64
-	Policy       string
-	Reason       string
-	Now          string
+	Module        string
+	Placement     string
+	FromRevision  int64
+	FromRevisions string
+	ToRevision    int64
+	RollbackOf    int64
+	Policy        string
+	Reason        string
+	Now           string
 }
 
 func (q *Queries) RolloutInsert(ctx context.Context, arg RolloutInsertParams) (int64, error) {
@@ -130,7 +135,9 @@ func (q *Queries) RolloutInsert(ctx context.Context, arg RolloutInsertParams) (i
 		arg.Module,
 		arg.Placement,
 		arg.FromRevision,
+		arg.FromRevisions,
 		arg.ToRevision,
+		arg.RollbackOf,
 		arg.Policy,
 		arg.Reason,
 		arg.Now,
@@ -140,8 +147,100 @@ func (q *Queries) RolloutInsert(ctx context.Context, arg RolloutInsertParams) (i
 	return id, err
 }
 
+const rolloutInsertPlanned = `-- name: RolloutInsertPlanned :one
+INSERT INTO rollouts (id, module, placement, from_revision, from_revisions, to_revision, rollback_of, policy, reason, created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+RETURNING id
+`
+
+type RolloutInsertPlannedParams struct {
+	ID            int64
+	Module        string
+	Placement     string
+	FromRevision  int64
+	FromRevisions string
+	ToRevision    int64
+	RollbackOf    int64
+	Policy        string
+	Reason        string
+	Now           string
+}
+
+// A dry run's rollout, at an id of its own (negative, never committed): it draws no id a
+// real rollout would have.
+func (q *Queries) RolloutInsertPlanned(ctx context.Context, arg RolloutInsertPlannedParams) (int64, error) {
+	row := q.queryRow(ctx, q.rolloutInsertPlannedStmt, rolloutInsertPlanned,
+		arg.ID,
+		arg.Module,
+		arg.Placement,
+		arg.FromRevision,
+		arg.FromRevisions,
+		arg.ToRevision,
+		arg.RollbackOf,
+		arg.Policy,
+		arg.Reason,
+		arg.Now,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const rolloutLatestOfPlacement = `-- name: RolloutLatestOfPlacement :many
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts WHERE placement = ?1 AND module = ?2 ORDER BY id DESC LIMIT 1
+`
+
+type RolloutLatestOfPlacementParams struct {
+	Placement string
+	Module    string
+}
+
+// The newest rollout of a placement's module, if any.
+func (q *Queries) RolloutLatestOfPlacement(ctx context.Context, arg RolloutLatestOfPlacementParams) ([]Rollout, error) {
+	rows, err := q.query(ctx, q.rolloutLatestOfPlacementStmt, rolloutLatestOfPlacement, arg.Placement, arg.Module)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Rollout{}
+	for rows.Next() {
+		var i Rollout
+		if err := rows.Scan(
+			&i.ID,
+			&i.Module,
+			&i.Placement,
+			&i.FromRevision,
+			&i.ToRevision,
+			&i.State,
+			&i.Policy,
+			&i.Nodes,
+			&i.Done,
+			&i.InFlight,
+			&i.Failed,
+			&i.Forgiven,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.EndedAt,
+			&i.FromRevisions,
+			&i.Promoted,
+			&i.RollbackOf,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const rolloutLatestOfPlacements = `-- name: RolloutLatestOfPlacements :many
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at FROM rollouts
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts
 WHERE id IN (SELECT MAX(x.id) FROM rollouts x
              WHERE x.placement IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
              GROUP BY x.placement)
@@ -175,6 +274,9 @@ func (q *Queries) RolloutLatestOfPlacements(ctx context.Context, placements stri
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.EndedAt,
+			&i.FromRevisions,
+			&i.Promoted,
+			&i.RollbackOf,
 		); err != nil {
 			return nil, err
 		}
@@ -190,7 +292,7 @@ func (q *Queries) RolloutLatestOfPlacements(ctx context.Context, placements stri
 }
 
 const rolloutList = `-- name: RolloutList :many
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at FROM rollouts ORDER BY id DESC LIMIT ?1
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts ORDER BY id DESC LIMIT ?1
 `
 
 // The newest rollouts first.
@@ -220,6 +322,9 @@ func (q *Queries) RolloutList(ctx context.Context, max int64) ([]Rollout, error)
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.EndedAt,
+			&i.FromRevisions,
+			&i.Promoted,
+			&i.RollbackOf,
 		); err != nil {
 			return nil, err
 		}
@@ -235,7 +340,7 @@ func (q *Queries) RolloutList(ctx context.Context, max int64) ([]Rollout, error)
 }
 
 const rolloutListActive = `-- name: RolloutListActive :many
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at FROM rollouts WHERE state IN ('progressing', 'paused') ORDER BY id
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts WHERE state IN ('progressing', 'paused') ORDER BY id
 `
 
 func (q *Queries) RolloutListActive(ctx context.Context) ([]Rollout, error) {
@@ -264,6 +369,9 @@ func (q *Queries) RolloutListActive(ctx context.Context) ([]Rollout, error) {
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.EndedAt,
+			&i.FromRevisions,
+			&i.Promoted,
+			&i.RollbackOf,
 		); err != nil {
 			return nil, err
 		}
@@ -312,7 +420,7 @@ func (q *Queries) RolloutListActiveOfPlacement(ctx context.Context, arg RolloutL
 }
 
 const rolloutListPage = `-- name: RolloutListPage :many
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at FROM rollouts
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts
 WHERE (CAST(?1 AS BIGINT) = 0 OR id < CAST(?1 AS BIGINT))
   AND (CAST(?2 AS TEXT) = '' OR state = CAST(?2 AS TEXT))
   AND (CAST(?3 AS TEXT) = '' OR module = CAST(?3 AS TEXT))
@@ -363,6 +471,9 @@ func (q *Queries) RolloutListPage(ctx context.Context, arg RolloutListPageParams
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.EndedAt,
+			&i.FromRevisions,
+			&i.Promoted,
+			&i.RollbackOf,
 		); err != nil {
 			return nil, err
 		}
@@ -461,7 +572,7 @@ func (q *Queries) RolloutNodeDeleteGone(ctx context.Context, arg RolloutNodeDele
 const rolloutNodeInsertFromPlacement = `-- name: RolloutNodeInsertFromPlacement :execrows
 INSERT INTO rollout_nodes (rollout, node, from_revision)
 SELECT ?1, a.node, a.revision FROM assignments a
-WHERE a.source = ?2 AND a.module = ?3 AND a.revision < ?4
+WHERE a.source = ?2 AND a.module = ?3 AND a.revision <> ?4
 `
 
 type RolloutNodeInsertFromPlacementParams struct {
@@ -471,7 +582,8 @@ type RolloutNodeInsertFromPlacementParams struct {
 	ToRevision int64
 }
 
-// Every node of a placement whose pin is behind the rollout's revision, at the pin it has.
+// Every node of a placement whose pin is not the rollout's revision, at the pin it has: behind
+// it for a new revision, past it for a rollback.
 func (q *Queries) RolloutNodeInsertFromPlacement(ctx context.Context, arg RolloutNodeInsertFromPlacementParams) (int64, error) {
 	result, err := q.exec(ctx, q.rolloutNodeInsertFromPlacementStmt, rolloutNodeInsertFromPlacement,
 		arg.Rollout,
@@ -890,6 +1002,26 @@ func (q *Queries) RolloutPause(ctx context.Context, arg RolloutPauseParams) (int
 	return result.RowsAffected()
 }
 
+const rolloutPromote = `-- name: RolloutPromote :execrows
+UPDATE rollouts SET promoted = 1, reason = ?1, updated_at = ?2
+WHERE id = ?3 AND state = 'progressing'
+`
+
+type RolloutPromoteParams struct {
+	Reason string
+	Now    string
+	ID     int64
+}
+
+// The canaries count as proven: the batches start without waiting for them.
+func (q *Queries) RolloutPromote(ctx context.Context, arg RolloutPromoteParams) (int64, error) {
+	result, err := q.exec(ctx, q.rolloutPromoteStmt, rolloutPromote, arg.Reason, arg.Now, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const rolloutResume = `-- name: RolloutResume :execrows
 UPDATE rollouts SET state = 'progressing', reason = ?1, updated_at = ?2, forgiven = failed
 WHERE id = ?3 AND state = 'paused'
@@ -931,6 +1063,22 @@ func (q *Queries) RolloutSetCounts(ctx context.Context, arg RolloutSetCountsPara
 		arg.Failed,
 		arg.ID,
 	)
+	return err
+}
+
+const rolloutSetPausedReason = `-- name: RolloutSetPausedReason :exec
+UPDATE rollouts SET reason = ?1, updated_at = ?2 WHERE id = ?3 AND state = 'paused'
+`
+
+type RolloutSetPausedReasonParams struct {
+	Reason string
+	Now    string
+	ID     int64
+}
+
+// A paused rollout's reason, as what failed where changes while it is paused.
+func (q *Queries) RolloutSetPausedReason(ctx context.Context, arg RolloutSetPausedReasonParams) error {
+	_, err := q.exec(ctx, q.rolloutSetPausedReasonStmt, rolloutSetPausedReason, arg.Reason, arg.Now, arg.ID)
 	return err
 }
 

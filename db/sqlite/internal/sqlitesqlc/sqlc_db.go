@@ -81,6 +81,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentPinNodesStmt, err = db.PrepareContext(ctx, assignmentPinNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentPinNodes: %w", err)
 	}
+	if q.assignmentRevisionsOfPlacementStmt, err = db.PrepareContext(ctx, assignmentRevisionsOfPlacement); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentRevisionsOfPlacement: %w", err)
+	}
 	if q.assignmentSetTakenStmt, err = db.PrepareContext(ctx, assignmentSetTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTaken: %w", err)
 	}
@@ -357,6 +360,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rolloutInsertStmt, err = db.PrepareContext(ctx, rolloutInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutInsert: %w", err)
 	}
+	if q.rolloutInsertPlannedStmt, err = db.PrepareContext(ctx, rolloutInsertPlanned); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutInsertPlanned: %w", err)
+	}
+	if q.rolloutLatestOfPlacementStmt, err = db.PrepareContext(ctx, rolloutLatestOfPlacement); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutLatestOfPlacement: %w", err)
+	}
 	if q.rolloutLatestOfPlacementsStmt, err = db.PrepareContext(ctx, rolloutLatestOfPlacements); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutLatestOfPlacements: %w", err)
 	}
@@ -420,11 +429,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rolloutPauseStmt, err = db.PrepareContext(ctx, rolloutPause); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutPause: %w", err)
 	}
+	if q.rolloutPromoteStmt, err = db.PrepareContext(ctx, rolloutPromote); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutPromote: %w", err)
+	}
 	if q.rolloutResumeStmt, err = db.PrepareContext(ctx, rolloutResume); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutResume: %w", err)
 	}
 	if q.rolloutSetCountsStmt, err = db.PrepareContext(ctx, rolloutSetCounts); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutSetCounts: %w", err)
+	}
+	if q.rolloutSetPausedReasonStmt, err = db.PrepareContext(ctx, rolloutSetPausedReason); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutSetPausedReason: %w", err)
 	}
 	if q.rolloutTransitionListStmt, err = db.PrepareContext(ctx, rolloutTransitionList); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutTransitionList: %w", err)
@@ -590,6 +605,11 @@ func (q *Queries) Close() error {
 	if q.assignmentPinNodesStmt != nil {
 		if cerr := q.assignmentPinNodesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentPinNodesStmt: %w", cerr)
+		}
+	}
+	if q.assignmentRevisionsOfPlacementStmt != nil {
+		if cerr := q.assignmentRevisionsOfPlacementStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentRevisionsOfPlacementStmt: %w", cerr)
 		}
 	}
 	if q.assignmentSetTakenStmt != nil {
@@ -1052,6 +1072,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rolloutInsertStmt: %w", cerr)
 		}
 	}
+	if q.rolloutInsertPlannedStmt != nil {
+		if cerr := q.rolloutInsertPlannedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutInsertPlannedStmt: %w", cerr)
+		}
+	}
+	if q.rolloutLatestOfPlacementStmt != nil {
+		if cerr := q.rolloutLatestOfPlacementStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutLatestOfPlacementStmt: %w", cerr)
+		}
+	}
 	if q.rolloutLatestOfPlacementsStmt != nil {
 		if cerr := q.rolloutLatestOfPlacementsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutLatestOfPlacementsStmt: %w", cerr)
@@ -1157,6 +1187,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rolloutPauseStmt: %w", cerr)
 		}
 	}
+	if q.rolloutPromoteStmt != nil {
+		if cerr := q.rolloutPromoteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutPromoteStmt: %w", cerr)
+		}
+	}
 	if q.rolloutResumeStmt != nil {
 		if cerr := q.rolloutResumeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutResumeStmt: %w", cerr)
@@ -1165,6 +1200,11 @@ func (q *Queries) Close() error {
 	if q.rolloutSetCountsStmt != nil {
 		if cerr := q.rolloutSetCountsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutSetCountsStmt: %w", cerr)
+		}
+	}
+	if q.rolloutSetPausedReasonStmt != nil {
+		if cerr := q.rolloutSetPausedReasonStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutSetPausedReasonStmt: %w", cerr)
 		}
 	}
 	if q.rolloutTransitionListStmt != nil {
@@ -1335,6 +1375,7 @@ type Queries struct {
 	assignmentListTakenDiffersStmt        *sql.Stmt
 	assignmentOthersOfModuleStmt          *sql.Stmt
 	assignmentPinNodesStmt                *sql.Stmt
+	assignmentRevisionsOfPlacementStmt    *sql.Stmt
 	assignmentSetTakenStmt                *sql.Stmt
 	assignmentSetTakenOnNodesStmt         *sql.Stmt
 	containerStatusListByNodeStmt         *sql.Stmt
@@ -1427,6 +1468,8 @@ type Queries struct {
 	rolloutCountByStateStmt               *sql.Stmt
 	rolloutGetStmt                        *sql.Stmt
 	rolloutInsertStmt                     *sql.Stmt
+	rolloutInsertPlannedStmt              *sql.Stmt
+	rolloutLatestOfPlacementStmt          *sql.Stmt
 	rolloutLatestOfPlacementsStmt         *sql.Stmt
 	rolloutListStmt                       *sql.Stmt
 	rolloutListActiveStmt                 *sql.Stmt
@@ -1448,8 +1491,10 @@ type Queries struct {
 	rolloutNodeRevertStmt                 *sql.Stmt
 	rolloutOfNodeStmt                     *sql.Stmt
 	rolloutPauseStmt                      *sql.Stmt
+	rolloutPromoteStmt                    *sql.Stmt
 	rolloutResumeStmt                     *sql.Stmt
 	rolloutSetCountsStmt                  *sql.Stmt
+	rolloutSetPausedReasonStmt            *sql.Stmt
 	rolloutTransitionListStmt             *sql.Stmt
 	rolloutWaveListStmt                   *sql.Stmt
 	sendCountByOutcomeStmt                *sql.Stmt
@@ -1497,6 +1542,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assignmentListTakenDiffersStmt:        q.assignmentListTakenDiffersStmt,
 		assignmentOthersOfModuleStmt:          q.assignmentOthersOfModuleStmt,
 		assignmentPinNodesStmt:                q.assignmentPinNodesStmt,
+		assignmentRevisionsOfPlacementStmt:    q.assignmentRevisionsOfPlacementStmt,
 		assignmentSetTakenStmt:                q.assignmentSetTakenStmt,
 		assignmentSetTakenOnNodesStmt:         q.assignmentSetTakenOnNodesStmt,
 		containerStatusListByNodeStmt:         q.containerStatusListByNodeStmt,
@@ -1589,6 +1635,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutCountByStateStmt:               q.rolloutCountByStateStmt,
 		rolloutGetStmt:                        q.rolloutGetStmt,
 		rolloutInsertStmt:                     q.rolloutInsertStmt,
+		rolloutInsertPlannedStmt:              q.rolloutInsertPlannedStmt,
+		rolloutLatestOfPlacementStmt:          q.rolloutLatestOfPlacementStmt,
 		rolloutLatestOfPlacementsStmt:         q.rolloutLatestOfPlacementsStmt,
 		rolloutListStmt:                       q.rolloutListStmt,
 		rolloutListActiveStmt:                 q.rolloutListActiveStmt,
@@ -1610,8 +1658,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutNodeRevertStmt:                 q.rolloutNodeRevertStmt,
 		rolloutOfNodeStmt:                     q.rolloutOfNodeStmt,
 		rolloutPauseStmt:                      q.rolloutPauseStmt,
+		rolloutPromoteStmt:                    q.rolloutPromoteStmt,
 		rolloutResumeStmt:                     q.rolloutResumeStmt,
 		rolloutSetCountsStmt:                  q.rolloutSetCountsStmt,
+		rolloutSetPausedReasonStmt:            q.rolloutSetPausedReasonStmt,
 		rolloutTransitionListStmt:             q.rolloutTransitionListStmt,
 		rolloutWaveListStmt:                   q.rolloutWaveListStmt,
 		sendCountByOutcomeStmt:                q.sendCountByOutcomeStmt,

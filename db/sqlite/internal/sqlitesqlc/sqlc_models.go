@@ -192,22 +192,25 @@ type ResourceState struct {
 }
 
 type Rollout struct {
-	ID           int64
-	Module       string
-	Placement    string
-	FromRevision int64
-	ToRevision   int64
-	State        string
-	Policy       string
-	Nodes        int64
-	Done         int64
-	InFlight     int64
-	Failed       int64
-	Forgiven     int64
-	Reason       string
-	CreatedAt    string
-	UpdatedAt    string
-	EndedAt      sql.NullString
+	ID            int64
+	Module        string
+	Placement     string
+	FromRevision  int64
+	ToRevision    int64
+	State         string
+	Policy        string
+	Nodes         int64
+	Done          int64
+	InFlight      int64
+	Failed        int64
+	Forgiven      int64
+	Reason        string
+	CreatedAt     string
+	UpdatedAt     string
+	EndedAt       sql.NullString
+	FromRevisions string
+	Promoted      int64
+	RollbackOf    int64
 }
 
 type RolloutLifecycle struct {

@@ -27,7 +27,8 @@ type Querier interface {
 	// A module on every node named (a JSON array), at one revision, from one source.
 	AssignmentInsertOnNodes(ctx context.Context, arg AssignmentInsertOnNodesParams) error
 	// Pins of a module behind @revision, oldest revision first: the next nodes a new revision
-	// reaches. A pin a rollout to that revision governs is the rollout's to move.
+	// reaches. A pin a rollout to that revision governs is the rollout's to move, and so are
+	// the pins of a placement rolled back while @revision was the newest.
 	AssignmentListBehind(ctx context.Context, arg AssignmentListBehindParams) ([]AssignmentListBehindRow, error)
 	AssignmentListByModule(ctx context.Context, module string) ([]AssignmentListByModuleRow, error)
 	AssignmentListByNode(ctx context.Context, node string) ([]AssignmentListByNodeRow, error)
@@ -45,6 +46,9 @@ type Querier interface {
 	// The other modules, at their pins, of every node that has @module: what its paths meet.
 	AssignmentOthersOfModule(ctx context.Context, module string) ([]AssignmentOthersOfModuleRow, error)
 	AssignmentPinNodes(ctx context.Context, arg AssignmentPinNodesParams) error
+	// The revisions a placement's nodes are pinned to other than @to_revision, lowest first: where
+	// a rollout to @to_revision moves them from.
+	AssignmentRevisionsOfPlacement(ctx context.Context, arg AssignmentRevisionsOfPlacementParams) ([]int64, error)
 	AssignmentSetTaken(ctx context.Context, arg AssignmentSetTakenParams) error
 	AssignmentSetTakenOnNodes(ctx context.Context, arg AssignmentSetTakenOnNodesParams) error
 	ContainerStatusListByNode(ctx context.Context, node string) ([]ContainerStatus, error)
@@ -71,8 +75,9 @@ type Querier interface {
 	LeaseTake(ctx context.Context, arg LeaseTakeParams) (int64, error)
 	ModuleGet(ctx context.Context, name string) (Module, error)
 	ModuleList(ctx context.Context) ([]Module, error)
-	// Modules with pins behind their newest revision that no rollout governs: work a new
-	// revision has still to do.
+	// Modules with pins behind their newest revision that no rollout governs (nor a rollback of
+	// their placement made while that revision was the newest): work a new revision has still
+	// to do.
 	ModuleListBehind(ctx context.Context) ([]ModuleListBehindRow, error)
 	// One module as ModuleOverviewList shows it.
 	ModuleOverviewGet(ctx context.Context, name string) (ModuleOverviewGetRow, error)
@@ -221,6 +226,11 @@ type Querier interface {
 	RolloutCountByState(ctx context.Context) ([]RolloutCountByStateRow, error)
 	RolloutGet(ctx context.Context, id int64) (Rollout, error)
 	RolloutInsert(ctx context.Context, arg RolloutInsertParams) (int64, error)
+	// A dry run's rollout, at an id of its own (negative, never committed): it draws no id a
+	// real rollout would have.
+	RolloutInsertPlanned(ctx context.Context, arg RolloutInsertPlannedParams) (int64, error)
+	// The newest rollout of a placement's module, if any.
+	RolloutLatestOfPlacement(ctx context.Context, arg RolloutLatestOfPlacementParams) ([]Rollout, error)
 	// The newest rollout of each placement named (a JSON array).
 	RolloutLatestOfPlacements(ctx context.Context, placements string) ([]Rollout, error)
 	// The newest rollouts first.
@@ -236,7 +246,8 @@ type Querier interface {
 	// Nodes that left the placement (relabelled, unassigned or deleted) before they were done
 	// leave the rollout: there is nothing of the module left to roll out to them.
 	RolloutNodeDeleteGone(ctx context.Context, arg RolloutNodeDeleteGoneParams) (int64, error)
-	// Every node of a placement whose pin is behind the rollout's revision, at the pin it has.
+	// Every node of a placement whose pin is not the rollout's revision, at the pin it has: behind
+	// it for a new revision, past it for a rollback.
 	RolloutNodeInsertFromPlacement(ctx context.Context, arg RolloutNodeInsertFromPlacementParams) (int64, error)
 	// Nodes that joined the placement during the rollout (a JSON array), pending at @from_revision.
 	RolloutNodeInsertOnNodes(ctx context.Context, arg RolloutNodeInsertOnNodesParams) error
@@ -259,9 +270,13 @@ type Querier interface {
 	// The unfinished rollouts a node is in, with its progress in each.
 	RolloutOfNode(ctx context.Context, node string) ([]RolloutOfNodeRow, error)
 	RolloutPause(ctx context.Context, arg RolloutPauseParams) (int64, error)
+	// The canaries count as proven: the batches start without waiting for them.
+	RolloutPromote(ctx context.Context, arg RolloutPromoteParams) (int64, error)
 	// The failures so far are set aside: the budget counts those after the resume.
 	RolloutResume(ctx context.Context, arg RolloutResumeParams) (int64, error)
 	RolloutSetCounts(ctx context.Context, arg RolloutSetCountsParams) error
+	// A paused rollout's reason, as what failed where changes while it is paused.
+	RolloutSetPausedReason(ctx context.Context, arg RolloutSetPausedReasonParams) error
 	// A rollout's history, oldest first: every change of its state, as the triggers wrote it.
 	RolloutTransitionList(ctx context.Context, arg RolloutTransitionListParams) ([]RolloutTransitionListRow, error)
 	// A rollout's nodes counted by wave and state, with when the first of them started and the
