@@ -24,9 +24,9 @@ func ParseVolume(v string) (host, target string, readOnly bool, err error) {
 	case len(parts) != 2 && len(parts) != 3:
 		return "", "", false, fmt.Errorf(`must be "HOST:CONTAINER", or "HOST:CONTAINER:ro" to mount it read-only`)
 	case !validPath(parts[0]):
-		return "", "", false, fmt.Errorf("the host path %q must be absolute and clean (no '..', no trailing '/'), not /: it is under the root like every path of a module", clip(parts[0], 200))
+		return "", "", false, fmt.Errorf("the host path %s: it is under the root like every path of a module", pathProblem(parts[0]))
 	case !validPath(parts[1]):
-		return "", "", false, fmt.Errorf("the container path %q must be absolute and clean (no '..', no trailing '/'), not /", clip(parts[1], 200))
+		return "", "", false, fmt.Errorf("the container path %s", pathProblem(parts[1]))
 	}
 	return parts[0], parts[1], len(parts) == 3 && parts[2] == "ro", nil
 }

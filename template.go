@@ -110,7 +110,10 @@ func (r Resource) RenderWithin(v tmpl.Values, left *int) (Resource, error) {
 // rules a literal one is held to at upload.
 func (r Resource) checkRendered(src Resource) error {
 	if tmpl.Is(src.Path) && !validPath(r.Path) {
-		return fmt.Errorf("%s path: renders to %q, which is not absolute and clean (no '..', no trailing '/'), or is /", r.Name, clip(r.Path, 200))
+		if r.Path == "" {
+			return fmt.Errorf("%s path: renders to nothing, not an absolute path", r.Name)
+		}
+		return fmt.Errorf("%s path: as rendered, %s", r.Name, pathProblem(r.Path))
 	}
 	if tmpl.Is(src.Target) && r.Kind == KindSymlink && (r.Target == "" || strings.ContainsRune(r.Target, 0)) {
 		return fmt.Errorf("%s target: renders to %q: a link's target is not empty and holds no NUL", r.Name, clip(r.Target, 200))

@@ -107,7 +107,7 @@ func validateKind(r Resource, add func(field, format string, args ...any)) {
 		}
 	}
 	if slices.Contains(fields, "path") && !validPath(r.Path) {
-		add("path", "must be absolute and clean (no '..', no trailing '/'), not /")
+		add("path", "%s", pathProblem(r.Path))
 	}
 	// A container or a job without a command runs its image's own.
 	commandOptional := r.Kind == KindContainer || r.Kind == KindJob
@@ -257,6 +257,24 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// pathProblem says what is wrong with p, a path validPath refuses: the one rule it breaks.
+func pathProblem(p string) string {
+	q := strconv.Quote(clip(p, 200))
+	switch {
+	case p == "":
+		return "is required: an absolute path, like /etc/app.conf"
+	case !strings.HasPrefix(p, "/"):
+		return q + " must be absolute (start with /)"
+	case p == "/":
+		return "must name something under /, not / itself"
+	case strings.ContainsRune(p, 0):
+		return q + " holds a NUL byte"
+	case slices.Contains(strings.Split(p, "/"), ".."):
+		return q + " must not climb with '..'"
+	}
+	return fmt.Sprintf("%s must be clean: %q (no trailing '/', no '//' or '/./')", q, clip(path.Clean(p), 200))
 }
 
 func validPath(p string) bool {

@@ -201,3 +201,25 @@ func TestEveryKindHasItsFields(t *testing.T) {
 		}
 	}
 }
+
+// A refused path says which rule it breaks.
+func TestPathProblemSaysWhatIsWrong(t *testing.T) {
+	for p, want := range map[string]string{
+		"etc/rel":     `"etc/rel" must be absolute (start with /)`,
+		"":            "is required: an absolute path, like /etc/app.conf",
+		"/":           "must name something under /, not / itself",
+		"/etc/../x":   `"/etc/../x" must not climb with '..'`,
+		"/etc/app/":   `"/etc/app/" must be clean: "/etc/app" (no trailing '/', no '//' or '/./')`,
+		"/etc//a":     `"/etc//a" must be clean: "/etc/a" (no trailing '/', no '//' or '/./')`,
+		"/etc/a\x00b": `"/etc/a\x00b" holds a NUL byte`,
+	} {
+		err := ValidateModule([]Resource{{Name: "conf", Kind: KindFile, Path: p, Content: "x"}})
+		e, ok := err.(*Error)
+		if !ok || len(e.Details) != 1 || e.Details[0].Field != "resources[0].path" || e.Details[0].Message != want {
+			t.Errorf("path %q: %v, want resources[0].path: %s", p, err, want)
+		}
+	}
+	if _, _, _, err := ParseVolume("data:/data"); err == nil || !strings.Contains(err.Error(), `"data" must be absolute (start with /)`) {
+		t.Errorf("a relative host path: %v", err)
+	}
+}

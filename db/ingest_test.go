@@ -493,3 +493,45 @@ func TestFewAndManyChangedResultsMoveTheirRows(t *testing.T) {
 		t.Fatalf("f03 after its new revision was reported applied: %s", v.State)
 	}
 }
+
+// An error is shown only beside the state it explains: a resource that failed and is now held
+// or blocked shows its hold or its gate, not the error of the earlier attempt, on every
+// surface (they all read the node's resources through the store), and the row drops it too.
+func TestStaleLastErrorIsNotShown(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustNode(t, s, "web-1")
+	mustModule(t, s, "app", file("held", "x"), file("blocked", "y"))
+	mustAssign(t, s, "web-1", "app")
+	d := mustCompose(t, s, "web-1", "test")
+	ingest(t, s, "web-1", d, failing("app", "held"), failing("app", "blocked"))
+	if r := resource(t, s, "web-1", "app", "held"); r.LastError != "validate: exit status 1" {
+		t.Fatalf("a failed resource: %+v, want its error", r)
+	}
+	ingest(t, s, "web-1", d,
+		hq.Result{Module: "app", Resource: "held", Outcome: hq.StateHeld, HoldReason: "would overwrite /etc/held"},
+		hq.Result{Module: "app", Resource: "blocked", Outcome: hq.StatePending, BlockedBy: "app/gate"})
+	for name, why := range map[string]string{"held": "would overwrite /etc/held", "blocked": ""} {
+		r := resource(t, s, "web-1", "app", name)
+		if r.LastError != "" || r.HoldReason != why {
+			t.Fatalf("%s now %s: last error %q, hold reason %q", name, r.State, r.LastError, r.HoldReason)
+		}
+	}
+	var stored int
+	if err := s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM resource_states WHERE last_error <> ''`).Scan(&stored); err != nil || stored != 0 {
+		t.Fatalf("%d rows keep an error (%v), want none", stored, err)
+	}
+	// A row that keeps one (written before held cleared it, or by hand) does not show it either.
+	if _, err := s.write.ExecContext(ctx, `UPDATE resource_states SET last_error = 'old' WHERE resource = 'held'`); err != nil {
+		t.Fatal(err)
+	}
+	if r := resource(t, s, "web-1", "app", "held"); r.LastError != "" {
+		t.Fatalf("a held row's stored error shows: %+v", r)
+	}
+	// Failing again, the error is current and shows.
+	ingest(t, s, "web-1", d, failing("app", "held"), failing("app", "blocked"))
+	if r := resource(t, s, "web-1", "app", "held"); r.State != hq.StateFailed || r.LastError != "validate: exit status 1" {
+		t.Fatalf("failed again: %+v", r)
+	}
+}

@@ -38,13 +38,15 @@ func advance(r driver.ResourceState, res hq.Result, now time.Time, p stuckPolicy
 	case hq.StateFailed:
 		failed(&n, r, res, now, p)
 	case hq.StateHeld:
+		// The hold is the reason now: an error of an earlier attempt is not kept beside it.
 		n.State, n.ConsecutiveFailures, n.FailingSince = string(hq.StateHeld), 0, sql.NullString{}
+		n.LastError = ""
 		n.Reason = "held: " + res.HoldReason
 	case hq.StateGroupedPending:
 		n.State, n.LastError = string(hq.StateGroupedPending), res.Error
 		n.Reason = "grouped-pending: its group did not apply"
 	default:
-		n.State = string(hq.StatePending)
+		n.State, n.LastError = string(hq.StatePending), ""
 		n.Reason = "pending"
 		if res.BlockedBy != "" {
 			n.Reason = "pending: blocked by " + res.BlockedBy

@@ -352,8 +352,21 @@ func resourceView(r driver.ResourceState) hq.ResourceView {
 	return hq.ResourceView{
 		Module: r.Module, Resource: r.Resource, Kind: r.Kind, State: hq.State(r.State), Since: hq.ParseTime(r.Since),
 		Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures, NeverApplied: r.NeverApplied,
-		LastError: r.LastError, HoldReason: r.HoldReason, BlockedBy: r.BlockedBy, Group: r.GroupName,
+		LastError: currentError(r), HoldReason: r.HoldReason, BlockedBy: r.BlockedBy, Group: r.GroupName,
 	}
+}
+
+// currentError is the row's last error when it is why the resource is in its state now:
+// failed, stuck or grouped-pending. A row another state left it on (an operator's retry makes
+// it pending; a row written before held and pending cleared it) keeps it in the database, but
+// the page, the CLI and the API, which all read it here, do not show it beside a state that
+// has another reason.
+func currentError(r driver.ResourceState) string {
+	switch hq.State(r.State) {
+	case hq.StateFailed, hq.StateStuck, hq.StateGroupedPending:
+		return r.LastError
+	}
+	return ""
 }
 
 func reportView(r driver.Report) *hq.ReportView {

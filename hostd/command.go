@@ -10,13 +10,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/meshhq/hq"
 )
 
-// maxOutput bounds how much of a failed command's output goes into a result's error.
-const maxOutput = 2048
-
 // maxCaptured bounds how much of a command's output is kept while it runs: its end, where the
-// reason for a failure usually is. A chatty validate or action must not exhaust memory.
+// reason for a failure usually is (hq.OutputTail keeps less). A chatty validate or action must
+// not exhaust memory.
 const maxCaptured = 64 << 10
 
 // tailBuffer keeps the last max bytes written to it.
@@ -41,7 +41,7 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 func (t *tailBuffer) String() string { return string(t.b) }
 
 // runCommand runs args to completion in its own process group (so a timeout kills everything it
-// started) and returns an error carrying its trimmed output when it fails.
+// started) and returns an error carrying the end of its output when it fails.
 func runCommand(ctx context.Context, timeout time.Duration, dir string, args []string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -62,19 +62,16 @@ func runCommand(ctx context.Context, timeout time.Duration, dir string, args []s
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("timed out after %s", timeout)
 	}
-	if o := trimOutput(out.String()); o != "" {
+	return withOutput(err, out.b)
+}
+
+// withOutput is err followed by the end of what the command printed (hq.OutputTail: its last
+// lines, bounded and cleaned), which says why it failed far better than an exit status.
+func withOutput(err error, output []byte) error {
+	if o := hq.OutputTail(output); o != "" {
 		return fmt.Errorf("%w: %s", err, o)
 	}
 	return err
-}
-
-// trimOutput keeps the end of a command's output, where the reason for a failure usually is.
-func trimOutput(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > maxOutput {
-		s = "…" + s[len(s)-maxOutput:]
-	}
-	return s
 }
 
 // commandEnv is hostd's environment without its own HOSTD_* variables (the node token must not

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -62,34 +63,39 @@ func (c container) running() bool { return c.State == "running" }
 // run runs the CLI with args and returns its standard output; a failure carries the end of
 // what it wrote to standard error.
 func (c containerCLI) run(ctx context.Context, timeout time.Duration, args ...string) ([]byte, error) {
+	var out bytes.Buffer
+	errOut := &tailBuffer{max: maxCaptured}
+	err := c.exec(ctx, timeout, &out, errOut, args)
+	return out.Bytes(), err
+}
+
+// runCombined runs the CLI with args for what it prints, not what it answers (a job's run):
+// a failure carries the end of its standard output and error together, in the order written.
+func (c containerCLI) runCombined(ctx context.Context, timeout time.Duration, args ...string) error {
+	out := &tailBuffer{max: maxCaptured}
+	return c.exec(ctx, timeout, out, out, args)
+}
+
+func (c containerCLI) exec(ctx context.Context, timeout time.Duration, stdout io.Writer, stderr *tailBuffer, args []string) error {
 	c.calls.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.path, args...)
-	var out bytes.Buffer
-	errOut := &tailBuffer{max: maxCaptured}
-	cmd.Stdout, cmd.Stderr = &out, errOut
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
-		return out.Bytes(), cliError(c.path, args, err, errOut.String())
+		return cliError(c.path, args, err, stderr.b)
 	}
-	return out.Bytes(), nil
+	return nil
 }
 
 // cliError names the command (its verb and first operand) and keeps the end of what it said.
-func cliError(path string, args []string, err error, stderr string) error {
+func cliError(path string, args []string, err error, said []byte) error {
 	what := path
 	if len(args) > 0 {
 		what += " " + args[0]
 	}
-	msg := strings.TrimSpace(stderr)
-	if len(msg) > maxOutput {
-		msg = "…" + msg[len(msg)-maxOutput:]
-	}
-	if msg == "" {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return fmt.Errorf("%s: %w: %s", what, err, msg)
+	return fmt.Errorf("%s: %w", what, withOutput(err, said))
 }
 
 // list returns the containers labelled for node, in every state: one call, whatever their
@@ -297,13 +303,13 @@ func (c *containers) lastLogs(ctx context.Context, name string) string {
 func (c containerCLI) logs(ctx context.Context, name string) string {
 	c.calls.Add(1)
 	cmd := exec.CommandContext(ctx, c.path, "logs", "--tail", "20", name)
-	out := &tailBuffer{max: maxOutput}
+	out := &tailBuffer{max: maxCaptured}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = time.Second
 	if cmd.Run() != nil {
 		return ""
 	}
-	return strings.TrimSpace(out.String())
+	return hq.OutputTail(out.b)
 }
 
 // state reads one container's state now, for the wait after a start.

@@ -88,7 +88,8 @@ func (s *supervisor) exited(p *proc) error {
 	s.mu.Lock()
 	exit := p.exit
 	s.mu.Unlock()
-	return fmt.Errorf("service exited after start (%s); see %s", exit, s.logPath(p.ref))
+	err := fmt.Errorf("service exited after start (%s); see %s", exit, s.logPath(p.ref))
+	return withOutput(err, lastRun(s.logPath(p.ref)))
 }
 
 func probe(ctx context.Context, target string) error {

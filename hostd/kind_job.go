@@ -50,14 +50,14 @@ func (jobStep) commit(ctx context.Context, o *op) error {
 		return err
 	}
 	// start -a waits for the container and exits with its code; its output is the excerpt.
-	out, err := cli.cli.run(ctx, o.e.cfg.CommandTimeout, "start", "-a", name)
+	err = cli.cli.runCombined(ctx, o.e.cfg.CommandTimeout, "start", "-a", name)
 	if err != nil && ctx.Err() != nil {
 		// hostd is stopping: the job runs on, for the next hostd to wait for (adoptJob).
 		return fmt.Errorf("hostd stopped while the job ran; the next hostd waits for it: %w", err)
 	}
 	defer cli.remove(context.WithoutCancel(ctx), name)
 	if err != nil {
-		return fmt.Errorf("%w%s", err, lastLines(out))
+		return err
 	}
 	return jobRan(o)
 }
@@ -110,18 +110,6 @@ func jobRan(o *op) error {
 		return fmt.Errorf("ran, but the ledger could not be saved (a restart of hostd before it is would run it again): %w", err)
 	}
 	return nil
-}
-
-// lastLines is the end of what a job wrote, after a separator, or "".
-func lastLines(out []byte) string {
-	s := strings.TrimSpace(string(out))
-	if len(s) > maxOutput {
-		s = "…" + s[len(s)-maxOutput:]
-	}
-	if s == "" {
-		return ""
-	}
-	return "; it wrote: " + s
 }
 
 // undo cannot take back what a job did; it is its own gate for what follows.

@@ -434,13 +434,6 @@ func (e *Engine) runPkgIn(ctx context.Context, dir string, args []string, input 
 	return out.Bytes(), errOut.b, err
 }
 
-func withOutput(err error, output []byte) error {
-	if o := trimOutput(string(output)); o != "" {
-		return fmt.Errorf("%w: %s", err, o)
-	}
-	return err
-}
-
 // aptFetchVetted downloads into dir what apt would unpack to install target (apt is the
 // apt-get command line so far) and vets each file: apt says what it would unpack
 // (--simulate), and downloads exactly those versions, checked against its lists.

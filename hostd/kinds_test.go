@@ -66,6 +66,23 @@ func TestFileValidate(t *testing.T) {
 	b.noLitter("/etc")
 }
 
+// A chatty validate's error keeps its last lines, in the order printed, stdout and stderr
+// together.
+func TestFileValidateErrorKeepsTheLastLines(t *testing.T) {
+	b := setup(t)
+	script := "for i in $(seq 1 500); do echo noise $i; done; echo 'line 3: unknown directive' >&2; exit 1"
+	d := b.decl(mod("app", true, hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/app.conf", Content: "x",
+		Validate: []string{"/bin/sh", "-c", script}}))
+	r := b.reconcile(d).want(t, "app/conf", hq.StateFailed, true, false)
+	want := "validate: exit status 1: …noise 492\n"
+	if !strings.HasPrefix(r.Error, want) || !strings.HasSuffix(r.Error, "noise 500\nline 3: unknown directive") {
+		t.Fatalf("error %q, want it to start %q and end with the last lines", r.Error, want)
+	}
+	if n := strings.Count(r.Error, "\n") + 1; n != hq.MaxOutputLines {
+		t.Fatalf("%d lines in the error, want %d", n, hq.MaxOutputLines)
+	}
+}
+
 func TestFileValidateFailureCreatesNothing(t *testing.T) {
 	b := setup(t)
 	d := b.decl(mod("app", true, hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/new/app.conf", Content: "x", Validate: []string{"false"}}))

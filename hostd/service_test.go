@@ -121,8 +121,14 @@ func TestServiceThatExitsAtOnceFails(t *testing.T) {
 	b := setup(t)
 	d := b.decl(mod("app", false, hq.Resource{Name: "bad", Kind: hq.KindService, Command: []string{"/bin/sh", "-c", "echo oops; exit 4"}}))
 	r := b.reconcile(d).want(t, "app/bad", hq.StateFailed, true, false)
-	if !strings.Contains(r.Error, "exit status 4") {
-		t.Fatalf("error %q", r.Error)
+	if !strings.Contains(r.Error, "exit status 4") || !strings.HasSuffix(r.Error, ": oops") {
+		t.Fatalf("error %q, want the exit status and what the service printed", r.Error)
+	}
+	// The next start's error carries what that run printed, not the log of the one before.
+	d = b.decl(mod("app", false, hq.Resource{Name: "bad", Kind: hq.KindService, Command: []string{"/bin/sh", "-c", "echo no config >&2; exit 5"}}))
+	r = b.reconcile(d).want(t, "app/bad", hq.StateFailed, true, false)
+	if !strings.HasSuffix(r.Error, ": no config") || strings.Contains(r.Error, "oops") {
+		t.Fatalf("error %q, want what the last run printed only", r.Error)
 	}
 	d = b.decl(mod("app", false, hq.Resource{Name: "missing", Kind: hq.KindService, Command: []string{"/no/such/binary"}}))
 	b.reconcile(d).want(t, "app/missing", hq.StateFailed, true, false)

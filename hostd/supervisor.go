@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -268,7 +269,7 @@ func (s *supervisor) start(ref string, decl hq.Resource, spec string, l launch) 
 	}
 	// The service writes to the file itself: once started it needs nothing of hostd.
 	defer logf.Close()
-	fmt.Fprintf(logf, "--- hostd: starting %s at %s\n", ref, time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(logf, "%s%s at %s\n", startMark, ref, time.Now().UTC().Format(time.RFC3339))
 	cmd := exec.Command(l.args[0], l.args[1:]...)
 	cmd.Dir = s.root
 	cmd.Env = commandEnv(l.env)
@@ -434,4 +435,34 @@ func procStatFields(pid int) ([]string, error) {
 		return nil, errors.New("malformed /proc stat")
 	}
 	return f, nil
+}
+
+// startMark begins the line hostd writes to a service's log before each start.
+const startMark = "--- hostd: starting "
+
+// lastRun is the end of what the last run of a service wrote to its log at path: what follows
+// the last start line within the log's last maxCaptured bytes, or nil when it cannot be read.
+func lastRun(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	from := max(fi.Size()-maxCaptured, 0)
+	b := make([]byte, fi.Size()-from)
+	n, _ := f.ReadAt(b, from)
+	b = b[:n]
+	if i := bytes.LastIndex(b, []byte(startMark)); i >= 0 && (i == 0 || b[i-1] == '\n') {
+		b = b[i:]
+		if nl := bytes.IndexByte(b, '\n'); nl >= 0 {
+			b = b[nl+1:]
+		} else {
+			b = nil
+		}
+	}
+	return b
 }

@@ -139,8 +139,13 @@ type containerRow struct {
 	Earlier bool
 }
 
+// reportRow is one report of the history, or a run of consecutive reports that say the same
+// line at the same generation (Rows of them, FirstID the oldest): a node failing the same way
+// every interval is one row, not a screen of them.
 type reportRow struct {
 	ID         int64
+	FirstID    int64
+	Rows       int
 	Generation int64
 	Summary    string
 	At         when
@@ -297,12 +302,7 @@ func buildNode(v hq.NodeView, reports []db.ReportOutcome, sends []hq.SendView, t
 				Health: badge{c.Health, healthTone(c.Health)}, Earlier: c.EarlierSpec})
 		}
 	}
-	for i, r := range reports {
-		if i < recentReports {
-			p.Reports = append(p.Reports, reportRow{ID: r.ID, Generation: r.Generation, Summary: r.Summary,
-				At: at(r.At, now), Repeats: r.Repeats, LastAt: at(r.LastAt, now)})
-		}
-	}
+	p.Reports = reportRows(reports, recentReports, now)
 	for i := len(reports) - 1; i >= 0; i-- {
 		p.Strip = append(p.Strip, stripOf(reports[i]))
 	}
@@ -388,4 +388,25 @@ func volumeMoves(reports []db.ReportOutcome, now time.Time) []volumeMove {
 		}
 	}
 	return out
+}
+
+// reportRows is the history of reports, newest first, with each run of consecutive reports of
+// one line and generation in one row: at most limit rows.
+func reportRows(reports []db.ReportOutcome, limit int, now time.Time) []reportRow {
+	var rows []reportRow
+	for i := 0; i < len(reports); {
+		r := reports[i]
+		row := reportRow{ID: r.ID, FirstID: r.ID, Rows: 1, Generation: r.Generation, Summary: r.Summary,
+			Repeats: r.Repeats, LastAt: at(r.LastAt, now)}
+		first := r
+		for i++; i < len(reports) && reports[i].Summary == r.Summary && reports[i].Generation == r.Generation; i++ {
+			first = reports[i]
+			row.FirstID, row.Rows, row.Repeats = first.ID, row.Rows+1, row.Repeats+first.Repeats
+		}
+		row.At = at(first.At, now)
+		if rows = append(rows, row); len(rows) == limit {
+			break
+		}
+	}
+	return rows
 }

@@ -2,8 +2,10 @@ package webui
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -275,5 +277,61 @@ func TestVolumeMovesAreKeptForADay(t *testing.T) {
 	got := volumeMoves(reports, now)
 	if len(got) != 1 || got[0].Line != line {
 		t.Fatalf("volume moves %+v, want the one of an hour ago alone", got)
+	}
+}
+
+// Consecutive reports of one line at one generation are one row of the history, with their
+// count; a report that says something else between them starts a new row.
+func TestNodePageCollapsesRepeatedReportLines(t *testing.T) {
+	b := setup(t)
+	b.node(t, "web-1")
+	b.module(t, "app", file("a"))
+	b.assign(t, "web-1", "app")
+	b.report(t, "web-1", result("app", "a", hq.StateApplied))
+	for i := range 3 {
+		// Each hold says something else, so each is its own report, of one line.
+		r := result("app", "a", hq.StateHeld)
+		r.HoldReason = fmt.Sprintf("would overwrite /etc/a, found on this node (%d)", i)
+		b.report(t, "web-1", r)
+	}
+	code, body := b.get(t, "/nodes/web-1")
+	if code != http.StatusOK {
+		t.Fatalf("%d %s", code, body)
+	}
+	i := strings.Index(body, `id="reports"`)
+	if i < 0 {
+		t.Fatal("no report history on the node page")
+	}
+	history := body[i : strings.Index(body[i:], "</table>")+i]
+	if n := strings.Count(history, `class="report-row"`); n != 2 {
+		t.Errorf("%d rows of reports, want 2: the three holds in one, the apply in another:\n%s", n, history)
+	}
+	if n := strings.Count(history, "×3"); n != 1 || strings.Contains(history, "×1") {
+		t.Errorf("the three holds' row does not say ×3 once:\n%s", history)
+	}
+}
+
+func TestReportRowsCollapseRunsOfOneLine(t *testing.T) {
+	now := time.Now()
+	rep := func(id, gen, repeats int64, line string) db.ReportOutcome {
+		return db.ReportOutcome{ReportView: hq.ReportView{ID: id, Generation: gen, Summary: line, Repeats: repeats,
+			At: now.Add(time.Duration(id) * time.Minute), LastAt: now.Add(time.Duration(id) * time.Minute)}}
+	}
+	// Newest first, as the store lists them.
+	reports := []db.ReportOutcome{rep(9, 2, 0, "b"), rep(8, 2, 4, "a"), rep(7, 2, 1, "a"), rep(6, 1, 0, "a"), rep(5, 1, 0, "b"), rep(4, 1, 0, "b")}
+	rows := reportRows(reports, 20, now)
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%d-%d %s×%d r%d", r.FirstID, r.ID, r.Summary, r.Rows, r.Repeats))
+	}
+	want := []string{"9-9 b×1 r0", "7-8 a×2 r5", "6-6 a×1 r0", "4-5 b×2 r0"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	if rows[1].At != at(reports[2].At, now) || rows[1].LastAt != at(reports[1].LastAt, now) {
+		t.Errorf("a run's row spans %v to %v, want from its oldest report's first to its newest's last", rows[1].At, rows[1].LastAt)
+	}
+	if rows := reportRows(reports, 2, now); len(rows) != 2 {
+		t.Errorf("limit 2: %d rows", len(rows))
 	}
 }

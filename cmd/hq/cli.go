@@ -332,7 +332,17 @@ func nodeLines(n hq.NodeView) []string {
 				break
 			}
 		}
-		lines = append(lines, l)
+		lines = append(lines, indentedLines(l)...)
+	}
+	return lines
+}
+
+// indentedLines is l split into its lines, every one after the first indented: the lines a
+// failing command printed, at the end of its error, stay under the resource they belong to.
+func indentedLines(l string) []string {
+	lines := strings.Split(l, "\n")
+	for i := 1; i < len(lines); i++ {
+		lines[i] = "    " + lines[i]
 	}
 	return lines
 }

@@ -211,7 +211,7 @@ func TestCLIPrintsWhatTheAPIRefuses(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`{"resources":[{"name":"web","kind":"container","image":"app:latest"},{"name":"x","kind":"file","path":"relative"}]}`), 0o644)
 	code, _, errs := e.run("module", "push", "app", bad)
-	for _, want := range []string{"resources[0].image: must be pinned by digest", "resources[1].path: must be absolute"} {
+	for _, want := range []string{"resources[0].image: must be pinned by digest", `resources[1].path: "relative" must be absolute (start with /)`} {
 		if code != 1 || !strings.Contains(errs, want) {
 			t.Errorf("module push of a bad module: exit %d, no %q in\n%s", code, want, errs)
 		}

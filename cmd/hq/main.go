@@ -13,7 +13,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -24,35 +23,13 @@ import (
 	"github.com/meshhq/hq/keys"
 )
 
-const usage = `usage: hq <command>
-
-commands:
-  serve     run the controller
-  migrate   apply database migrations and exit
-  demo      run a controller and three hosts on temporary roots, for a first look
-  key       print the controller's public signing key (and its fingerprint), to provision
-            hosts with as HOSTD_CONTROLLER_KEY; it is made (HQ_KEY_FILE, by default beside
-            HQ_DB) if there is none yet
-  key rotate
-            replace the signing key with a new one the old one vouches for: controllers
-            serving sign with it within seconds, and hosts that hold the old key follow it;
-            the old key is honoured for HQ_KEY_GRACE as this command has it, which the key
-            file records for every controller (docs/security.md)
-  backup    FILE: copy the database at HQ_DB to FILE, consistently, while hq serves
-            (and its signing key to FILE.key); see docs/operating.md for the restore
-
-operator commands (they speak the API at HQ_URL with HQ_ADMIN_TOKEN; -h on each says more):
-%s
-environment of serve, migrate, demo, key and backup:
-`
-
 func main() {
 	if len(os.Args) < 2 {
-		printUsage()
+		printUsage(os.Stderr)
 		os.Exit(2)
 	}
 	if isHelp(os.Args[1]) {
-		printUsage()
+		printUsage(os.Stderr)
 		return
 	}
 	if hq.IsVersionFlag(os.Args[1]) {
@@ -65,8 +42,8 @@ func main() {
 		stop()
 		os.Exit(code)
 	}
-	if len(os.Args) > 2 && isHelp(os.Args[2]) {
-		printUsage()
+	if c, ok := commandNamed(os.Args[1]); ok && wantsHelp(os.Args[2:]) {
+		printCommandHelp(os.Stderr, c)
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,7 +66,8 @@ func main() {
 	case "backup":
 		err = backup(ctx, cfg, os.Args[2:])
 	default:
-		printUsage()
+		fmt.Fprintf(os.Stderr, "hq: no command %q\n", os.Args[1])
+		printUsage(os.Stderr)
 		os.Exit(2)
 	}
 	if err != nil {
@@ -108,15 +86,17 @@ func migrate(ctx context.Context, cfg controller.Config) error {
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "help" }
 
-func printUsage() {
-	var ops strings.Builder
-	for _, name := range operatorNames {
-		fmt.Fprintf(&ops, "  %s\n            %s\n", strings.TrimSpace(fmt.Sprintf("%-9s %s", name, operators[name].args)), operators[name].summary)
+// wantsHelp reports whether a command's arguments ask for its help: -h anywhere, or help first.
+func wantsHelp(args []string) bool {
+	if len(args) > 0 && args[0] == "help" {
+		return true
 	}
-	fmt.Fprintf(os.Stderr, usage, ops.String())
-	tw := tabwriter.NewWriter(os.Stderr, 1, 0, 2, ' ', 0)
-	envconfig.Usagef("HQ", &controller.Config{}, tw, envconfig.DefaultTableFormat)
-	tw.Flush()
+	for _, a := range args {
+		if isHelpFlag(a) {
+			return true
+		}
+	}
+	return false
 }
 
 func fail(err error) {
