@@ -226,6 +226,22 @@ func TestNodesBySeverityFirstPage(t *testing.T) {
 			t.Errorf("selector %t: pages list %d node(s)", f.Selector != nil, len(got))
 		}
 	}
+	if _, _, err := s.CreateLabelledNode(ctx, "db-1", map[string]string{"role": "db"}); err != nil {
+		t.Fatal(err)
+	}
+	for sel, want := range map[string]map[string]int{"role=web": {"total": 301, "new": 300, "degraded": 1}, "role=db": {"total": 1, "new": 1}} {
+		parsed, err := selector.Parse(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.MeshStatusOf(ctx, &parsed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(st.Nodes, want) {
+			t.Errorf("mesh status of %s counts %v, want %v", sel, st.Nodes, want)
+		}
+	}
 	if _, err := s.ListNodes(ctx, NodeFilter{BySeverity: true, After: "web-1"}); hq.ErrorCode(err) != hq.CodeBadRequest {
 		t.Errorf("a cursor without a status: %v, want bad_request", err)
 	}
