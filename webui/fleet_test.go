@@ -107,7 +107,9 @@ func getOK(t *testing.T, b *bundle, path string) string {
 
 func TestRolloutPages(t *testing.T) {
 	b, canary := fleet(t)
-	wantAll(t, "/", getOK(t, b, "/"), `<a href="/rollouts/1">rollout app r1→r2: 0 of 3 node(s) done, 0 in flight, 1 failed (budget 0): paused: app/conf failed on `+canary)
+	// On the mesh a paused rollout is a warning that says why it paused, beside its link.
+	wantAll(t, "/", getOK(t, b, "/"), `<li class="rollout-row paused" id="rollout-paused-1"><span class="badge t-warn">paused</span> <a href="/rollouts/1">rollout 1</a>: rollout app r1→r2: 0 of 3 node(s) done, 0 in flight, 1 failed (budget 0): paused: app/conf failed on `+canary,
+		`<span class="paused-reason">why: app/conf failed on `+canary)
 
 	list := getOK(t, b, "/rollouts")
 	wantAll(t, "/rollouts", list, `<a href="/rollouts/1">1</a>`, `<span class="badge t-bad">paused</span>`,

@@ -38,8 +38,10 @@ type meshPage struct {
 	Drifting []hq.MeshDrift
 	Mid      []nodeLines
 	Refused  []refusedRow
-	// Rollouts are the unfinished rollouts, each by its line.
-	Rollouts []hq.Rollout
+	// Rollouts are the unfinished rollouts, each by its line; a paused one is a warning, with
+	// why it paused, under PausedBadge.
+	Rollouts    []hq.Rollout
+	PausedBadge badge
 	// Polls is how this controller's hosts learn of a change, when it is known.
 	Polls *polls
 }
@@ -255,6 +257,7 @@ func buildMesh(nodes db.NodePage, st hq.MeshStatus, now time.Time) meshPage {
 		})
 	}
 	p.Waiting, p.Drifting, p.Rollouts = st.WaitingOnTake, st.Drifting, st.Rollouts
+	p.PausedBadge = badge{string(hq.RolloutPaused), toneWarn}
 	for _, rs := range st.RefusedSends {
 		p.Refused = append(p.Refused, refusedRow{
 			Node: rs.Node, Generation: rs.Generation, AppliedGeneration: rs.AppliedGeneration,
