@@ -426,11 +426,19 @@ func TestActionsWantTheSessionsToken(t *testing.T) {
 		return ""
 	}
 	taken := func() bool {
-		v, _ := b.store.GetNode(ctx, "db-1")
+		t.Helper()
+		v, err := b.store.GetNode(ctx, "db-1")
+		if err != nil {
+			t.Fatal(err)
+		}
 		return v.Assignments[0].Taken
 	}
 	rollout := func() hq.RolloutState {
-		ro, _ := b.store.GetRollout(ctx, 1)
+		t.Helper()
+		ro, err := b.store.GetRollout(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
 		return ro.State
 	}
 	for _, tc := range []struct {
