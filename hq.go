@@ -45,3 +45,20 @@ const (
 
 // Statuses lists every node status in order of precedence.
 var Statuses = []Status{StatusNew, StatusSilent, StatusStuck, StatusWaitingOnTake, StatusMidChange, StatusDegraded, StatusConverged}
+
+// BySeverity lists every node status by how much a node in it needs a look, most first: the
+// order the mesh page lists nodes in. It is not the order of precedence: a node that stopped
+// reporting or waits on a take has said what it is, while one that is stuck, failing or partway
+// through a change is where an operator is needed first. The queries that sort by it in the
+// database (NodeNamesBySeverity) spell the same order.
+var BySeverity = []Status{StatusStuck, StatusDegraded, StatusMidChange, StatusSilent, StatusWaitingOnTake, StatusNew, StatusConverged}
+
+// Severity is s's place in BySeverity, 0 the most severe; an unknown status sorts last.
+func Severity(s Status) int {
+	for i, x := range BySeverity {
+		if x == s {
+			return i
+		}
+	}
+	return len(BySeverity)
+}

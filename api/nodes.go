@@ -73,8 +73,9 @@ func (s *Server) setPairs(w http.ResponseWriter, r *http.Request, req any, pairs
 	writeJSON(w, http.StatusOK, map[string]int64{"generation": gen})
 }
 
-// nodeList is one page of GET /nodes: the nodes, the cursor of the next page, and every node
-// of the mesh counted by status.
+// nodeList is one page of GET /nodes: the nodes, the cursor of the next page, and by status
+// every node of the mesh, or with a selector every node it matches, whatever the status
+// filter keeps of them.
 type nodeList struct {
 	Nodes  []hq.NodeView     `json:"nodes"`
 	Next   string            `json:"next,omitempty"`

@@ -69,7 +69,7 @@ func (s *Store) Figures(ctx context.Context) (Figures, error) {
 			f.Resources[st] += n
 		}
 		st := hq.NewMeshStatus()
-		if err := meshStuck(ctx, q, &st); err != nil {
+		if err := meshStuck(ctx, q, nil, &st); err != nil {
 			return err
 		}
 		for _, ms := range st.Stuck {

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db/driver"
+	"github.com/meshhq/hq/selector"
 )
 
 // The fleet is counted by status in the database; each node's status is hq.StatusOf of its
@@ -112,6 +114,17 @@ func TestFleetCountsAreStatusOfEachNode(t *testing.T) {
 		if !slices.Equal(pages, needLook) {
 			t.Errorf("%s: pages of two of the nodes that need a look: %v, want %v", when, pages, needLook)
 		}
+		// By severity, in the database and row by row, every node in hq.BySeverity's order,
+		// a page of three at a time: the two rankings and hq.Severity agree.
+		var bySeverity []string
+		for _, st := range hq.BySeverity {
+			bySeverity = append(bySeverity, named[st]...)
+		}
+		for _, match := range []func(string) bool{nil, func(string) bool { return true }} {
+			if got := severityPages(t, s, NodeFilter{BySeverity: true, Limit: 3, Match: match}); !slices.Equal(got, bySeverity) {
+				t.Errorf("%s: by severity (matched %t): %v, want %v", when, match != nil, got, bySeverity)
+			}
+		}
 		if !maps.Equal(got.nodes, perNode) || got.total != 8 {
 			t.Errorf("%s: counted %v (total %d), each node's status %v", when, got.nodes, got.total, perNode)
 		}
@@ -148,4 +161,96 @@ func statusIn(named map[hq.Status][]string, node string) hq.Status {
 		}
 	}
 	return ""
+}
+
+// severityPages lists every page of f, three nodes a page, and returns the names in order.
+func severityPages(t *testing.T, s *Store, f NodeFilter) []string {
+	t.Helper()
+	var names []string
+	for f.After = ""; ; {
+		page, err := s.ListNodes(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range page.Nodes {
+			names = append(names, v.Name)
+		}
+		if f.After = page.Next; f.After == "" {
+			return names
+		}
+	}
+}
+
+// A node that needs a look more than hundreds of others comes first on the first page, by
+// selector or not; a selector's listing counts only the nodes it matches.
+func TestNodesBySeverityFirstPage(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t)
+	ctx := context.Background()
+	mustModule(t, s, "app", file("conf", "x"))
+	web := map[string]string{"role": "web"}
+	for i := range 300 {
+		if _, _, err := s.CreateLabelledNode(ctx, fmt.Sprintf("a-%03d", i), web); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.CreateLabelledNode(ctx, "z-degraded", web); err != nil {
+		t.Fatal(err)
+	}
+	mustAssign(t, s, "z-degraded", "app")
+	d, err := s.Compose(ctx, "z-degraded", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingest(t, s, "z-degraded", d, failing("app", "conf"))
+	sel, err := selector.Parse("role=web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []NodeFilter{{NotConverged: true}, {NotConverged: true, Selector: &sel}} {
+		f.BySeverity, f.Limit = true, 200
+		page, err := s.ListNodes(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Nodes) != 200 || page.Nodes[0].Name != "z-degraded" || page.Nodes[1].Name != "a-000" {
+			t.Fatalf("selector %t: first page %d node(s), starting %v", f.Selector != nil, len(page.Nodes), names(page.Nodes[:2]))
+		}
+		if page.Next != "new:a-198" {
+			t.Errorf("selector %t: next %q, want new:a-198", f.Selector != nil, page.Next)
+		}
+		if f.Selector != nil && (page.Total != 301 || page.Counts[hq.StatusNew] != 300 || page.Counts[hq.StatusDegraded] != 1) {
+			t.Errorf("selected counts %v (total %d)", page.Counts, page.Total)
+		}
+		if got := severityPages(t, s, f); len(got) != 301 || got[300] != "a-299" {
+			t.Errorf("selector %t: pages list %d node(s)", f.Selector != nil, len(got))
+		}
+	}
+	if _, _, err := s.CreateLabelledNode(ctx, "db-1", map[string]string{"role": "db"}); err != nil {
+		t.Fatal(err)
+	}
+	for sel, want := range map[string]map[string]int{"role=web": {"total": 301, "new": 300, "degraded": 1}, "role=db": {"total": 1, "new": 1}} {
+		parsed, err := selector.Parse(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.MeshStatusOf(ctx, &parsed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(st.Nodes, want) {
+			t.Errorf("mesh status of %s counts %v, want %v", sel, st.Nodes, want)
+		}
+	}
+	if _, err := s.ListNodes(ctx, NodeFilter{BySeverity: true, After: "web-1"}); hq.ErrorCode(err) != hq.CodeBadRequest {
+		t.Errorf("a cursor without a status: %v, want bad_request", err)
+	}
+}
+
+func names(vs []hq.NodeView) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Name
+	}
+	return out
 }

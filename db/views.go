@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/meshhq/hq"
@@ -247,8 +248,11 @@ type NodeFilter struct {
 	Match func(name string) bool
 	// Selector, when set, keeps only the nodes whose labels it matches.
 	Selector *selector.Selector
-	// After is the cursor: the name of the last node of the page before. Limit bounds the page
-	// (0 means every node).
+	// BySeverity lists the nodes by how much each needs a look (hq.BySeverity), then by name,
+	// rather than by name alone; its cursor is SeverityCursor's.
+	BySeverity bool
+	// After is the cursor: the name of the last node of the page before (by severity, its
+	// status and name). Limit bounds the page (0 means every node).
 	After string
 	Limit int
 	// Uncounted spares a listing by status its count of the fleet, for a caller that has the
@@ -257,27 +261,42 @@ type NodeFilter struct {
 	Uncounted bool
 }
 
-// NodePage is one page of a node listing, with the status counts of the whole mesh.
+// NodePage is one page of a node listing, with the status counts of the nodes it picks from.
 type NodePage struct {
 	Nodes []hq.NodeView
 	// Next is the cursor of the next page; empty on the last.
 	Next string
-	// Counts is every node by status, filtered or not (see NodeFilter.Uncounted).
+	// Counts is by status every node the selector and Match keep (every node of the mesh
+	// without them), whatever the status filter keeps of those: the totals the listing is a
+	// part of (see NodeFilter.Uncounted).
 	Counts map[hq.Status]int
 	Total  int
 }
 
-// ListNodes returns the nodes the filter keeps, in name order, from one snapshot, and only
-// the nodes on the page are looked at further. A listing by status (the mesh page's) is
-// counted and picked in the database; one by name or labels reads every node's status row.
+// ListNodes returns the nodes the filter keeps, in name order (or by severity), from one
+// snapshot, and only the nodes on the page are looked at further. A listing by status (the
+// mesh page's) is counted and picked in the database; one by name or labels reads every
+// node's status row.
 func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 	page := NodePage{Nodes: []hq.NodeView{}, Counts: map[hq.Status]int{}}
-	err := s.inReadTx(ctx, func(q driver.Queries) error {
-		pick := s.pickByRow
-		if f.Match == nil && f.Selector == nil {
-			pick = s.pickByStatus
+	var cur severityCursor
+	if f.BySeverity {
+		var err error
+		if cur, err = parseSeverityCursor(f.After); err != nil {
+			return page, err
 		}
-		keep, err := pick(ctx, q, f, &page)
+	}
+	err := s.inReadTx(ctx, func(q driver.Queries) error {
+		var keep []string
+		var err error
+		switch {
+		case f.Match != nil || f.Selector != nil:
+			keep, err = s.pickByRow(ctx, q, f, cur, &page)
+		case f.BySeverity:
+			keep, err = s.pickBySeverity(ctx, q, f, cur, &page)
+		default:
+			keep, err = s.pickByStatus(ctx, q, f, &page)
+		}
 		if err != nil || len(keep) == 0 {
 			return err
 		}
@@ -285,30 +304,60 @@ func (s *Store) ListNodes(ctx context.Context, f NodeFilter) (NodePage, error) {
 		if err != nil {
 			return err
 		}
-		page.Nodes, err = s.views(ctx, q, rows)
+		views, err := s.views(ctx, q, rows)
+		page.Nodes = inOrder(views, keep)
 		return err
 	})
 	return page, err
+}
+
+// inOrder puts views, which come by name, in the order of names.
+func inOrder(views []hq.NodeView, names []string) []hq.NodeView {
+	at := make(map[string]int, len(names))
+	for i, n := range names {
+		at[n] = i
+	}
+	slices.SortStableFunc(views, func(a, b hq.NodeView) int { return cmp.Compare(at[a.Name], at[b.Name]) })
+	return views
+}
+
+// severityCursor is where a page by severity ended: the last node's severity and name. The
+// zero value's severity is -1, before every node.
+type severityCursor struct {
+	severity int
+	name     string
+}
+
+// SeverityCursor is the cursor of a listing by severity after node name in status st: the
+// status and the name, as "degraded:web-7" (a name has no colon).
+func SeverityCursor(st hq.Status, name string) string { return string(st) + ":" + name }
+
+func parseSeverityCursor(after string) (severityCursor, error) {
+	if after == "" {
+		return severityCursor{severity: -1}, nil
+	}
+	st, name, ok := strings.Cut(after, ":")
+	if !ok || !slices.Contains(hq.Statuses, hq.Status(st)) || !hq.ValidName(name) {
+		return severityCursor{}, hq.Errorf(hq.CodeBadRequest, "cursor %q is not a status and a node's name, as status:name", after)
+	}
+	return severityCursor{severity: hq.Severity(hq.Status(st)), name: name}, nil
+}
+
+// before reports whether a node of severity sev named name comes at or before the cursor.
+func (c severityCursor) before(sev int, name string) bool {
+	return sev < c.severity || sev == c.severity && name <= c.name
 }
 
 // pickByStatus counts the nodes by status and names the page's in the database, which at
 // 50,000 nodes costs half of reading every node's row into the controller, and the names
 // alone a fortieth.
 func (s *Store) pickByStatus(ctx context.Context, q driver.Queries, f NodeFilter, page *NodePage) ([]string, error) {
-	silent := s.silentBefore()
-	if !f.Uncounted {
-		fl, err := fleetCounts(ctx, q, silent)
-		if err != nil {
-			return nil, err
-		}
-		page.Counts, page.Total = fl.nodes, fl.total
-	}
-	most := int64(math.MaxInt64)
-	if f.Limit > 0 {
-		most = int64(f.Limit) + 1 // one more says whether there is a next page
+	silent, err := s.countFleet(ctx, q, f, page)
+	if err != nil {
+		return nil, err
 	}
 	names, err := q.NodeNamesByStatus(ctx, driver.NodeNamesByStatusParams{SilentBefore: silent, After: f.After,
-		Status: string(f.Status), NotConverged: f.NotConverged, Max: most})
+		Status: string(f.Status), NotConverged: f.NotConverged, Max: most(f.Limit)})
 	if err != nil {
 		return nil, err
 	}
@@ -319,33 +368,97 @@ func (s *Store) pickByStatus(ctx context.Context, q driver.Queries, f NodeFilter
 	return names, nil
 }
 
-// pickByRow reads every node's status row and keeps what the filter keeps.
-func (s *Store) pickByRow(ctx context.Context, q driver.Queries, f NodeFilter, page *NodePage) ([]string, error) {
+// pickBySeverity is pickByStatus by severity: the database ranks and sorts the nodes, so
+// the most severe come first on the first page however many nodes rank below them.
+func (s *Store) pickBySeverity(ctx context.Context, q driver.Queries, f NodeFilter, cur severityCursor, page *NodePage) ([]string, error) {
+	silent, err := s.countFleet(ctx, q, f, page)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.NodeNamesBySeverity(ctx, driver.NodeNamesBySeverityParams{SilentBefore: silent, Status: string(f.Status),
+		NotConverged: f.NotConverged, AfterSeverity: int64(cur.severity), After: cur.name, Max: most(f.Limit)})
+	if err != nil {
+		return nil, err
+	}
+	if f.Limit > 0 && len(rows) > f.Limit {
+		rows = rows[:f.Limit]
+		last := rows[f.Limit-1]
+		page.Next = SeverityCursor(hq.Status(last.Status), last.Name)
+	}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.Name
+	}
+	return names, nil
+}
+
+// countFleet counts the fleet into page unless the filter says not to, and returns the time
+// a report must be older than for its node to be silent, for the picking that follows.
+func (s *Store) countFleet(ctx context.Context, q driver.Queries, f NodeFilter, page *NodePage) (string, error) {
+	silent := s.silentBefore()
+	if !f.Uncounted {
+		fl, err := fleetCounts(ctx, q, silent)
+		if err != nil {
+			return "", err
+		}
+		page.Counts, page.Total = fl.nodes, fl.total
+	}
+	return silent, nil
+}
+
+// most is a page's LIMIT: one more than the page says whether there is a next page.
+func most(limit int) int64 {
+	if limit > 0 {
+		return int64(limit) + 1
+	}
+	return math.MaxInt64
+}
+
+// pickByRow reads every node's status row and keeps what the filter keeps, counting the
+// nodes the selector and Match keep.
+func (s *Store) pickByRow(ctx context.Context, q driver.Queries, f NodeFilter, cur severityCursor, page *NodePage) ([]string, error) {
 	nodes, err := q.NodeStatusList(ctx)
 	if err != nil {
 		return nil, err
 	}
-	page.Total = len(nodes)
-	var keep []string
+	type picked struct {
+		name string
+		st   hq.Status
+	}
+	var keep []picked
 	now := s.clock() // one instant for the whole listing, as the counting in the database has
 	for _, n := range nodes {
+		if f.Match != nil && !f.Match(n.Name) || f.Selector != nil && !f.Selector.Matches(decodePairs(n.Labels)) {
+			continue
+		}
 		st := s.nodeStatus(n, now)
 		page.Counts[st]++
-		switch {
-		case f.Status != "" && st != f.Status,
-			f.NotConverged && st == hq.StatusConverged,
-			f.Match != nil && !f.Match(n.Name),
-			f.Selector != nil && !f.Selector.Matches(decodePairs(n.Labels)),
-			f.After != "" && n.Name <= f.After:
+		page.Total++
+		if f.Status != "" && st != f.Status || f.NotConverged && st == hq.StatusConverged {
 			continue
 		}
-		if f.Limit > 0 && len(keep) == f.Limit {
-			page.Next = keep[len(keep)-1] // and go on counting
-			continue
-		}
-		keep = append(keep, n.Name)
+		keep = append(keep, picked{n.Name, st})
 	}
-	return keep, nil
+	if f.BySeverity {
+		// The rows come by name; a stable sort keeps that order within a severity.
+		slices.SortStableFunc(keep, func(a, b picked) int { return cmp.Compare(hq.Severity(a.st), hq.Severity(b.st)) })
+	}
+	var names []string
+	for i, p := range keep {
+		switch {
+		case f.BySeverity && cur.before(hq.Severity(p.st), p.name), !f.BySeverity && f.After != "" && p.name <= f.After:
+			continue
+		}
+		if f.Limit > 0 && len(names) == f.Limit {
+			page.Next = keep[i-1].name
+			if f.BySeverity {
+				page.Next = SeverityCursor(keep[i-1].st, keep[i-1].name)
+			}
+			break
+		}
+		names = append(names, p.name)
+	}
+	return names, nil
 }
 
 func resourceView(r driver.ResourceState) hq.ResourceView {

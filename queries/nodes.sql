@@ -124,6 +124,43 @@ WHERE (CAST(@status AS TEXT) = '' OR status = CAST(@status AS TEXT))
 ORDER BY name
 LIMIT CAST(@max AS BIGINT);
 
+-- name: NodeNamesBySeverity :many
+-- A page of the registered nodes by how much each needs a look (hq.BySeverity), then by name:
+-- those after (@after_severity, @after), at most @max, filtered as NodeNamesByStatus. The severity
+-- hangs on the time (silent), so no index holds it: each page scans the nodes' rows, one
+-- narrow row per node, and keeps the first @max in a bounded sort. The status CASE is
+-- NodeStatusCounts's; the severity CASE is hq.Severity, a test holding both to Go.
+SELECT name, CAST(status AS TEXT) AS status, CAST(severity AS BIGINT) AS severity FROM (
+    SELECT name, status,
+           CASE status
+               WHEN 'stuck' THEN 0
+               WHEN 'degraded' THEN 1
+               WHEN 'mid-change' THEN 2
+               WHEN 'silent' THEN 3
+               WHEN 'waiting-on-take' THEN 4
+               WHEN 'new' THEN 5
+               ELSE 6
+           END AS severity
+    FROM (
+        SELECT name,
+               CASE
+                   WHEN last_report_at IS NULL THEN 'new'
+                   WHEN last_report_at < CAST(@silent_before AS TEXT) THEN 'silent'
+                   WHEN resources_stuck > 0 THEN 'stuck'
+                   WHEN resources_held > 0 THEN 'waiting-on-take'
+                   WHEN applied_generation <> generation OR resources_pending + resources_grouped_pending > 0 THEN 'mid-change'
+                   WHEN resources_failed > 0 THEN 'degraded'
+                   ELSE 'converged'
+               END AS status
+        FROM nodes WHERE deleted_at IS NULL
+    ) AS named
+    WHERE (CAST(@status AS TEXT) = '' OR status = CAST(@status AS TEXT))
+      AND (CAST(@not_converged AS BIGINT) = 0 OR status <> 'converged')
+) AS ranked
+WHERE severity > CAST(@after_severity AS BIGINT) OR (severity = CAST(@after_severity AS BIGINT) AND name > CAST(@after AS TEXT))
+ORDER BY severity, name
+LIMIT CAST(@max AS BIGINT);
+
 -- name: NodeListByNames :many
 SELECT * FROM nodes WHERE name IN (SELECT value FROM json_each(CAST(@nodes AS TEXT))) AND deleted_at IS NULL ORDER BY name;
 

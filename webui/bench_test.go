@@ -85,7 +85,7 @@ func BenchmarkMeshRender(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	nodes, err := u.store.ListNodes(ctx, meshFilter(db.NodeFilter{}))
+	nodes, err := u.store.ListNodes(ctx, meshFilter(db.NodeFilter{}, false))
 	if err != nil {
 		b.Fatal(err)
 	}

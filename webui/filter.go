@@ -30,6 +30,8 @@ type filterForm struct {
 	Extra []choice
 	// Active is whether the list is filtered by anything the form sets.
 	Active bool
+	// Error says what is wrong with the filter, beside the form; the list is not filtered.
+	Error string
 }
 
 // choice is a select of the filter form; an empty Value is "any".
@@ -56,7 +58,11 @@ func readNodeFilter(r *http.Request, action string, limit int) (db.NodeFilter, f
 	if s := q.Get("selector"); strings.TrimSpace(s) != "" {
 		sel = &s
 	}
-	f, err := db.ParseNodeFilter(q.Get("status"), sel)
+	status := q.Get("status")
+	if status == statusAll {
+		status = "" // every node, as an empty status is on a list that is not the mesh's
+	}
+	f, err := db.ParseNodeFilter(status, sel)
 	f.After, f.Limit = q.Get("after"), limit
 	form := filterForm{Action: action, Status: q.Get("status"), Selector: q.Get("selector"), Default: "any",
 		Statuses: statusChoices, Active: q.Get("status") != "" || sel != nil}

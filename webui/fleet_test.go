@@ -107,7 +107,9 @@ func getOK(t *testing.T, b *bundle, path string) string {
 
 func TestRolloutPages(t *testing.T) {
 	b, canary := fleet(t)
-	wantAll(t, "/", getOK(t, b, "/"), `<a href="/rollouts/1">rollout app r1→r2: 0 of 3 node(s) done, 0 in flight, 1 failed (budget 0): paused: app/conf failed on `+canary)
+	// On the mesh a paused rollout is a warning that says why it paused, beside its link.
+	wantAll(t, "/", getOK(t, b, "/"), `<li class="rollout-row paused" id="rollout-paused-1"><span class="badge t-warn">paused</span> <a href="/rollouts/1">rollout 1</a>: rollout app r1→r2: 0 of 3 node(s) done, 0 in flight, 1 failed (budget 0): paused: app/conf failed on `+canary,
+		`<span class="paused-reason">why: app/conf failed on `+canary)
 
 	list := getOK(t, b, "/rollouts")
 	wantAll(t, "/rollouts", list, `<a href="/rollouts/1">1</a>`, `<span class="badge t-bad">paused</span>`,
@@ -299,14 +301,18 @@ func TestMeshPageFilters(t *testing.T) {
 	wantAll(t, "/?status=converged", conv, "Nodes: status converged", `id="node-web-`, `<option value="converged" selected>converged</option>`)
 	wantNone(t, "/?status=converged", conv, `id="node-db-1"`, `id="node-`+canary+`"`)
 	web := getOK(t, b, "/?selector=role%3Dweb")
-	wantAll(t, "/?selector=role=web", web, "Nodes: selector role=web", `id="node-`+canary+`"`, `value="role=web"`,
-		"1 node(s) listed, of 1 in the mesh")
+	wantAll(t, "/?selector=role=web", web, `id="selected">role=web: 3 node(s): 1 degraded, 2 converged`, `id="node-`+canary+`"`,
+		`value="role=web"`, `id="count-degraded"><span class="n">1</span>`, `id="count-waiting-on-take"><span class="n">0</span>`,
+		"Nothing is held for an untaken module.")
 	wantNone(t, "/?selector=role=web", web, `id="node-db-1"`)
 	wantAll(t, "/?status=stuck&selector=role=web", getOK(t, b, "/?status=stuck&selector=role%3Dweb"), "No node matches status stuck, selector role=web.")
+	// A bad filter is said beside the form of the mesh page, which renders.
 	for _, bad := range []string{"/?status=asleep", "/?selector=role+in+web"} {
-		if code, _ := b.get(t, bad); code != http.StatusBadRequest && code != http.StatusUnprocessableEntity {
+		code, body := b.get(t, bad)
+		if code != http.StatusBadRequest {
 			t.Errorf("GET %s: %d", bad, code)
 		}
+		wantAll(t, bad, body, `id="filter-error"`, `id="counts"`, "Mend the filter to list nodes.")
 	}
 }
 
@@ -330,7 +336,7 @@ func TestMeshPagingKeepsTheFilter(t *testing.T) {
 	}
 	link := html.UnescapeString(next[1])
 	u, _ := url.Parse(link)
-	if q := u.Query(); q.Get("status") != "new" || q.Get("selector") != "role=web" || q.Get("after") != "web-199" {
+	if q := u.Query(); q.Get("status") != "new" || q.Get("selector") != "role=web" || q.Get("after") != "new:web-199" {
 		t.Fatalf("next page %q", link)
 	}
 	if n := strings.Count(getOK(t, b, link), `class="node-row"`); n != 5 {
@@ -420,11 +426,19 @@ func TestActionsWantTheSessionsToken(t *testing.T) {
 		return ""
 	}
 	taken := func() bool {
-		v, _ := b.store.GetNode(ctx, "db-1")
+		t.Helper()
+		v, err := b.store.GetNode(ctx, "db-1")
+		if err != nil {
+			t.Fatal(err)
+		}
 		return v.Assignments[0].Taken
 	}
 	rollout := func() hq.RolloutState {
-		ro, _ := b.store.GetRollout(ctx, 1)
+		t.Helper()
+		ro, err := b.store.GetRollout(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
 		return ro.State
 	}
 	for _, tc := range []struct {
@@ -539,4 +553,77 @@ func TestActionWithBasicAuth(t *testing.T) {
 	if code, _ := b.do(req); code != http.StatusForbidden {
 		t.Fatalf("retry with basic auth and no token: %d", code)
 	}
+}
+
+// The mesh lists the nodes most in need of a look first: one degraded node among 300 new ones
+// heads the first page, though its name sorts last.
+func TestMeshListsBySeverity(t *testing.T) {
+	b := setup(t)
+	ctx := context.Background()
+	for i := range 300 {
+		if _, _, err := b.store.CreateLabelledNode(ctx, fmt.Sprintf("a-%03d", i), map[string]string{"role": "db"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.module(t, "app", file("conf"))
+	b.node(t, "z-degraded")
+	b.assign(t, "z-degraded", "app")
+	b.report(t, "z-degraded", result("app", "conf", hq.StateFailed))
+	body := getOK(t, b, "/")
+	rows := regexp.MustCompile(`class="node-row" id="node-([^"]+)"`).FindAllStringSubmatch(body, -1)
+	if len(rows) != meshNodes || rows[0][1] != "z-degraded" || rows[1][1] != "a-000" {
+		t.Fatalf("first page: %d node(s), first %v", len(rows), rows[:min(2, len(rows))])
+	}
+	if !strings.Contains(body, `id="next-page" href="/?after=new%3Aa-198"`) {
+		t.Error("no link to the next page after a-198")
+	}
+}
+
+// Filtered by a selector, the mesh counts the nodes it matches; all of them converged, it says
+// so and links to them, and status=all lists them.
+func TestMeshSelectorAllConverged(t *testing.T) {
+	b := setup(t)
+	ctx := context.Background()
+	b.module(t, "app", file("conf"))
+	for _, n := range []string{"web-1", "web-2", "db-1"} {
+		role := strings.TrimRight(n, "-12")
+		if _, _, err := b.store.CreateLabelledNode(ctx, n, map[string]string{"role": role}); err != nil {
+			t.Fatal(err)
+		}
+		b.assign(t, n, "app")
+	}
+	b.report(t, "web-1", result("app", "conf", hq.StateApplied))
+	b.report(t, "web-2", result("app", "conf", hq.StateApplied))
+	b.report(t, "db-1", result("app", "conf", hq.StateHeld))
+	web := getOK(t, b, "/?selector=role%3Dweb")
+	wantAll(t, "/?selector=role=web", web, `id="selected">role=web: 2 node(s), all converged`,
+		`id="all-converged">All 2 node(s) matching role=web are converged`, `id="list-all" href="/?selector=role%3Dweb&status=all"`,
+		`id="count-converged"><span class="n">2</span>`, "Nothing is held for an untaken module.")
+	wantNone(t, "/?selector=role=web", web, "No node matches", `id="node-db-1"`, `class="waiting-row"`)
+	all := getOK(t, b, "/?selector=role%3Dweb&status=all")
+	wantAll(t, "/?selector=role=web&status=all", all, `id="node-web-1"`, `id="node-web-2"`, `<option value="all" selected>all</option>`)
+	wantNone(t, "/?selector=role=web&status=all", all, `id="node-db-1"`)
+	wantAll(t, "/?status=all", getOK(t, b, "/?status=all"), `id="node-web-1"`, `id="node-db-1"`)
+}
+
+// The node page previews what Take would do to each held file: the file as declared against
+// what hostd last said it found there, or the declared file alone when it never said; and only
+// a module that holds something offers Take.
+func TestNodePagePreviewsTake(t *testing.T) {
+	b := setup(t)
+	b.node(t, "db-1")
+	b.module(t, "proxy", hq.Resource{Name: "ca", Kind: hq.KindFile, Path: "/etc/ca", Content: "line 1\nnew 2\nline 3\n"}, file("key"))
+	b.module(t, "quiet", file("motd"))
+	b.assign(t, "db-1", "proxy")
+	b.assign(t, "db-1", "quiet")
+	found := result("proxy", "ca", hq.StateApplied)
+	found.Drift, found.DriftDetail, found.DriftFound = true, "content", "line 1\nold 2\nline 3\n"
+	b.report(t, "db-1", found, result("proxy", "key", hq.StateApplied), result("quiet", "motd", hq.StateApplied))
+	b.report(t, "db-1", result("proxy", "ca", hq.StateHeld), result("proxy", "key", hq.StateHeld), result("quiet", "motd", hq.StateApplied))
+	body := getOK(t, b, "/nodes/db-1")
+	wantAll(t, "/nodes/db-1", body, `id="hold-proxy/ca"`, "--- proxy/ca as found", "+++ proxy/ca as declared, which Take writes",
+		`<span class="del">-old 2</span>`, `<span class="add">+new 2</span>`,
+		`id="hold-proxy/key"`, "--- proxy/key (what is there was not reported)", `<span class="add">+x</span>`,
+		`action="/nodes/db-1/assignments/proxy/take"`)
+	wantNone(t, "/nodes/db-1", body, `action="/nodes/db-1/assignments/quiet/take"`)
 }

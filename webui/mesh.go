@@ -1,7 +1,9 @@
 package webui
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -22,18 +24,24 @@ type meshPage struct {
 	Next      string
 	Filter    filterForm
 	// Listed is the filter in words, when the list is filtered.
-	Listed  string
-	Counts  []statusCount
-	History historyChart
-	Groups  []nodeGroup
-	Stuck   []meshStuckRow
-	Waiting []hq.WaitingOnTake
+	Listed string
+	// Selected is the heading of a mesh filtered by a selector: the nodes it matches, counted;
+	// AllConverged, when every one of them is converged and none is listed, links to them all.
+	Selected     string
+	AllConverged string
+	Counts       []statusCount
+	History      historyChart
+	Groups       []nodeGroup
+	Stuck        []meshStuckRow
+	Waiting      []hq.WaitingOnTake
 	// Drifting is what is put back most often across the mesh.
 	Drifting []hq.MeshDrift
 	Mid      []nodeLines
 	Refused  []refusedRow
-	// Rollouts are the unfinished rollouts, each by its line.
-	Rollouts []hq.Rollout
+	// Rollouts are the unfinished rollouts, each by its line; a paused one is a warning, with
+	// why it paused, under PausedBadge.
+	Rollouts    []hq.Rollout
+	PausedBadge badge
 	// Polls is how this controller's hosts learn of a change, when it is known.
 	Polls *polls
 }
@@ -49,15 +57,14 @@ type statusCount struct {
 	Link   string
 }
 
-// nodeGroup is the nodes of one status, by name as the store lists them; groups come in the
-// order of precedence.
+// nodeGroup is the nodes of one status, by name as the store lists them; groups come by
+// severity, the most in need of a look first, as the store lists them.
 type nodeGroup struct {
 	Status badge
-	// Count is the mesh's nodes of the status; Selected says the list keeps only those a
-	// selector matches, of which the mesh's count says nothing.
-	Count    int
-	Selected bool
-	Nodes    []nodeRow
+	// Count is how many nodes of the status the mesh (or its selector) has, on this page or
+	// another.
+	Count int
+	Nodes []nodeRow
 }
 
 type nodeRow struct {
@@ -97,11 +104,22 @@ type refusedRow struct {
 // meshNodes is how many nodes that need a look one mesh page lists; the rest are a page on.
 const meshNodes = 200
 
+// statusAll is the mesh's status filter for every node, converged or not: the mesh lists the
+// nodes that need a look when no status is given.
+const statusAll = "all"
+
 func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
 	f, form, err := readNodeFilter(r, "/", meshNodes)
+	code := http.StatusOK
 	if err != nil {
-		u.fail(w, r, err)
-		return
+		if hq.ErrorCode(err).HTTPStatus() == http.StatusInternalServerError {
+			u.fail(w, r, err)
+			return
+		}
+		// A bad filter is said beside the form, on the mesh as it is without one: the operator
+		// mends it where it was typed.
+		form.Error, code = errMessage(err), http.StatusBadRequest
+		f = db.NodeFilter{Limit: meshNodes}
 	}
 	ctx := r.Context()
 	now := u.Now()
@@ -116,10 +134,10 @@ func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
 		points, err := u.convergedHistory(ctx, now)
 		charted <- chart{points, err}
 	}()
-	st, err := u.store.MeshStatus(ctx)
+	st, err := u.store.MeshStatusOf(ctx, f.Selector)
 	var nodes db.NodePage
-	if err == nil {
-		nodes, err = u.store.ListNodes(ctx, meshFilter(f))
+	if err == nil && form.Error == "" {
+		nodes, err = u.store.ListNodes(ctx, meshFilter(f, form.Status == statusAll))
 	}
 	history := <-charted
 	if err == nil {
@@ -130,12 +148,16 @@ func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page := buildMesh(nodes, st, now)
-	for i := range page.Groups {
-		page.Groups[i].Selected = f.Selector != nil
-	}
 	page.History = buildHistory(history.points)
 	form.Default = "needs a look"
+	form.Statuses = append([]string{statusAll}, form.Statuses...)
 	page.Filter, page.Listed = form, filterWords(form)
+	if f.Selector != nil {
+		page.Selected = selectedWords(form.Selector, st.Nodes)
+		if form.Status == "" && st.Nodes["total"] > 0 && st.Nodes["total"] == st.Nodes[string(hq.StatusConverged)] {
+			page.AllConverged = "/?" + url.Values{"selector": {form.Selector}, "status": {statusAll}}.Encode()
+		}
+	}
 	if nodes.Next != "" {
 		page.Next = pageLink(r, "/", "after", nodes.Next)
 	}
@@ -146,21 +168,42 @@ func (u *UI) mesh(w http.ResponseWriter, r *http.Request) {
 		page.Polls = new(polls)
 		page.Polls.Waiting, page.Polls.Polling = u.Polls()
 	}
-	u.render(w, r, http.StatusOK, "mesh", &page)
+	u.render(w, r, code, "mesh", &page)
 }
 
-// meshFilter picks a page of the nodes the filter keeps: without a status, those that need a
-// look (all but the converged). The mesh's status has counted every node already, so the
-// listing does not count them again.
-func meshFilter(f db.NodeFilter) db.NodeFilter {
-	if f.Status == "" {
+// meshFilter picks a page of the nodes the filter keeps, the most in need of a look first:
+// without a status, those that need a look (all but the converged), unless all asks for every
+// node. The mesh's status has counted the nodes already, so the listing does not count them
+// again.
+func meshFilter(f db.NodeFilter, all bool) db.NodeFilter {
+	if f.Status == "" && !all {
 		f.NotConverged = true
 	}
-	f.Uncounted = true
+	f.Uncounted, f.BySeverity = true, true
 	if f.Limit == 0 {
 		f.Limit = meshNodes
 	}
 	return f
+}
+
+// selectedWords is the heading of a mesh filtered by a selector, of the nodes it matches:
+// "role=web: 4 node(s), all converged", "role=web: 5 node(s): 1 degraded, 4 converged".
+func selectedWords(sel string, counts map[string]int) string {
+	total := counts["total"]
+	line := fmt.Sprintf("%s: %d node(s)", sel, total)
+	switch {
+	case total == 0:
+		return line + ", none registered"
+	case counts[string(hq.StatusConverged)] == total:
+		return line + ", all converged"
+	}
+	var parts []string
+	for _, s := range hq.BySeverity {
+		if n := counts[string(s)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	return line + ": " + strings.Join(parts, ", ")
 }
 
 // filterWords says what a filtered list shows, as the query says it.
@@ -200,7 +243,7 @@ func buildMesh(nodes db.NodePage, st hq.MeshStatus, now time.Time) meshPage {
 			p.Mid = append(p.Mid, nodeLines{Name: n.Name, Lines: n.Lines})
 		}
 	}
-	for _, s := range hq.Statuses {
+	for _, s := range hq.BySeverity {
 		b := badge{string(s), statusTone(s)}
 		p.Counts = append(p.Counts, statusCount{Status: b, Count: count(s), Link: "/?status=" + string(s)})
 		if rows := byStatus[s]; len(rows) > 0 {
@@ -214,6 +257,7 @@ func buildMesh(nodes db.NodePage, st hq.MeshStatus, now time.Time) meshPage {
 		})
 	}
 	p.Waiting, p.Drifting, p.Rollouts = st.WaitingOnTake, st.Drifting, st.Rollouts
+	p.PausedBadge = badge{string(hq.RolloutPaused), toneWarn}
 	for _, rs := range st.RefusedSends {
 		p.Refused = append(p.Refused, refusedRow{
 			Node: rs.Node, Generation: rs.Generation, AppliedGeneration: rs.AppliedGeneration,

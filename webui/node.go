@@ -46,7 +46,7 @@ type nodePage struct {
 	Assignments []assignmentRow
 	Resources   []resourceRow
 	Containers  []containerRow
-	Holds       []hq.Hold
+	Holds       []holdRow
 	Strip       []stripCell
 	Reports     []reportRow
 	Sends       []sendRow
@@ -86,6 +86,17 @@ type assignmentRow struct {
 	Placement string
 	// Held is how many of its resources the host holds, waiting on the take.
 	Held int
+}
+
+// holdRow is a resource the host holds, with, for a held file, what Take would change: the
+// file as found against the file as declared, when hostd said what it found (a drift of the
+// file put back before), else the file as declared alone.
+type holdRow struct {
+	Ref, Reason string
+	Preview     *fileDiff
+	// FoundUnknown says the preview has the declared side only: hostd reports what it finds
+	// in a file it put back, not in one it holds.
+	FoundUnknown bool
 }
 
 type driftRow struct {
@@ -216,7 +227,13 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page := buildNode(v, reports, sends, transitions, u.Now())
-	if page.Drifts, err = u.driftRows(ctx, name, drifts); err != nil {
+	// The drifts' diffs and the holds' previews share one page's budget of diff lines.
+	budget := newDiffBudget(hq.MaxDriftFound)
+	if page.Drifts, err = u.driftRows(ctx, name, drifts, budget); err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	if page.Holds, err = u.holdRows(ctx, name, v.Holds, drifts, budget); err != nil {
 		u.fail(w, r, err)
 		return
 	}
@@ -225,7 +242,7 @@ func (u *UI) node(w http.ResponseWriter, r *http.Request) {
 
 // driftRows are a node's drifts as the page shows them: a drifted small text file with what
 // hostd found there as a diff against the file as declared now.
-func (u *UI) driftRows(ctx context.Context, node string, drifts []hq.DriftView) ([]driftRow, error) {
+func (u *UI) driftRows(ctx context.Context, node string, drifts []hq.DriftView, budget *diffBudget) ([]driftRow, error) {
 	var refs []string
 	for _, d := range drifts {
 		if d.Found != nil {
@@ -238,8 +255,7 @@ func (u *UI) driftRows(ctx context.Context, node string, drifts []hq.DriftView) 
 	}
 	var rows []driftRow
 	// hostd sends what it found of a file only when both are small text: a declared file
-	// larger than that is summarised.
-	budget := newDiffBudget(hq.MaxDriftFound)
+	// larger than that (the budget's bound) is summarised.
 	for _, d := range drifts {
 		ref := hq.Ref(d.Module, d.Resource)
 		row := driftRow{At: at(d.At, u.Now()), Ref: ref, Detail: d.Detail}
@@ -254,13 +270,51 @@ func (u *UI) driftRows(ctx context.Context, node string, drifts []hq.DriftView) 
 	return rows, nil
 }
 
+// holdRows are the node's holds with, for each held file, a preview of what Take would do:
+// the declared content against what hostd last said it found there (the newest drift of the
+// file that carried its content), or the declared content alone when it never said.
+func (u *UI) holdRows(ctx context.Context, node string, holds []hq.Hold, drifts []hq.DriftView, budget *diffBudget) ([]holdRow, error) {
+	if len(holds) == 0 {
+		return nil, nil
+	}
+	refs := make([]string, len(holds))
+	for i, h := range holds {
+		refs[i] = hq.Ref(h.Module, h.Resource)
+	}
+	declared, err := u.store.DeclaredTexts(ctx, node, refs)
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]string{}
+	for _, d := range drifts { // newest first: the first found is the latest
+		if ref := hq.Ref(d.Module, d.Resource); d.Found != nil && found[ref] == "" {
+			found[ref] = *d.Found
+		}
+	}
+	rows := make([]holdRow, len(holds))
+	for i, h := range holds {
+		ref := refs[i]
+		rows[i] = holdRow{Ref: ref, Reason: h.Reason}
+		want, ok := declared[ref]
+		if !ok {
+			continue
+		}
+		got, known := found[ref]
+		rows[i].Preview = &fileDiff{From: ref + " as found", To: ref + " as declared, which Take writes", Diff: budget.diff(got, want)}
+		if !known {
+			rows[i].Preview.From, rows[i].FoundUnknown = ref+" (what is there was not reported)", true
+		}
+	}
+	return rows, nil
+}
+
 func buildNode(v hq.NodeView, reports []db.ReportOutcome, sends []hq.SendView, trs []hq.TransitionView, now time.Time) nodePage {
 	p := nodePage{
 		chrome: chrome{Title: v.Name, Refresh: refreshSeconds, Section: "mesh"}, Now: at(now, now), Name: v.Name,
 		Status: badge{string(v.Status), statusTone(v.Status)}, Lines: v.Lines,
 		Generation: v.Generation, AppliedGeneration: v.AppliedGeneration,
 		Behind:     v.LastReportAt != nil && v.Generation != v.AppliedGeneration,
-		LastReport: atPtr(v.LastReportAt, now), Holds: v.Holds,
+		LastReport: atPtr(v.LastReportAt, now),
 	}
 	if v.LastReport != nil {
 		p.Summary = v.LastReport.Summary

@@ -117,11 +117,11 @@ func TestMeshPageSaysHowHostsPoll(t *testing.T) {
 	waiting, polling := 5, 15
 	b.ui.Polls = func() (int, int) { return waiting, polling }
 	_, body := b.get(t, "/")
-	if want := `<span id="polls-waiting">5</span> host(s) hold a long-poll; <span id="polls-polling">15</span> poll on their interval`; !strings.Contains(body, want) {
+	if want := `<span id="polls-waiting">5</span> of the hosts hold a long-poll to this controller, and <span id="polls-polling">15</span> poll it on their interval`; !strings.Contains(body, want) {
 		t.Errorf("/ lacks %q", want)
 	}
 	polling = 0
-	if _, body = b.get(t, "/"); !strings.Contains(body, `<span id="polls-waiting">5</span> host(s) hold a long-poll</p>`) {
+	if _, body = b.get(t, "/"); !strings.Contains(body, `<span id="polls-waiting">5</span> of the hosts hold a long-poll to this controller; the others may be between polls or talking to another controller</p>`) {
 		t.Errorf("/ with no host polling says: %s", body[strings.Index(body, `id="polls"`):][:200])
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/guesses"
+	"github.com/meshhq/hq/selector"
 )
 
 //go:embed templates/*.html
@@ -38,6 +39,8 @@ type Store interface {
 	Trouble() (db.WriteTrouble, bool)
 
 	MeshStatus(ctx context.Context) (hq.MeshStatus, error)
+	// MeshStatusOf is MeshStatus of the nodes a selector matches; nil is every node.
+	MeshStatusOf(ctx context.Context, sel *selector.Selector) (hq.MeshStatus, error)
 	ListNodes(ctx context.Context, f db.NodeFilter) (db.NodePage, error)
 	ConvergedHistory(ctx context.Context, first time.Time, step time.Duration, n int) ([]db.ConvergedAt, error)
 

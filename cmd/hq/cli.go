@@ -262,11 +262,17 @@ func cmdNodes(ctx context.Context, o *cliRun, args []string) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.Name, n.Status, generations(n), lastReport(n))
 		}
 		tw.Flush()
+		// The totals are of the nodes the selector matches (the API counts those), every
+		// status of them, so the rows read as a part of what the selector picked.
 		counts := map[string]int{"total": l.Total}
 		for s, n := range l.Counts {
 			counts[string(s)] = n
 		}
-		return append(strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"), countsLine(counts))
+		totals := countsLine(counts)
+		if o.selector != "" {
+			totals = o.selector + ": " + totals
+		}
+		return append(strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"), totals)
 	})
 }
 

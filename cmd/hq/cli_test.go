@@ -363,3 +363,20 @@ func TestCLILogs(t *testing.T) {
 		t.Errorf("logs without MODULE/RESOURCE: exit %d, want 2", code)
 	}
 }
+
+// hq nodes --selector prints the totals of the nodes the selector matches, not of the mesh.
+func TestCLINodesTotalsFollowTheSelector(t *testing.T) {
+	e := newCLIEnv(t)
+	for _, n := range []string{"web-1", "web-2", "db-1"} {
+		newNode(t, e.url, n)
+	}
+	e.ok("label", "web-1", "role=web")
+	e.ok("label", "web-2", "role=web")
+	out := e.ok("nodes", "--selector", "role=web")
+	if !strings.Contains(out, "web-1  new") || strings.Contains(out, "db-1") || !strings.HasSuffix(out, "\nrole=web: 2 node(s): 2 new\n") {
+		t.Errorf("nodes --selector role=web:\n%s", out)
+	}
+	if out := e.ok("nodes"); !strings.HasSuffix(out, "\n3 node(s): 3 new\n") {
+		t.Errorf("nodes:\n%s", out)
+	}
+}

@@ -64,6 +64,7 @@ type Queries interface {
 	NodeLabelList(ctx context.Context) ([]NodeLabelListRow, error)
 	NodeListByNames(ctx context.Context, nodes []string) ([]Node, error)
 	NodeMarkDeleted(ctx context.Context, arg NodeMarkDeletedParams) error
+	NodeNamesBySeverity(ctx context.Context, arg NodeNamesBySeverityParams) ([]NodeNamesBySeverityRow, error)
 	NodeNamesByStatus(ctx context.Context, arg NodeNamesByStatusParams) ([]string, error)
 	NodeRaiseGeneration(ctx context.Context, arg NodeRaiseGenerationParams) (int64, error)
 	NodeRegisterAgain(ctx context.Context, arg NodeRegisterAgainParams) error
@@ -576,6 +577,21 @@ type NodeMarkDeletedParams struct {
 	DeletedAt     sql.NullString
 	VoidTokenHash string
 	Name          string
+}
+
+type NodeNamesBySeverityParams struct {
+	SilentBefore  string
+	Status        string
+	NotConverged  bool
+	AfterSeverity int64
+	After         string
+	Max           int64
+}
+
+type NodeNamesBySeverityRow struct {
+	Name     string
+	Status   string
+	Severity int64
 }
 
 type NodeNamesByStatusParams struct {

@@ -288,6 +288,14 @@ func (q queries) NodeMarkDeleted(ctx context.Context, arg driver.NodeMarkDeleted
 	return q.q.NodeMarkDeleted(ctx, sqlitesqlc.NodeMarkDeletedParams(arg))
 }
 
+func (q queries) NodeNamesBySeverity(ctx context.Context, arg driver.NodeNamesBySeverityParams) ([]driver.NodeNamesBySeverityRow, error) {
+	rs, err := q.q.NodeNamesBySeverity(ctx, sqlitesqlc.NodeNamesBySeverityParams{SilentBefore: arg.SilentBefore, Status: arg.Status,
+		NotConverged: driver.Flag(arg.NotConverged), AfterSeverity: arg.AfterSeverity, After: arg.After, Max: arg.Max})
+	return driver.Each(rs, err, func(r sqlitesqlc.NodeNamesBySeverityRow) driver.NodeNamesBySeverityRow {
+		return driver.NodeNamesBySeverityRow(r)
+	})
+}
+
 func (q queries) NodeNamesByStatus(ctx context.Context, arg driver.NodeNamesByStatusParams) ([]string, error) {
 	return q.q.NodeNamesByStatus(ctx, sqlitesqlc.NodeNamesByStatusParams{SilentBefore: arg.SilentBefore, After: arg.After, Status: arg.Status, NotConverged: driver.Flag(arg.NotConverged), Max: arg.Max})
 }

@@ -312,6 +312,89 @@ func (q *Queries) NodeMarkDeleted(ctx context.Context, arg NodeMarkDeletedParams
 	return err
 }
 
+const nodeNamesBySeverity = `-- name: NodeNamesBySeverity :many
+SELECT name, CAST(status AS TEXT) AS status, CAST(severity AS BIGINT) AS severity FROM (
+    SELECT name, status,
+           CASE status
+               WHEN 'stuck' THEN 0
+               WHEN 'degraded' THEN 1
+               WHEN 'mid-change' THEN 2
+               WHEN 'silent' THEN 3
+               WHEN 'waiting-on-take' THEN 4
+               WHEN 'new' THEN 5
+               ELSE 6
+           END AS severity
+    FROM (
+        SELECT name,
+               CASE
+                   WHEN last_report_at IS NULL THEN 'new'
+                   WHEN last_report_at < CAST(?1 AS TEXT) THEN 'silent'
+                   WHEN resources_stuck > 0 THEN 'stuck'
+                   WHEN resources_held > 0 THEN 'waiting-on-take'
+                   WHEN applied_generation <> generation OR resources_pending + resources_grouped_pending > 0 THEN 'mid-change'
+                   WHEN resources_failed > 0 THEN 'degraded'
+                   ELSE 'converged'
+               END AS status
+        FROM nodes WHERE deleted_at IS NULL
+    ) AS named
+    WHERE (CAST(?2 AS TEXT) = '' OR status = CAST(?2 AS TEXT))
+      AND (CAST(?3 AS BIGINT) = 0 OR status <> 'converged')
+) AS ranked
+WHERE severity > CAST(?4 AS BIGINT) OR (severity = CAST(?4 AS BIGINT) AND name > CAST(?5 AS TEXT))
+ORDER BY severity, name
+LIMIT CAST(?6 AS BIGINT)
+`
+
+type NodeNamesBySeverityParams struct {
+	SilentBefore  string
+	Status        string
+	NotConverged  int64
+	AfterSeverity int64
+	After         string
+	Max           int64
+}
+
+type NodeNamesBySeverityRow struct {
+	Name     string
+	Status   string
+	Severity int64
+}
+
+// A page of the registered nodes by how much each needs a look (hq.BySeverity), then by name:
+// those after (@after_severity, @after), at most @max, filtered as NodeNamesByStatus. The severity
+// hangs on the time (silent), so no index holds it: each page scans the nodes' rows, one
+// narrow row per node, and keeps the first @max in a bounded sort. The status CASE is
+// NodeStatusCounts's; the severity CASE is hq.Severity, a test holding both to Go.
+func (q *Queries) NodeNamesBySeverity(ctx context.Context, arg NodeNamesBySeverityParams) ([]NodeNamesBySeverityRow, error) {
+	rows, err := q.query(ctx, q.nodeNamesBySeverityStmt, nodeNamesBySeverity,
+		arg.SilentBefore,
+		arg.Status,
+		arg.NotConverged,
+		arg.AfterSeverity,
+		arg.After,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []NodeNamesBySeverityRow{}
+	for rows.Next() {
+		var i NodeNamesBySeverityRow
+		if err := rows.Scan(&i.Name, &i.Status, &i.Severity); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nodeNamesByStatus = `-- name: NodeNamesByStatus :many
 SELECT name FROM (
     SELECT name,

@@ -192,6 +192,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeMarkDeletedStmt, err = db.PrepareContext(ctx, nodeMarkDeleted); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeMarkDeleted: %w", err)
 	}
+	if q.nodeNamesBySeverityStmt, err = db.PrepareContext(ctx, nodeNamesBySeverity); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeNamesBySeverity: %w", err)
+	}
 	if q.nodeNamesByStatusStmt, err = db.PrepareContext(ctx, nodeNamesByStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeNamesByStatus: %w", err)
 	}
@@ -790,6 +793,11 @@ func (q *Queries) Close() error {
 	if q.nodeMarkDeletedStmt != nil {
 		if cerr := q.nodeMarkDeletedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeMarkDeletedStmt: %w", cerr)
+		}
+	}
+	if q.nodeNamesBySeverityStmt != nil {
+		if cerr := q.nodeNamesBySeverityStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeNamesBySeverityStmt: %w", cerr)
 		}
 	}
 	if q.nodeNamesByStatusStmt != nil {
@@ -1412,6 +1420,7 @@ type Queries struct {
 	nodeLabelListStmt                     *sql.Stmt
 	nodeListByNamesStmt                   *sql.Stmt
 	nodeMarkDeletedStmt                   *sql.Stmt
+	nodeNamesBySeverityStmt               *sql.Stmt
 	nodeNamesByStatusStmt                 *sql.Stmt
 	nodeRaiseGenerationStmt               *sql.Stmt
 	nodeRegisterAgainStmt                 *sql.Stmt
@@ -1579,6 +1588,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeLabelListStmt:                     q.nodeLabelListStmt,
 		nodeListByNamesStmt:                   q.nodeListByNamesStmt,
 		nodeMarkDeletedStmt:                   q.nodeMarkDeletedStmt,
+		nodeNamesBySeverityStmt:               q.nodeNamesBySeverityStmt,
 		nodeNamesByStatusStmt:                 q.nodeNamesByStatusStmt,
 		nodeRaiseGenerationStmt:               q.nodeRaiseGenerationStmt,
 		nodeRegisterAgainStmt:                 q.nodeRegisterAgainStmt,

@@ -114,6 +114,12 @@ type Querier interface {
 	NodeListByNames(ctx context.Context, nodes string) ([]Node, error)
 	// The token is replaced by one nobody holds, so the old token stops working.
 	NodeMarkDeleted(ctx context.Context, arg NodeMarkDeletedParams) error
+	// A page of the registered nodes by how much each needs a look (hq.BySeverity), then by name:
+	// those after (@after_severity, @after), at most @max, filtered as NodeNamesByStatus. The severity
+	// hangs on the time (silent), so no index holds it: each page scans the nodes' rows, one
+	// narrow row per node, and keeps the first @max in a bounded sort. The status CASE is
+	// NodeStatusCounts's; the severity CASE is hq.Severity, a test holding both to Go.
+	NodeNamesBySeverity(ctx context.Context, arg NodeNamesBySeverityParams) ([]NodeNamesBySeverityRow, error)
 	// A page of the registered nodes in a status without reading every node's row: their names
 	// after @after in name order, at most @max of them, in @status (any when empty) and, with
 	// @not_converged, in any but converged. The CASE is NodeStatusCounts's, and the same test
