@@ -32,6 +32,12 @@ func TestNodeShowsItsHostdBuild(t *testing.T) {
 	if hq := versionOf(t, "hq"); hq != want {
 		t.Errorf("hq --version says %q, hostd --version %q: one build, one version", hq, want)
 	}
+	// Built from a git checkout (as the suite always is in CI), the version names its commit.
+	if commit, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		if c := strings.TrimSpace(string(commit)); len(c) < 12 || !strings.Contains(want, c[:12]) {
+			t.Errorf("hostd --version says %q, which does not name the commit %s it was built from", want, c)
+		}
+	}
 	ctl := startController(t, testdb.New(t))
 	c := newClient(t, ctl.url)
 	newHost(t, c, ctl.url, "web-1")

@@ -36,7 +36,9 @@ func TestMain(m *testing.M) {
 	for _, pkg := range []string{"./cmd/hq", "./cmd/hostd", "./e2e/testdata/pairserver"} {
 		// hostd_failpoints lets a test pause hostd mid-group through its environment
 		// (hostd/failpoint_env.go); a build without the tag has no such switch.
-		cmd := exec.Command("go", "build", "-tags", "hostd_failpoints", "-o", dir+"/", pkg)
+		// -buildvcs=auto stamps the commit into the binaries from a checkout, as a build for
+		// the mesh would be, even where GOFLAGS turns stamping off.
+		cmd := exec.Command("go", "build", "-buildvcs=auto", "-tags", "hostd_failpoints", "-o", dir+"/", pkg)
 		cmd.Dir = ".."
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
