@@ -286,7 +286,7 @@ func TestAValueThatEscapesThePathRuleIsRefused(t *testing.T) {
 			s, before := setupEscape(t)
 			err := tc.write(s)
 			wantCode(t, err, hq.CodeConflict)
-			wantNamed(t, err, tc.node, "app", "renders to")
+			wantNamed(t, err, tc.node, "app", "as rendered")
 			if tc.name == "a placement's first write" {
 				if _, err := s.GetPlacement(ctx, "dbs"); hq.ErrorCode(err) != hq.CodeNotFound {
 					t.Fatalf("the refused placement was stored: %v", err)
