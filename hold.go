@@ -12,6 +12,10 @@ type Hold struct {
 	Module   string `json:"module"`
 	Resource string `json:"resource"`
 	Reason   string `json:"reason"`
+	// Found is what hostd found in a held file, which Take would overwrite, as its last report
+	// said (GET /nodes/{node} only): nil when it did not say. The holds of one answer carry at
+	// most MaxHeldFound of content together; past it, Found says FoundTooMany.
+	Found *FoundFile `json:"found,omitempty"`
 }
 
 // WaitingOnTake is a module whose resources a node holds until it is taken.

@@ -78,6 +78,10 @@ type Result struct {
 	// both small text (at most MaxDriftFound bytes, UTF-8 without NUL), so the controller can
 	// show what changed, not only that it did.
 	DriftFound string `json:"drift_found,omitempty"`
+	// HeldFound is what hostd found in a file it holds, which Take would overwrite: its content
+	// when it is small text, else why it is left out. nil for every other result, and from a
+	// hostd that does not say.
+	HeldFound *FoundFile `json:"held_found,omitempty"`
 	// Note is what hostd did that the report line says on its own: a container recreated and
 	// what of its spec changed, a volume whose host path moved with nothing copied.
 	Note       string `json:"note,omitempty"`
@@ -85,6 +89,44 @@ type Result struct {
 	// Container is what runs for a container resource, as hostd last saw it; nil for other
 	// kinds, and for a container hostd has not created yet.
 	Container *ContainerStatus `json:"container,omitempty"`
+}
+
+// FoundFile is a file as hostd found it on the machine.
+type FoundFile struct {
+	// Text is its content when it is small text: at most MaxDriftFound bytes, UTF-8 without NUL.
+	Text string `json:"text"`
+	// Omitted says why Text is left out when it is: FoundBinary, FoundTooLarge or FoundTooMany;
+	// "" when Text is the file's content (which may be empty).
+	Omitted string `json:"omitted,omitempty"`
+}
+
+// Why a FoundFile's content is left out: the file is not text; it is larger than
+// MaxDriftFound; the report carries MaxHeldFound of held files' content already.
+const (
+	FoundBinary   = "binary"
+	FoundTooLarge = "too-large"
+	FoundTooMany  = "too-many"
+)
+
+// MaxHeldFound bounds the content of held files one report carries, all together: a host that
+// holds hundreds of files still sends a report well inside the body's bound, and the node's
+// answer in the API carries at most as much.
+const MaxHeldFound = 256 << 10
+
+// checkFound says what is wrong with a result's held_found; "" when nothing is.
+func checkFound(r Result) string {
+	f := r.HeldFound
+	switch {
+	case f == nil:
+		return ""
+	case r.Outcome != StateHeld:
+		return "only a held result says what was found"
+	case f.Omitted != "" && f.Omitted != FoundBinary && f.Omitted != FoundTooLarge && f.Omitted != FoundTooMany:
+		return "omitted must be binary, too-large or too-many"
+	case f.Omitted != "" && f.Text != "":
+		return "a text whose content is omitted must be empty"
+	}
+	return ""
 }
 
 // ContainerStatus is what runs for a container resource: the container hostd created (or
@@ -183,6 +225,9 @@ func ValidateReport(rep Report) error {
 		}
 		if msg := checkContainer(r.Container); msg != "" {
 			errs = append(errs, resultError(i, "container", msg))
+		}
+		if msg := checkFound(r); msg != "" {
+			errs = append(errs, resultError(i, "held_found", msg))
 		}
 		key := [2]string{r.Module, r.Resource}
 		if _, ok := seen[key]; ok {

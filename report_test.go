@@ -49,3 +49,30 @@ func TestValidateReportContainerStatus(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateReportHeldFound(t *testing.T) {
+	for _, tc := range []struct {
+		outcome State
+		f       *FoundFile
+		ok      bool
+	}{
+		{StateHeld, nil, true},
+		{StateHeld, &FoundFile{Text: "theirs\n"}, true},
+		{StateHeld, &FoundFile{}, true}, // an empty file
+		{StateHeld, &FoundFile{Omitted: FoundBinary}, true},
+		{StateHeld, &FoundFile{Omitted: FoundTooLarge}, true},
+		{StateHeld, &FoundFile{Omitted: FoundTooMany}, true},
+		{StateHeld, &FoundFile{Omitted: "secret"}, false},
+		{StateHeld, &FoundFile{Text: "x", Omitted: FoundBinary}, false},
+		{StateApplied, &FoundFile{Text: "x"}, false},
+	} {
+		rep := Report{Results: []Result{{Module: "app", Resource: "conf", Outcome: tc.outcome, HeldFound: tc.f}}}
+		err := ValidateReport(rep)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s with %+v: %v, want ok=%v", tc.outcome, tc.f, err, tc.ok)
+		}
+		if err != nil && err.(*Error).Details[0].Field != "results[0].held_found" {
+			t.Errorf("%s with %+v: %v names %q", tc.outcome, tc.f, err, err.(*Error).Details[0].Field)
+		}
+	}
+}

@@ -10,12 +10,13 @@ import (
 // details, digests it names): a host is trusted to say what happened, not to fill the database.
 const MaxText = 2 << 10
 
-// MaxDriftFound bounds the one larger text: a drifted file's content as found (Result.DriftFound).
+// MaxDriftFound bounds the larger texts: a file's content as found, drifted (Result.DriftFound)
+// or held (Result.HeldFound).
 const MaxDriftFound = 16 << 10
 
 // textBound is the bound of a report's text field, by the name Texts gives it.
 func textBound(field string) int {
-	if field == "results[].drift_found" {
+	if field == "results[].drift_found" || field == "results[].held_found.text" {
 		return MaxDriftFound
 	}
 	return MaxText
@@ -73,6 +74,9 @@ func (r *Report) Texts(each func(field string, s *string)) {
 		each("results[].drift_detail", &res.DriftDetail)
 		each("results[].drift_found", &res.DriftFound)
 		each("results[].note", &res.Note)
+		if f := res.HeldFound; f != nil {
+			each("results[].held_found.text", &f.Text)
+		}
 		if c := res.Container; c != nil {
 			each("results[].container.id", &c.ID)
 			each("results[].container.image_digest", &c.ImageDigest)

@@ -48,7 +48,7 @@ func docTexts(t *testing.T) map[string]string {
 func TestSecurityDocListsEveryReportText(t *testing.T) {
 	documented := docTexts(t)
 	hostile := strings.Repeat("\x00\xff\xfe"+"ü", 7<<20/5)
-	rep := Report{Results: []Result{{Container: &ContainerStatus{}}}, Refused: &Refusal{}, Transport: &TransportRefusal{}, Host: &HostFacts{}}
+	rep := Report{Results: []Result{{Container: &ContainerStatus{}, HeldFound: &FoundFile{}}}, Refused: &Refusal{}, Transport: &TransportRefusal{}, Host: &HostFacts{}}
 	visited := map[string]bool{}
 	rep.Texts(func(field string, s *string) {
 		visited[field] = true
@@ -64,7 +64,7 @@ func TestSecurityDocListsEveryReportText(t *testing.T) {
 			want, bound = fmt.Sprintf("%d bytes", MaxHostFact), MaxHostFact
 		case strings.HasPrefix(field, "results[].container."):
 			want, bound = fmt.Sprintf("%d bytes", MaxContainerText), MaxContainerText
-		case field == "results[].drift_found":
+		case field == "results[].drift_found" || field == "results[].held_found.text":
 			want, bound = "16 KiB", MaxDriftFound
 		}
 		if documented[field] != want || MaxText != 2<<10 || MaxDriftFound != 16<<10 {

@@ -518,7 +518,7 @@ func (a advanced) write(ctx context.Context, q driver.Queries, reportID int64, n
 			FailingSince: r.FailingSince, NeverApplied: r.NeverApplied, LastError: r.LastError,
 			HoldReason: r.HoldReason, BlockedBy: r.BlockedBy, RetryRequested: r.RetryRequested,
 			ReportID: sql.NullInt64{Int64: reportID, Valid: true}, Reason: r.Reason,
-			Node: r.Node, Module: r.Module, Resource: r.Resource,
+			HeldFound: r.HeldFound, HeldFoundOmitted: r.HeldFoundOmitted, Node: r.Node, Module: r.Module, Resource: r.Resource,
 		}); err != nil {
 			return fmt.Errorf("%s/%s: %w", r.Module, r.Resource, err)
 		}
@@ -701,6 +701,12 @@ func OutcomeDigest(rep hq.Report) string {
 		if r.Note != "" { // only then: the digests of reports without notes stay what they were
 			str("note")
 			str(r.Note)
+		}
+		// What a held file holds is news when it changes: the node's page previews Take with it.
+		if f := r.HeldFound; f != nil {
+			str("held_found")
+			str(f.Text)
+			str(f.Omitted)
 		}
 		// A container's status is part of what a report says: one that changed is written
 		// (recordContainers), and one that did not keeps the report a repeat.

@@ -55,7 +55,21 @@ func advance(r driver.ResourceState, res hq.Result, now time.Time, p stuckPolicy
 	if n.State != r.State {
 		n.Since = hq.FormatTime(now)
 	}
+	n.HeldFound, n.HeldFoundOmitted = heldFound(res)
 	return n
+}
+
+// heldFound is what a held result says hostd found in the file, as its row keeps it: nothing
+// for any other result, so a resource that leaves held forgets what was found.
+func heldFound(res hq.Result) (sql.NullString, string) {
+	f := res.HeldFound
+	switch {
+	case res.Outcome != hq.StateHeld || f == nil:
+		return sql.NullString{}, ""
+	case f.Omitted != "":
+		return sql.NullString{}, f.Omitted
+	}
+	return sql.NullString{String: f.Text, Valid: true}, ""
 }
 
 // failed counts an attempted failure and escalates to stuck past the policy's count or

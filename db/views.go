@@ -228,6 +228,9 @@ func (s *Store) GetNode(ctx context.Context, name string) (hq.NodeView, error) {
 		if err := addContainers(ctx, q, name, v.Resources); err != nil {
 			return err
 		}
+		if err := addHeldFound(ctx, q, name, v.Holds); err != nil {
+			return err
+		}
 		if v.Rollouts, err = nodeRollouts(ctx, q, name); err != nil {
 			return err
 		}

@@ -63,6 +63,17 @@ func TestHoldsWaitOnTake(t *testing.T) {
 			t.Fatalf("hold of %s: %q, want %q (all: %v)", r, reasons[r], reason, reasons)
 		}
 	}
+	// Each held file comes with what hostd found in it, which Take would overwrite; the service,
+	// held for what it depends on, with nothing.
+	for _, h := range v.Holds {
+		wantFound := found[h.Resource+".pem"]
+		switch {
+		case h.Resource == "proxy" && h.Found != nil:
+			t.Errorf("the held service says what was found: %+v", h.Found)
+		case h.Resource != "proxy" && (h.Found == nil || h.Found.Text != wantFound):
+			t.Errorf("hold of %s found %+v, want %q", h.Resource, h.Found, wantFound)
+		}
+	}
 	for name, content := range found {
 		if got := readFile(filepath.Join(dir, name)); got != content {
 			t.Fatalf("%s was touched while held: %q", name, got)
@@ -85,6 +96,9 @@ func TestHoldsWaitOnTake(t *testing.T) {
 	// Take: what was found is replaced by what is declared, the service runs.
 	c.take("edge-1", "route-proxy")
 	waitFor(t, 20*time.Second, "edge-1 converged after take", func() bool { return c.node("edge-1").Status == hq.StatusConverged })
+	if h := c.node("edge-1").Holds; len(h) != 0 {
+		t.Fatalf("holds after take: %+v", h)
+	}
 	if got := readFile(filepath.Join(dir, "ca.pem")); got != "declared ca\n" {
 		t.Fatalf("ca.pem after take: %q", got)
 	}

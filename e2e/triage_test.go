@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 // The mesh page's triage in a browser: one degraded node heads the first page among 300 new
 // ones; filtered by a selector whose nodes are all converged it says so and lists them under
 // status=all; a bad selector is said beside the form; and a node's page previews what Take
-// would write over each held file, offering Take only for the module that holds something.
+// would write over each held file, as a diff of what its hostd found there against what is
+// declared, offering Take only for the module that holds something.
 // The new nodes are registered through the API, without a hostd each.
 func TestMeshTriageInABrowser(t *testing.T) {
 	skipWithoutChromium(t)
@@ -94,8 +96,12 @@ func TestMeshTriageInABrowser(t *testing.T) {
 
 	b.waitPage(t, ctl.url+"/nodes/held-1", func() error {
 		return expectText(b.text(t, "#held + table"), "proxy/ca", "would overwrite /var/lib/proxy/ca.pem",
-			"+declared ca", "what is there was not reported")
+			"--- proxy/ca as found", "+++ proxy/ca as declared, which Take writes", "-found on the machine", "+declared ca")
 	})
+	// hostd said what it found in the held file: the preview is a diff, not the declared side alone.
+	if got := b.text(t, "#held + table"); strings.Contains(got, "not reported") {
+		t.Errorf("the preview of proxy/ca says what was found was not reported: %q", got)
+	}
 	if n := b.count(t, `form[action="/nodes/held-1/assignments/proxy/take"] button`); n != 1 {
 		t.Errorf("proxy, which holds a file, has %d Take button(s)", n)
 	}

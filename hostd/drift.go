@@ -41,18 +41,61 @@ func (o *op) drift() seenDrift {
 // driftFound is the content of o's drifted file when it differs from the declared content and
 // both are small text (at most hq.MaxDriftFound bytes, UTF-8 without NUL); "" otherwise.
 func (o *op) driftFound() string {
-	if o.decl.Kind != hq.KindFile || !o.present || o.info == nil || !o.info.Mode().IsRegular() || o.info.Size() > hq.MaxDriftFound {
+	if o.decl.Kind != hq.KindFile {
 		return ""
 	}
 	want, err := fileContent(o.decl)
 	if err != nil || len(want) > hq.MaxDriftFound || !smallText(want) {
 		return ""
 	}
-	got, err := os.ReadFile(o.abs)
-	if err != nil || len(got) > hq.MaxDriftFound || !smallText(got) || bytes.Equal(got, want) {
+	got, omitted, ok := o.readFound()
+	if !ok || omitted != "" || bytes.Equal(got, want) {
 		return ""
 	}
 	return string(got)
+}
+
+// heldFound says what o's held file holds, which Take would overwrite, with at most budget
+// bytes of its content: the content when it is small text, else why it is left out. nil when
+// o is not a file found as a regular file (a directory where a file is declared: its hold
+// reason says so).
+func (o *op) heldFound(budget int) *hq.FoundFile {
+	if o.decl.Kind != hq.KindFile {
+		return nil
+	}
+	got, omitted, ok := o.readFound()
+	switch {
+	case !ok:
+		return nil
+	case omitted != "":
+		return &hq.FoundFile{Omitted: omitted}
+	case len(got) > budget:
+		return &hq.FoundFile{Omitted: hq.FoundTooMany}
+	}
+	return &hq.FoundFile{Text: string(got)}
+}
+
+// readFound reads o's file as found, a regular file: its content when it is small text (at
+// most hq.MaxDriftFound bytes, UTF-8 without NUL), else why not (hq.FoundTooLarge,
+// hq.FoundBinary). ok is false when it is not a regular file or cannot be read. A file larger
+// than the bound by its size is not read.
+func (o *op) readFound() (got []byte, omitted string, ok bool) {
+	if !o.present || o.info == nil || !o.info.Mode().IsRegular() {
+		return nil, "", false
+	}
+	if o.info.Size() > hq.MaxDriftFound {
+		return nil, hq.FoundTooLarge, true
+	}
+	got, err := os.ReadFile(o.abs)
+	switch {
+	case err != nil:
+		return nil, "", false
+	case len(got) > hq.MaxDriftFound: // grown since it was checked
+		return nil, hq.FoundTooLarge, true
+	case !smallText(got):
+		return nil, hq.FoundBinary, true
+	}
+	return got, "", true
 }
 
 // smallText reports whether b reads as text: UTF-8 without NUL.

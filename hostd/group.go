@@ -211,9 +211,7 @@ func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bo
 			continue
 		}
 		if reason := holdReason(ga.m, o); reason != "" {
-			ga.rc.forgetFound(o)
-			res := ga.res(k)
-			res.Outcome, res.HoldReason = hq.StateHeld, reason
+			ga.rc.hold(o, ga.res(k), reason)
 			culprits = append(culprits, ga.ref(k)+" held")
 			continue
 		}

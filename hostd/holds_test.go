@@ -1,7 +1,9 @@
 package hostd
 
 import (
+	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -180,5 +182,80 @@ func TestAbsentOfUnmanagedPathIsHeldUntilTaken(t *testing.T) {
 	b.reconcile(b.decl(mod("cleanup", true, gone))).want(t, "cleanup/legacy", hq.StateApplied, true, true)
 	if b.exists("/etc/legacy.conf") {
 		t.Fatal("taken absent path remains")
+	}
+}
+
+// A held file's result says what hostd found there, which Take would overwrite: the content of
+// a small text file, and of a binary or large one only that it is left out. Past the report's
+// budget of such content, the files held later say so.
+func TestHeldFileSaysWhatWasFound(t *testing.T) {
+	b := setup(t)
+	b.write("/etc/app/text.conf", "theirs\n", 0o644)
+	b.write("/etc/app/empty.conf", "", 0o644)
+	b.write("/etc/app/blob", "\x00\x01\x02", 0o644)
+	b.write("/etc/app/large", strings.Repeat("x", hq.MaxDriftFound+1), 0o644)
+	b.write("/etc/app/dir/inner", "i", 0o644)
+	d := b.decl(mod("app", false,
+		file("text", "/etc/app/text.conf", "ours\n"),
+		file("empty", "/etc/app/empty.conf", "ours\n"),
+		file("blob", "/etc/app/blob", "ours\n"),
+		file("large", "/etc/app/large", "ours\n"),
+		file("dir", "/etc/app/dir", "ours\n"),
+		file("fresh", "/etc/app/fresh.conf", "ours\n"),
+	))
+	rs := b.reconcile(d)
+	for ref, want := range map[string]*hq.FoundFile{
+		"app/text":  {Text: "theirs\n"},
+		"app/empty": {},
+		"app/blob":  {Omitted: hq.FoundBinary},
+		"app/large": {Omitted: hq.FoundTooLarge},
+		"app/dir":   nil, // a directory where a file is declared: no file's content
+	} {
+		r := rs.want(t, ref, hq.StateHeld, false, false)
+		if !reflect.DeepEqual(r.HeldFound, want) {
+			t.Errorf("%s: held_found %+v, want %+v", ref, r.HeldFound, want)
+		}
+	}
+	if r := rs.want(t, "app/fresh", hq.StateApplied, true, true); r.HeldFound != nil {
+		t.Errorf("an applied file says what was found: %+v", r.HeldFound)
+	}
+	if err := hq.ValidateReport(hq.Report{Results: b.eng.Reconcile(t.Context(), d)}); err != nil {
+		t.Fatalf("the controller would refuse the results: %v", err)
+	}
+
+	// Take overwrites them, and nothing is held any more.
+	taken := b.decl(d.Modules[0])
+	taken.Modules[0].Taken = true
+	taken.Digest = taken.ComputeDigest()
+	for _, r := range b.reconcile(taken) {
+		if r.HeldFound != nil {
+			t.Errorf("%s/%s says what was found after take: %+v", r.Module, r.Resource, r.HeldFound)
+		}
+	}
+}
+
+func TestHeldFoundStaysWithinTheReportsBudget(t *testing.T) {
+	b := setup(t)
+	var rs []hq.Resource
+	big := strings.Repeat("y", hq.MaxDriftFound-1) + "\n"
+	n := hq.MaxHeldFound/hq.MaxDriftFound + 2
+	for i := range n {
+		p := fmt.Sprintf("/etc/many/f%02d", i)
+		b.write(p, big, 0o644)
+		rs = append(rs, file(fmt.Sprintf("f%02d", i), p, "ours\n"))
+	}
+	total, tooMany := 0, 0
+	for _, r := range b.reconcile(b.decl(mod("many", false, rs...))) {
+		switch f := r.HeldFound; {
+		case f == nil:
+			t.Fatalf("%s says nothing of what was found", r.Resource)
+		case f.Omitted == hq.FoundTooMany:
+			tooMany++
+		default:
+			total += len(f.Text)
+		}
+	}
+	if total > hq.MaxHeldFound || tooMany == 0 || total == 0 {
+		t.Fatalf("%d bytes of content carried, %d files over the budget", total, tooMany)
 	}
 }

@@ -36,6 +36,9 @@ type reconcileRun struct {
 	scope map[string]bool
 	// results are the reconcile's, in declaration order, once it is done.
 	results []hq.Result
+	// heldFound counts the bytes of held files' content the results carry, up to
+	// hq.MaxHeldFound: the files held first, in declaration order, carry theirs.
+	heldFound int
 	// removed and notRemoved name the undeclared resources removed, and those whose removal
 	// failed.
 	removed, notRemoved []string
@@ -353,8 +356,8 @@ func (rc *reconcileRun) checkAndStage(ctx context.Context, m hq.DeclaredModule, 
 		return rc.dropOld(ctx, o)
 	}
 	if reason := holdReason(m, o); reason != "" {
-		rc.forgetFound(o)
-		a.res.Outcome, a.res.Attempted, a.res.HoldReason = hq.StateHeld, false, reason
+		rc.hold(o, &a.res, reason)
+		a.res.Attempted = false
 		return nil
 	}
 	a.drift = o.drift()
@@ -512,6 +515,16 @@ func (rc *reconcileRun) forgetFound(o *op) {
 	if o.entry != nil && !o.managed {
 		rc.e.deleteEntry(o.ref)
 		o.entry = nil
+	}
+}
+
+// hold makes res the hold of o, found on the machine and not as declared, for reason: with
+// what hostd found in a held file, for the preview of what Take would overwrite.
+func (rc *reconcileRun) hold(o *op, res *hq.Result, reason string) {
+	rc.forgetFound(o)
+	res.Outcome, res.HoldReason = hq.StateHeld, reason
+	if res.HeldFound = o.heldFound(hq.MaxHeldFound - rc.heldFound); res.HeldFound != nil {
+		rc.heldFound += len(res.HeldFound.Text)
 	}
 }
 

@@ -607,23 +607,33 @@ func TestMeshSelectorAllConverged(t *testing.T) {
 }
 
 // The node page previews what Take would do to each held file: the file as declared against
-// what hostd last said it found there, or the declared file alone when it never said; and only
-// a module that holds something offers Take.
+// what hostd said it found there (with the hold, else in a drift of the file before), or the
+// declared file alone when it never said or left the content out; and only a module that holds
+// something offers Take.
 func TestNodePagePreviewsTake(t *testing.T) {
 	b := setup(t)
 	b.node(t, "db-1")
-	b.module(t, "proxy", hq.Resource{Name: "ca", Kind: hq.KindFile, Path: "/etc/ca", Content: "line 1\nnew 2\nline 3\n"}, file("key"))
+	b.module(t, "proxy", hq.Resource{Name: "ca", Kind: hq.KindFile, Path: "/etc/ca", Content: "line 1\nnew 2\nline 3\n"}, file("key"),
+		hq.Resource{Name: "conf", Kind: hq.KindFile, Path: "/etc/conf", Content: "listen 443\n"}, file("blob"))
 	b.module(t, "quiet", file("motd"))
 	b.assign(t, "db-1", "proxy")
 	b.assign(t, "db-1", "quiet")
 	found := result("proxy", "ca", hq.StateApplied)
 	found.Drift, found.DriftDetail, found.DriftFound = true, "content", "line 1\nold 2\nline 3\n"
-	b.report(t, "db-1", found, result("proxy", "key", hq.StateApplied), result("quiet", "motd", hq.StateApplied))
-	b.report(t, "db-1", result("proxy", "ca", hq.StateHeld), result("proxy", "key", hq.StateHeld), result("quiet", "motd", hq.StateApplied))
+	b.report(t, "db-1", found, result("proxy", "key", hq.StateApplied), result("proxy", "conf", hq.StateApplied),
+		result("proxy", "blob", hq.StateApplied), result("quiet", "motd", hq.StateApplied))
+	conf, blob := result("proxy", "conf", hq.StateHeld), result("proxy", "blob", hq.StateHeld)
+	conf.HeldFound, blob.HeldFound = &hq.FoundFile{Text: "listen 80\n"}, &hq.FoundFile{Omitted: hq.FoundBinary}
+	b.report(t, "db-1", result("proxy", "ca", hq.StateHeld), result("proxy", "key", hq.StateHeld), conf, blob,
+		result("quiet", "motd", hq.StateApplied))
 	body := getOK(t, b, "/nodes/db-1")
 	wantAll(t, "/nodes/db-1", body, `id="hold-proxy/ca"`, "--- proxy/ca as found", "+++ proxy/ca as declared, which Take writes",
 		`<span class="del">-old 2</span>`, `<span class="add">+new 2</span>`,
 		`id="hold-proxy/key"`, "--- proxy/key (what is there was not reported)", `<span class="add">+x</span>`,
+		`id="hold-proxy/conf"`, "--- proxy/conf as found", "+++ proxy/conf as declared, which Take writes",
+		`<span class="del">-listen 80</span>`, `<span class="add">+listen 443</span>`,
+		`id="hold-proxy/blob"`, "--- proxy/blob (what is there was left out: a binary file)",
+		"hostd left out what it found (a binary file)",
 		`action="/nodes/db-1/assignments/proxy/take"`)
-	wantNone(t, "/nodes/db-1", body, `action="/nodes/db-1/assignments/quiet/take"`)
+	wantNone(t, "/nodes/db-1", body, `action="/nodes/db-1/assignments/quiet/take"`, "proxy/conf (what is there was not reported)")
 }

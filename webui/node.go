@@ -89,14 +89,17 @@ type assignmentRow struct {
 }
 
 // holdRow is a resource the host holds, with, for a held file, what Take would change: the
-// file as found against the file as declared, when hostd said what it found (a drift of the
-// file put back before), else the file as declared alone.
+// file as found against the file as declared, when hostd said what it found (in its report of
+// the hold, or in a drift of the file put back before), else the file as declared alone.
 type holdRow struct {
 	Ref, Reason string
 	Preview     *fileDiff
-	// FoundUnknown says the preview has the declared side only: hostd reports what it finds
-	// in a file it put back, not in one it holds.
+	// FoundUnknown says the preview has the declared side only: hostd did not say what is in
+	// the file (a hostd from before it did, or a file held because something it depends on is).
 	FoundUnknown bool
+	// FoundOmitted says the preview has the declared side only because hostd left what it found
+	// out, and why: a binary file, one too large, or past what one report carries.
+	FoundOmitted string
 }
 
 type driftRow struct {
@@ -271,8 +274,9 @@ func (u *UI) driftRows(ctx context.Context, node string, drifts []hq.DriftView, 
 }
 
 // holdRows are the node's holds with, for each held file, a preview of what Take would do:
-// the declared content against what hostd last said it found there (the newest drift of the
-// file that carried its content), or the declared content alone when it never said.
+// the declared content against what hostd last said it found there (its report of the hold,
+// else the newest drift of the file that carried its content), or the declared content alone
+// when it never said.
 func (u *UI) holdRows(ctx context.Context, node string, holds []hq.Hold, drifts []hq.DriftView, budget *diffBudget) ([]holdRow, error) {
 	if len(holds) == 0 {
 		return nil, nil
@@ -285,10 +289,10 @@ func (u *UI) holdRows(ctx context.Context, node string, holds []hq.Hold, drifts 
 	if err != nil {
 		return nil, err
 	}
-	found := map[string]string{}
+	drifted := map[string]string{}
 	for _, d := range drifts { // newest first: the first found is the latest
-		if ref := hq.Ref(d.Module, d.Resource); d.Found != nil && found[ref] == "" {
-			found[ref] = *d.Found
+		if ref := hq.Ref(d.Module, d.Resource); d.Found != nil && drifted[ref] == "" {
+			drifted[ref] = *d.Found
 		}
 	}
 	rows := make([]holdRow, len(holds))
@@ -299,13 +303,34 @@ func (u *UI) holdRows(ctx context.Context, node string, holds []hq.Hold, drifts 
 		if !ok {
 			continue
 		}
-		got, known := found[ref]
+		got, known := drifted[ref]
+		if f := h.Found; f != nil {
+			got, known, rows[i].FoundOmitted = f.Text, f.Omitted == "", foundOmitted(f.Omitted)
+		}
 		rows[i].Preview = &fileDiff{From: ref + " as found", To: ref + " as declared, which Take writes", Diff: budget.diff(got, want)}
-		if !known {
+		switch {
+		case rows[i].FoundOmitted != "":
+			rows[i].Preview.From = ref + " (what is there was left out: " + rows[i].FoundOmitted + ")"
+		case !known:
 			rows[i].Preview.From, rows[i].FoundUnknown = ref+" (what is there was not reported)", true
 		}
 	}
 	return rows, nil
+}
+
+// foundOmitted says in words why hostd left a held file's content out.
+func foundOmitted(why string) string {
+	switch why {
+	case "":
+		return ""
+	case hq.FoundBinary:
+		return "a binary file"
+	case hq.FoundTooLarge:
+		return fmt.Sprintf("larger than %d KiB", hq.MaxDriftFound>>10)
+	case hq.FoundTooMany:
+		return fmt.Sprintf("past the %d KiB of held files one report carries", hq.MaxHeldFound>>10)
+	}
+	return why
 }
 
 func buildNode(v hq.NodeView, reports []db.ReportOutcome, sends []hq.SendView, trs []hq.TransitionView, now time.Time) nodePage {

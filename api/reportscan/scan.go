@@ -471,10 +471,39 @@ func (s *scanner) result(seen *interns) hq.Result {
 		case "container":
 			r.Container = s.container()
 			return 12
+		case "drift_found":
+			r.DriftFound = s.str()
+			return 13
+		case "held_found":
+			r.HeldFound = s.found()
+			return 14
 		}
 		return -1
 	})
 	return r
+}
+
+// found reads what hostd found in a held file, or null.
+func (s *scanner) found() *hq.FoundFile {
+	if s.ok && s.next() == 'n' {
+		if !s.literal("null") {
+			s.ok = false
+		}
+		return nil
+	}
+	f := &hq.FoundFile{}
+	s.object(func(name []byte) int {
+		switch string(name) {
+		case "text":
+			f.Text = s.str()
+			return 0
+		case "omitted":
+			f.Omitted = s.str()
+			return 1
+		}
+		return -1
+	})
+	return f
 }
 
 // container reads a result's container status, or null.

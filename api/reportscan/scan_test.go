@@ -31,7 +31,10 @@ func reportSeeds() [][]byte {
 			{Module: "app", Resource: "b", Outcome: hq.StateFailed, Error: "é\nboom", HoldReason: "x", BlockedBy: "app/a", Drift: true, DriftDetail: "missing"},
 			{Module: "app", Resource: "web", Outcome: hq.StateApplied, Container: &hq.ContainerStatus{ID: "4f1c", ImageDigest: "sha256:cd",
 				StartedAt: time.Date(2026, 11, 30, 3, 11, 0, 0, time.UTC), Restarts: 2, Health: hq.HealthHealthy, Spec: "sha256:ef", EarlierSpec: true}},
-			{Module: "app", Resource: "held", Outcome: hq.StateHeld, Container: &hq.ContainerStatus{ID: "77", Health: hq.HealthNone}}}}
+			{Module: "app", Resource: "held", Outcome: hq.StateHeld, Container: &hq.ContainerStatus{ID: "77", Health: hq.HealthNone}},
+			{Module: "app", Resource: "conf", Outcome: hq.StateHeld, HoldReason: "would overwrite /etc/app.conf", HeldFound: &hq.FoundFile{Text: "theirs\n\tü"}},
+			{Module: "app", Resource: "blob", Outcome: hq.StateHeld, HeldFound: &hq.FoundFile{Omitted: hq.FoundBinary}},
+			{Module: "app", Resource: "motd", Outcome: hq.StateApplied, Drift: true, DriftDetail: "content", DriftFound: "bye\n"}}}
 	b, _ := json.Marshal(full)
 	empty, _ := json.Marshal(hq.Report{Results: []hq.Result{}})
 	return [][]byte{b, empty,
@@ -43,7 +46,14 @@ func reportSeeds() [][]byte {
 		[]byte(`{"results":[{"module":"a","resource":"b","outcome":"applied","container":{"id":"x","image_digest":"sha256:1","started_at":"2026-11-30T03:12:00Z","restarts":3,"health":"none","spec":"s"}}]}`),
 		[]byte(`{"results":[{"module":"a","resource":"b","container":null}]}`), []byte(`{"results":[{"container":{"id":"x","id":"y"}}]}`),
 		[]byte(`{"results":[{"container":{"restarts":1.5}}]}`), []byte(`{"results":[{"container":{"started_at":null}}]}`),
-		[]byte(`{"results":[{"container":{"Health":"none"}}]}`), []byte(`{"results":[{"container":[]}]}`)}
+		[]byte(`{"results":[{"container":{"Health":"none"}}]}`), []byte(`{"results":[{"container":[]}]}`),
+		[]byte(`{"results":[{"module":"a","resource":"b","outcome":"held","held_found":{"text":"x\n"}}]}`),
+		[]byte(`{"results":[{"module":"a","resource":"b","outcome":"held","held_found":{"text":"","omitted":"too-large"}}]}`),
+		[]byte(`{"results":[{"held_found":null}]}`), []byte(`{"results":[{"held_found":{}}]}`),
+		[]byte(`{"results":[{"held_found":{"text":"a","text":"b"}}]}`), []byte(`{"results":[{"held_found":{"Text":"a"}}]}`),
+		[]byte(`{"results":[{"held_found":{"size":3}}]}`), []byte(`{"results":[{"held_found":"x"}]}`),
+		[]byte(`{"results":[{"held_found":{"text":null}}]}`), []byte(`{"results":[{"held_found":{"text":"\u0000\ud800"}}]}`),
+		[]byte(`{"results":[{"drift_found":"a\nb"}]}`), []byte(`{"results":[{"drift_found":"a","drift_found":"b"}]}`)}
 }
 
 // The scanner accepts exactly what the general decoder accepts, with the same result. It reads
@@ -138,7 +148,8 @@ func BenchmarkScanHeader500(b *testing.B) {
 
 // The shape hostd writes takes the scanner's path.
 func TestHostdShapedReportsTakeTheFastPath(t *testing.T) {
-	for _, s := range append(reportSeeds()[:3], reportSeeds()[16:18]...) {
+	seeds := reportSeeds()
+	for _, s := range append(append(seeds[:3:3], seeds[16:18]...), seeds[23:25]...) {
 		if _, ok := Scan(s, nil); !ok {
 			t.Errorf("the scanner handed on %s", s)
 		}
@@ -200,6 +211,13 @@ func TestScanAgreesWithTheGeneralDecoderOnACorpus(t *testing.T) {
 		for i := range rep.Results {
 			rep.Results[i] = hq.Result{Module: "m" + fmt.Sprint(i%3), Resource: fmt.Sprintf("r-%d", i), Outcome: hq.StateApplied,
 				Attempted: i%2 == 0, Changed: i%5 == 0, DurationMS: int64(i), Note: strings.Repeat("ü", i%4)}
+			if i%11 == 3 {
+				rep.Results[i].Outcome, rep.Results[i].HoldReason = hq.StateHeld, "would overwrite /etc/r, found on this node"
+				rep.Results[i].HeldFound = &hq.FoundFile{Text: strings.Repeat("line \"ü\"\n", i%5)}
+				if i%2 == 0 {
+					rep.Results[i].HeldFound = &hq.FoundFile{Omitted: hq.FoundTooMany}
+				}
+			}
 			if i%7 == 0 {
 				rep.Results[i].Container = &hq.ContainerStatus{ID: fmt.Sprintf("%064x", i), ImageDigest: "sha256:" + strings.Repeat("1e", 32),
 					StartedAt: time.Unix(int64(1796611922+i), 0).UTC(), Restarts: int64(i % 3), Health: hq.HealthHealthy,

@@ -103,6 +103,7 @@ type Queries interface {
 	ResourceStateCountByNode(ctx context.Context, node string) (int64, error)
 	ResourceStateDeclare(ctx context.Context, arg ResourceStateDeclareParams) error
 	ResourceStateGet(ctx context.Context, arg ResourceStateGetParams) (ResourceState, error)
+	ResourceStateHeldFoundByNode(ctx context.Context, node string) ([]ResourceStateHeldFoundByNodeRow, error)
 	ResourceStateListByNode(ctx context.Context, node string) ([]ResourceState, error)
 	ResourceStateListHeld(ctx context.Context) ([]ResourceStateListHeldRow, error)
 	ResourceStateListNotFineByNode(ctx context.Context, node string) ([]ResourceState, error)
@@ -797,6 +798,10 @@ type ResourceState struct {
 	RetryRequested      bool
 	ReportID            sql.NullInt64
 	Reason              string
+	// HeldFound and HeldFoundOmitted are what hostd found in a held file (hq.FoundFile); NULL
+	// and "" when it did not say, and in the rows of the listings that leave them out.
+	HeldFound        sql.NullString
+	HeldFoundOmitted string
 }
 
 type ResourceStateApplyAllPendingParams struct {
@@ -848,6 +853,13 @@ type ResourceStateGetParams struct {
 	Resource string
 }
 
+type ResourceStateHeldFoundByNodeRow struct {
+	Module           string
+	Resource         string
+	HeldFound        sql.NullString
+	HeldFoundOmitted string
+}
+
 type ResourceStateListHeldRow struct {
 	Node     string
 	Module   string
@@ -887,6 +899,8 @@ type ResourceStateRecordParams struct {
 	RetryRequested      bool
 	ReportID            sql.NullInt64
 	Reason              string
+	HeldFound           sql.NullString
+	HeldFoundOmitted    string
 	Node                string
 	Module              string
 	Resource            string

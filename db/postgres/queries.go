@@ -469,7 +469,14 @@ func (q queries) ResourceStateGet(ctx context.Context, arg driver.ResourceStateG
 
 func (q queries) ResourceStateListByNode(ctx context.Context, node string) ([]driver.ResourceState, error) {
 	rs, err := q.q.ResourceStateListByNode(ctx, node)
-	return driver.Each(rs, err, fromResourceState)
+	return driver.Each(rs, err, fromResourceStateListed)
+}
+
+func (q queries) ResourceStateHeldFoundByNode(ctx context.Context, node string) ([]driver.ResourceStateHeldFoundByNodeRow, error) {
+	rs, err := q.q.ResourceStateHeldFoundByNode(ctx, node)
+	return driver.Each(rs, err, func(r pgsqlc.ResourceStateHeldFoundByNodeRow) driver.ResourceStateHeldFoundByNodeRow {
+		return driver.ResourceStateHeldFoundByNodeRow(r)
+	})
 }
 
 func (q queries) ResourceStateListHeld(ctx context.Context) ([]driver.ResourceStateListHeldRow, error) {
@@ -486,7 +493,9 @@ func (q queries) ResourceStateListNotFineByNode(ctx context.Context, node string
 
 func (q queries) ResourceStateListNotFineByNodes(ctx context.Context, nodes []string) ([]driver.ResourceState, error) {
 	rs, err := q.q.ResourceStateListNotFineByNodes(ctx, list(nodes))
-	return driver.Each(rs, err, fromResourceState)
+	return driver.Each(rs, err, func(r pgsqlc.ResourceStateListNotFineByNodesRow) driver.ResourceState {
+		return fromResourceStateListed(pgsqlc.ResourceStateListByNodeRow(r))
+	})
 }
 
 func (q queries) ResourceStateListStuck(ctx context.Context) ([]driver.ResourceStateListStuckRow, error) {
@@ -506,7 +515,7 @@ func (q queries) ResourceStateMoveOnNodes(ctx context.Context, arg driver.Resour
 }
 
 func (q queries) ResourceStateRecord(ctx context.Context, arg driver.ResourceStateRecordParams) error {
-	return q.q.ResourceStateRecord(ctx, pgsqlc.ResourceStateRecordParams{State: arg.State, Since: arg.Since, Attempts: arg.Attempts, ConsecutiveFailures: arg.ConsecutiveFailures, FailingSince: arg.FailingSince, NeverApplied: driver.Flag(arg.NeverApplied), LastError: arg.LastError, HoldReason: arg.HoldReason, BlockedBy: arg.BlockedBy, RetryRequested: driver.Flag(arg.RetryRequested), ReportID: arg.ReportID, Reason: arg.Reason, Node: arg.Node, Module: arg.Module, Resource: arg.Resource})
+	return q.q.ResourceStateRecord(ctx, pgsqlc.ResourceStateRecordParams{State: arg.State, Since: arg.Since, Attempts: arg.Attempts, ConsecutiveFailures: arg.ConsecutiveFailures, FailingSince: arg.FailingSince, NeverApplied: driver.Flag(arg.NeverApplied), LastError: arg.LastError, HoldReason: arg.HoldReason, BlockedBy: arg.BlockedBy, RetryRequested: driver.Flag(arg.RetryRequested), ReportID: arg.ReportID, Reason: arg.Reason, HeldFound: arg.HeldFound, HeldFoundOmitted: arg.HeldFoundOmitted, Node: arg.Node, Module: arg.Module, Resource: arg.Resource})
 }
 
 func (q queries) ResourceStateRedeclareOnNodes(ctx context.Context, arg driver.ResourceStateRedeclareOnNodesParams) error {
@@ -808,6 +817,11 @@ func fromPlacement(r pgsqlc.Placement) driver.Placement {
 }
 
 func fromResourceState(r pgsqlc.ResourceState) driver.ResourceState {
+	return driver.ResourceState{Node: r.Node, Module: r.Module, Resource: r.Resource, Kind: r.Kind, SpecDigest: r.SpecDigest, Position: r.Position, GroupName: r.GroupName, State: r.State, Since: r.Since, Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures, FailingSince: r.FailingSince, NeverApplied: r.NeverApplied != 0, LastError: r.LastError, HoldReason: r.HoldReason, BlockedBy: r.BlockedBy, RetryRequested: r.RetryRequested != 0, ReportID: r.ReportID, Reason: r.Reason, HeldFound: r.HeldFound, HeldFoundOmitted: r.HeldFoundOmitted}
+}
+
+// fromResourceStateListed converts a row of a listing that leaves out what a held file holds.
+func fromResourceStateListed(r pgsqlc.ResourceStateListByNodeRow) driver.ResourceState {
 	return driver.ResourceState{Node: r.Node, Module: r.Module, Resource: r.Resource, Kind: r.Kind, SpecDigest: r.SpecDigest, Position: r.Position, GroupName: r.GroupName, State: r.State, Since: r.Since, Attempts: r.Attempts, ConsecutiveFailures: r.ConsecutiveFailures, FailingSince: r.FailingSince, NeverApplied: r.NeverApplied != 0, LastError: r.LastError, HoldReason: r.HoldReason, BlockedBy: r.BlockedBy, RetryRequested: r.RetryRequested != 0, ReportID: r.ReportID, Reason: r.Reason}
 }
 

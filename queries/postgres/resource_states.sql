@@ -1,12 +1,22 @@
 -- name: ResourceStateListByNode :many
-SELECT * FROM resource_states WHERE node = @node ORDER BY module, position;
+-- Every column but what a held file holds, which ResourceStateHeldFoundByNode reads for the
+-- one page that shows it.
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures,
+       failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason
+FROM resource_states WHERE node = @node ORDER BY module, position;
+
+-- name: ResourceStateHeldFoundByNode :many
+-- What hostd said it found in the node's held files.
+SELECT module, resource, held_found, held_found_omitted FROM resource_states
+WHERE node = @node AND state = 'held' AND state NOT IN ('applied', 'pending') AND (held_found IS NOT NULL OR held_found_omitted <> '')
+ORDER BY module, resource;
 
 -- name: ResourceStateRecord :exec
 UPDATE resource_states
 SET state = @state, since = @since, attempts = @attempts, consecutive_failures = @consecutive_failures,
     failing_since = @failing_since, never_applied = @never_applied, last_error = @last_error,
     hold_reason = @hold_reason, blocked_by = @blocked_by, retry_requested = @retry_requested,
-    report_id = @report_id, reason = @reason
+    report_id = @report_id, reason = @reason, held_found = @held_found, held_found_omitted = @held_found_omitted
 WHERE node = @node AND module = @module AND resource = @resource;
 
 -- name: ResourceStateRequestRetry :execrows
@@ -23,8 +33,11 @@ SELECT module, resource FROM resource_states WHERE node = @node AND retry_reques
 UPDATE resource_states SET retry_requested = 0 WHERE node = @node AND retry_requested = 1;
 
 -- name: ResourceStateListNotFineByNodes :many
--- The same for some nodes (a JSON array of names).
-SELECT * FROM resource_states
+-- The same for some nodes (a JSON array of names), but for what a held file holds: a page of
+-- nodes waiting on take would read every held file of each.
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures,
+       failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason
+FROM resource_states
 WHERE node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json)) AND state NOT IN ('applied', 'pending')
 ORDER BY node, module, position;
 
@@ -113,7 +126,8 @@ WHERE r.module = @module AND r.revision = @revision
 UPDATE resource_states
 SET kind = @kind, spec_digest = @spec_digest, position = @position, group_name = @group_name,
     state = 'pending', since = @since, attempts = 0, consecutive_failures = 0, failing_since = NULL,
-    last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason
+    last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = @reason,
+    held_found = NULL, held_found_omitted = ''
 WHERE module = @module AND resource = @resource AND node IN (SELECT value FROM json_array_elements_text(CAST(@nodes AS text)::json));
 
 -- name: ResourceStateMoveOnNodes :exec

@@ -189,6 +189,8 @@ type ResourceState struct {
 	RetryRequested      int64
 	ReportID            sql.NullInt64
 	Reason              string
+	HeldFound           sql.NullString
+	HeldFoundOmitted    string
 }
 
 type Rollout struct {

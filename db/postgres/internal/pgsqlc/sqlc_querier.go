@@ -212,13 +212,18 @@ type Querier interface {
 	// copied from the revision's rows: all of them (@every = 1), or those @names lists.
 	ResourceStateDeclare(ctx context.Context, arg ResourceStateDeclareParams) error
 	ResourceStateGet(ctx context.Context, arg ResourceStateGetParams) (ResourceState, error)
-	ResourceStateListByNode(ctx context.Context, node string) ([]ResourceState, error)
+	// What hostd said it found in the node's held files.
+	ResourceStateHeldFoundByNode(ctx context.Context, node string) ([]ResourceStateHeldFoundByNodeRow, error)
+	// Every column but what a held file holds, which ResourceStateHeldFoundByNode reads for the
+	// one page that shows it.
+	ResourceStateListByNode(ctx context.Context, node string) ([]ResourceStateListByNodeRow, error)
 	// Every held resource on every node: what waits on a take.
 	ResourceStateListHeld(ctx context.Context) ([]ResourceStateListHeldRow, error)
 	// A node's failed, stuck, held and grouped-pending resources.
 	ResourceStateListNotFineByNode(ctx context.Context, node string) ([]ResourceState, error)
-	// The same for some nodes (a JSON array of names).
-	ResourceStateListNotFineByNodes(ctx context.Context, nodes string) ([]ResourceState, error)
+	// The same for some nodes (a JSON array of names), but for what a held file holds: a page of
+	// nodes waiting on take would read every held file of each.
+	ResourceStateListNotFineByNodes(ctx context.Context, nodes string) ([]ResourceStateListNotFineByNodesRow, error)
 	// Every stuck resource on every node, for the scope of each (mesh-wide or node-local).
 	ResourceStateListStuck(ctx context.Context) ([]ResourceStateListStuckRow, error)
 	ResourceStateListStuckByNode(ctx context.Context, node string) ([]ResourceStateListStuckByNodeRow, error)

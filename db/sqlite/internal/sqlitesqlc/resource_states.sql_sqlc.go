@@ -272,7 +272,7 @@ func (q *Queries) ResourceStateDeclare(ctx context.Context, arg ResourceStateDec
 }
 
 const resourceStateGet = `-- name: ResourceStateGet :one
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE node = ?1 AND module = ?2 AND resource = ?3
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason, held_found, held_found_omitted FROM resource_states WHERE node = ?1 AND module = ?2 AND resource = ?3
 `
 
 type ResourceStateGetParams struct {
@@ -304,23 +304,94 @@ func (q *Queries) ResourceStateGet(ctx context.Context, arg ResourceStateGetPara
 		&i.RetryRequested,
 		&i.ReportID,
 		&i.Reason,
+		&i.HeldFound,
+		&i.HeldFoundOmitted,
 	)
 	return i, err
 }
 
-const resourceStateListByNode = `-- name: ResourceStateListByNode :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states WHERE node = ?1 ORDER BY module, position
+const resourceStateHeldFoundByNode = `-- name: ResourceStateHeldFoundByNode :many
+SELECT module, resource, held_found, held_found_omitted FROM resource_states INDEXED BY resource_states_not_fine_by_node
+WHERE node = ?1 AND state = 'held' AND state NOT IN ('applied', 'pending') AND (held_found IS NOT NULL OR held_found_omitted <> '')
+ORDER BY module, resource
 `
 
-func (q *Queries) ResourceStateListByNode(ctx context.Context, node string) ([]ResourceState, error) {
+type ResourceStateHeldFoundByNodeRow struct {
+	Module           string
+	Resource         string
+	HeldFound        sql.NullString
+	HeldFoundOmitted string
+}
+
+// What hostd said it found in the node's held files. The second test of state lets SQLite use the
+// partial index, whose condition it must imply.
+func (q *Queries) ResourceStateHeldFoundByNode(ctx context.Context, node string) ([]ResourceStateHeldFoundByNodeRow, error) {
+	rows, err := q.query(ctx, q.resourceStateHeldFoundByNodeStmt, resourceStateHeldFoundByNode, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResourceStateHeldFoundByNodeRow{}
+	for rows.Next() {
+		var i ResourceStateHeldFoundByNodeRow
+		if err := rows.Scan(
+			&i.Module,
+			&i.Resource,
+			&i.HeldFound,
+			&i.HeldFoundOmitted,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resourceStateListByNode = `-- name: ResourceStateListByNode :many
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures,
+       failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason
+FROM resource_states WHERE node = ?1 ORDER BY module, position
+`
+
+type ResourceStateListByNodeRow struct {
+	Node                string
+	Module              string
+	Resource            string
+	Kind                string
+	SpecDigest          string
+	Position            int64
+	GroupName           string
+	State               string
+	Since               string
+	Attempts            int64
+	ConsecutiveFailures int64
+	FailingSince        sql.NullString
+	NeverApplied        int64
+	LastError           string
+	HoldReason          string
+	BlockedBy           string
+	RetryRequested      int64
+	ReportID            sql.NullInt64
+	Reason              string
+}
+
+// Every column but what a held file holds, which ResourceStateHeldFoundByNode reads for the
+// one page that shows it.
+func (q *Queries) ResourceStateListByNode(ctx context.Context, node string) ([]ResourceStateListByNodeRow, error) {
 	rows, err := q.query(ctx, q.resourceStateListByNodeStmt, resourceStateListByNode, node)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ResourceState{}
+	items := []ResourceStateListByNodeRow{}
 	for rows.Next() {
-		var i ResourceState
+		var i ResourceStateListByNodeRow
 		if err := rows.Scan(
 			&i.Node,
 			&i.Module,
@@ -391,7 +462,7 @@ func (q *Queries) ResourceStateListHeld(ctx context.Context) ([]ResourceStateLis
 }
 
 const resourceStateListNotFineByNode = `-- name: ResourceStateListNotFineByNode :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states INDEXED BY resource_states_not_fine_by_node WHERE node = ?1 AND state NOT IN ('applied', 'pending')
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason, held_found, held_found_omitted FROM resource_states INDEXED BY resource_states_not_fine_by_node WHERE node = ?1 AND state NOT IN ('applied', 'pending')
 `
 
 // A node's failed, stuck, held and grouped-pending resources.
@@ -426,6 +497,8 @@ func (q *Queries) ResourceStateListNotFineByNode(ctx context.Context, node strin
 			&i.RetryRequested,
 			&i.ReportID,
 			&i.Reason,
+			&i.HeldFound,
+			&i.HeldFoundOmitted,
 		); err != nil {
 			return nil, err
 		}
@@ -441,21 +514,46 @@ func (q *Queries) ResourceStateListNotFineByNode(ctx context.Context, node strin
 }
 
 const resourceStateListNotFineByNodes = `-- name: ResourceStateListNotFineByNodes :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason FROM resource_states INDEXED BY resource_states_not_fine_by_node
+SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures,
+       failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason
+FROM resource_states INDEXED BY resource_states_not_fine_by_node
 WHERE node IN (SELECT value FROM json_each(CAST(?1 AS TEXT))) AND state NOT IN ('applied', 'pending')
 ORDER BY node, module, position
 `
 
-// The same for some nodes (a JSON array of names).
-func (q *Queries) ResourceStateListNotFineByNodes(ctx context.Context, nodes string) ([]ResourceState, error) {
+type ResourceStateListNotFineByNodesRow struct {
+	Node                string
+	Module              string
+	Resource            string
+	Kind                string
+	SpecDigest          string
+	Position            int64
+	GroupName           string
+	State               string
+	Since               string
+	Attempts            int64
+	ConsecutiveFailures int64
+	FailingSince        sql.NullString
+	NeverApplied        int64
+	LastError           string
+	HoldReason          string
+	BlockedBy           string
+	RetryRequested      int64
+	ReportID            sql.NullInt64
+	Reason              string
+}
+
+// The same for some nodes (a JSON array of names), but for what a held file holds: a page of
+// nodes waiting on take would read every held file of each.
+func (q *Queries) ResourceStateListNotFineByNodes(ctx context.Context, nodes string) ([]ResourceStateListNotFineByNodesRow, error) {
 	rows, err := q.query(ctx, q.resourceStateListNotFineByNodesStmt, resourceStateListNotFineByNodes, nodes)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ResourceState{}
+	items := []ResourceStateListNotFineByNodesRow{}
 	for rows.Next() {
-		var i ResourceState
+		var i ResourceStateListNotFineByNodesRow
 		if err := rows.Scan(
 			&i.Node,
 			&i.Module,
@@ -594,8 +692,8 @@ UPDATE resource_states
 SET state = ?1, since = ?2, attempts = ?3, consecutive_failures = ?4,
     failing_since = ?5, never_applied = ?6, last_error = ?7,
     hold_reason = ?8, blocked_by = ?9, retry_requested = ?10,
-    report_id = ?11, reason = ?12
-WHERE node = ?13 AND module = ?14 AND resource = ?15
+    report_id = ?11, reason = ?12, held_found = ?13, held_found_omitted = ?14
+WHERE node = ?15 AND module = ?16 AND resource = ?17
 `
 
 type ResourceStateRecordParams struct {
@@ -611,6 +709,8 @@ type ResourceStateRecordParams struct {
 	RetryRequested      int64
 	ReportID            sql.NullInt64
 	Reason              string
+	HeldFound           sql.NullString
+	HeldFoundOmitted    string
 	Node                string
 	Module              string
 	Resource            string
@@ -630,6 +730,8 @@ func (q *Queries) ResourceStateRecord(ctx context.Context, arg ResourceStateReco
 		arg.RetryRequested,
 		arg.ReportID,
 		arg.Reason,
+		arg.HeldFound,
+		arg.HeldFoundOmitted,
 		arg.Node,
 		arg.Module,
 		arg.Resource,
@@ -641,7 +743,8 @@ const resourceStateRedeclareOnNodes = `-- name: ResourceStateRedeclareOnNodes :e
 UPDATE resource_states
 SET kind = ?1, spec_digest = ?2, position = ?3, group_name = ?4,
     state = 'pending', since = ?5, attempts = 0, consecutive_failures = 0, failing_since = NULL,
-    last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = ?6
+    last_error = '', hold_reason = '', blocked_by = '', report_id = NULL, reason = ?6,
+    held_found = NULL, held_found_omitted = ''
 WHERE module = ?7 AND resource = ?8 AND node IN (SELECT value FROM json_each(CAST(?9 AS TEXT)))
 `
 

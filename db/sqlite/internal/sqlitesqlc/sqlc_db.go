@@ -312,6 +312,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.resourceStateGetStmt, err = db.PrepareContext(ctx, resourceStateGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateGet: %w", err)
 	}
+	if q.resourceStateHeldFoundByNodeStmt, err = db.PrepareContext(ctx, resourceStateHeldFoundByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query ResourceStateHeldFoundByNode: %w", err)
+	}
 	if q.resourceStateListByNodeStmt, err = db.PrepareContext(ctx, resourceStateListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ResourceStateListByNode: %w", err)
 	}
@@ -995,6 +998,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing resourceStateGetStmt: %w", cerr)
 		}
 	}
+	if q.resourceStateHeldFoundByNodeStmt != nil {
+		if cerr := q.resourceStateHeldFoundByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resourceStateHeldFoundByNodeStmt: %w", cerr)
+		}
+	}
 	if q.resourceStateListByNodeStmt != nil {
 		if cerr := q.resourceStateListByNodeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing resourceStateListByNodeStmt: %w", cerr)
@@ -1460,6 +1468,7 @@ type Queries struct {
 	resourceStateCountByNodeStmt          *sql.Stmt
 	resourceStateDeclareStmt              *sql.Stmt
 	resourceStateGetStmt                  *sql.Stmt
+	resourceStateHeldFoundByNodeStmt      *sql.Stmt
 	resourceStateListByNodeStmt           *sql.Stmt
 	resourceStateListHeldStmt             *sql.Stmt
 	resourceStateListNotFineByNodeStmt    *sql.Stmt
@@ -1628,6 +1637,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resourceStateCountByNodeStmt:          q.resourceStateCountByNodeStmt,
 		resourceStateDeclareStmt:              q.resourceStateDeclareStmt,
 		resourceStateGetStmt:                  q.resourceStateGetStmt,
+		resourceStateHeldFoundByNodeStmt:      q.resourceStateHeldFoundByNodeStmt,
 		resourceStateListByNodeStmt:           q.resourceStateListByNodeStmt,
 		resourceStateListHeldStmt:             q.resourceStateListHeldStmt,
 		resourceStateListNotFineByNodeStmt:    q.resourceStateListNotFineByNodeStmt,
