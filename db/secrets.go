@@ -251,7 +251,11 @@ func pinSecrets(ctx context.Context, q driver.Queries, resources []hq.Resource) 
 				return nil, err
 			}
 			byKey = make(map[string]driver.SecretRow, len(all))
+			planned, _ := ctx.Value(planPinsKey{}).(secretVersion)
 			for _, x := range all {
+				if x.Name == planned.name {
+					x.Version = planned.version
+				}
 				byKey["key:"+x.TemplateKey], byKey["name:"+x.Name] = x, x
 			}
 		}
@@ -407,4 +411,44 @@ func (s *Store) sealMissing(ctx context.Context, missing []driver.SecretSealInse
 		}
 		return nil
 	})
+}
+
+// SecretPlan is what a new version of a secret would move: the plan of each module that uses
+// it, as an upload of its resources with the new version pinned would be.
+type SecretPlan struct {
+	Secret  string          `json:"secret"`
+	Version int64           `json:"version"`
+	Modules []hq.ModulePlan `json:"modules"`
+}
+
+// planPinsKey carries, in a plan's context, the version a secret would be pinned at.
+type planPinsKey struct{}
+
+// PlanSecret says what PutSecret of name would move, writing nothing.
+func (s *Store) PlanSecret(ctx context.Context, name string) (SecretPlan, error) {
+	plan := SecretPlan{Secret: name, Version: 1, Modules: []hq.ModulePlan{}}
+	if !hq.ValidSecretName(name) {
+		return plan, hq.SecretNameError(name)
+	}
+	cur, err := s.Secret(ctx, name)
+	if hq.ErrorCode(err) == hq.CodeNotFound {
+		return plan, nil
+	}
+	if err != nil {
+		return plan, err
+	}
+	plan.Version = cur.Version + 1
+	ctx = context.WithValue(ctx, planPinsKey{}, secretVersion{name, plan.Version})
+	for _, m := range cur.Modules {
+		v, err := s.GetModule(ctx, m)
+		if err != nil {
+			return plan, err
+		}
+		p, err := s.PlanModule(ctx, m, v.Resources)
+		if err != nil {
+			return plan, err
+		}
+		plan.Modules = append(plan.Modules, p)
+	}
+	return plan, nil
 }
