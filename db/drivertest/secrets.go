@@ -88,4 +88,3 @@ func secrets(a *area) {
 	}
 	a.is("listed", len(list), 1)
 }
-
