@@ -16,7 +16,11 @@ type Declaration struct {
 	Node       string           `json:"node"`
 	Generation int64            `json:"generation"`
 	Modules    []DeclaredModule `json:"modules"`
-	// Digest covers Node, Generation and Modules; see ComputeDigest.
+	// Secrets are the values of the secrets the modules' resources pin, by SecretRef
+	// (name@version), each sealed to the node's own key (age, armored): what the node alone
+	// can open, and only the secrets its resources use.
+	Secrets map[string]string `json:"secrets,omitempty"`
+	// Digest covers Node, Generation, Modules and Secrets; see ComputeDigest.
 	Digest string `json:"digest"`
 	// Signature is the controller's ed25519 signature over
 	// keys.DeclarationStatement(Node, Generation, Digest), base64; empty when unsigned.
@@ -62,10 +66,11 @@ type DeclaredModule struct {
 // (send id, composer, retries) are left out so a re-send of the same state has the same digest.
 func (d *Declaration) ComputeDigest() string {
 	b, err := json.Marshal(struct {
-		Node       string           `json:"node"`
-		Generation int64            `json:"generation"`
-		Modules    []DeclaredModule `json:"modules"`
-	}{d.Node, d.Generation, d.Modules})
+		Node       string            `json:"node"`
+		Generation int64             `json:"generation"`
+		Modules    []DeclaredModule  `json:"modules"`
+		Secrets    map[string]string `json:"secrets,omitempty"`
+	}{d.Node, d.Generation, d.Modules, d.Secrets})
 	if err != nil {
 		panic("hq: declaration does not marshal: " + err.Error())
 	}
@@ -90,6 +95,10 @@ func (d *Declaration) SetDigestEncoded(resources [][]byte) {
 	b = strconv.AppendInt(b, d.Generation, 10)
 	b = append(b, `,"modules":`...)
 	b = e.append(b, d.Modules)
+	if len(d.Secrets) > 0 {
+		b = append(b, `,"secrets":`...)
+		b = append(b, mustJSON(d.Secrets)...)
+	}
 	d.Digest = digest(append(b, '}'))
 }
 
@@ -160,6 +169,15 @@ func (e *encodedModules) append(b []byte, modules []DeclaredModule) []byte {
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// mustJSON is v as json.Marshal writes it, for values that always marshal.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("hq: a value does not marshal: " + err.Error())
+	}
+	return b
 }
 
 // jsonString is s as json.Marshal writes a string.

@@ -72,6 +72,8 @@ func declarationCorpus() []Declaration {
 				{Name: "empty", Revision: 1},
 				{Name: "none", Revision: 2, Resources: []Resource{}},
 			}},
+			Declaration{Node: n, Generation: 2, Modules: []DeclaredModule{{Name: "m", Revision: 1, Resources: res}},
+				Secrets: map[string]string{"app/db@2": "-----BEGIN AGE ENCRYPTED FILE-----\n<&>\n", n + "@1": "x"}},
 		)
 	}
 	return out

@@ -75,6 +75,15 @@ type Resource struct {
 	Memory     string `json:"memory,omitempty"`
 	LogMaxSize string `json:"log_max_size,omitempty"`
 	Restart    string `json:"restart,omitempty"`
+	// SecretEnv, on a container or a service, puts secrets in variables: variable → secret
+	// name. Secrets, on a container, mounts secrets as files. A file's content names secrets
+	// in templates ({{.Secrets.app_db}}). None of them holds a value.
+	SecretEnv map[string]string `json:"secret_env,omitempty"`
+	Secrets   []SecretFile      `json:"secrets,omitempty"`
+	// SecretPins is the version of each secret the resource uses (name → version), which
+	// the controller pins when a revision is made; a new version is a new revision, and
+	// rolls out as one. What an upload says here is replaced.
+	SecretPins map[string]int64 `json:"secret_pins,omitempty"`
 }
 
 // Health is how hostd checks that a service or a container is serving.

@@ -53,6 +53,7 @@ func (r Resource) Templated() bool {
 func (r Resource) clone() Resource {
 	r.Command, r.Validate, r.Env = slices.Clone(r.Command), slices.Clone(r.Validate), maps.Clone(r.Env)
 	r.Volumes, r.Ports = slices.Clone(r.Volumes), slices.Clone(r.Ports)
+	r.SecretEnv, r.Secrets, r.SecretPins = maps.Clone(r.SecretEnv), slices.Clone(r.Secrets), maps.Clone(r.SecretPins)
 	if r.Health != nil {
 		h := *r.Health
 		h.Command = slices.Clone(h.Command)

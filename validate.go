@@ -84,14 +84,14 @@ func ValidateModule(resources []Resource) error {
 
 // allowed lists the kind-specific fields each kind accepts; name, kind, gate and group are common.
 var allowed = map[string][]string{
-	KindFile:      {"path", "content", "content_base64", "mode", "validate"},
+	KindFile:      {"path", "content", "content_base64", "mode", "validate", "secret_pins"},
 	KindDirectory: {"path", "mode"},
 	KindSymlink:   {"path", "target"},
 	KindAbsent:    {"path"},
 	KindAction:    {"command"},
-	KindService:   {"command", "env", "restart_on", "health"},
+	KindService:   {"command", "env", "restart_on", "health", "secret_env", "secret_pins"},
 	KindPackage:   {"package", "version", "state", "source", "scripts"},
-	KindContainer: {"image", "command", "env", "volumes", "ports", "network", "user", "health", "restart_on", "cpus", "memory", "log_max_size", "restart"},
+	KindContainer: {"image", "command", "env", "volumes", "ports", "network", "user", "health", "restart_on", "cpus", "memory", "log_max_size", "restart", "secret_env", "secrets", "secret_pins"},
 	KindJob:       {"image", "command", "env", "volumes", "network", "user", "cpus", "memory", "log_max_size"},
 }
 
@@ -143,6 +143,7 @@ func validateKind(r Resource, add func(field, format string, args ...any)) {
 	if slices.Contains(fields, "image") {
 		validateContainer(r, fields, add)
 	}
+	validateSecrets(r, add)
 	for k, v := range r.Env {
 		switch {
 		case k == "" || strings.ContainsAny(k, "=\x00"):
@@ -168,6 +169,7 @@ func (r Resource) setFields() []string {
 		{"image", r.Image != ""}, {"volumes", r.Volumes != nil}, {"ports", r.Ports != nil},
 		{"network", r.Network != ""}, {"user", r.User != ""},
 		{"cpus", r.Cpus != ""}, {"memory", r.Memory != ""}, {"log_max_size", r.LogMaxSize != ""}, {"restart", r.Restart != ""},
+		{"secret_env", r.SecretEnv != nil}, {"secrets", r.Secrets != nil}, {"secret_pins", r.SecretPins != nil},
 	} {
 		if f.on {
 			set = append(set, f.name)

@@ -178,9 +178,10 @@ func TestEveryKindHasItsFields(t *testing.T) {
 		case reflect.Bool:
 			f.SetBool(true)
 		case reflect.Slice:
-			f.Set(reflect.ValueOf([]string{"x"}))
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
 		case reflect.Map:
-			f.Set(reflect.ValueOf(map[string]string{"x": "x"}))
+			f.Set(reflect.MakeMapWithSize(f.Type(), 1))
+			f.SetMapIndex(reflect.New(f.Type().Key()).Elem(), reflect.New(f.Type().Elem()).Elem())
 		case reflect.Pointer:
 			f.Set(reflect.New(f.Type().Elem()))
 		default:

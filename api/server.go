@@ -101,6 +101,7 @@ func (s *Server) Routes(r chi.Router) {
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Get("/controller-key", s.controllerKey)
 		r.With(s.nodeOrOperator).Get("/nodes/{node}/declaration", s.declaration)
+		r.With(s.nodeOrOperator).Put("/nodes/{node}/secrets-key", s.putNodeSecretsKey)
 		// A report is admitted before its caller is checked: a shed report then costs no read
 		// of the database, and past the bound the controller has no time to spare for one.
 		// A node's own bounds are counted once its token is checked: no one else spends them.
@@ -113,6 +114,7 @@ func (s *Server) Routes(r chi.Router) {
 			s.placementRoutes(r)
 			s.rolloutRoutes(r)
 			s.historyRoutes(r)
+			s.secretRoutes(r)
 			r.Get("/status", s.status)
 		})
 	})

@@ -25,6 +25,13 @@ type Store interface {
 	Unassign(ctx context.Context, node, module string, ifMatch *int64) (int64, error)
 	Take(ctx context.Context, node, module string, ifMatch *int64) (int64, error)
 	Retry(ctx context.Context, node, module, resource string, ifMatch *int64) (int64, error)
+	// Secrets: never a value out.
+	PutSecret(ctx context.Context, name string, value []byte) (db.PutSecretResult, error)
+	PlanSecret(ctx context.Context, name string) (db.SecretPlan, error)
+	Secrets(ctx context.Context) ([]hq.SecretView, error)
+	Secret(ctx context.Context, name string) (hq.SecretView, error)
+	DeleteSecret(ctx context.Context, name string) error
+	SetNodeSecretsKey(ctx context.Context, node, public string) (bool, error)
 	// Declarations, long-polls and reports.
 	Declaration(ctx context.Context, node string) (hq.Declaration, error)
 	ComposeSigned(ctx context.Context, node, instance string, sign func(*hq.Declaration)) (hq.Declaration, error)

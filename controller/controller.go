@@ -26,6 +26,7 @@ import (
 	_ "github.com/meshhq/hq/db/sqlite"
 	"github.com/meshhq/hq/internal/guesses"
 	"github.com/meshhq/hq/internal/workers"
+	"github.com/meshhq/hq/seal"
 	"github.com/meshhq/hq/webui"
 )
 
@@ -64,6 +65,8 @@ type Config struct {
 	Pprof         bool   `envconfig:"PPROF" desc:"also serve Go's profiler (/debug/pprof/) on HQ_METRICS_ADDR's listener, which has no auth: bind it to loopback"`
 	// KeyFile's default is computed in one place, SigningKeyFile.
 	KeyFile string `envconfig:"KEY_FILE" desc:"the signing key file (mode 0600; hq key rotate replaces it); by default HQ_DB.key, beside the database file, and required when HQ_DB is not a file"`
+	// SecretsKeyFile's default is computed in one place, SecretsKeyPath.
+	SecretsKeyFile string `envconfig:"SECRETS_KEY_FILE" desc:"the age key (mode 0600) every secret version is encrypted to in the database; by default HQ_DB.secrets.key, beside the database file, and required when HQ_DB is not a file; back it up apart from the database: without it the secrets are lost"`
 	// KeyGrace is a week by default: long enough for a host that was powered off over a long
 	// weekend or a holiday, or a laptop away on a trip, to follow a rotation when it comes
 	// back (a running host follows within one report); short enough that a key rotated away
@@ -127,8 +130,24 @@ func (c Config) Check() error {
 	if err := db.CheckName(c.DB); err != nil {
 		return err
 	}
-	_, err := c.SigningKeyFile()
+	if _, err := c.SigningKeyFile(); err != nil {
+		return err
+	}
+	_, err := c.SecretsKeyPath()
 	return err
+}
+
+// SecretsKeyPath is where the controller's key for secrets lives: HQ_SECRETS_KEY_FILE, or
+// beside the database file, as the signing key is. It is never in the database, so a copy of
+// the database (a backup, a stolen disk) holds ciphertext that nothing in it opens.
+func (c Config) SecretsKeyPath() (string, error) {
+	switch {
+	case c.SecretsKeyFile != "":
+		return c.SecretsKeyFile, nil
+	case db.IsPostgres(c.DB):
+		return "", fmt.Errorf("HQ_SECRETS_KEY_FILE is required: HQ_DB (%s) is not a file the secrets key could be kept beside", db.Redacted(c.DB))
+	}
+	return c.DB + ".secrets.key", nil
 }
 
 // SigningKeyFile is where the controller's signing key lives: HQ_KEY_FILE, or beside the
@@ -154,8 +173,14 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	if err := cfg.Check(); err != nil {
 		return err
 	}
+	secretsPath, _ := cfg.SecretsKeyPath() // checked above
+	secretsKey, err := seal.LoadOrCreate(secretsPath)
+	if err != nil {
+		return fmt.Errorf("the secrets key: %w", err)
+	}
 	store, err := db.Open(ctx, cfg.DB, db.Options{StuckAttempts: cfg.StuckAttempts, StuckAfter: cfg.StuckAfter,
-		SilentAfter: cfg.SilentAfter, DriftThreshold: cfg.DriftThreshold, LeaseFor: cfg.Lease, CommitWait: cfg.CommitWait, Log: log})
+		SilentAfter: cfg.SilentAfter, DriftThreshold: cfg.DriftThreshold, LeaseFor: cfg.Lease, CommitWait: cfg.CommitWait, Log: log,
+		SecretsKey: secretsKey})
 	if err != nil {
 		return err
 	}

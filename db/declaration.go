@@ -112,6 +112,10 @@ func (s *Store) compose(ctx context.Context, node string) (hq.Declaration, error
 	if err != nil {
 		return d, err
 	}
+	// Inside the digest, so inside the signature: each value sealed to this node alone.
+	if d.Secrets, err = s.sealFor(ctx, node, secretPinsOf(d.Modules)); err != nil {
+		return d, err
+	}
 	d.SetDigestEncoded(encoded)
 	s.composed.remember(d.Digest, names)
 	return d, nil

@@ -40,13 +40,18 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 	if err := hq.ValidateModule(resources); err != nil {
 		return res, err
 	}
-	body, err := json.Marshal(resources)
-	if err != nil {
-		return res, err
-	}
-	digest := hq.DigestOf(body)
 	rolled := false
-	err = s.inTx(ctx, func(q driver.Queries) error {
+	err := s.inTx(ctx, func(q driver.Queries) error {
+		// Secrets are pinned at their newest versions: a revision declares which value it uses.
+		resources, err := pinSecrets(ctx, q, resources)
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(resources)
+		if err != nil {
+			return err
+		}
+		digest := hq.DigestOf(body)
 		if cur, err := latestRevision(ctx, q, name); err == nil && cur.Digest == digest {
 			res.Revision = cur.Revision
 			return nil
@@ -67,6 +72,9 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 			return err
 		}
 		if err := writeRevisionRows(ctx, q, name, rev, resources); err != nil {
+			return err
+		}
+		if err := writeRevisionSecrets(ctx, q, name, rev, resources); err != nil {
 			return err
 		}
 		nodes, err := assignedNodes(ctx, q, name)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/seal"
 )
 
 // Options are the store's settings, all given at Open; a zero field takes its default.
@@ -37,6 +38,9 @@ type Options struct {
 	CommitWait time.Duration
 	// Log receives what the store's workers have to say.
 	Log *slog.Logger
+	// SecretsKey is the controller's key for secrets at rest (HQ_SECRETS_KEY_FILE): every
+	// version is encrypted to it, and opened with it only to be sealed to a node's key.
+	SecretsKey *seal.Key
 	// MaxDeclaration bounds a node's declaration, in bytes as encoded (hq.MaxDeclaration).
 	MaxDeclaration int
 }

@@ -17,7 +17,7 @@ var keyFiles sync.Map
 func dbEnv(t testing.TB, db string) []string {
 	env := []string{"HQ_DB=" + db}
 	if testdb.Driver(db) == "pgx" {
-		env = append(env, "HQ_KEY_FILE="+keyFileOf(t, db))
+		env = append(env, "HQ_KEY_FILE="+keyFileOf(t, db), "HQ_SECRETS_KEY_FILE="+keyFileOf(t, db)+".secrets")
 	}
 	return env
 }

@@ -44,7 +44,10 @@ func (o *op) driftFound() string {
 	if o.decl.Kind != hq.KindFile {
 		return ""
 	}
-	want, err := fileContent(o.decl)
+	if o.usesSecretContent() {
+		return "" // what was found there may be the secret, or be near it
+	}
+	want, err := o.content()
 	if err != nil || len(want) > hq.MaxDriftFound || !smallText(want) {
 		return ""
 	}
@@ -130,9 +133,14 @@ func (o *op) driftDetail() string {
 	var diffs []string
 	switch o.decl.Kind {
 	case hq.KindFile:
-		if content, err := fileContent(o.decl); err == nil {
+		if content, err := o.content(); err == nil {
 			if got, err := hashFile(o.abs); err == nil && got != contentHash(content) {
-				diffs = append(diffs, fmt.Sprintf("content %s (want %s)", shortHash(got), shortHash(contentHash(content))))
+				if o.usesSecretContent() {
+					// A digest of a low-entropy secret could be guessed: only that it changed.
+					diffs = append(diffs, "secret content changed")
+				} else {
+					diffs = append(diffs, fmt.Sprintf("content %s (want %s)", shortHash(got), shortHash(contentHash(content))))
+				}
 			}
 		}
 		diffs = append(diffs, modeDiff(o.info.Mode(), hq.ParseMode(o.decl.Mode, 0o644))...)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/seal"
 )
 
 // EngineConfig is what the apply engine needs; zero durations take the defaults.
@@ -61,9 +62,11 @@ type EngineConfig struct {
 // Engine applies declarations to the machine under Root and keeps the ledger of what it
 // manages. It is not safe for concurrent use: one goroutine reconciles.
 type Engine struct {
-	cfg    EngineConfig
-	log    *slog.Logger
-	ledger *Ledger
+	// secretsKey is the node's own key, which opens the secrets sealed to it.
+	secretsKey *seal.Key
+	cfg        EngineConfig
+	log        *slog.Logger
+	ledger     *Ledger
 	// ledgerDirty is set when the ledger in memory differs from the one on disk.
 	ledgerDirty bool
 	fails       *backoff

@@ -554,6 +554,15 @@ func (e *Engine) createContainer(ctx context.Context, o *op, name string) (strin
 	if err != nil {
 		return "", err
 	}
+	if len(o.decl.SecretPins) > 0 {
+		sargs, err := e.secretArgs(ctx, o, name)
+		if err != nil {
+			return "", err
+		}
+		// Before the image: what follows it is the container's command.
+		at := len(args) - len(o.decl.Command) - 1
+		args = append(args[:at], append(sargs, args[at:]...)...)
+	}
 	if err := e.ensureNetwork(ctx, o); err != nil {
 		return "", err
 	}

@@ -54,7 +54,7 @@ func (fileStep) check(_ context.Context, o *op) error {
 		o.equal, o.record = true, o.entry
 		return nil
 	}
-	want, err := fileContent(o.decl)
+	want, err := o.content()
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (fileStep) check(_ context.Context, o *op) error {
 }
 
 func (fileStep) stage(ctx context.Context, o *op) error {
-	content, err := fileContent(o.decl)
+	content, err := o.content()
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (fileStep) commit(_ context.Context, o *op) error {
 	if err != nil {
 		return err
 	}
-	content, _ := fileContent(o.decl)
+	content, _ := o.content()
 	o.record = &Entry{Kind: hq.KindFile, Path: o.decl.Path, Spec: o.spec, Wrote: o.wrote(),
 		Content: contentHash(content), Stat: fingerprintOf(fi)}
 	return nil

@@ -67,7 +67,14 @@ func (serviceStep) restart(ctx context.Context, o *op) error {
 	}
 	// start stops what runs before anything else, so from here on undo has something to put back.
 	o.committed, o.started = true, false
-	p, err := o.e.sup.start(o.ref, o.decl, o.spec, resolveService(o.decl, o.e.cfg.Root))
+	l := resolveService(o.decl, o.e.cfg.Root)
+	for k, name := range o.decl.SecretEnv {
+		if l.env == nil {
+			l.env = map[string]string{}
+		}
+		l.env[k] = o.secrets[name]
+	}
+	p, err := o.e.sup.start(o.ref, o.decl, o.spec, l)
 	if err != nil {
 		return err
 	}

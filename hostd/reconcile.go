@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,9 +11,11 @@ import (
 
 // reconcileRun is the state of one reconcile: one pass over a declaration.
 type reconcileRun struct {
-	e     *Engine
-	d     *hq.Declaration
-	start time.Time
+	// opened holds the secrets opened in this run, by SecretRef, in memory only.
+	opened map[string]string
+	e      *Engine
+	d      *hq.Declaration
+	start  time.Time
 	// declared holds every declared ref; refByPath maps every declared path to its ref.
 	declared  map[string]bool
 	refByPath map[string]string
@@ -278,6 +281,20 @@ func (rc *reconcileRun) prepare(ctx context.Context, m hq.DeclaredModule, r hq.R
 	began := time.Now()
 	a := applying{ref: hq.Ref(m.Name, r.Name), res: hq.Result{Module: m.Name, Resource: r.Name, Attempted: true}}
 	o, err := rc.newOp(ctx, m, r)
+	if err == nil && len(r.SecretPins) > 0 {
+		o.secrets, err = rc.openSecrets(r)
+		if errors.Is(err, errNotSealed) {
+			a.spec = o.spec
+			a.res.Outcome, a.res.Attempted, a.res.HoldReason = hq.StateHeld, false, holdNoSecretsKey
+			rc.end(&a, nil)
+			return a
+		}
+		if err != nil {
+			a.spec = o.spec
+			rc.end(&a, err)
+			return a
+		}
+	}
 	if err == nil {
 		a.o, a.spec = o, o.spec
 		err = rc.checkAndStage(ctx, m, &a)

@@ -38,6 +38,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer eng.Close()
+	if eng.secretsKey, err = loadSecretsKey(cfg.StateDir); err != nil {
+		return err
+	}
 	c := newClient(cfg.Controllers(), cfg.Node, cfg.Token)
 	if c.HTTP.Transport, err = transportFor(cfg.CA, cfg.Cert, cfg.Key); err != nil {
 		return err
@@ -79,6 +82,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { p.run(bg) })
 	wg.Go(func() { a.rep.run(bg) })
+	wg.Go(func() { registerSecretsKey(bg, c, eng.secretsKey, cfg.Interval, log) })
 	defer func() { stop(); wg.Wait() }()
 
 	log.Info("hostd running", "node", cfg.Node, "controller", cfg.Controller, "root", cfg.Root,

@@ -46,6 +46,8 @@ type op struct {
 	decl hq.Resource
 	ref  string
 	spec string
+	// secrets are the values of the secrets decl pins, by name, opened for this reconcile.
+	secrets map[string]string
 	// abs is the resource's path under the root; empty for actions and services.
 	abs string
 	// entry is the ledger entry for ref, nil when hostd does not manage it yet.

@@ -231,3 +231,16 @@ func (b Body) reader() (io.Reader, int64) {
 
 // Bytes is the body in one piece.
 func (b Body) Bytes() []byte { return bytes.Join(b, nil) }
+
+// PutSecretsKey registers the public half of the node's own age key, to which the controller
+// seals the secrets of its declaration.
+func (c *Client) PutSecretsKey(ctx context.Context, public string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	body, err := json.Marshal(map[string]string{"key": public})
+	if err != nil {
+		return err
+	}
+	call, _ := c.do(ctx, "secrets-key", http.MethodPut, c.nodePath("/secrets-key"), Body{body}, true)
+	return call.Failure()
+}

@@ -39,6 +39,7 @@ var operators = map[string]operator{
 	"label":    {"NODE k=v…", "replace a node's labels", cmdLabel, nil},
 	"retry":    {"NODE MODULE/RESOURCE", "start a failed or stuck resource over, and drop the host's back-off for it", cmdRetry, nil},
 	"logs":     {"NODE MODULE/RESOURCE", "the last lines hostd reported for a resource: its last error, which carries a failed container's last log lines; and, for a container, what runs", cmdLogs, nil},
+	"secret":   {"put NAME [--from-file F] [--plan] | list | show NAME", "put a new version of a secret (its value from stdin or --from-file; every module using it gets a new revision, which rolls out as any does), or say which modules and nodes it would move (--plan); list secrets, or show one with its versions: never a value, only a digest's first digits", cmdSecret, secretFlags},
 	"place":    {"NAME MODULE SELECTOR [--taken] [--rollout JSON] | NAME --delete", "put a module on every node a label selector matches, now and later", cmdPlace, placeFlags},
 	"rollout": {"list | show|watch|pause|resume|promote|abort ID | rollback PLACEMENT --to N",
 		"the rollouts of placed modules: list them, show one with its nodes, watch one until it ends (exit 0 when it completes, 1 when it pauses or is aborted), " +
@@ -47,7 +48,7 @@ var operators = map[string]operator{
 }
 
 // operatorNames lists the commands in the order usage shows them.
-var operatorNames = []string{"status", "nodes", "node", "modules", "module", "assign", "take", "unassign", "label", "place", "rollout", "retry", "logs"}
+var operatorNames = []string{"status", "nodes", "node", "modules", "module", "assign", "take", "unassign", "label", "place", "rollout", "secret", "retry", "logs"}
 
 const cliEnvironment = `
 environment:
@@ -66,13 +67,17 @@ type cliRun struct {
 	taken, remove             bool
 	to                        int64
 	every                     time.Duration
+	fromFile                  string
+	plan                      bool
+	// in is where a value is read from: stdin.
+	in io.Reader
 }
 
 // runOperator runs an operator command and returns the process's exit code: 0, 1 when the
 // command failed, 2 on a usage error.
 func runOperator(ctx context.Context, name string, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := operators[name]
-	o := &cliRun{out: stdout}
+	o := &cliRun{out: stdout, in: os.Stdin}
 	fs := flag.NewFlagSet("hq "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	output := fs.String("o", "text", "output: text (lines, as the status page says them) or json (the API's answer, for scripts)")

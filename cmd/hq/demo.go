@@ -50,6 +50,7 @@ func demo(ctx context.Context, cfg controller.Config) error {
 	}
 	cfg.DB = filepath.Join(dir, "hq.db")
 	cfg.KeyFile = "" // the demo's own key, beside its own database, never the operator's
+	cfg.SecretsKeyFile = ""
 	cfg.TLSCert, cfg.TLSKey = ca.certFile, ca.keyFile
 	if cfg.AdminToken == "" {
 		cfg.AdminToken = rand.Text()

@@ -25,7 +25,7 @@ var commands = []command{
 	{"migrate", "", "apply database migrations and exit", only("HQ_DB")},
 	{"demo", "", "run a controller and three hosts on temporary roots, for a first look; its database, " +
 		"signing key and certificate are its own, made in a temporary directory",
-		except("HQ_DB", "HQ_KEY_FILE", "HQ_TLS_CERT", "HQ_TLS_KEY", "HQ_CLIENT_CA", "HQ_STUCK_ATTEMPTS")},
+		except("HQ_DB", "HQ_KEY_FILE", "HQ_SECRETS_KEY_FILE", "HQ_TLS_CERT", "HQ_TLS_KEY", "HQ_CLIENT_CA", "HQ_STUCK_ATTEMPTS")},
 	{"key", "[rotate]", "print the controller's public signing key (and its fingerprint), to provision hosts " +
 		"with as HOSTD_CONTROLLER_KEY; it is made (HQ_KEY_FILE, by default beside HQ_DB) if there is none yet. " +
 		"rotate replaces the signing key with a new one the old one vouches for: controllers serving sign " +

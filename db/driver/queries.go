@@ -8,6 +8,7 @@ import (
 // Queries is every statement the store runs, in hq's types. Each engine implements it over
 // its own SQL; lists of names are Go slices, which each engine passes as it likes.
 type Queries interface {
+	SecretQueries
 	AssignmentCountByModule(ctx context.Context) ([]AssignmentCountByModuleRow, error)
 	AssignmentCountBySource(ctx context.Context, arg AssignmentCountBySourceParams) (int64, error)
 	AssignmentDeclaration(ctx context.Context, node string) ([]AssignmentDeclarationRow, error)

@@ -16,6 +16,7 @@ import (
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/testclock"
 	"github.com/meshhq/hq/internal/testdb"
+	"github.com/meshhq/hq/seal"
 )
 
 // Exercise runs every area on engine ("sqlite" or "postgres"); the engine's package must be
@@ -33,6 +34,7 @@ func Exercise(t *testing.T, engine string) {
 		{"rollouts", rollouts},
 		{"history", history},
 		{"sessions", sessions},
+		{"secrets", secrets},
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
@@ -51,7 +53,11 @@ type area struct {
 
 func open(t *testing.T, engine string) *area {
 	c := testclock.At(time.Date(2030, 11, 30, 3, 0, 0, 0, time.UTC))
-	s, err := db.Open(t.Context(), testdb.NewOn(t, engine), db.Options{Now: c.Now, StuckAttempts: 3})
+	key, err := seal.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.Open(t.Context(), testdb.NewOn(t, engine), db.Options{Now: c.Now, StuckAttempts: 3, SecretsKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}

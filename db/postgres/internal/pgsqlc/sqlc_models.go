@@ -91,6 +91,13 @@ type ModuleRevisionResource struct {
 	GroupName  string
 }
 
+type ModuleRevisionSecret struct {
+	Module   string
+	Revision int64
+	Name     string
+	Version  int64
+}
+
 type Node struct {
 	Name                    string
 	TokenHash               string
@@ -137,6 +144,12 @@ type NodeRegistration struct {
 	DeletedAt       sql.NullString
 	FirstGeneration int64
 	LastGeneration  sql.NullInt64
+}
+
+type NodeSecretKey struct {
+	Node         string
+	PublicKey    string
+	RegisteredAt string
 }
 
 type Placement struct {
@@ -239,6 +252,31 @@ type RolloutTransition struct {
 	ToState   string
 	Reason    string
 	At        string
+}
+
+type Secret struct {
+	Name        string
+	TemplateKey string
+	Version     int64
+	CreatedAt   string
+	UpdatedAt   string
+}
+
+type SecretSeal struct {
+	Node    string
+	Name    string
+	Version int64
+	NodeKey string
+	Sealed  string
+}
+
+type SecretVersion struct {
+	Name       string
+	Version    int64
+	Digest     string
+	Ciphertext string
+	Recipient  string
+	CreatedAt  string
 }
 
 type Send struct {

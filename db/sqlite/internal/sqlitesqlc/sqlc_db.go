@@ -150,6 +150,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.moduleRevisionResourcesInsertStmt, err = db.PrepareContext(ctx, moduleRevisionResourcesInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionResourcesInsert: %w", err)
 	}
+	if q.moduleRevisionSecretInsertStmt, err = db.PrepareContext(ctx, moduleRevisionSecretInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleRevisionSecretInsert: %w", err)
+	}
 	if q.moduleRevisionsWithoutResourcesStmt, err = db.PrepareContext(ctx, moduleRevisionsWithoutResources); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionsWithoutResources: %w", err)
 	}
@@ -209,6 +212,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.nodeRegistrationInsertStmt, err = db.PrepareContext(ctx, nodeRegistrationInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeRegistrationInsert: %w", err)
+	}
+	if q.nodeSecretKeyGetStmt, err = db.PrepareContext(ctx, nodeSecretKeyGet); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeSecretKeyGet: %w", err)
+	}
+	if q.nodeSecretKeySetStmt, err = db.PrepareContext(ctx, nodeSecretKeySet); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeSecretKeySet: %w", err)
 	}
 	if q.nodeSetAppliedStmt, err = db.PrepareContext(ctx, nodeSetApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetApplied: %w", err)
@@ -452,6 +461,48 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.rolloutWaveListStmt, err = db.PrepareContext(ctx, rolloutWaveList); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutWaveList: %w", err)
+	}
+	if q.secretDeleteStmt, err = db.PrepareContext(ctx, secretDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretDelete: %w", err)
+	}
+	if q.secretGetStmt, err = db.PrepareContext(ctx, secretGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretGet: %w", err)
+	}
+	if q.secretListStmt, err = db.PrepareContext(ctx, secretList); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretList: %w", err)
+	}
+	if q.secretModulesStmt, err = db.PrepareContext(ctx, secretModules); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretModules: %w", err)
+	}
+	if q.secretNodeCountStmt, err = db.PrepareContext(ctx, secretNodeCount); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretNodeCount: %w", err)
+	}
+	if q.secretSealDeleteOtherKeysStmt, err = db.PrepareContext(ctx, secretSealDeleteOtherKeys); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretSealDeleteOtherKeys: %w", err)
+	}
+	if q.secretSealInsertStmt, err = db.PrepareContext(ctx, secretSealInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretSealInsert: %w", err)
+	}
+	if q.secretSealListByNodeStmt, err = db.PrepareContext(ctx, secretSealListByNode); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretSealListByNode: %w", err)
+	}
+	if q.secretUpsertStmt, err = db.PrepareContext(ctx, secretUpsert); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretUpsert: %w", err)
+	}
+	if q.secretVersionGetStmt, err = db.PrepareContext(ctx, secretVersionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretVersionGet: %w", err)
+	}
+	if q.secretVersionInsertStmt, err = db.PrepareContext(ctx, secretVersionInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretVersionInsert: %w", err)
+	}
+	if q.secretVersionListStmt, err = db.PrepareContext(ctx, secretVersionList); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretVersionList: %w", err)
+	}
+	if q.secretVersionListNotToStmt, err = db.PrepareContext(ctx, secretVersionListNotTo); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretVersionListNotTo: %w", err)
+	}
+	if q.secretVersionReencryptStmt, err = db.PrepareContext(ctx, secretVersionReencrypt); err != nil {
+		return nil, fmt.Errorf("error preparing query SecretVersionReencrypt: %w", err)
 	}
 	if q.sendCountByOutcomeStmt, err = db.PrepareContext(ctx, sendCountByOutcome); err != nil {
 		return nil, fmt.Errorf("error preparing query SendCountByOutcome: %w", err)
@@ -728,6 +779,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing moduleRevisionResourcesInsertStmt: %w", cerr)
 		}
 	}
+	if q.moduleRevisionSecretInsertStmt != nil {
+		if cerr := q.moduleRevisionSecretInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleRevisionSecretInsertStmt: %w", cerr)
+		}
+	}
 	if q.moduleRevisionsWithoutResourcesStmt != nil {
 		if cerr := q.moduleRevisionsWithoutResourcesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing moduleRevisionsWithoutResourcesStmt: %w", cerr)
@@ -826,6 +882,16 @@ func (q *Queries) Close() error {
 	if q.nodeRegistrationInsertStmt != nil {
 		if cerr := q.nodeRegistrationInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeRegistrationInsertStmt: %w", cerr)
+		}
+	}
+	if q.nodeSecretKeyGetStmt != nil {
+		if cerr := q.nodeSecretKeyGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeSecretKeyGetStmt: %w", cerr)
+		}
+	}
+	if q.nodeSecretKeySetStmt != nil {
+		if cerr := q.nodeSecretKeySetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeSecretKeySetStmt: %w", cerr)
 		}
 	}
 	if q.nodeSetAppliedStmt != nil {
@@ -1233,6 +1299,76 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rolloutWaveListStmt: %w", cerr)
 		}
 	}
+	if q.secretDeleteStmt != nil {
+		if cerr := q.secretDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretDeleteStmt: %w", cerr)
+		}
+	}
+	if q.secretGetStmt != nil {
+		if cerr := q.secretGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretGetStmt: %w", cerr)
+		}
+	}
+	if q.secretListStmt != nil {
+		if cerr := q.secretListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretListStmt: %w", cerr)
+		}
+	}
+	if q.secretModulesStmt != nil {
+		if cerr := q.secretModulesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretModulesStmt: %w", cerr)
+		}
+	}
+	if q.secretNodeCountStmt != nil {
+		if cerr := q.secretNodeCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretNodeCountStmt: %w", cerr)
+		}
+	}
+	if q.secretSealDeleteOtherKeysStmt != nil {
+		if cerr := q.secretSealDeleteOtherKeysStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretSealDeleteOtherKeysStmt: %w", cerr)
+		}
+	}
+	if q.secretSealInsertStmt != nil {
+		if cerr := q.secretSealInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretSealInsertStmt: %w", cerr)
+		}
+	}
+	if q.secretSealListByNodeStmt != nil {
+		if cerr := q.secretSealListByNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretSealListByNodeStmt: %w", cerr)
+		}
+	}
+	if q.secretUpsertStmt != nil {
+		if cerr := q.secretUpsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretUpsertStmt: %w", cerr)
+		}
+	}
+	if q.secretVersionGetStmt != nil {
+		if cerr := q.secretVersionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretVersionGetStmt: %w", cerr)
+		}
+	}
+	if q.secretVersionInsertStmt != nil {
+		if cerr := q.secretVersionInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretVersionInsertStmt: %w", cerr)
+		}
+	}
+	if q.secretVersionListStmt != nil {
+		if cerr := q.secretVersionListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretVersionListStmt: %w", cerr)
+		}
+	}
+	if q.secretVersionListNotToStmt != nil {
+		if cerr := q.secretVersionListNotToStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretVersionListNotToStmt: %w", cerr)
+		}
+	}
+	if q.secretVersionReencryptStmt != nil {
+		if cerr := q.secretVersionReencryptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing secretVersionReencryptStmt: %w", cerr)
+		}
+	}
 	if q.sendCountByOutcomeStmt != nil {
 		if cerr := q.sendCountByOutcomeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing sendCountByOutcomeStmt: %w", cerr)
@@ -1414,6 +1550,7 @@ type Queries struct {
 	moduleRevisionInsertStmt              *sql.Stmt
 	moduleRevisionListPageStmt            *sql.Stmt
 	moduleRevisionResourcesInsertStmt     *sql.Stmt
+	moduleRevisionSecretInsertStmt        *sql.Stmt
 	moduleRevisionsWithoutResourcesStmt   *sql.Stmt
 	moduleUpsertStmt                      *sql.Stmt
 	nodeBumpGenerationStmt                *sql.Stmt
@@ -1434,6 +1571,8 @@ type Queries struct {
 	nodeRegisterAgainStmt                 *sql.Stmt
 	nodeRegistrationEndStmt               *sql.Stmt
 	nodeRegistrationInsertStmt            *sql.Stmt
+	nodeSecretKeyGetStmt                  *sql.Stmt
+	nodeSecretKeySetStmt                  *sql.Stmt
 	nodeSetAppliedStmt                    *sql.Stmt
 	nodeSetHostStmt                       *sql.Stmt
 	nodeSetLabelsStmt                     *sql.Stmt
@@ -1515,6 +1654,20 @@ type Queries struct {
 	rolloutSetPausedReasonStmt            *sql.Stmt
 	rolloutTransitionListStmt             *sql.Stmt
 	rolloutWaveListStmt                   *sql.Stmt
+	secretDeleteStmt                      *sql.Stmt
+	secretGetStmt                         *sql.Stmt
+	secretListStmt                        *sql.Stmt
+	secretModulesStmt                     *sql.Stmt
+	secretNodeCountStmt                   *sql.Stmt
+	secretSealDeleteOtherKeysStmt         *sql.Stmt
+	secretSealInsertStmt                  *sql.Stmt
+	secretSealListByNodeStmt              *sql.Stmt
+	secretUpsertStmt                      *sql.Stmt
+	secretVersionGetStmt                  *sql.Stmt
+	secretVersionInsertStmt               *sql.Stmt
+	secretVersionListStmt                 *sql.Stmt
+	secretVersionListNotToStmt            *sql.Stmt
+	secretVersionReencryptStmt            *sql.Stmt
 	sendCountByOutcomeStmt                *sql.Stmt
 	sendGetStmt                           *sql.Stmt
 	sendInsertStmt                        *sql.Stmt
@@ -1583,6 +1736,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		moduleRevisionInsertStmt:              q.moduleRevisionInsertStmt,
 		moduleRevisionListPageStmt:            q.moduleRevisionListPageStmt,
 		moduleRevisionResourcesInsertStmt:     q.moduleRevisionResourcesInsertStmt,
+		moduleRevisionSecretInsertStmt:        q.moduleRevisionSecretInsertStmt,
 		moduleRevisionsWithoutResourcesStmt:   q.moduleRevisionsWithoutResourcesStmt,
 		moduleUpsertStmt:                      q.moduleUpsertStmt,
 		nodeBumpGenerationStmt:                q.nodeBumpGenerationStmt,
@@ -1603,6 +1757,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeRegisterAgainStmt:                 q.nodeRegisterAgainStmt,
 		nodeRegistrationEndStmt:               q.nodeRegistrationEndStmt,
 		nodeRegistrationInsertStmt:            q.nodeRegistrationInsertStmt,
+		nodeSecretKeyGetStmt:                  q.nodeSecretKeyGetStmt,
+		nodeSecretKeySetStmt:                  q.nodeSecretKeySetStmt,
 		nodeSetAppliedStmt:                    q.nodeSetAppliedStmt,
 		nodeSetHostStmt:                       q.nodeSetHostStmt,
 		nodeSetLabelsStmt:                     q.nodeSetLabelsStmt,
@@ -1684,6 +1840,20 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutSetPausedReasonStmt:            q.rolloutSetPausedReasonStmt,
 		rolloutTransitionListStmt:             q.rolloutTransitionListStmt,
 		rolloutWaveListStmt:                   q.rolloutWaveListStmt,
+		secretDeleteStmt:                      q.secretDeleteStmt,
+		secretGetStmt:                         q.secretGetStmt,
+		secretListStmt:                        q.secretListStmt,
+		secretModulesStmt:                     q.secretModulesStmt,
+		secretNodeCountStmt:                   q.secretNodeCountStmt,
+		secretSealDeleteOtherKeysStmt:         q.secretSealDeleteOtherKeysStmt,
+		secretSealInsertStmt:                  q.secretSealInsertStmt,
+		secretSealListByNodeStmt:              q.secretSealListByNodeStmt,
+		secretUpsertStmt:                      q.secretUpsertStmt,
+		secretVersionGetStmt:                  q.secretVersionGetStmt,
+		secretVersionInsertStmt:               q.secretVersionInsertStmt,
+		secretVersionListStmt:                 q.secretVersionListStmt,
+		secretVersionListNotToStmt:            q.secretVersionListNotToStmt,
+		secretVersionReencryptStmt:            q.secretVersionReencryptStmt,
 		sendCountByOutcomeStmt:                q.sendCountByOutcomeStmt,
 		sendGetStmt:                           q.sendGetStmt,
 		sendInsertStmt:                        q.sendInsertStmt,

@@ -92,6 +92,7 @@ type Querier interface {
 	// A revision's resources as rows (@rows, a JSON array of {name, kind, digest, position,
 	// group}), in one statement; rows already there stay.
 	ModuleRevisionResourcesInsert(ctx context.Context, arg ModuleRevisionResourcesInsertParams) error
+	ModuleRevisionSecretInsert(ctx context.Context, arg ModuleRevisionSecretInsertParams) error
 	// Revisions with resources but no rows of them: uploaded before module_revision_resources.
 	ModuleRevisionsWithoutResources(ctx context.Context) ([]ModuleRevisionsWithoutResourcesRow, error)
 	ModuleUpsert(ctx context.Context, arg ModuleUpsertParams) (int64, error)
@@ -131,6 +132,9 @@ type Querier interface {
 	NodeRegisterAgain(ctx context.Context, arg NodeRegisterAgainParams) error
 	NodeRegistrationEnd(ctx context.Context, arg NodeRegistrationEndParams) error
 	NodeRegistrationInsert(ctx context.Context, arg NodeRegistrationInsertParams) error
+	NodeSecretKeyGet(ctx context.Context, node string) (string, error)
+	// The node's key, registered; zero rows when it is the key already registered.
+	NodeSecretKeySet(ctx context.Context, arg NodeSecretKeySetParams) (int64, error)
 	NodeSetApplied(ctx context.Context, arg NodeSetAppliedParams) error
 	// What the host says of itself, in the reports that carry it.
 	NodeSetHost(ctx context.Context, arg NodeSetHostParams) error
@@ -294,6 +298,29 @@ type Querier interface {
 	// A rollout's nodes counted by wave and state, with when the first of them started and the
 	// last ended ('' for none); nodes not started yet count in wave 0, whatever wave they have.
 	RolloutWaveList(ctx context.Context, rollout int64) ([]RolloutWaveListRow, error)
+	SecretDelete(ctx context.Context, name string) error
+	SecretGet(ctx context.Context, name string) (SecretGetRow, error)
+	SecretList(ctx context.Context) ([]SecretListRow, error)
+	// The modules whose newest revision pins the secret.
+	SecretModules(ctx context.Context, name string) ([]string, error)
+	// The nodes pinned to a revision that uses the secret.
+	SecretNodeCount(ctx context.Context, name string) (int64, error)
+	// Seals to a key the node has replaced, which nothing can open any more.
+	SecretSealDeleteOtherKeys(ctx context.Context, arg SecretSealDeleteOtherKeysParams) error
+	// A version sealed to a node's key; the first seal kept, so the declaration's digest stays.
+	SecretSealInsert(ctx context.Context, arg SecretSealInsertParams) error
+	// What is sealed to the node's key now, for its declaration.
+	SecretSealListByNode(ctx context.Context, arg SecretSealListByNodeParams) ([]SecretSealListByNodeRow, error)
+	// A new version of a secret, made when it is new: its newest version number.
+	SecretUpsert(ctx context.Context, arg SecretUpsertParams) (int64, error)
+	SecretVersionGet(ctx context.Context, arg SecretVersionGetParams) (SecretVersion, error)
+	SecretVersionInsert(ctx context.Context, arg SecretVersionInsertParams) error
+	// A secret's versions, newest first, without their ciphertext.
+	SecretVersionList(ctx context.Context, name string) ([]SecretVersionListRow, error)
+	// Versions encrypted to another key than recipient, a chunk at a time: what a rekey has left.
+	SecretVersionListNotTo(ctx context.Context, arg SecretVersionListNotToParams) ([]SecretVersion, error)
+	// A version encrypted again, unless another rekey got there first.
+	SecretVersionReencrypt(ctx context.Context, arg SecretVersionReencryptParams) (int64, error)
 	// Every recorded send (as retention keeps them) by outcome, for /metrics.
 	SendCountByOutcome(ctx context.Context) ([]SendCountByOutcomeRow, error)
 	SendGet(ctx context.Context, arg SendGetParams) (Send, error)
