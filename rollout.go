@@ -167,9 +167,9 @@ type Rollout struct {
 	// or started it by a rollback; Steered says which ("paused", …, "rollback").
 	SteeredBy string `json:"steered_by,omitempty"`
 	Steered   string `json:"steered,omitempty"`
-	Nodes      int   `json:"nodes"`
-	Done       int   `json:"done"`
-	InFlight   int   `json:"in_flight"`
+	Nodes     int    `json:"nodes"`
+	Done      int    `json:"done"`
+	InFlight  int    `json:"in_flight"`
 	// Failed counts the failed nodes, reverted or not; Forgiven those a resume set aside.
 	Failed    int           `json:"failed"`
 	Forgiven  int           `json:"forgiven"`
