@@ -33,6 +33,8 @@ func Exercise(t *testing.T, engine string) {
 		{"rollouts", rollouts},
 		{"history", history},
 		{"sessions", sessions},
+		{"operators", operators},
+		{"audit", audit},
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
@@ -47,16 +49,19 @@ type area struct {
 	ctx context.Context
 	s   *db.Store
 	c   *testclock.Clock
+	// hqDB names the area's database, for a check made in SQL behind the store.
+	hqDB string
 }
 
 func open(t *testing.T, engine string) *area {
 	c := testclock.At(time.Date(2030, 11, 30, 3, 0, 0, 0, time.UTC))
-	s, err := db.Open(t.Context(), testdb.NewOn(t, engine), db.Options{Now: c.Now, StuckAttempts: 3})
+	hqDB := testdb.NewOn(t, engine)
+	s, err := db.Open(t.Context(), hqDB, db.Options{Now: c.Now, StuckAttempts: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return &area{t: t, ctx: t.Context(), s: s, c: c}
+	return &area{t: t, ctx: t.Context(), s: s, c: c, hqDB: hqDB}
 }
 
 // ok fails the area at once on an error where none may be.
