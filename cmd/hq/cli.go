@@ -165,7 +165,7 @@ func (o *cliRun) printError(stderr io.Writer, name string, err error) {
 			fmt.Fprintf(stderr, "  %s: %s\n", d.Field, d.Message)
 		}
 		if e.Status == 401 {
-			fmt.Fprintln(stderr, "  set HQ_ADMIN_TOKEN to the operator's token (the controller's HQ_ADMIN_TOKEN)")
+			fmt.Fprintln(stderr, "  set HQ_TOKEN to an operator's token that is neither revoked nor expired (or HQ_ADMIN_TOKEN to the controller's)")
 		}
 	}
 	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
