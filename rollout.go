@@ -163,9 +163,13 @@ type Rollout struct {
 	// RollbackOf is, for a rollback of the placement to an earlier revision, the module's
 	// newest revision when it started; 0 for the rollout of a new revision.
 	RollbackOf int64 `json:"rollback_of,omitempty"`
-	Nodes      int   `json:"nodes"`
-	Done       int   `json:"done"`
-	InFlight   int   `json:"in_flight"`
+	// SteeredBy is the operator who last paused, resumed, promoted or aborted the rollout,
+	// or started it by a rollback; Steered says which ("paused", …, "rollback").
+	SteeredBy string `json:"steered_by,omitempty"`
+	Steered   string `json:"steered,omitempty"`
+	Nodes     int    `json:"nodes"`
+	Done      int    `json:"done"`
+	InFlight  int    `json:"in_flight"`
 	// Failed counts the failed nodes, reverted or not; Forgiven those a resume set aside.
 	Failed    int           `json:"failed"`
 	Forgiven  int           `json:"forgiven"`

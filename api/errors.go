@@ -24,6 +24,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Generation != nil {
 		setETag(w, *e.Generation)
 	}
+	noteAudit(r, "", 0, e.Message)
 	switch status {
 	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="hq"`)

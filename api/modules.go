@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -33,14 +34,25 @@ func (s *Server) putModule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if dry, err := dryRun(r); err != nil || dry {
+		noteAudit(r, "", 0, "plan only (dry_run)")
 		s.planModule(w, r, module, req.Resources, err)
 		return
 	}
-	res, err := s.Store.PutModule(r.Context(), module, req.Resources)
+	msg, err := pushMessage(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	res, err := s.Store.PushModule(r.Context(), module, req.Resources, msg)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	detail := msg
+	if !res.Created {
+		detail = "identical to the newest revision: nothing changed"
+	}
+	noteAudit(r, "", res.Revision, detail)
 	status := http.StatusOK
 	if res.Created {
 		status = http.StatusCreated
@@ -69,6 +81,22 @@ func (s *Server) getModule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, m)
+}
+
+// maxMessage bounds a push's message: a line or two, as a commit's subject.
+const maxMessage = 1024
+
+// pushMessage is what the pusher says of a new revision: the X-HQ-Message header, or
+// ?message= for a client that cannot set headers; "" for none.
+func pushMessage(r *http.Request) (string, error) {
+	msg := r.Header.Get("X-HQ-Message")
+	if msg == "" {
+		msg = r.URL.Query().Get("message")
+	}
+	if len(msg) > maxMessage || strings.ContainsAny(msg, "\x00\r\n") {
+		return "", hq.Errorf(hq.CodeInvalid, "a push's message is one line of at most %d bytes", maxMessage)
+	}
+	return msg, nil
 }
 
 // dryRun reads ?dry_run=: true asks what an upload would do, and does nothing.

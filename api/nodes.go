@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/meshhq/hq"
+	"github.com/meshhq/hq/authz"
 	"github.com/meshhq/hq/db"
 )
 
@@ -29,6 +30,7 @@ func (s *Server) createNode(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	noteAudit(r, "node/"+req.Name, 0, "")
 	token, gen, err := s.Store.CreateLabelledNode(r.Context(), req.Name, req.Labels)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -43,7 +45,16 @@ func (s *Server) setLabels(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Labels map[string]string `json:"labels"`
 	}
-	s.setPairs(w, r, &req, func() map[string]string { return req.Labels }, s.Store.SetLabels)
+	// A scoped deployer's node must stay in its scope: the labels it sets must match too.
+	set := func(ctx context.Context, node string, labels map[string]string, ifMatch *int64) (int64, error) {
+		if id, _ := hq.IdentityFrom(ctx); id.Scoped() {
+			if err := authz.CheckLabels(id, node, labels); err != nil {
+				return 0, err
+			}
+		}
+		return s.Store.SetLabels(ctx, node, labels, ifMatch)
+	}
+	s.setPairs(w, r, &req, func() map[string]string { return req.Labels }, set)
 }
 
 // setVars answers PUT /nodes/{node}/vars {"vars":{…}}: the node's vars, all replaced.

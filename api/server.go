@@ -78,6 +78,9 @@ type Server struct {
 	Guesses *guesses.Limiter
 	// Metrics, when set, is served at GET /metrics to the operator.
 	Metrics http.Handler
+	// RotateKey, when set, replaces the signing key (POST /controller-key/rotate, an admin's)
+	// and returns the new key's fingerprint.
+	RotateKey func() (string, error)
 	// Reports, when set, is told of every report admitted: whether it was committed, and how
 	// long taking it in took.
 	Reports ReportObserver
@@ -115,6 +118,8 @@ func (s *Server) Routes(r chi.Router) {
 			s.rolloutRoutes(r)
 			s.historyRoutes(r)
 			s.secretRoutes(r)
+			s.operatorRoutes(r)
+			s.auditRoutes(r)
 			r.Get("/status", s.status)
 		})
 	})

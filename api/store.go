@@ -47,7 +47,7 @@ type Store interface {
 	Transitions(ctx context.Context, node string, limit int64) ([]hq.TransitionView, error)
 	Drifts(ctx context.Context, node string, limit int64) ([]hq.DriftView, error)
 	// Modules, placements and rollouts.
-	PutModule(ctx context.Context, name string, resources []hq.Resource) (db.PutModuleResult, error)
+	PushModule(ctx context.Context, name string, resources []hq.Resource, message string) (db.PutModuleResult, error)
 	PlanModule(ctx context.Context, name string, resources []hq.Resource) (hq.ModulePlan, error)
 	GetModule(ctx context.Context, name string) (hq.ModuleView, error)
 	ListModules(ctx context.Context) ([]hq.ModuleView, error)
@@ -62,6 +62,15 @@ type Store interface {
 	PromoteRollout(ctx context.Context, id int64) (hq.Rollout, error)
 	RollbackPlacement(ctx context.Context, placement string, revision int64) (hq.Rollout, error)
 	AbortRollout(ctx context.Context, id int64) (hq.Rollout, error)
+	// Operators and the audit log.
+	CheckOperatorToken(ctx context.Context, token string) (db.OperatorCheck, error)
+	AddOperator(ctx context.Context, op hq.Operator, expires *time.Time) (hq.NewToken, error)
+	NewOperatorToken(ctx context.Context, name string, expires *time.Time) (hq.NewToken, error)
+	RevokeOperator(ctx context.Context, name string) error
+	RevokeOperatorToken(ctx context.Context, id int64) error
+	ListOperators(ctx context.Context) ([]hq.Operator, error)
+	Audit(ctx context.Context, e hq.AuditEntry) error
+	ListAudit(ctx context.Context, f db.AuditFilter) (db.AuditPage, error)
 	// The mesh.
 	MeshStatus(ctx context.Context) (hq.MeshStatus, error)
 	Trouble() (db.WriteTrouble, bool)

@@ -27,6 +27,9 @@ type Client struct {
 	Token string
 	// HTTP is the client requests go through; nil is http.DefaultClient.
 	HTTP *http.Client
+	// UserAgent, when set, is every request's User-Agent: the hq CLI says hq-cli/VERSION, so
+	// the audit log tells its calls from other API calls.
+	UserAgent string
 }
 
 // New returns a client of the controller at base, authenticating with token.
@@ -88,6 +91,12 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.UserAgent != "" {
+		req.Header.Set("User-Agent", c.UserAgent)
+	}
+	for k, v := range headersFrom(ctx) {
+		req.Header.Set(k, v)
 	}
 	hc := c.HTTP
 	if hc == nil {

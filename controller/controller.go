@@ -3,6 +3,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -26,6 +27,7 @@ import (
 	_ "github.com/meshhq/hq/db/sqlite"
 	"github.com/meshhq/hq/internal/guesses"
 	"github.com/meshhq/hq/internal/workers"
+	"github.com/meshhq/hq/keys"
 	"github.com/meshhq/hq/seal"
 	"github.com/meshhq/hq/webui"
 )
@@ -34,7 +36,8 @@ import (
 type Config struct {
 	Addr               string        `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"where the API and the status pages listen"`
 	DB                 string        `envconfig:"DB" default:"./hq.db" desc:"the database: a SQLite file (its signing key kept beside it as FILE.key), or a postgres:// URL"`
-	AdminToken         string        `envconfig:"ADMIN_TOKEN" desc:"required: the operator's bearer token"`
+	AdminToken         string        `envconfig:"ADMIN_TOKEN" desc:"a bootstrap admin's bearer token, named admin; unset it once a real admin exists (hq operator add NAME --role admin)"`
+	AuditRetain        time.Duration `envconfig:"AUDIT_RETAIN" default:"8760h" desc:"audit log entries older than this are pruned (the only way a row leaves it)"`
 	StuckAttempts      int           `envconfig:"STUCK_ATTEMPTS" default:"5" desc:"consecutive failed attempts before a resource is stuck"`
 	StuckAfter         time.Duration `envconfig:"STUCK_AFTER" default:"30m" desc:"or this long failing"`
 	SilentAfter        time.Duration `envconfig:"SILENT_AFTER" default:"3m" desc:"a node without a report for this long is silent"`
@@ -77,8 +80,8 @@ type Config struct {
 // Check reports the first thing in c that would stop the controller from running.
 func (c Config) Check() error {
 	switch {
-	case c.AdminToken == "":
-		return errors.New("HQ_ADMIN_TOKEN is required: operators authenticate with it")
+	case c.AuditRetain < 0:
+		return errors.New("HQ_AUDIT_RETAIN must not be negative")
 	case c.StuckAttempts < 1:
 		return errors.New("HQ_STUCK_ATTEMPTS must be at least 1")
 	case c.StuckAfter <= 0:
@@ -194,7 +197,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		MaxReportsInFlight: cfg.MaxReportsInFlight, RetryAfter: cfg.RetryAfter, GeneralDecoder: cfg.ReportDecoder == "general",
 		MaxPolls: pollBound(cfg, log), PollsPerNode: cfg.PollsPerNode, NoPacing: !cfg.Pacing,
 		ReportsPerNode: cfg.ReportsPerNode, NodeReportRate: cfg.NodeReportRate, NodeReportBurst: cfg.NodeReportBurst,
-		Guesses: guesses.New(cfg.AuthFailures)}
+		Guesses: guesses.New(cfg.AuthFailures), RotateKey: rotateKey(keyFile, cfg.KeyGrace)}
 	serveMetrics, closeMetrics, err := metricsListener(srv, store, cfg.MetricsAddr, cfg.Pprof, log)
 	if err != nil {
 		return err
@@ -212,7 +215,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	// before the next) and stopped after the last, before the store closes. The leased ones
 	// run in one controller at a time of those sharing the database, and in another within a
 	// lease's length once that one dies: work a controller began is any controller's to finish.
-	pruner := workers.Loop("pruner", func(ctx context.Context) { prune(ctx, store, retention, cfg.PruneEvery, log) })
+	auditRetain := cmp.Or(cfg.AuditRetain, 8760*time.Hour)
+	pruner := workers.Loop("pruner", func(ctx context.Context) { prune(ctx, store, retention, auditRetain, cfg.PruneEvery, log) })
 	leased := func(w workers.Worker) workers.Worker { return store.Leased(w, srv.Instance) }
 	run := []workers.Worker{
 		store.Committer(),        // reports that arrive together share a commit
@@ -338,7 +342,7 @@ const answering = 64
 
 // prune deletes the history retention no longer keeps, every period, until ctx ends. Each
 // window of rows is its own short transaction, so reports keep landing while it runs.
-func prune(ctx context.Context, store *db.Store, r db.Retention, every time.Duration, log *slog.Logger) {
+func prune(ctx context.Context, store *db.Store, r db.Retention, audit, every time.Duration, log *slog.Logger) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -358,6 +362,23 @@ func prune(ctx context.Context, store *db.Store, r db.Retention, every time.Dura
 			log.Info("pruned history", "transitions", deleted["transitions"], "reports", deleted["reports"],
 				"sends", deleted["sends"], "drifts", deleted["drifts"], "took", time.Since(start).Round(time.Millisecond))
 		}
+		if n, err := store.PruneAudit(ctx, audit, r.Window); err != nil && ctx.Err() == nil {
+			log.Error("pruning the audit log", "err", err)
+		} else if n > 0 {
+			log.Info("pruned the audit log", "entries", n)
+		}
+	}
+}
+
+// rotateKey is what POST /controller-key/rotate does: hq key rotate's rotation of the key
+// file, which this controller's watcher then takes up as it takes up one made by hand.
+func rotateKey(path string, grace time.Duration) func() (string, error) {
+	return func() (string, error) {
+		k, err := RotateKeys(path, time.Now(), grace)
+		if err != nil {
+			return "", err
+		}
+		return keys.Fingerprint(k.Public()), nil
 	}
 }
 

@@ -28,13 +28,24 @@ func (s *Store) Assign(ctx context.Context, node, module string, taken *bool, if
 		case err == nil && (taken == nil || (a.Taken) == *taken):
 			return false, nil // already so: nothing changes, the generation stays
 		case err == nil:
-			return true, q.AssignmentSetTaken(ctx, driver.AssignmentSetTakenParams{Node: node, Module: module, Taken: *taken})
+			if err := q.AssignmentSetTaken(ctx, driver.AssignmentSetTakenParams{Node: node, Module: module, Taken: *taken}); err != nil {
+				return false, err
+			}
+			return true, q.AssignmentSetTakenBy(ctx, driver.AssignmentSetTakenByParams{By: takenBy(ctx, *taken), Node: node, Module: module})
 		case !errors.Is(err, sql.ErrNoRows):
 			return false, err
 		}
 		if err := q.AssignmentInsert(ctx, driver.AssignmentInsertParams{Node: node, Module: module, Taken: taken != nil && *taken,
 			AssignedAt: s.now(), Revision: m.Revision, Source: SourceOperator}); err != nil {
 			return false, err
+		}
+		if by := hq.Author(ctx); by != "" {
+			if err := q.AssignmentSetAssignedBy(ctx, driver.AssignmentSetAssignedByParams{By: by, Node: node, Module: module}); err != nil {
+				return false, err
+			}
+			if err := q.AssignmentSetTakenBy(ctx, driver.AssignmentSetTakenByParams{By: takenBy(ctx, taken != nil && *taken), Node: node, Module: module}); err != nil {
+				return false, err
+			}
 		}
 		// Decoded, digested and marshalled once for every node the revision is assigned to.
 		resources, err := s.resources(ctx, q, module, m.Revision)
@@ -87,7 +98,10 @@ func (s *Store) Take(ctx context.Context, node, module string, ifMatch *int64) (
 		if a.Taken {
 			return false, nil
 		}
-		return true, q.AssignmentSetTaken(ctx, driver.AssignmentSetTakenParams{Node: node, Module: module, Taken: true})
+		if err := q.AssignmentSetTaken(ctx, driver.AssignmentSetTakenParams{Node: node, Module: module, Taken: true}); err != nil {
+			return false, err
+		}
+		return true, q.AssignmentSetTakenBy(ctx, driver.AssignmentSetTakenByParams{By: hq.Author(ctx), Node: node, Module: module})
 	})
 }
 
@@ -132,4 +146,12 @@ func (s *Store) changeDeclaration(ctx context.Context, node string, ifMatch *int
 		s.bells.ring(node)
 	}
 	return gen, err
+}
+
+// takenBy is who an assignment is taken by once it is set taken or not: the author, or no one.
+func takenBy(ctx context.Context, taken bool) string {
+	if !taken {
+		return ""
+	}
+	return hq.Author(ctx)
 }

@@ -33,6 +33,12 @@ type PutModuleResult struct {
 // nodes in the upload's own, the rest by the mover. A path that would overlap another
 // module's on any of those nodes refuses the upload (conflict) and changes nothing.
 func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resource) (PutModuleResult, error) {
+	return s.PushModule(ctx, name, resources, "")
+}
+
+// PushModule is PutModule recording the revision's author (the operator ctx carries) and
+// message; an upload identical to the newest revision changes neither.
+func (s *Store) PushModule(ctx context.Context, name string, resources []hq.Resource, message string) (PutModuleResult, error) {
 	res := PutModuleResult{Generations: map[string]int64{}}
 	if !hq.ValidName(name) {
 		return res, hq.NameError("module", name)
@@ -70,6 +76,12 @@ func (s *Store) PutModule(ctx context.Context, name string, resources []hq.Resou
 			Digest: digest, CreatedAt: now,
 		}); err != nil {
 			return err
+		}
+		if author := hq.Author(ctx); author != "" || message != "" {
+			if err := q.ModuleRevisionSetAuthor(ctx, driver.ModuleRevisionSetAuthorParams{PushedBy: author, Message: message,
+				Module: name, Revision: rev}); err != nil {
+				return err
+			}
 		}
 		if err := writeRevisionRows(ctx, q, name, rev, resources); err != nil {
 			return err

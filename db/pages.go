@@ -337,6 +337,9 @@ type RevisionSummary struct {
 	Resources int
 	Digest    string
 	CreatedAt time.Time
+	// PushedBy is the operator who pushed it ("" before operators), Message what they said of it.
+	PushedBy string
+	Message  string
 }
 
 // RevisionPage is one page of a module's revisions, newest first.
@@ -360,7 +363,7 @@ func (s *Store) PageRevisions(ctx context.Context, module string, before int64, 
 	}
 	for _, r := range rows {
 		p.Revisions = append(p.Revisions, RevisionSummary{Revision: r.Revision, Resources: int(r.ResourceCount),
-			Digest: r.Digest, CreatedAt: hq.ParseTime(r.CreatedAt)})
+			Digest: r.Digest, CreatedAt: hq.ParseTime(r.CreatedAt), PushedBy: r.PushedBy, Message: r.Message})
 	}
 	return p, nil
 }
@@ -371,6 +374,8 @@ type Revision struct {
 	Revision  int64
 	Digest    string
 	CreatedAt time.Time
+	PushedBy  string
+	Message   string
 	Resources []hq.Resource
 }
 
@@ -386,7 +391,8 @@ func (s *Store) GetRevision(ctx context.Context, module string, revision int64) 
 	if err != nil {
 		return Revision{}, err
 	}
-	return Revision{Module: module, Revision: revision, Digest: r.Digest, CreatedAt: hq.ParseTime(r.CreatedAt), Resources: rs}, nil
+	return Revision{Module: module, Revision: revision, Digest: r.Digest, CreatedAt: hq.ParseTime(r.CreatedAt),
+		PushedBy: r.PushedBy, Message: r.Message, Resources: rs}, nil
 }
 
 // ReportOutcome is one row of a node's report history with the counts its line was made from.

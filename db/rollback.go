@@ -53,7 +53,10 @@ func (s *Store) RollbackPlacement(ctx context.Context, name string, revision int
 		id, err = s.beginRollout(ctx, q, p, policy, newRollout{to: revision, rollbackOf: newest.Revision,
 			superseded: fmt.Sprintf("superseded by a rollback to revision %d", revision),
 			reason:     fmt.Sprintf("rollback of placement %s to revision %d by an operator", name, revision)})
-		return err
+		if err != nil {
+			return err
+		}
+		return steered(ctx, q, id, "rollback")
 	})
 	if err != nil {
 		return hq.Rollout{}, err

@@ -16,8 +16,11 @@ import (
 func (s *Store) ResumeRollout(ctx context.Context, id int64) (hq.Rollout, error) {
 	err := s.inTx(ctx, func(q driver.Queries) error {
 		n, err := q.RolloutResume(ctx, driver.RolloutResumeParams{ID: id, Reason: "resumed by an operator", Now: s.now()})
-		if err != nil || n == 1 {
+		if err != nil {
 			return err
+		}
+		if n == 1 {
+			return steered(ctx, q, id, "resumed")
 		}
 		return rolloutNotIn(ctx, q, id, "paused")
 	})
@@ -44,6 +47,9 @@ func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) 
 				}
 				if n == 0 {
 					return rolloutNotIn(ctx, q, id, "progressing or paused")
+				}
+				if err := steered(ctx, q, id, "aborted"); err != nil {
+					return err
 				}
 			}
 			r, err := q.RolloutGet(ctx, id)
@@ -76,6 +82,11 @@ func (s *Store) AbortRollout(ctx context.Context, id int64) (hq.Rollout, error) 
 	}
 }
 
+// steered records who steered rollout id, and how, in the steering's own transaction.
+func steered(ctx context.Context, q driver.Queries, id int64, how string) error {
+	return q.RolloutSetSteered(ctx, driver.RolloutSetSteeredParams{By: hq.Author(ctx), How: how, ID: id})
+}
+
 // rolloutNotIn explains why a guarded change of a rollout's state found no row.
 func rolloutNotIn(ctx context.Context, q driver.Queries, id int64, want string) error {
 	r, err := q.RolloutGet(ctx, id)
@@ -94,8 +105,11 @@ const reasonOperatorPaused = "paused by an operator"
 func (s *Store) PauseRollout(ctx context.Context, id int64) (hq.Rollout, error) {
 	err := s.inTx(ctx, func(q driver.Queries) error {
 		n, err := q.RolloutPause(ctx, driver.RolloutPauseParams{ID: id, Reason: reasonOperatorPaused, Now: s.now()})
-		if err != nil || n == 1 {
+		if err != nil {
 			return err
+		}
+		if n == 1 {
+			return steered(ctx, q, id, "paused")
 		}
 		return rolloutNotIn(ctx, q, id, "progressing")
 	})
@@ -126,8 +140,11 @@ func (s *Store) PromoteRollout(ctx context.Context, id int64) (hq.Rollout, error
 			return hq.Errorf(hq.CodeConflict, "rollout %d has no canary wave to promote: its policy has canary 0", id)
 		}
 		n, err := q.RolloutPromote(ctx, driver.RolloutPromoteParams{ID: id, Reason: "promoted by an operator: the canaries count as proven", Now: s.now()})
-		if err != nil || n == 1 {
+		if err != nil {
 			return err
+		}
+		if n == 1 {
+			return steered(ctx, q, id, "promoted")
 		}
 		return rolloutNotIn(ctx, q, id, "progressing")
 	})

@@ -396,6 +396,7 @@ func readRollout(r driver.Rollout) (hq.Rollout, error) {
 		InFlight: int(r.InFlight), Failed: int(r.Failed), Forgiven: int(r.Forgiven), Reason: r.Reason,
 		CreatedAt: hq.ParseTime(r.CreatedAt), UpdatedAt: hq.ParseTime(r.UpdatedAt), EndedAt: nullTime(r.EndedAt)}
 	v.FromRevisions, v.Promoted, v.RollbackOf = fromRevisions(r), r.Promoted == 1, r.RollbackOf
+	v.SteeredBy, v.Steered = r.SteeredBy, r.Steered
 	v.Line = v.MakeLine()
 	return v, nil
 }

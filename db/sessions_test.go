@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"github.com/meshhq/hq"
 	"testing"
 	"time"
 )
@@ -26,10 +27,10 @@ func TestSessions(t *testing.T) {
 		}
 		return n
 	}
-	if err := s.CreateSession(ctx, "one", c.Now().Add(time.Hour)); err != nil {
+	if err := s.CreateSession(ctx, "one", c.Now().Add(time.Hour), hq.Identity{Operator: hq.BootstrapAdmin, Role: hq.RoleAdmin}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSession(ctx, "two", c.Now().Add(3*time.Hour)); err != nil {
+	if err := s.CreateSession(ctx, "two", c.Now().Add(3*time.Hour), hq.Identity{Operator: hq.BootstrapAdmin, Role: hq.RoleAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	if !valid("one") || !valid("two") || valid("three") || valid("") {
@@ -58,7 +59,7 @@ func TestSessions(t *testing.T) {
 	if rows() != 1 {
 		t.Fatalf("%d row(s) before pruning, want the expired one", rows())
 	}
-	if err := s.CreateSession(ctx, "four", c.Now().Add(time.Hour)); err != nil {
+	if err := s.CreateSession(ctx, "four", c.Now().Add(time.Hour), hq.Identity{Operator: hq.BootstrapAdmin, Role: hq.RoleAdmin}); err != nil {
 		t.Fatal(err)
 	}
 	if rows() != 1 || !valid("four") {

@@ -121,3 +121,9 @@ SELECT DISTINCT a.revision FROM assignments a
 WHERE a.source = @placement AND a.module = @module AND a.revision <> @to_revision
 ORDER BY a.revision;
 
+
+-- name: AssignmentSetAssignedBy :exec
+UPDATE assignments SET assigned_by = @by WHERE node = @node AND module = @module;
+
+-- name: AssignmentSetTakenBy :exec
+UPDATE assignments SET taken_by = @by WHERE node = @node AND module = @module;

@@ -55,7 +55,10 @@ WHERE m.name = @name;
 -- name: ModuleRevisionListPage :many
 -- A page of a module's revisions, newest first, older than @before (0 for the first page),
 -- without their resources.
-SELECT revision, resource_count, digest, created_at FROM module_revisions
+SELECT revision, resource_count, digest, created_at, pushed_by, message FROM module_revisions
 WHERE module = @module AND (CAST(@before AS BIGINT) = 0 OR revision < CAST(@before AS BIGINT))
 ORDER BY revision DESC
 LIMIT CAST(@max AS BIGINT);
+
+-- name: ModuleRevisionSetAuthor :exec
+UPDATE module_revisions SET pushed_by = @pushed_by, message = @message WHERE module = @module AND revision = @revision;

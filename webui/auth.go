@@ -9,8 +9,10 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
+	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/internal/bearer"
 	"github.com/meshhq/hq/internal/guesses"
 )
@@ -21,64 +23,82 @@ const (
 	sessionFor = 12 * time.Hour
 )
 
-// auth checks the operator's token however a request carries it: basic auth (any user name,
+// auth checks an operator's token however a request carries it: basic auth (any user name,
 // the token as password) so curl -u works, a bearer header as the API takes, or a session
-// cookie set by the login form.
+// cookie set by the login form. A token is HQ_ADMIN_TOKEN (the bootstrap admin) or an
+// operator's.
 type auth struct {
 	token []byte
 }
 
 func newAuth(token string) auth { return auth{token: []byte(token)} }
 
-func (a auth) valid(token string) bool {
-	return subtle.ConstantTimeCompare([]byte(token), a.token) == 1
+func (a auth) bootstrap(token string) bool {
+	return len(a.token) > 0 && subtle.ConstantTimeCompare([]byte(token), a.token) == 1
 }
 
-// secret is what the store keeps a session under: the cookie's random id bound to the operator
-// token, so a session outlives neither its row (signing out) nor the token it was opened with.
+// secret is what the store keeps a session under: the cookie's random id bound to
+// HQ_ADMIN_TOKEN, so a new bootstrap token (or none) ends every session, as signing out
+// ends one.
 func (a auth) secret(id string) string {
 	m := hmac.New(sha256.New, a.token)
 	m.Write([]byte("hq webui session " + id))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// check reports whether the request carries any credentials, and whether they are the
-// operator's.
-func (u *UI) check(r *http.Request) (present, ok bool, err error) {
-	if _, pass, has := r.BasicAuth(); has {
-		return true, u.auth.valid(pass), nil
+// identify finds whose token this is, and whether it may be used now.
+func (u *UI) identify(r *http.Request, token string) (hq.Identity, bool, error) {
+	if u.auth.bootstrap(token) {
+		return hq.Identity{Operator: hq.BootstrapAdmin, Role: hq.RoleAdmin}, true, nil
 	}
-	if t := bearer.Token(r); t != "" {
-		return true, u.auth.valid(t), nil
+	if !strings.HasPrefix(token, "hqo_") {
+		return hq.Identity{}, false, nil
 	}
-	if c, err := r.Cookie(cookieName); err == nil {
-		ok, err := u.store.SessionValid(r.Context(), u.auth.secret(c.Value))
-		return true, ok, err
-	}
-	return false, false, nil
+	c, err := u.store.CheckOperatorToken(r.Context(), token)
+	return c.Identity, c.Valid, err
 }
 
-// operatorOnly admits the operator. Without credentials it asks for basic auth, which both a
-// browser and curl understand; the body points a browser user at the login form instead.
+// check reports whether the request carries any credentials, and whose they are when they
+// are good.
+func (u *UI) check(r *http.Request) (present bool, id hq.Identity, ok bool, err error) {
+	if _, pass, has := r.BasicAuth(); has {
+		id, ok, err := u.identify(r, pass)
+		return true, id, ok, err
+	}
+	if t := bearer.Token(r); t != "" {
+		id, ok, err := u.identify(r, t)
+		return true, id, ok, err
+	}
+	if c, err := r.Cookie(cookieName); err == nil {
+		id, ok, err := u.store.Session(r.Context(), u.auth.secret(c.Value))
+		return true, id, ok, err
+	}
+	return false, hq.Identity{}, false, nil
+}
+
+// operatorOnly admits an operator. Without good credentials it answers 401 with a page
+// pointing at the login form, and no WWW-Authenticate: Basic, which would open a browser's
+// own dialog; basic credentials a client sends are still taken.
 func (u *UI) operatorOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u.guessing(w, r) {
 			return
 		}
-		present, ok, err := u.check(r)
+		present, id, ok, err := u.check(r)
 		if err != nil {
 			u.fail(w, r, err)
 			return
 		}
 		if ok {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, true)))
+			id.Via, id.Source = hq.ViaPage, guesses.Source(r)
+			ctx := hq.WithIdentity(context.WithValue(r.Context(), operatorKey{}, true), id)
+			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		w.Header().Set("WWW-Authenticate", `Basic realm="hq", charset="UTF-8"`)
-		msg := "Sign in with the operator token: as the password of basic auth (any user name), as a bearer token, or with the login form."
+		msg := "Sign in with an operator's token: with the login form, as a bearer token, or as the password of basic auth (any user name)."
 		if present {
 			u.Guesses.Failed(guesses.Source(r))
-			msg = "The token was not recognised. " + msg
+			msg = "The token was not recognised, or was revoked or expired. " + msg
 		}
 		u.render(w, r, http.StatusUnauthorized, "message", &messagePage{chrome: chrome{Title: "sign in"}, Message: msg, Login: true})
 	})
@@ -87,7 +107,7 @@ func (u *UI) operatorOnly(next http.Handler) http.Handler {
 // operatorKey marks a request's context once operatorOnly admitted it.
 type operatorKey struct{}
 
-// signedIn reports whether the request is the operator's, as operatorOnly found.
+// signedIn reports whether the request is an operator's, as operatorOnly found.
 func signedIn(r *http.Request) bool {
 	ok, _ := r.Context().Value(operatorKey{}).(bool)
 	return ok
@@ -130,14 +150,22 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	if err := r.ParseForm(); err != nil || !u.auth.valid(r.PostFormValue("token")) {
+	var who hq.Identity
+	ok := false
+	if err := r.ParseForm(); err == nil {
+		if who, ok, err = u.identify(r, r.PostFormValue("token")); err != nil {
+			u.fail(w, r, err)
+			return
+		}
+	}
+	if !ok {
 		u.Guesses.Failed(guesses.Source(r))
 		u.render(w, r, http.StatusUnauthorized, "login", &loginPage{chrome: chrome{Title: "sign in"}, Failed: true})
 		return
 	}
 	id := rand.Text()
 	expires := u.Now().Add(sessionFor)
-	if err := u.store.CreateSession(r.Context(), u.auth.secret(id), expires); err != nil {
+	if err := u.store.CreateSession(r.Context(), u.auth.secret(id), expires, who); err != nil {
 		u.fail(w, r, err)
 		return
 	}

@@ -47,8 +47,9 @@ func TestAuth(t *testing.T) {
 				if w.Code != want {
 					t.Fatalf("GET %s: %d, want %d", path, w.Code, want)
 				}
-				if w.Code == http.StatusUnauthorized && !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Basic ") {
-					t.Fatalf("401 without a basic challenge: %q", w.Header().Get("WWW-Authenticate"))
+				// A Basic challenge would open the browser's own dialog instead of the form.
+				if w.Code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") != "" {
+					t.Fatalf("401 with a challenge: %q", w.Header().Get("WWW-Authenticate"))
 				}
 			}
 		})

@@ -71,6 +71,8 @@ type revisionRow struct {
 	Resources int
 	Digest    string
 	Created   when
+	// PushedBy and Message are who pushed the revision and what they said of it.
+	PushedBy, Message string
 	// Previous is the revision before, which the row links a diff against; 0 for the first.
 	Previous int64
 }
@@ -119,7 +121,7 @@ func (u *UI) module(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, rv := range revs.Revisions {
 		p.Revisions = append(p.Revisions, revisionRow{Revision: rv.Revision, Resources: rv.Resources, Digest: short(rv.Digest),
-			Created: at(rv.CreatedAt, now), Previous: rv.Revision - 1})
+			Created: at(rv.CreatedAt, now), PushedBy: rv.PushedBy, Message: rv.Message, Previous: rv.Revision - 1})
 	}
 	if revs.Next != 0 {
 		p.Next = pageLink(r, "/modules/"+name, "after", strconv.FormatInt(revs.Next, 10))

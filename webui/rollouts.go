@@ -128,24 +128,26 @@ type rolloutPage struct {
 	State     badge
 	Line      string
 	// Paused is the reason the rollout paused, while it is paused.
-	Paused      string
-	Reason      string
-	Policy      []fact
-	Forgiven    int
-	Created     when
-	Updated     when
-	Ended       when
-	CanPause    bool
-	CanResume   bool
-	CanPromote  bool
-	CanAbort    bool
-	Promoted    bool
-	RollbackOf  int64
-	Waves       []waveRow
-	Transitions []rolloutTransitionRow
-	Filter      filterForm
-	Nodes       []rolloutNodeRow
-	Next        string
+	Paused     string
+	Reason     string
+	Policy     []fact
+	Forgiven   int
+	Created    when
+	Updated    when
+	Ended      when
+	CanPause   bool
+	CanResume  bool
+	CanPromote bool
+	CanAbort   bool
+	Promoted   bool
+	// SteeredBy and Steered are who last steered the rollout, and how ("paused", "rollback").
+	SteeredBy, Steered string
+	RollbackOf         int64
+	Waves              []waveRow
+	Transitions        []rolloutTransitionRow
+	Filter             filterForm
+	Nodes              []rolloutNodeRow
+	Next               string
 }
 
 type fact struct{ Name, Value string }
@@ -294,7 +296,7 @@ func buildRollout(ro hq.Rollout, trs []db.RolloutTransition, waves []db.RolloutW
 		CanResume:  ro.State == hq.RolloutPaused,
 		CanPromote: ro.State == hq.RolloutProgressing && ro.Policy.Canary > 0 && !ro.Promoted,
 		CanAbort:   ro.State == hq.RolloutPaused || ro.State == hq.RolloutProgressing,
-		Promoted:   ro.Promoted, RollbackOf: ro.RollbackOf,
+		Promoted:   ro.Promoted, RollbackOf: ro.RollbackOf, SteeredBy: ro.SteeredBy, Steered: ro.Steered,
 	}
 	if ro.State == hq.RolloutPaused {
 		p.Paused = ro.Reason

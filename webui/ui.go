@@ -32,8 +32,12 @@ const refreshSeconds = 10
 
 // Store is what the pages read and do, and nothing more; *db.Store is one.
 type Store interface {
-	CreateSession(ctx context.Context, secret string, expires time.Time) error
-	SessionValid(ctx context.Context, secret string) (bool, error)
+	CreateSession(ctx context.Context, secret string, expires time.Time, who hq.Identity) error
+	Session(ctx context.Context, secret string) (hq.Identity, bool, error)
+	CheckOperatorToken(ctx context.Context, token string) (db.OperatorCheck, error)
+	Audit(ctx context.Context, e hq.AuditEntry) error
+	ListAudit(ctx context.Context, f db.AuditFilter) (db.AuditPage, error)
+	GetPlacement(ctx context.Context, name string) (hq.Placement, error)
 	DeleteSession(ctx context.Context, secret string) error
 	// Trouble says whether the controller cannot write, and why.
 	Trouble() (db.WriteTrouble, bool)
@@ -99,14 +103,11 @@ type UI struct {
 
 // pageNames are the templates of the pages, each parsed with the layout.
 var pageNames = []string{"mesh", "node", "login", "message", "rollouts", "rollout", "placements", "placement",
-	"modules", "module", "modulenodes", "revision", "diff"}
+	"modules", "module", "modulenodes", "revision", "diff", "audit"}
 
 // New parses every template once, so a broken template fails at start rather than on a page
 // an operator opens during an incident.
 func New(store Store, adminToken string, log *slog.Logger) (*UI, error) {
-	if adminToken == "" {
-		return nil, fmt.Errorf("webui: an operator token is required")
-	}
 	u := &UI{store: store, auth: newAuth(adminToken), log: log, Now: time.Now, pages: map[string]*template.Template{}}
 	for _, page := range pageNames {
 		t, err := template.ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+page+".html")
@@ -140,8 +141,9 @@ func (u *UI) Routes(r chi.Router) {
 			r.Get("/modules/{module}/nodes", u.moduleNodes)
 			r.Get("/modules/{module}/revisions/{revision}", u.revision)
 			r.Get("/modules/{module}/diff", u.diff)
+			r.Get("/audit", u.audit)
 			r.Group(func(r chi.Router) {
-				r.Use(u.sameOrigin, u.checkCSRF)
+				r.Use(u.sameOrigin, u.checkCSRF, u.authorize)
 				r.Post("/nodes/{node}/resources/{module}/{resource}/retry", u.retry)
 				r.Post("/nodes/{node}/assignments/{module}/take", u.take)
 				r.Post("/rollouts/{rollout}/pause", u.pause)
@@ -213,6 +215,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, page str
 // paused) with its message, which is written to be shown; anything else a 500 whose detail
 // goes only to the log.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
+	noteDetail(r, errMessage(err))
 	if status := hq.ErrorCode(err).HTTPStatus(); status != http.StatusInternalServerError {
 		title := "not found"
 		if status != http.StatusNotFound {

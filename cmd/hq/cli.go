@@ -28,10 +28,14 @@ type operator struct {
 
 // operators are the commands of the operator CLI, each a thin face of one API call.
 var operators = map[string]operator{
-	"status":   {"", "the mesh at a glance: nodes by status and the lines that need a look", cmdStatus, nil},
-	"nodes":    {"[--status S] [--selector SEL]", "every node with its status, generation and last report line", cmdNodes, nodesFlags},
-	"node":     {"NAME", "one node: its status lines, last report, assignments, what is not applied", cmdNode, nil},
-	"module":   {"push|plan NAME FILE", "push uploads FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME; plan says what that would do, and does nothing, exiting 0 when nothing would change and 2 when something would or the upload would be refused", cmdModule, nil},
+	"status": {"", "the mesh at a glance: nodes by status and the lines that need a look", cmdStatus, nil},
+	"nodes":  {"[--status S] [--selector SEL]", "every node with its status, generation and last report line", cmdNodes, nodesFlags},
+	"node":   {"NAME", "one node: its status lines, last report, assignments, what is not applied", cmdNode, nil},
+	"module": {"push|plan NAME FILE [-m MESSAGE]", "push uploads FILE (JSON: {\"resources\":[…]} or a bare list) as a new revision of module NAME, with a message saying what it is for; plan says what that would do, and does nothing, exiting 0 when nothing would change and 2 when something would or the upload would be refused", cmdModule, moduleFlags},
+	"operator": {"add NAME --role R [--modules PAT] [--nodes SEL] [--expires D] | list | revoke NAME|--token ID | token NAME [--expires D]  [--db]",
+		"the operators: add one with a role (viewer, deployer, admin; a deployer bounded to modules and nodes) and print its first token, shown once; list them; " +
+			"revoke one (every token of theirs) or one token; make another token. An admin's call; --db works on HQ_DB directly, for the first admin", cmdOperator, addOperatorFlags},
+	"audit":    {"[--operator N] [--object O] [--action A] [--since D]", "the audit log, newest first: every change and every refused attempt, who, how, from where, and the outcome", cmdAudit, auditFlags},
 	"assign":   {"NODE MODULE [--taken]", "assign a module to a node", cmdAssign, assignFlags},
 	"take":     {"NODE MODULE", "let an assigned module adopt what it finds on the node", cmdTake, nil},
 	"unassign": {"NODE MODULE", "take a module off a node: the node's hostd removes what the module made there", cmdUnassign, nil},
@@ -48,12 +52,13 @@ var operators = map[string]operator{
 }
 
 // operatorNames lists the commands in the order usage shows them.
-var operatorNames = []string{"status", "nodes", "node", "modules", "module", "assign", "take", "unassign", "label", "place", "rollout", "secret", "retry", "logs"}
+var operatorNames = []string{"status", "nodes", "node", "modules", "module", "assign", "take", "unassign", "label", "place", "rollout", "secret", "retry", "logs", "operator", "audit"}
 
 const cliEnvironment = `
 environment:
   HQ_URL          the controller (default http://127.0.0.1:8080)
-  HQ_ADMIN_TOKEN  the operator's bearer token
+  HQ_TOKEN        an operator's bearer token (hq operator add prints one)
+  HQ_ADMIN_TOKEN  the bootstrap admin's token, used when HQ_TOKEN is unset
   HQ_CA           a PEM bundle the controller's HTTPS certificate must chain to (the system's roots when unset)
 `
 
@@ -70,14 +75,18 @@ type cliRun struct {
 	fromFile                  string
 	plan                      bool
 	// in is where a value is read from: stdin.
-	in io.Reader
+	in       io.Reader
+	message  string
+	operator operatorFlags
+	audit    client.AuditQuery
+	getenv   func(string) string
 }
 
 // runOperator runs an operator command and returns the process's exit code: 0, 1 when the
 // command failed, 2 on a usage error.
 func runOperator(ctx context.Context, name string, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := operators[name]
-	o := &cliRun{out: stdout, in: os.Stdin}
+	o := &cliRun{out: stdout, in: os.Stdin, getenv: getenv}
 	fs := flag.NewFlagSet("hq "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	output := fs.String("o", "text", "output: text (lines, as the status page says them) or json (the API's answer, for scripts)")
@@ -108,7 +117,12 @@ func runOperator(ctx context.Context, name string, args []string, stdout, stderr
 	if base == "" {
 		base = "http://127.0.0.1:8080"
 	}
-	o.c = client.New(base, getenv("HQ_ADMIN_TOKEN"))
+	token := getenv("HQ_TOKEN")
+	if token == "" {
+		token = getenv("HQ_ADMIN_TOKEN")
+	}
+	o.c = client.New(base, token)
+	o.c.UserAgent = "hq-cli/" + hq.Version()
 	if ca := getenv("HQ_CA"); ca != "" {
 		roots, err := certs.ReadPool(ca)
 		if err != nil {
@@ -156,7 +170,7 @@ func (o *cliRun) printError(stderr io.Writer, name string, err error) {
 			fmt.Fprintf(stderr, "  %s: %s\n", d.Field, d.Message)
 		}
 		if e.Status == 401 {
-			fmt.Fprintln(stderr, "  set HQ_ADMIN_TOKEN to the operator's token (the controller's HQ_ADMIN_TOKEN)")
+			fmt.Fprintln(stderr, "  set HQ_TOKEN to an operator's token that is neither revoked nor expired (or HQ_ADMIN_TOKEN to the controller's)")
 		}
 	}
 	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
@@ -365,6 +379,10 @@ func prefixed(p, s string) string {
 	return p + s
 }
 
+func moduleFlags(fs *flag.FlagSet, o *cliRun) {
+	fs.StringVar(&o.message, "m", "", "push: what the revision is for, kept with it and shown as pushed by you: \"bump nginx\"")
+}
+
 func cmdModule(ctx context.Context, o *cliRun, args []string) error {
 	if len(args) == 0 || (args[0] != "push" && args[0] != "plan") {
 		return usageError("want push NAME FILE or plan NAME FILE")
@@ -392,7 +410,7 @@ func cmdModule(ctx context.Context, o *cliRun, args []string) error {
 		}
 		return nil
 	}
-	res, err := o.c.PutModule(ctx, name, resources)
+	res, err := o.c.PushModule(ctx, name, resources, o.message)
 	if err != nil {
 		return err
 	}

@@ -229,8 +229,8 @@ func TestCLIPrintsWhatTheAPIRefuses(t *testing.T) {
 		t.Errorf("module plan of a bad module: exit %d (want 2), %q", code, errs)
 	}
 	e.env = map[string]string{"HQ_ADMIN_TOKEN": ""}
-	if code, _, errs := e.run("status"); code != 1 || !strings.Contains(errs, "set HQ_ADMIN_TOKEN") {
-		t.Errorf("without a token: exit %d, %q; want it to name HQ_ADMIN_TOKEN", code, errs)
+	if code, _, errs := e.run("status"); code != 1 || !strings.Contains(errs, "set HQ_TOKEN") || !strings.Contains(errs, "HQ_ADMIN_TOKEN") {
+		t.Errorf("without a token: exit %d, %q; want it to name HQ_TOKEN and HQ_ADMIN_TOKEN", code, errs)
 	}
 }
 

@@ -69,7 +69,7 @@ func printUsage(w io.Writer) {
 	for _, c := range commands {
 		entry(w, c.name, c.args, c.summary)
 	}
-	fmt.Fprint(w, "\noperator commands (they speak the API at HQ_URL with HQ_ADMIN_TOKEN):\n")
+	fmt.Fprint(w, "\noperator commands (they speak the API at HQ_URL with HQ_TOKEN, an operator's token, or HQ_ADMIN_TOKEN):\n")
 	for _, name := range operatorNames {
 		entry(w, name, operators[name].args, operators[name].summary)
 	}

@@ -169,7 +169,27 @@ type Queries interface {
 	WebSessionDelete(ctx context.Context, idHash string) error
 	WebSessionDeleteExpired(ctx context.Context, now string) (int64, error)
 	WebSessionInsert(ctx context.Context, arg WebSessionInsertParams) error
-	WebSessionValid(ctx context.Context, arg WebSessionValidParams) (int64, error)
+	WebSessionGet(ctx context.Context, arg WebSessionGetParams) (WebSessionGetRow, error)
+	// Operators, their tokens and the audit log (operators.go).
+	OperatorInsert(ctx context.Context, arg OperatorInsertParams) error
+	OperatorGet(ctx context.Context, name string) (Operator, error)
+	OperatorList(ctx context.Context) ([]Operator, error)
+	OperatorRevoke(ctx context.Context, arg OperatorRevokeParams) (int64, error)
+	OperatorAdminCount(ctx context.Context) (int64, error)
+	OperatorTokenInsert(ctx context.Context, arg OperatorTokenInsertParams) (int64, error)
+	OperatorTokenRevokeAll(ctx context.Context, arg OperatorTokenRevokeAllParams) error
+	OperatorTokenRevoke(ctx context.Context, arg OperatorTokenRevokeParams) (int64, error)
+	OperatorTokenList(ctx context.Context) ([]OperatorTokenListRow, error)
+	OperatorTokenCheck(ctx context.Context, tokenHash string) (OperatorTokenCheckRow, error)
+	AuditInsert(ctx context.Context, arg AuditInsertParams) error
+	AuditList(ctx context.Context, arg AuditListParams) ([]AuditLog, error)
+	AuditPruneOpen(ctx context.Context) error
+	AuditPruneClose(ctx context.Context) error
+	AuditPrune(ctx context.Context, arg AuditPruneParams) (int64, error)
+	ModuleRevisionSetAuthor(ctx context.Context, arg ModuleRevisionSetAuthorParams) error
+	AssignmentSetAssignedBy(ctx context.Context, arg AssignmentSetAssignedByParams) error
+	AssignmentSetTakenBy(ctx context.Context, arg AssignmentSetTakenByParams) error
+	RolloutSetSteered(ctx context.Context, arg RolloutSetSteeredParams) error
 }
 
 type Assignment struct {
@@ -179,6 +199,8 @@ type Assignment struct {
 	AssignedAt string
 	Revision   int64
 	Source     string
+	AssignedBy string
+	TakenBy    string
 }
 
 type AssignmentCountByModuleRow struct {
@@ -473,6 +495,8 @@ type ModuleRevision struct {
 	ResourceCount int64
 	Digest        string
 	CreatedAt     string
+	PushedBy      string
+	Message       string
 }
 
 type ModuleRevisionGetParams struct {
@@ -500,6 +524,8 @@ type ModuleRevisionListPageRow struct {
 	ResourceCount int64
 	Digest        string
 	CreatedAt     string
+	PushedBy      string
+	Message       string
 }
 
 type ModuleRevisionResourcesInsertParams struct {
@@ -960,6 +986,10 @@ type Rollout struct {
 	FromRevisions string
 	Promoted      int64
 	RollbackOf    int64
+	// SteeredBy is the operator who last steered the rollout (or started it by a rollback),
+	// Steered how ("paused", "resumed", "promoted", "aborted", "rollback"); '' for none.
+	SteeredBy string
+	Steered   string
 }
 
 type RolloutAbortParams struct {
@@ -1299,11 +1329,23 @@ type WebSessionInsertParams struct {
 	IDHash    string
 	CreatedAt string
 	ExpiresAt string
+	Operator  string
+	Role      string
+	TokenID   int64
 }
 
-type WebSessionValidParams struct {
+type WebSessionGetParams struct {
 	IDHash string
 	Now    string
+}
+
+type WebSessionGetRow struct {
+	Operator  string
+	Role      string
+	TokenID   int64
+	BoundRole string
+	Modules   string
+	Nodes     string
 }
 
 type WorkerLease struct {

@@ -313,8 +313,9 @@ func history(a *area) {
 // sessions: a sign-in is valid until deleted or expired.
 func sessions(a *area) {
 	s := a.s
-	a.ok("create", s.CreateSession(a.ctx, "secret-1", a.c.Now().Add(time.Hour)))
-	a.ok("create another", s.CreateSession(a.ctx, "secret-2", a.c.Now().Add(time.Minute)))
+	admin := hq.Identity{Operator: hq.BootstrapAdmin, Role: hq.RoleAdmin}
+	a.ok("create", s.CreateSession(a.ctx, "secret-1", a.c.Now().Add(time.Hour), admin))
+	a.ok("create another", s.CreateSession(a.ctx, "secret-2", a.c.Now().Add(time.Minute), admin))
 	valid, err := s.SessionValid(a.ctx, "secret-1")
 	a.ok("valid", err)
 	a.is("a new session", valid, true)

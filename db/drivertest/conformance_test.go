@@ -312,7 +312,7 @@ func (r *teller) history(ctx context.Context) {
 func (r *teller) endings(ctx context.Context) {
 	s := r.s
 	expires := r.c.Now().Add(time.Hour)
-	r.say("create session", nil, s.CreateSession(ctx, "secret-1", expires))
+	r.say("create session", nil, s.CreateSession(ctx, "secret-1", expires, hq.Identity{Operator: hq.BootstrapAdmin, Role: hq.RoleAdmin}))
 	r.as("session valid")(s.SessionValid(ctx, "secret-1"))
 	r.say("delete session", nil, s.DeleteSession(ctx, "secret-1"))
 	r.as("session after delete")(s.SessionValid(ctx, "secret-1"))

@@ -35,6 +35,8 @@ func Exercise(t *testing.T, engine string) {
 		{"history", history},
 		{"sessions", sessions},
 		{"secrets", secrets},
+		{"operators", operators},
+		{"audit", audit},
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
@@ -49,6 +51,8 @@ type area struct {
 	ctx context.Context
 	s   *db.Store
 	c   *testclock.Clock
+	// hqDB names the area's database, for a check made in SQL behind the store.
+	hqDB string
 }
 
 func open(t *testing.T, engine string) *area {
@@ -57,12 +61,13 @@ func open(t *testing.T, engine string) *area {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := db.Open(t.Context(), testdb.NewOn(t, engine), db.Options{Now: c.Now, StuckAttempts: 3, SecretsKey: key})
+	hqDB := testdb.NewOn(t, engine)
+	s, err := db.Open(t.Context(), hqDB, db.Options{Now: c.Now, StuckAttempts: 3, SecretsKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return &area{t: t, ctx: t.Context(), s: s, c: c}
+	return &area{t: t, ctx: t.Context(), s: s, c: c, hqDB: hqDB}
 }
 
 // ok fails the area at once on an error where none may be.

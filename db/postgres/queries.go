@@ -788,12 +788,13 @@ func (q queries) WebSessionInsert(ctx context.Context, arg driver.WebSessionInse
 	return q.q.WebSessionInsert(ctx, pgsqlc.WebSessionInsertParams(arg))
 }
 
-func (q queries) WebSessionValid(ctx context.Context, arg driver.WebSessionValidParams) (int64, error) {
-	return q.q.WebSessionValid(ctx, pgsqlc.WebSessionValidParams(arg))
+func (q queries) WebSessionGet(ctx context.Context, arg driver.WebSessionGetParams) (driver.WebSessionGetRow, error) {
+	r, err := q.q.WebSessionGet(ctx, pgsqlc.WebSessionGetParams(arg))
+	return driver.WebSessionGetRow(r), err
 }
 
 func fromAssignment(r pgsqlc.Assignment) driver.Assignment {
-	return driver.Assignment{Node: r.Node, Module: r.Module, Taken: r.Taken != 0, AssignedAt: r.AssignedAt, Revision: r.Revision, Source: r.Source}
+	return driver.Assignment{Node: r.Node, Module: r.Module, Taken: r.Taken != 0, AssignedAt: r.AssignedAt, Revision: r.Revision, Source: r.Source, AssignedBy: r.AssignedBy, TakenBy: r.TakenBy}
 }
 
 func fromAssignmentDeclarationRow(r pgsqlc.AssignmentDeclarationRow) driver.AssignmentDeclarationRow {

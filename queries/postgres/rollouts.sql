@@ -191,3 +191,6 @@ ORDER BY placement;
 -- A rollout's history, oldest first: every change of its state, as the triggers wrote it.
 SELECT id, from_state, to_state, reason, at FROM rollout_transitions
 WHERE rollout = @rollout ORDER BY id LIMIT CAST(@max AS BIGINT);
+
+-- name: RolloutSetSteered :exec
+UPDATE rollouts SET steered_by = @by, steered = @how WHERE id = @id;

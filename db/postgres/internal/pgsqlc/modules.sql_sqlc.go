@@ -146,7 +146,7 @@ func (q *Queries) ModuleOverviewList(ctx context.Context, arg ModuleOverviewList
 }
 
 const moduleRevisionGet = `-- name: ModuleRevisionGet :one
-SELECT module, revision, resources, resource_count, digest, created_at FROM module_revisions WHERE module = $1 AND revision = $2
+SELECT module, revision, resources, resource_count, digest, created_at, pushed_by, message FROM module_revisions WHERE module = $1 AND revision = $2
 `
 
 type ModuleRevisionGetParams struct {
@@ -164,6 +164,8 @@ func (q *Queries) ModuleRevisionGet(ctx context.Context, arg ModuleRevisionGetPa
 		&i.ResourceCount,
 		&i.Digest,
 		&i.CreatedAt,
+		&i.PushedBy,
+		&i.Message,
 	)
 	return i, err
 }
@@ -195,7 +197,7 @@ func (q *Queries) ModuleRevisionInsert(ctx context.Context, arg ModuleRevisionIn
 }
 
 const moduleRevisionListPage = `-- name: ModuleRevisionListPage :many
-SELECT revision, resource_count, digest, created_at FROM module_revisions
+SELECT revision, resource_count, digest, created_at, pushed_by, message FROM module_revisions
 WHERE module = $1 AND (CAST($2 AS BIGINT) = 0 OR revision < CAST($2 AS BIGINT))
 ORDER BY revision DESC
 LIMIT CAST($3 AS BIGINT)
@@ -212,6 +214,8 @@ type ModuleRevisionListPageRow struct {
 	ResourceCount int64
 	Digest        string
 	CreatedAt     string
+	PushedBy      string
+	Message       string
 }
 
 // A page of a module's revisions, newest first, older than @before (0 for the first page),
@@ -230,6 +234,8 @@ func (q *Queries) ModuleRevisionListPage(ctx context.Context, arg ModuleRevision
 			&i.ResourceCount,
 			&i.Digest,
 			&i.CreatedAt,
+			&i.PushedBy,
+			&i.Message,
 		); err != nil {
 			return nil, err
 		}
@@ -262,6 +268,27 @@ type ModuleRevisionResourcesInsertParams struct {
 // group}), in one statement; rows already there stay.
 func (q *Queries) ModuleRevisionResourcesInsert(ctx context.Context, arg ModuleRevisionResourcesInsertParams) error {
 	_, err := q.db.ExecContext(ctx, moduleRevisionResourcesInsert, arg.Module, arg.Revision, arg.Rows)
+	return err
+}
+
+const moduleRevisionSetAuthor = `-- name: ModuleRevisionSetAuthor :exec
+UPDATE module_revisions SET pushed_by = $1, message = $2 WHERE module = $3 AND revision = $4
+`
+
+type ModuleRevisionSetAuthorParams struct {
+	PushedBy string
+	Message  string
+	Module   string
+	Revision int64
+}
+
+func (q *Queries) ModuleRevisionSetAuthor(ctx context.Context, arg ModuleRevisionSetAuthorParams) error {
+	_, err := q.db.ExecContext(ctx, moduleRevisionSetAuthor,
+		arg.PushedBy,
+		arg.Message,
+		arg.Module,
+		arg.Revision,
+	)
 	return err
 }
 

@@ -82,7 +82,7 @@ func (q *Queries) RolloutCountByState(ctx context.Context) ([]RolloutCountByStat
 }
 
 const rolloutGet = `-- name: RolloutGet :one
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts WHERE id = $1
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of, steered_by, steered FROM rollouts WHERE id = $1
 `
 
 func (q *Queries) RolloutGet(ctx context.Context, id int64) (Rollout, error) {
@@ -108,6 +108,8 @@ func (q *Queries) RolloutGet(ctx context.Context, id int64) (Rollout, error) {
 		&i.FromRevisions,
 		&i.Promoted,
 		&i.RollbackOf,
+		&i.SteeredBy,
+		&i.Steered,
 	)
 	return i, err
 }
@@ -187,7 +189,7 @@ func (q *Queries) RolloutInsertPlanned(ctx context.Context, arg RolloutInsertPla
 }
 
 const rolloutLatestOfPlacement = `-- name: RolloutLatestOfPlacement :many
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts WHERE placement = $1 AND module = $2 ORDER BY id DESC LIMIT 1
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of, steered_by, steered FROM rollouts WHERE placement = $1 AND module = $2 ORDER BY id DESC LIMIT 1
 `
 
 type RolloutLatestOfPlacementParams struct {
@@ -225,6 +227,8 @@ func (q *Queries) RolloutLatestOfPlacement(ctx context.Context, arg RolloutLates
 			&i.FromRevisions,
 			&i.Promoted,
 			&i.RollbackOf,
+			&i.SteeredBy,
+			&i.Steered,
 		); err != nil {
 			return nil, err
 		}
@@ -240,7 +244,7 @@ func (q *Queries) RolloutLatestOfPlacement(ctx context.Context, arg RolloutLates
 }
 
 const rolloutLatestOfPlacements = `-- name: RolloutLatestOfPlacements :many
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of, steered_by, steered FROM rollouts
 WHERE id IN (SELECT MAX(x.id) FROM rollouts x
              WHERE x.placement IN (SELECT value FROM json_array_elements_text(CAST($1 AS text)::json))
              GROUP BY x.placement)
@@ -277,6 +281,8 @@ func (q *Queries) RolloutLatestOfPlacements(ctx context.Context, placements stri
 			&i.FromRevisions,
 			&i.Promoted,
 			&i.RollbackOf,
+			&i.SteeredBy,
+			&i.Steered,
 		); err != nil {
 			return nil, err
 		}
@@ -292,7 +298,7 @@ func (q *Queries) RolloutLatestOfPlacements(ctx context.Context, placements stri
 }
 
 const rolloutList = `-- name: RolloutList :many
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts ORDER BY id DESC LIMIT $1::bigint
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of, steered_by, steered FROM rollouts ORDER BY id DESC LIMIT $1::bigint
 `
 
 // The newest rollouts first.
@@ -325,6 +331,8 @@ func (q *Queries) RolloutList(ctx context.Context, max int64) ([]Rollout, error)
 			&i.FromRevisions,
 			&i.Promoted,
 			&i.RollbackOf,
+			&i.SteeredBy,
+			&i.Steered,
 		); err != nil {
 			return nil, err
 		}
@@ -340,7 +348,7 @@ func (q *Queries) RolloutList(ctx context.Context, max int64) ([]Rollout, error)
 }
 
 const rolloutListActive = `-- name: RolloutListActive :many
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts WHERE state IN ('progressing', 'paused') ORDER BY id
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of, steered_by, steered FROM rollouts WHERE state IN ('progressing', 'paused') ORDER BY id
 `
 
 func (q *Queries) RolloutListActive(ctx context.Context) ([]Rollout, error) {
@@ -372,6 +380,8 @@ func (q *Queries) RolloutListActive(ctx context.Context) ([]Rollout, error) {
 			&i.FromRevisions,
 			&i.Promoted,
 			&i.RollbackOf,
+			&i.SteeredBy,
+			&i.Steered,
 		); err != nil {
 			return nil, err
 		}
@@ -420,7 +430,7 @@ func (q *Queries) RolloutListActiveOfPlacement(ctx context.Context, arg RolloutL
 }
 
 const rolloutListPage = `-- name: RolloutListPage :many
-SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of FROM rollouts
+SELECT id, module, placement, from_revision, to_revision, state, policy, nodes, done, in_flight, failed, forgiven, reason, created_at, updated_at, ended_at, from_revisions, promoted, rollback_of, steered_by, steered FROM rollouts
 WHERE (CAST($1 AS BIGINT) = 0 OR id < CAST($1 AS BIGINT))
   AND (CAST($2 AS TEXT) = '' OR state = CAST($2 AS TEXT))
   AND (CAST($3 AS TEXT) = '' OR module = CAST($3 AS TEXT))
@@ -474,6 +484,8 @@ func (q *Queries) RolloutListPage(ctx context.Context, arg RolloutListPageParams
 			&i.FromRevisions,
 			&i.Promoted,
 			&i.RollbackOf,
+			&i.SteeredBy,
+			&i.Steered,
 		); err != nil {
 			return nil, err
 		}
@@ -1079,6 +1091,21 @@ type RolloutSetPausedReasonParams struct {
 // A paused rollout's reason, as what failed where changes while it is paused.
 func (q *Queries) RolloutSetPausedReason(ctx context.Context, arg RolloutSetPausedReasonParams) error {
 	_, err := q.db.ExecContext(ctx, rolloutSetPausedReason, arg.Reason, arg.Now, arg.ID)
+	return err
+}
+
+const rolloutSetSteered = `-- name: RolloutSetSteered :exec
+UPDATE rollouts SET steered_by = $1, steered = $2 WHERE id = $3
+`
+
+type RolloutSetSteeredParams struct {
+	By  string
+	How string
+	ID  int64
+}
+
+func (q *Queries) RolloutSetSteered(ctx context.Context, arg RolloutSetSteeredParams) error {
+	_, err := q.db.ExecContext(ctx, rolloutSetSteered, arg.By, arg.How, arg.ID)
 	return err
 }
 

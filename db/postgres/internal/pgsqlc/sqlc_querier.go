@@ -50,8 +50,19 @@ type Querier interface {
 	// The revisions a placement's nodes are pinned to other than @to_revision, lowest first: where
 	// a rollout to @to_revision moves them from.
 	AssignmentRevisionsOfPlacement(ctx context.Context, arg AssignmentRevisionsOfPlacementParams) ([]int64, error)
+	AssignmentSetAssignedBy(ctx context.Context, arg AssignmentSetAssignedByParams) error
 	AssignmentSetTaken(ctx context.Context, arg AssignmentSetTakenParams) error
+	AssignmentSetTakenBy(ctx context.Context, arg AssignmentSetTakenByParams) error
 	AssignmentSetTakenOnNodes(ctx context.Context, arg AssignmentSetTakenOnNodesParams) error
+	AuditInsert(ctx context.Context, arg AuditInsertParams) error
+	// AuditList pages the log newest first: rows before the id cursor (0: from the newest), each
+	// filter '' for any.
+	AuditList(ctx context.Context, arg AuditListParams) ([]AuditLog, error)
+	AuditPrune(ctx context.Context, arg AuditPruneParams) (int64, error)
+	AuditPruneClose(ctx context.Context) error
+	// AuditPruneOpen lets this transaction delete from audit_log (SET LOCAL: it ends with the
+	// transaction; the trigger checks it); AuditPruneClose shuts it again at once.
+	AuditPruneOpen(ctx context.Context) error
 	ContainerStatusListByNode(ctx context.Context, node string) ([]ContainerStatus, error)
 	// What a report says runs for a container resource, written only when it says something new
 	// and only for a container resource the node has: a steady report writes nothing.
@@ -94,6 +105,7 @@ type Querier interface {
 	// group}), in one statement; rows already there stay.
 	ModuleRevisionResourcesInsert(ctx context.Context, arg ModuleRevisionResourcesInsertParams) error
 	ModuleRevisionSecretInsert(ctx context.Context, arg ModuleRevisionSecretInsertParams) error
+	ModuleRevisionSetAuthor(ctx context.Context, arg ModuleRevisionSetAuthorParams) error
 	// Revisions with resources but no rows of them: uploaded before module_revision_resources.
 	ModuleRevisionsWithoutResources(ctx context.Context) ([]ModuleRevisionsWithoutResourcesRow, error)
 	ModuleUpsert(ctx context.Context, arg ModuleUpsertParams) (int64, error)
@@ -151,6 +163,19 @@ type Querier interface {
 	NodeStatusList(ctx context.Context) ([]NodeStatusListRow, error)
 	// What a node's long-poll is checked against, and the generation it waits on: one read for both.
 	NodeTokenCheck(ctx context.Context, name string) (NodeTokenCheckRow, error)
+	OperatorAdminCount(ctx context.Context) (int64, error)
+	OperatorGet(ctx context.Context, name string) (Operator, error)
+	OperatorInsert(ctx context.Context, arg OperatorInsertParams) error
+	OperatorList(ctx context.Context) ([]Operator, error)
+	OperatorRevoke(ctx context.Context, arg OperatorRevokeParams) (int64, error)
+	// OperatorTokenCheck finds a token by its hash with its operator's binding; whether it is still
+	// good (neither it nor its operator revoked, not expired) the store decides, so that a refused
+	// token still names whose it was.
+	OperatorTokenCheck(ctx context.Context, tokenHash string) (OperatorTokenCheckRow, error)
+	OperatorTokenInsert(ctx context.Context, arg OperatorTokenInsertParams) (int64, error)
+	OperatorTokenList(ctx context.Context) ([]OperatorTokenListRow, error)
+	OperatorTokenRevoke(ctx context.Context, arg OperatorTokenRevokeParams) (int64, error)
+	OperatorTokenRevokeAll(ctx context.Context, arg OperatorTokenRevokeAllParams) error
 	PlacementDelete(ctx context.Context, name string) (int64, error)
 	PlacementGet(ctx context.Context, name string) (Placement, error)
 	PlacementList(ctx context.Context) ([]Placement, error)
@@ -299,6 +324,7 @@ type Querier interface {
 	RolloutSetCounts(ctx context.Context, arg RolloutSetCountsParams) error
 	// A paused rollout's reason, as what failed where changes while it is paused.
 	RolloutSetPausedReason(ctx context.Context, arg RolloutSetPausedReasonParams) error
+	RolloutSetSteered(ctx context.Context, arg RolloutSetSteeredParams) error
 	// A rollout's history, oldest first: every change of its state, as the triggers wrote it.
 	RolloutTransitionList(ctx context.Context, arg RolloutTransitionListParams) ([]RolloutTransitionListRow, error)
 	// A rollout's nodes counted by wave and state, with when the first of them started and the
@@ -359,8 +385,11 @@ type Querier interface {
 	TransitionPruneWindowEnd(ctx context.Context, arg TransitionPruneWindowEndParams) (TransitionPruneWindowEndRow, error)
 	WebSessionDelete(ctx context.Context, idHash string) error
 	WebSessionDeleteExpired(ctx context.Context, now string) (int64, error)
+	// WebSessionGet is a session that has not ended or expired, with who it is: for one opened with
+	// an operator token, the operator's binding now, and nothing once that token is revoked or
+	// expired; for one opened otherwise (token_id 0), the operator and role it was opened as.
+	WebSessionGet(ctx context.Context, arg WebSessionGetParams) (WebSessionGetRow, error)
 	WebSessionInsert(ctx context.Context, arg WebSessionInsertParams) error
-	WebSessionValid(ctx context.Context, arg WebSessionValidParams) (int64, error)
 }
 
 var _ Querier = (*Queries)(nil)

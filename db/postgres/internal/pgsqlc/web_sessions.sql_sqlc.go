@@ -30,33 +30,70 @@ func (q *Queries) WebSessionDeleteExpired(ctx context.Context, now string) (int6
 	return result.RowsAffected()
 }
 
+const webSessionGet = `-- name: WebSessionGet :one
+SELECT s.operator, s.role, s.token_id,
+       COALESCE(o.role, '') AS bound_role, COALESCE(o.modules, '') AS modules, COALESCE(o.nodes, '') AS nodes
+FROM web_sessions s
+LEFT JOIN operator_tokens t ON t.id = s.token_id
+LEFT JOIN operators o ON o.name = t.operator
+WHERE s.id_hash = $1 AND s.expires_at > $2
+  AND (s.token_id = 0 OR (t.id IS NOT NULL AND t.revoked_at IS NULL AND o.revoked_at IS NULL
+       AND (t.expires_at IS NULL OR t.expires_at > $2)))
+`
+
+type WebSessionGetParams struct {
+	IDHash string
+	Now    string
+}
+
+type WebSessionGetRow struct {
+	Operator  string
+	Role      string
+	TokenID   int64
+	BoundRole string
+	Modules   string
+	Nodes     string
+}
+
+// WebSessionGet is a session that has not ended or expired, with who it is: for one opened with
+// an operator token, the operator's binding now, and nothing once that token is revoked or
+// expired; for one opened otherwise (token_id 0), the operator and role it was opened as.
+func (q *Queries) WebSessionGet(ctx context.Context, arg WebSessionGetParams) (WebSessionGetRow, error) {
+	row := q.db.QueryRowContext(ctx, webSessionGet, arg.IDHash, arg.Now)
+	var i WebSessionGetRow
+	err := row.Scan(
+		&i.Operator,
+		&i.Role,
+		&i.TokenID,
+		&i.BoundRole,
+		&i.Modules,
+		&i.Nodes,
+	)
+	return i, err
+}
+
 const webSessionInsert = `-- name: WebSessionInsert :exec
-INSERT INTO web_sessions (id_hash, created_at, expires_at) VALUES ($1, $2, $3)
+INSERT INTO web_sessions (id_hash, created_at, expires_at, operator, role, token_id)
+VALUES ($1, $2, $3, $4, $5, $6)
 `
 
 type WebSessionInsertParams struct {
 	IDHash    string
 	CreatedAt string
 	ExpiresAt string
+	Operator  string
+	Role      string
+	TokenID   int64
 }
 
 func (q *Queries) WebSessionInsert(ctx context.Context, arg WebSessionInsertParams) error {
-	_, err := q.db.ExecContext(ctx, webSessionInsert, arg.IDHash, arg.CreatedAt, arg.ExpiresAt)
+	_, err := q.db.ExecContext(ctx, webSessionInsert,
+		arg.IDHash,
+		arg.CreatedAt,
+		arg.ExpiresAt,
+		arg.Operator,
+		arg.Role,
+		arg.TokenID,
+	)
 	return err
-}
-
-const webSessionValid = `-- name: WebSessionValid :one
-SELECT COUNT(*) FROM web_sessions WHERE id_hash = $1 AND expires_at > $2
-`
-
-type WebSessionValidParams struct {
-	IDHash string
-	Now    string
-}
-
-func (q *Queries) WebSessionValid(ctx context.Context, arg WebSessionValidParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, webSessionValid, arg.IDHash, arg.Now)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
 }

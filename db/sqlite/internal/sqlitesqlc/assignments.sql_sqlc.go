@@ -140,7 +140,7 @@ func (q *Queries) AssignmentDeleteOnNodes(ctx context.Context, arg AssignmentDel
 }
 
 const assignmentGet = `-- name: AssignmentGet :one
-SELECT node, module, taken, assigned_at, revision, source FROM assignments WHERE node = ?1 AND module = ?2
+SELECT node, module, taken, assigned_at, revision, source, assigned_by, taken_by FROM assignments WHERE node = ?1 AND module = ?2
 `
 
 type AssignmentGetParams struct {
@@ -158,6 +158,8 @@ func (q *Queries) AssignmentGet(ctx context.Context, arg AssignmentGetParams) (A
 		&i.AssignedAt,
 		&i.Revision,
 		&i.Source,
+		&i.AssignedBy,
+		&i.TakenBy,
 	)
 	return i, err
 }
@@ -625,6 +627,21 @@ func (q *Queries) AssignmentRevisionsOfPlacement(ctx context.Context, arg Assign
 	return items, nil
 }
 
+const assignmentSetAssignedBy = `-- name: AssignmentSetAssignedBy :exec
+UPDATE assignments SET assigned_by = ?1 WHERE node = ?2 AND module = ?3
+`
+
+type AssignmentSetAssignedByParams struct {
+	By     string
+	Node   string
+	Module string
+}
+
+func (q *Queries) AssignmentSetAssignedBy(ctx context.Context, arg AssignmentSetAssignedByParams) error {
+	_, err := q.exec(ctx, q.assignmentSetAssignedByStmt, assignmentSetAssignedBy, arg.By, arg.Node, arg.Module)
+	return err
+}
+
 const assignmentSetTaken = `-- name: AssignmentSetTaken :exec
 UPDATE assignments SET taken = ?1 WHERE node = ?2 AND module = ?3
 `
@@ -637,6 +654,21 @@ type AssignmentSetTakenParams struct {
 
 func (q *Queries) AssignmentSetTaken(ctx context.Context, arg AssignmentSetTakenParams) error {
 	_, err := q.exec(ctx, q.assignmentSetTakenStmt, assignmentSetTaken, arg.Taken, arg.Node, arg.Module)
+	return err
+}
+
+const assignmentSetTakenBy = `-- name: AssignmentSetTakenBy :exec
+UPDATE assignments SET taken_by = ?1 WHERE node = ?2 AND module = ?3
+`
+
+type AssignmentSetTakenByParams struct {
+	By     string
+	Node   string
+	Module string
+}
+
+func (q *Queries) AssignmentSetTakenBy(ctx context.Context, arg AssignmentSetTakenByParams) error {
+	_, err := q.exec(ctx, q.assignmentSetTakenByStmt, assignmentSetTakenBy, arg.By, arg.Node, arg.Module)
 	return err
 }
 

@@ -84,11 +84,32 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assignmentRevisionsOfPlacementStmt, err = db.PrepareContext(ctx, assignmentRevisionsOfPlacement); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentRevisionsOfPlacement: %w", err)
 	}
+	if q.assignmentSetAssignedByStmt, err = db.PrepareContext(ctx, assignmentSetAssignedBy); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentSetAssignedBy: %w", err)
+	}
 	if q.assignmentSetTakenStmt, err = db.PrepareContext(ctx, assignmentSetTaken); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTaken: %w", err)
 	}
+	if q.assignmentSetTakenByStmt, err = db.PrepareContext(ctx, assignmentSetTakenBy); err != nil {
+		return nil, fmt.Errorf("error preparing query AssignmentSetTakenBy: %w", err)
+	}
 	if q.assignmentSetTakenOnNodesStmt, err = db.PrepareContext(ctx, assignmentSetTakenOnNodes); err != nil {
 		return nil, fmt.Errorf("error preparing query AssignmentSetTakenOnNodes: %w", err)
+	}
+	if q.auditInsertStmt, err = db.PrepareContext(ctx, auditInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditInsert: %w", err)
+	}
+	if q.auditListStmt, err = db.PrepareContext(ctx, auditList); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditList: %w", err)
+	}
+	if q.auditPruneStmt, err = db.PrepareContext(ctx, auditPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditPrune: %w", err)
+	}
+	if q.auditPruneCloseStmt, err = db.PrepareContext(ctx, auditPruneClose); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditPruneClose: %w", err)
+	}
+	if q.auditPruneOpenStmt, err = db.PrepareContext(ctx, auditPruneOpen); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditPruneOpen: %w", err)
 	}
 	if q.containerStatusListByNodeStmt, err = db.PrepareContext(ctx, containerStatusListByNode); err != nil {
 		return nil, fmt.Errorf("error preparing query ContainerStatusListByNode: %w", err)
@@ -152,6 +173,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.moduleRevisionSecretInsertStmt, err = db.PrepareContext(ctx, moduleRevisionSecretInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionSecretInsert: %w", err)
+	}
+	if q.moduleRevisionSetAuthorStmt, err = db.PrepareContext(ctx, moduleRevisionSetAuthor); err != nil {
+		return nil, fmt.Errorf("error preparing query ModuleRevisionSetAuthor: %w", err)
 	}
 	if q.moduleRevisionsWithoutResourcesStmt, err = db.PrepareContext(ctx, moduleRevisionsWithoutResources); err != nil {
 		return nil, fmt.Errorf("error preparing query ModuleRevisionsWithoutResources: %w", err)
@@ -242,6 +266,36 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.nodeTokenCheckStmt, err = db.PrepareContext(ctx, nodeTokenCheck); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeTokenCheck: %w", err)
+	}
+	if q.operatorAdminCountStmt, err = db.PrepareContext(ctx, operatorAdminCount); err != nil {
+		return nil, fmt.Errorf("error preparing query OperatorAdminCount: %w", err)
+	}
+	if q.operatorGetStmt, err = db.PrepareContext(ctx, operatorGet); err != nil {
+		return nil, fmt.Errorf("error preparing query OperatorGet: %w", err)
+	}
+	if q.operatorInsertStmt, err = db.PrepareContext(ctx, operatorInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query OperatorInsert: %w", err)
+	}
+	if q.operatorListStmt, err = db.PrepareContext(ctx, operatorList); err != nil {
+		return nil, fmt.Errorf("error preparing query OperatorList: %w", err)
+	}
+	if q.operatorRevokeStmt, err = db.PrepareContext(ctx, operatorRevoke); err != nil {
+		return nil, fmt.Errorf("error preparing query OperatorRevoke: %w", err)
+	}
+	if q.operatorTokenCheckStmt, err = db.PrepareContext(ctx, operatorTokenCheck); err != nil {
+		return nil, fmt.Errorf("error preparing query OperatorTokenCheck: %w", err)
+	}
+	if q.operatorTokenInsertStmt, err = db.PrepareContext(ctx, operatorTokenInsert); err != nil {
+		return nil, fmt.Errorf("error preparing query OperatorTokenInsert: %w", err)
+	}
+	if q.operatorTokenListStmt, err = db.PrepareContext(ctx, operatorTokenList); err != nil {
+		return nil, fmt.Errorf("error preparing query OperatorTokenList: %w", err)
+	}
+	if q.operatorTokenRevokeStmt, err = db.PrepareContext(ctx, operatorTokenRevoke); err != nil {
+		return nil, fmt.Errorf("error preparing query OperatorTokenRevoke: %w", err)
+	}
+	if q.operatorTokenRevokeAllStmt, err = db.PrepareContext(ctx, operatorTokenRevokeAll); err != nil {
+		return nil, fmt.Errorf("error preparing query OperatorTokenRevokeAll: %w", err)
 	}
 	if q.placementDeleteStmt, err = db.PrepareContext(ctx, placementDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query PlacementDelete: %w", err)
@@ -456,6 +510,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rolloutSetPausedReasonStmt, err = db.PrepareContext(ctx, rolloutSetPausedReason); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutSetPausedReason: %w", err)
 	}
+	if q.rolloutSetSteeredStmt, err = db.PrepareContext(ctx, rolloutSetSteered); err != nil {
+		return nil, fmt.Errorf("error preparing query RolloutSetSteered: %w", err)
+	}
 	if q.rolloutTransitionListStmt, err = db.PrepareContext(ctx, rolloutTransitionList); err != nil {
 		return nil, fmt.Errorf("error preparing query RolloutTransitionList: %w", err)
 	}
@@ -558,11 +615,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.webSessionDeleteExpiredStmt, err = db.PrepareContext(ctx, webSessionDeleteExpired); err != nil {
 		return nil, fmt.Errorf("error preparing query WebSessionDeleteExpired: %w", err)
 	}
+	if q.webSessionGetStmt, err = db.PrepareContext(ctx, webSessionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query WebSessionGet: %w", err)
+	}
 	if q.webSessionInsertStmt, err = db.PrepareContext(ctx, webSessionInsert); err != nil {
 		return nil, fmt.Errorf("error preparing query WebSessionInsert: %w", err)
-	}
-	if q.webSessionValidStmt, err = db.PrepareContext(ctx, webSessionValid); err != nil {
-		return nil, fmt.Errorf("error preparing query WebSessionValid: %w", err)
 	}
 	return &q, nil
 }
@@ -669,14 +726,49 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assignmentRevisionsOfPlacementStmt: %w", cerr)
 		}
 	}
+	if q.assignmentSetAssignedByStmt != nil {
+		if cerr := q.assignmentSetAssignedByStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentSetAssignedByStmt: %w", cerr)
+		}
+	}
 	if q.assignmentSetTakenStmt != nil {
 		if cerr := q.assignmentSetTakenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentSetTakenStmt: %w", cerr)
 		}
 	}
+	if q.assignmentSetTakenByStmt != nil {
+		if cerr := q.assignmentSetTakenByStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assignmentSetTakenByStmt: %w", cerr)
+		}
+	}
 	if q.assignmentSetTakenOnNodesStmt != nil {
 		if cerr := q.assignmentSetTakenOnNodesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assignmentSetTakenOnNodesStmt: %w", cerr)
+		}
+	}
+	if q.auditInsertStmt != nil {
+		if cerr := q.auditInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditInsertStmt: %w", cerr)
+		}
+	}
+	if q.auditListStmt != nil {
+		if cerr := q.auditListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditListStmt: %w", cerr)
+		}
+	}
+	if q.auditPruneStmt != nil {
+		if cerr := q.auditPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditPruneStmt: %w", cerr)
+		}
+	}
+	if q.auditPruneCloseStmt != nil {
+		if cerr := q.auditPruneCloseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditPruneCloseStmt: %w", cerr)
+		}
+	}
+	if q.auditPruneOpenStmt != nil {
+		if cerr := q.auditPruneOpenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditPruneOpenStmt: %w", cerr)
 		}
 	}
 	if q.containerStatusListByNodeStmt != nil {
@@ -782,6 +874,11 @@ func (q *Queries) Close() error {
 	if q.moduleRevisionSecretInsertStmt != nil {
 		if cerr := q.moduleRevisionSecretInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing moduleRevisionSecretInsertStmt: %w", cerr)
+		}
+	}
+	if q.moduleRevisionSetAuthorStmt != nil {
+		if cerr := q.moduleRevisionSetAuthorStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing moduleRevisionSetAuthorStmt: %w", cerr)
 		}
 	}
 	if q.moduleRevisionsWithoutResourcesStmt != nil {
@@ -932,6 +1029,56 @@ func (q *Queries) Close() error {
 	if q.nodeTokenCheckStmt != nil {
 		if cerr := q.nodeTokenCheckStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeTokenCheckStmt: %w", cerr)
+		}
+	}
+	if q.operatorAdminCountStmt != nil {
+		if cerr := q.operatorAdminCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing operatorAdminCountStmt: %w", cerr)
+		}
+	}
+	if q.operatorGetStmt != nil {
+		if cerr := q.operatorGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing operatorGetStmt: %w", cerr)
+		}
+	}
+	if q.operatorInsertStmt != nil {
+		if cerr := q.operatorInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing operatorInsertStmt: %w", cerr)
+		}
+	}
+	if q.operatorListStmt != nil {
+		if cerr := q.operatorListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing operatorListStmt: %w", cerr)
+		}
+	}
+	if q.operatorRevokeStmt != nil {
+		if cerr := q.operatorRevokeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing operatorRevokeStmt: %w", cerr)
+		}
+	}
+	if q.operatorTokenCheckStmt != nil {
+		if cerr := q.operatorTokenCheckStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing operatorTokenCheckStmt: %w", cerr)
+		}
+	}
+	if q.operatorTokenInsertStmt != nil {
+		if cerr := q.operatorTokenInsertStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing operatorTokenInsertStmt: %w", cerr)
+		}
+	}
+	if q.operatorTokenListStmt != nil {
+		if cerr := q.operatorTokenListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing operatorTokenListStmt: %w", cerr)
+		}
+	}
+	if q.operatorTokenRevokeStmt != nil {
+		if cerr := q.operatorTokenRevokeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing operatorTokenRevokeStmt: %w", cerr)
+		}
+	}
+	if q.operatorTokenRevokeAllStmt != nil {
+		if cerr := q.operatorTokenRevokeAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing operatorTokenRevokeAllStmt: %w", cerr)
 		}
 	}
 	if q.placementDeleteStmt != nil {
@@ -1289,6 +1436,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rolloutSetPausedReasonStmt: %w", cerr)
 		}
 	}
+	if q.rolloutSetSteeredStmt != nil {
+		if cerr := q.rolloutSetSteeredStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rolloutSetSteeredStmt: %w", cerr)
+		}
+	}
 	if q.rolloutTransitionListStmt != nil {
 		if cerr := q.rolloutTransitionListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rolloutTransitionListStmt: %w", cerr)
@@ -1459,14 +1611,14 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing webSessionDeleteExpiredStmt: %w", cerr)
 		}
 	}
+	if q.webSessionGetStmt != nil {
+		if cerr := q.webSessionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webSessionGetStmt: %w", cerr)
+		}
+	}
 	if q.webSessionInsertStmt != nil {
 		if cerr := q.webSessionInsertStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing webSessionInsertStmt: %w", cerr)
-		}
-	}
-	if q.webSessionValidStmt != nil {
-		if cerr := q.webSessionValidStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing webSessionValidStmt: %w", cerr)
 		}
 	}
 	return err
@@ -1528,8 +1680,15 @@ type Queries struct {
 	assignmentOthersOfModuleStmt          *sql.Stmt
 	assignmentPinNodesStmt                *sql.Stmt
 	assignmentRevisionsOfPlacementStmt    *sql.Stmt
+	assignmentSetAssignedByStmt           *sql.Stmt
 	assignmentSetTakenStmt                *sql.Stmt
+	assignmentSetTakenByStmt              *sql.Stmt
 	assignmentSetTakenOnNodesStmt         *sql.Stmt
+	auditInsertStmt                       *sql.Stmt
+	auditListStmt                         *sql.Stmt
+	auditPruneStmt                        *sql.Stmt
+	auditPruneCloseStmt                   *sql.Stmt
+	auditPruneOpenStmt                    *sql.Stmt
 	containerStatusListByNodeStmt         *sql.Stmt
 	containerStatusRecordStmt             *sql.Stmt
 	driftCountsByNodesSinceStmt           *sql.Stmt
@@ -1551,6 +1710,7 @@ type Queries struct {
 	moduleRevisionListPageStmt            *sql.Stmt
 	moduleRevisionResourcesInsertStmt     *sql.Stmt
 	moduleRevisionSecretInsertStmt        *sql.Stmt
+	moduleRevisionSetAuthorStmt           *sql.Stmt
 	moduleRevisionsWithoutResourcesStmt   *sql.Stmt
 	moduleUpsertStmt                      *sql.Stmt
 	nodeBumpGenerationStmt                *sql.Stmt
@@ -1581,6 +1741,16 @@ type Queries struct {
 	nodeStatusCountsStmt                  *sql.Stmt
 	nodeStatusListStmt                    *sql.Stmt
 	nodeTokenCheckStmt                    *sql.Stmt
+	operatorAdminCountStmt                *sql.Stmt
+	operatorGetStmt                       *sql.Stmt
+	operatorInsertStmt                    *sql.Stmt
+	operatorListStmt                      *sql.Stmt
+	operatorRevokeStmt                    *sql.Stmt
+	operatorTokenCheckStmt                *sql.Stmt
+	operatorTokenInsertStmt               *sql.Stmt
+	operatorTokenListStmt                 *sql.Stmt
+	operatorTokenRevokeStmt               *sql.Stmt
+	operatorTokenRevokeAllStmt            *sql.Stmt
 	placementDeleteStmt                   *sql.Stmt
 	placementGetStmt                      *sql.Stmt
 	placementListStmt                     *sql.Stmt
@@ -1652,6 +1822,7 @@ type Queries struct {
 	rolloutResumeStmt                     *sql.Stmt
 	rolloutSetCountsStmt                  *sql.Stmt
 	rolloutSetPausedReasonStmt            *sql.Stmt
+	rolloutSetSteeredStmt                 *sql.Stmt
 	rolloutTransitionListStmt             *sql.Stmt
 	rolloutWaveListStmt                   *sql.Stmt
 	secretDeleteStmt                      *sql.Stmt
@@ -1686,8 +1857,8 @@ type Queries struct {
 	transitionPruneWindowEndStmt          *sql.Stmt
 	webSessionDeleteStmt                  *sql.Stmt
 	webSessionDeleteExpiredStmt           *sql.Stmt
+	webSessionGetStmt                     *sql.Stmt
 	webSessionInsertStmt                  *sql.Stmt
-	webSessionValidStmt                   *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -1714,8 +1885,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assignmentOthersOfModuleStmt:          q.assignmentOthersOfModuleStmt,
 		assignmentPinNodesStmt:                q.assignmentPinNodesStmt,
 		assignmentRevisionsOfPlacementStmt:    q.assignmentRevisionsOfPlacementStmt,
+		assignmentSetAssignedByStmt:           q.assignmentSetAssignedByStmt,
 		assignmentSetTakenStmt:                q.assignmentSetTakenStmt,
+		assignmentSetTakenByStmt:              q.assignmentSetTakenByStmt,
 		assignmentSetTakenOnNodesStmt:         q.assignmentSetTakenOnNodesStmt,
+		auditInsertStmt:                       q.auditInsertStmt,
+		auditListStmt:                         q.auditListStmt,
+		auditPruneStmt:                        q.auditPruneStmt,
+		auditPruneCloseStmt:                   q.auditPruneCloseStmt,
+		auditPruneOpenStmt:                    q.auditPruneOpenStmt,
 		containerStatusListByNodeStmt:         q.containerStatusListByNodeStmt,
 		containerStatusRecordStmt:             q.containerStatusRecordStmt,
 		driftCountsByNodesSinceStmt:           q.driftCountsByNodesSinceStmt,
@@ -1737,6 +1915,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		moduleRevisionListPageStmt:            q.moduleRevisionListPageStmt,
 		moduleRevisionResourcesInsertStmt:     q.moduleRevisionResourcesInsertStmt,
 		moduleRevisionSecretInsertStmt:        q.moduleRevisionSecretInsertStmt,
+		moduleRevisionSetAuthorStmt:           q.moduleRevisionSetAuthorStmt,
 		moduleRevisionsWithoutResourcesStmt:   q.moduleRevisionsWithoutResourcesStmt,
 		moduleUpsertStmt:                      q.moduleUpsertStmt,
 		nodeBumpGenerationStmt:                q.nodeBumpGenerationStmt,
@@ -1767,6 +1946,16 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeStatusCountsStmt:                  q.nodeStatusCountsStmt,
 		nodeStatusListStmt:                    q.nodeStatusListStmt,
 		nodeTokenCheckStmt:                    q.nodeTokenCheckStmt,
+		operatorAdminCountStmt:                q.operatorAdminCountStmt,
+		operatorGetStmt:                       q.operatorGetStmt,
+		operatorInsertStmt:                    q.operatorInsertStmt,
+		operatorListStmt:                      q.operatorListStmt,
+		operatorRevokeStmt:                    q.operatorRevokeStmt,
+		operatorTokenCheckStmt:                q.operatorTokenCheckStmt,
+		operatorTokenInsertStmt:               q.operatorTokenInsertStmt,
+		operatorTokenListStmt:                 q.operatorTokenListStmt,
+		operatorTokenRevokeStmt:               q.operatorTokenRevokeStmt,
+		operatorTokenRevokeAllStmt:            q.operatorTokenRevokeAllStmt,
 		placementDeleteStmt:                   q.placementDeleteStmt,
 		placementGetStmt:                      q.placementGetStmt,
 		placementListStmt:                     q.placementListStmt,
@@ -1838,6 +2027,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		rolloutResumeStmt:                     q.rolloutResumeStmt,
 		rolloutSetCountsStmt:                  q.rolloutSetCountsStmt,
 		rolloutSetPausedReasonStmt:            q.rolloutSetPausedReasonStmt,
+		rolloutSetSteeredStmt:                 q.rolloutSetSteeredStmt,
 		rolloutTransitionListStmt:             q.rolloutTransitionListStmt,
 		rolloutWaveListStmt:                   q.rolloutWaveListStmt,
 		secretDeleteStmt:                      q.secretDeleteStmt,
@@ -1872,7 +2062,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		transitionPruneWindowEndStmt:          q.transitionPruneWindowEndStmt,
 		webSessionDeleteStmt:                  q.webSessionDeleteStmt,
 		webSessionDeleteExpiredStmt:           q.webSessionDeleteExpiredStmt,
+		webSessionGetStmt:                     q.webSessionGetStmt,
 		webSessionInsertStmt:                  q.webSessionInsertStmt,
-		webSessionValidStmt:                   q.webSessionValidStmt,
 	}
 }

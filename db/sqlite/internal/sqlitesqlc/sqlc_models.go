@@ -15,6 +15,27 @@ type Assignment struct {
 	AssignedAt string
 	Revision   int64
 	Source     string
+	AssignedBy string
+	TakenBy    string
+}
+
+type AuditLog struct {
+	ID       int64
+	At       string
+	Operator string
+	Role     string
+	Via      string
+	Source   string
+	Action   string
+	Object   string
+	Result   int64
+	Outcome  int64
+	Detail   string
+}
+
+type AuditPrune struct {
+	One     int64
+	Pruning int64
 }
 
 type ContainerStatus struct {
@@ -79,6 +100,8 @@ type ModuleRevision struct {
 	ResourceCount int64
 	Digest        string
 	CreatedAt     string
+	PushedBy      string
+	Message       string
 }
 
 type ModuleRevisionResource struct {
@@ -150,6 +173,25 @@ type NodeSecretKey struct {
 	Node         string
 	PublicKey    string
 	RegisteredAt string
+}
+
+type Operator struct {
+	Name      string
+	Role      string
+	Modules   string
+	Nodes     string
+	CreatedAt string
+	CreatedBy string
+	RevokedAt sql.NullString
+}
+
+type OperatorToken struct {
+	ID        int64
+	Operator  string
+	TokenHash string
+	CreatedAt string
+	ExpiresAt sql.NullString
+	RevokedAt sql.NullString
 }
 
 type Placement struct {
@@ -226,6 +268,8 @@ type Rollout struct {
 	FromRevisions string
 	Promoted      int64
 	RollbackOf    int64
+	SteeredBy     string
+	Steered       string
 }
 
 type RolloutLifecycle struct {
@@ -320,6 +364,9 @@ type WebSession struct {
 	IDHash    string
 	CreatedAt string
 	ExpiresAt string
+	Operator  string
+	Role      string
+	TokenID   int64
 }
 
 type WorkerLease struct {
