@@ -9,6 +9,7 @@ var Table = map[string]Rule{
 	"GET /api/v1/controller-key":                 {Need: Open},
 	"GET /api/v1/nodes/{node}/declaration":       {Need: Node},
 	"POST /api/v1/nodes/{node}/reports":          {Need: Node},
+	"PUT /api/v1/nodes/{node}/secrets-key":       {Need: Node},
 	"GET /login":                                 {Need: Open},
 	"POST /login":                                {Need: Open},
 	"POST /logout":                               {Need: Open},
@@ -28,6 +29,8 @@ var Table = map[string]Rule{
 	"GET /api/v1/rollouts/{rollout}":             {Need: Read},
 	"GET /api/v1/operators":                      {Need: Read},
 	"GET /api/v1/audit":                          {Need: Read},
+	"GET /api/v1/secrets":                        {Need: Read},
+	"GET /api/v1/secrets/*":                      {Need: Read},
 	"GET /":                                      {Need: Read},
 	"GET /nodes/{node}":                          {Need: Read},
 	"GET /rollouts":                              {Need: Read},
@@ -72,4 +75,6 @@ var Table = map[string]Rule{
 	"POST /api/v1/operators/{operator}/tokens": {Admin, "operator.token", "operator/{operator}", NoScope},
 	"DELETE /api/v1/operator-tokens/{token}":   {Admin, "operator.token.revoke", "token/{token}", NoScope},
 	"POST /api/v1/controller-key/rotate":       {Admin, "key.rotate", "key/controller", NoScope},
+	"PUT /api/v1/secrets/*":                    {Admin, "secret.put", "secret/{*}", NoScope},
+	"DELETE /api/v1/secrets/*":                 {Admin, "secret.delete", "secret/{*}", NoScope},
 }
