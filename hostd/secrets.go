@@ -42,17 +42,18 @@ func loadSecretsKey(stateDir string) (*seal.Key, error) {
 // registerSecretsKey gives the controller the public half of the node's key, trying again
 // until it takes it: until then, what uses a secret is held.
 func registerSecretsKey(ctx context.Context, c *node.Client, key *seal.Key, every time.Duration, log *slog.Logger) {
+	// As every call to the controller: a refusal of TLS is logged once by the client's watch,
+	// an overload once an episode, anything else at each attempt.
+	retry := newRetrier(min(time.Second, every), max(every, time.Second))
+	busy := overload{what: "registering the secrets key"}
 	for {
 		err := c.PutSecretsKey(ctx, key.Public())
 		if err == nil {
 			log.Info("secrets key registered", "key", key.Public())
 			return
 		}
-		log.Warn("registering the secrets key; trying again", "err", err)
-		select {
-		case <-ctx.Done():
+		if ctx.Err() != nil || !retry.backOff(ctx, log, &busy, "registering the secrets key; trying again", err) {
 			return
-		case <-time.After(every):
 		}
 	}
 }
