@@ -192,11 +192,13 @@ func (s *Store) DeleteSecret(ctx context.Context, name string) error {
 
 // SetNodeSecretsKey registers the public half of the node's own key, to which its
 // declaration's secrets are sealed. A new key moves the node's generation, so its declaration
-// is composed again with the values sealed to it, and drops what was sealed to the old one.
+// is composed again with the values sealed to it, and drops what was sealed to the old one;
+// a node none of whose revisions uses a secret keeps its generation, as its declaration does.
 func (s *Store) SetNodeSecretsKey(ctx context.Context, node, public string) (changed bool, err error) {
 	if err := seal.ValidPublic(public); err != nil {
 		return false, hq.Errorf(hq.CodeInvalid, "not an age X25519 public key (age1…)")
 	}
+	moved := false
 	err = s.inTx(ctx, func(q driver.Queries) error {
 		if _, err := q.NodeGet(ctx, node); err != nil {
 			return notFound(err, "no node %s", node)
@@ -209,10 +211,16 @@ func (s *Store) SetNodeSecretsKey(ctx context.Context, node, public string) (cha
 		if err := q.SecretSealDeleteOtherKeys(ctx, driver.SecretSealDeleteOtherKeysParams{Node: node, NodeKey: public}); err != nil {
 			return err
 		}
+		// A declaration that uses no secret is the same with any key: its generation stays.
+		used, err := q.NodeSecretUse(ctx, node)
+		if err != nil || used == 0 {
+			return err
+		}
+		moved = true
 		_, err = q.NodeBumpGeneration(ctx, node)
 		return err
 	})
-	if changed {
+	if moved {
 		s.bells.ring(node)
 	}
 	return changed, err

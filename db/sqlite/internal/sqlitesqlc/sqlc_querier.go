@@ -147,6 +147,8 @@ type Querier interface {
 	NodeSecretKeyGet(ctx context.Context, node string) (string, error)
 	// The node's key, registered; zero rows when it is the key already registered.
 	NodeSecretKeySet(ctx context.Context, arg NodeSecretKeySetParams) (int64, error)
+	// Whether a revision the node is pinned to uses any secret: 1 if so, else 0.
+	NodeSecretUse(ctx context.Context, node string) (int64, error)
 	NodeSetApplied(ctx context.Context, arg NodeSetAppliedParams) error
 	// What the host says of itself, in the reports that carry it.
 	NodeSetHost(ctx context.Context, arg NodeSetHostParams) error
