@@ -95,11 +95,22 @@ func TestSecretRotationIsARolloutThatRevertsOnItsCanary(t *testing.T) {
 	if g := lastSent(c, rest); g != sent[rest] || pin(c.node(rest), "app") != 1 {
 		t.Fatalf("%s was sent generation %d (had %d), pinned to r%d", rest, g, sent[rest], pin(c.node(rest), "app"))
 	}
+	// What the v2 container put in the canary's secret store went with it.
+	secrets := func(n string) string { return envs[n].Podman("secret", "ls", "--format", "{{.Name}}") }
+	if got := secrets(canary); got != "hq-app-web.app_key.v1" {
+		t.Fatalf("%s's podman secrets after the revert: %q", canary, got)
+	}
 	var v hq.SecretView
 	c.call("GET", "/secrets/app/key", nil, &v)
 	if v.Version != 2 || len(v.Versions) != 2 {
 		t.Fatalf("the secret after the rotation: %+v", v)
 	}
+	// The container removed, so are its secrets.
+	c.call("DELETE", "/placements/web", nil, nil)
+	waitFor(t, 60*time.Second, "the container and its secrets gone from "+rest, func() bool {
+		out, _ := envs[rest].TryPodman("ps", "-a", "--format", "{{.Names}}")
+		return converged(c, rest) && out == "" && secrets(rest) == ""
+	})
 }
 
 // valueFile writes a secret's value to a file of its own, for hq secret put --from-file.

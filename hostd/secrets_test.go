@@ -2,8 +2,12 @@ package hostd
 
 import (
 	"crypto/ed25519"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshhq/hq"
 	"github.com/meshhq/hq/seal"
@@ -60,5 +64,55 @@ func TestSecretsSealedToAnotherNodeAreNeverApplied(t *testing.T) {
 	b.reconcile(decl(map[string]string{"app/db@1": sealedTo(mine)})).want(t, "app/db.conf", hq.StateApplied, true, true)
 	if got := b.read("/etc/db.conf"); got != "password="+marker+"\n" {
 		t.Fatalf("the file holds %q", got)
+	}
+}
+
+// A service whose change fails in its group (which alone rolls a service back) is started
+// again as it was, with the secret values it ran with then, not the new ones and not none.
+func TestServiceUndoneGetsItsSecretEnvBack(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "never", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	b := setup(t)
+	key, _ := seal.NewKey()
+	b.eng.secretsKey = key
+	svc := func(version int64, health *hq.Health) hq.Resource {
+		return hq.Resource{Name: "svc", Kind: hq.KindService, Group: "g", SecretEnv: map[string]string{"PW": "app/db"},
+			SecretPins: map[string]int64{"app/db": version}, Health: health,
+			Command: []string{"/bin/sh", "-c", `printf %s "$PW" > {root}/pw; exec sleep 60`}}
+	}
+	decl := func(r hq.Resource, version int64) *hq.Declaration {
+		b.gen++
+		sealed, _ := seal.To(key.Public(), []byte(fmt.Sprintf("value-v%d", version)))
+		d := &hq.Declaration{Node: "web-1", Generation: b.gen, Modules: []hq.DeclaredModule{mod("app", true, r)},
+			SendID: b.gen, ComposedBy: "test", Secrets: map[string]string{hq.SecretRef("app/db", version): sealed}}
+		d.Digest = d.ComputeDigest()
+		return d
+	}
+	b.reconcile(decl(svc(1, nil), 1)).want(t, "app/svc", hq.StateApplied, true, true)
+	waitFor(t, 5*time.Second, "v1 in the service's environment", func() bool { return b.read("/pw") == "value-v1" })
+
+	b.reconcile(decl(svc(2, &hq.Health{HTTP: srv.URL}), 2)).want(t, "app/svc", hq.StateFailed, true, false)
+	waitFor(t, 5*time.Second, "v1 in the environment of the service started again", func() bool { return b.read("/pw") == "value-v1" })
+	if p := b.eng.sup.get("app/svc"); p == nil || p.decl.SecretPins["app/db"] != 1 {
+		t.Fatalf("the service running after the undo: %+v", p)
+	}
+}
+
+// The secrets hostd made for one container are told apart from another's whose name starts
+// alike, and from anything else in the store.
+func TestPodmanSecretsOfAContainer(t *testing.T) {
+	for name, want := range map[string]bool{
+		"hq-app-web.app_db.v1": true, "hq-app-web.tls_key.v12": true,
+		"hq-app-web.x.app_db.v1": false, "hq-app-web2.app_db.v1": false, "hq-app-web.app_db": false,
+		"hq-app-web.app_db.v": false, "hq-app-web.app_db.v1x": false, "other": false,
+	} {
+		if got := ofContainer(name, "hq-app-web"); got != want {
+			t.Errorf("ofContainer(%q) = %v", name, got)
+		}
+	}
+	if podmanSecret("hq-app-web.next", "app/db", 3) != "hq-app-web.app_db.v3" {
+		t.Error("a container made beside its old one names its secrets as the old one's")
 	}
 }
