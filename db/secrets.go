@@ -25,7 +25,6 @@ type PutSecretResult struct {
 	Secret  hq.SecretView     `json:"secret"`
 	Modules map[string]int64  `json:"modules"`
 	Errors  map[string]string `json:"errors,omitempty"`
-	moved   map[string]PutModuleResult
 }
 
 // PutSecret stores value as a new version of the secret name, encrypted to the controller's
