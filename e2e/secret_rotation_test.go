@@ -17,7 +17,6 @@ import (
 // the container it replaced back and auto-revert pins the canary to the revision before,
 // with the old version; the other node is never sent the new revision.
 func TestSecretRotationIsARolloutThatRevertsOnItsCanary(t *testing.T) {
-	sqliteOnly(t, "one engine is enough for a rollout the store already runs on both")
 	ctl := startController(t, testdb.New(t), "HQ_STUCK_ATTEMPTS=2") // the first failure fails the canary
 	c := newClient(t, ctl.url)
 	nodes := []string{"web-1", "web-2"}
