@@ -25,7 +25,6 @@ type PutSecretResult struct {
 	Secret  hq.SecretView     `json:"secret"`
 	Modules map[string]int64  `json:"modules"`
 	Errors  map[string]string `json:"errors,omitempty"`
-	moved   map[string]PutModuleResult
 }
 
 // PutSecret stores value as a new version of the secret name, encrypted to the controller's
@@ -46,7 +45,8 @@ func (s *Store) PutSecret(ctx context.Context, name string, value []byte) (PutSe
 	}
 	sum := sha256.Sum256(value)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
-	ciphertext, err := s.opt.SecretsKey.Seal(value)
+	ck := s.opt.SecretsKey.Current()
+	ciphertext, err := ck.Seal(value)
 	if err != nil {
 		return res, err
 	}
@@ -67,7 +67,7 @@ func (s *Store) PutSecret(ctx context.Context, name string, value []byte) (PutSe
 			return err
 		}
 		return q.SecretVersionInsert(ctx, driver.SecretVersionInsertParams{Name: name, Version: version, Digest: digest,
-			Ciphertext: ciphertext, Recipient: s.opt.SecretsKey.Public(), CreatedAt: now})
+			Ciphertext: ciphertext, Recipient: ck.Public(), CreatedAt: now})
 	})
 	if err != nil {
 		return res, err
@@ -396,9 +396,9 @@ func (s *Store) sealMissing(ctx context.Context, missing []driver.SecretSealInse
 			if err != nil {
 				return notFound(err, "secret %s v%d no longer exists", m.Name, m.Version)
 			}
-			value, err := s.opt.SecretsKey.Open(v.Ciphertext)
+			value, err := s.opt.SecretsKey.Open(v.Recipient, v.Ciphertext)
 			if err != nil {
-				return fmt.Errorf("secret %s v%d does not open with this controller's secrets key (%s): %w", m.Name, m.Version, s.opt.SecretsKey.Public(), err)
+				return hq.Errorf(hq.CodeUnavailable, "secret %s v%d does not open: %v", m.Name, m.Version, err)
 			}
 			missing[i].Sealed, err = seal.To(m.NodeKey, value)
 			clear(value)
