@@ -33,7 +33,8 @@ type Querier interface {
 	AssignmentListBehind(ctx context.Context, arg AssignmentListBehindParams) ([]AssignmentListBehindRow, error)
 	AssignmentListByModule(ctx context.Context, module string) ([]AssignmentListByModuleRow, error)
 	AssignmentListByNode(ctx context.Context, node string) ([]AssignmentListByNodeRow, error)
-	// The assignments of some nodes (a JSON array of names), each at the revision it pins.
+	// The assignments of some nodes (a JSON array of names), each at the revision it pins, with
+	// who made and took it: columns of the row the primary key finds anyway, so no join.
 	AssignmentListByNodes(ctx context.Context, nodes string) ([]AssignmentListByNodesRow, error)
 	// What a placement put where, at which revision.
 	AssignmentListBySource(ctx context.Context, arg AssignmentListBySourceParams) ([]AssignmentListBySourceRow, error)
