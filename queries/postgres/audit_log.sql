@@ -1,7 +1,3 @@
--- name: AuditInsert :exec
-INSERT INTO audit_log (at, operator, role, via, source, action, object, result, outcome, detail)
-VALUES (@at, @operator, @role, @via, @source, @action, @object, @result, @outcome, @detail);
-
 -- AuditList pages the log newest first: rows before the id cursor (0: from the newest), each
 -- filter '' for any.
 -- name: AuditList :many

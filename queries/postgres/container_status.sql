@@ -19,6 +19,3 @@ WHERE container_status.container_id IS DISTINCT FROM excluded.container_id
    OR container_status.health IS DISTINCT FROM excluded.health
    OR container_status.spec_digest IS DISTINCT FROM excluded.spec_digest
    OR container_status.earlier_spec IS DISTINCT FROM excluded.earlier_spec;
-
--- name: ContainerStatusListByNode :many
-SELECT * FROM container_status WHERE node = @node ORDER BY module, resource;

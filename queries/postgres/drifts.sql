@@ -1,7 +1,3 @@
--- name: DriftInsert :exec
-INSERT INTO drifts (node, module, resource, at, report_id, detail, found)
-VALUES (@node, @module, @resource, @at, @report_id, @detail, @found);
-
 -- name: DriftListByNode :many
 SELECT * FROM drifts WHERE node = @node ORDER BY id DESC LIMIT @max::bigint;
 

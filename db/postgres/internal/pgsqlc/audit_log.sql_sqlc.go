@@ -9,40 +9,6 @@ import (
 	"context"
 )
 
-const auditInsert = `-- name: AuditInsert :exec
-INSERT INTO audit_log (at, operator, role, via, source, action, object, result, outcome, detail)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-`
-
-type AuditInsertParams struct {
-	At       string
-	Operator string
-	Role     string
-	Via      string
-	Source   string
-	Action   string
-	Object   string
-	Result   int64
-	Outcome  int64
-	Detail   string
-}
-
-func (q *Queries) AuditInsert(ctx context.Context, arg AuditInsertParams) error {
-	_, err := q.db.ExecContext(ctx, auditInsert,
-		arg.At,
-		arg.Operator,
-		arg.Role,
-		arg.Via,
-		arg.Source,
-		arg.Action,
-		arg.Object,
-		arg.Result,
-		arg.Outcome,
-		arg.Detail,
-	)
-	return err
-}
-
 const auditList = `-- name: AuditList :many
 SELECT id, at, operator, role, via, source, action, object, result, outcome, detail FROM audit_log
 WHERE (CAST($1 AS BIGINT) = 0 OR id < CAST($1 AS BIGINT))

@@ -7,7 +7,6 @@ package pgsqlc
 
 import (
 	"context"
-	"database/sql"
 )
 
 const driftCountsByNodesSince = `-- name: DriftCountsByNodesSince :many
@@ -58,34 +57,6 @@ func (q *Queries) DriftCountsByNodesSince(ctx context.Context, arg DriftCountsBy
 		return nil, err
 	}
 	return items, nil
-}
-
-const driftInsert = `-- name: DriftInsert :exec
-INSERT INTO drifts (node, module, resource, at, report_id, detail, found)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-`
-
-type DriftInsertParams struct {
-	Node     string
-	Module   string
-	Resource string
-	At       string
-	ReportID sql.NullInt64
-	Detail   string
-	Found    sql.NullString
-}
-
-func (q *Queries) DriftInsert(ctx context.Context, arg DriftInsertParams) error {
-	_, err := q.db.ExecContext(ctx, driftInsert,
-		arg.Node,
-		arg.Module,
-		arg.Resource,
-		arg.At,
-		arg.ReportID,
-		arg.Detail,
-		arg.Found,
-	)
-	return err
 }
 
 const driftListByNode = `-- name: DriftListByNode :many

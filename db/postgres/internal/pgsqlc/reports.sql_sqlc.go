@@ -11,82 +11,6 @@ import (
 	"encoding/json"
 )
 
-const reportGet = `-- name: ReportGet :one
-SELECT id, node, generation, digest, summary, outcome_digest, applied, failed, stuck, held, grouped_pending, pending, started_at, finished_at, at, last_at, repeats FROM reports WHERE id = $1
-`
-
-func (q *Queries) ReportGet(ctx context.Context, id int64) (Report, error) {
-	row := q.db.QueryRowContext(ctx, reportGet, id)
-	var i Report
-	err := row.Scan(
-		&i.ID,
-		&i.Node,
-		&i.Generation,
-		&i.Digest,
-		&i.Summary,
-		&i.OutcomeDigest,
-		&i.Applied,
-		&i.Failed,
-		&i.Stuck,
-		&i.Held,
-		&i.GroupedPending,
-		&i.Pending,
-		&i.StartedAt,
-		&i.FinishedAt,
-		&i.At,
-		&i.LastAt,
-		&i.Repeats,
-	)
-	return i, err
-}
-
-const reportInsert = `-- name: ReportInsert :one
-INSERT INTO reports (node, generation, digest, summary, outcome_digest, applied, failed, stuck, held,
-                     grouped_pending, pending, started_at, finished_at, at, last_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
-        $10, $11, $12, $13, $14, $14)
-RETURNING id
-`
-
-type ReportInsertParams struct {
-	Node           string
-	Generation     int64
-	Digest         string
-	Summary        string
-	OutcomeDigest  string
-	Applied        int64
-	Failed         int64
-	Stuck          int64
-	Held           int64
-	GroupedPending int64
-	Pending        int64
-	StartedAt      sql.NullString
-	FinishedAt     sql.NullString
-	At             string
-}
-
-func (q *Queries) ReportInsert(ctx context.Context, arg ReportInsertParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, reportInsert,
-		arg.Node,
-		arg.Generation,
-		arg.Digest,
-		arg.Summary,
-		arg.OutcomeDigest,
-		arg.Applied,
-		arg.Failed,
-		arg.Stuck,
-		arg.Held,
-		arg.GroupedPending,
-		arg.Pending,
-		arg.StartedAt,
-		arg.FinishedAt,
-		arg.At,
-	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
-}
-
 const reportListByNode = `-- name: ReportListByNode :many
 SELECT id, node, generation, digest, summary, outcome_digest, applied, failed, stuck, held, grouped_pending, pending, started_at, finished_at, at, last_at, repeats FROM reports WHERE node = $1 ORDER BY id DESC LIMIT $2::bigint
 `
@@ -241,20 +165,6 @@ func (q *Queries) ReportPruneWindowEnd(ctx context.Context, arg ReportPruneWindo
 	return i, err
 }
 
-const reportRepeat = `-- name: ReportRepeat :exec
-UPDATE reports SET repeats = repeats + 1, last_at = $1 WHERE id = $2
-`
-
-type ReportRepeatParams struct {
-	LastAt string
-	ID     int64
-}
-
-func (q *Queries) ReportRepeat(ctx context.Context, arg ReportRepeatParams) error {
-	_, err := q.db.ExecContext(ctx, reportRepeat, arg.LastAt, arg.ID)
-	return err
-}
-
 const reportSettled = `-- name: ReportSettled :one
 SELECT COALESCE(hq_report_settled($1::text, $2::text, $3::bigint, $4::bigint, $5::bigint,
     $6::text, $7::text, $8::text, $9::bigint, $10::bigint, $11::text,
@@ -300,61 +210,6 @@ func (q *Queries) ReportSettled(ctx context.Context, arg ReportSettledParams) (s
 	var answer string
 	err := row.Scan(&answer)
 	return answer, err
-}
-
-const reportStandingRows = `-- name: ReportStandingRows :many
-SELECT r.node, r.at, r.last_at,
-       CAST(CASE WHEN r.failed + r.stuck + r.held + r.grouped_pending + r.pending = 0 THEN 1 ELSE 0 END AS BIGINT) AS fine,
-       CAST(COALESCE(n.deleted_at, '') AS TEXT) AS deleted_at
-FROM nodes n CROSS JOIN reports r
-WHERE (n.deleted_at IS NULL OR n.deleted_at > CAST($1 AS TEXT))
-  AND r.node = n.name
-  AND r.id >= COALESCE((SELECT k.id FROM reports k WHERE k.node = n.name AND k.at <= CAST($1 AS TEXT)
-                        ORDER BY k.id DESC LIMIT 1), 0)
-ORDER BY n.name, r.id
-`
-
-type ReportStandingRowsRow struct {
-	Node      string
-	At        string
-	LastAt    string
-	Fine      int64
-	DeletedAt string
-}
-
-// Every node's report rows from the one current at @since on, by node and in the order they
-// were made: a row stands until the next of its node, which the caller pairs as it reads them.
-// Most nodes report the same outcome all day, so they have one row here. The nodes are taken
-// by name and each one's rows through reports_by_node, the order asked for, so SQLite sorts
-// nothing and reads no node's older rows.
-// CROSS JOIN: SQLite takes the nodes first, and each node's rows by the index from there.
-func (q *Queries) ReportStandingRows(ctx context.Context, since string) ([]ReportStandingRowsRow, error) {
-	rows, err := q.db.QueryContext(ctx, reportStandingRows, since)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ReportStandingRowsRow{}
-	for rows.Next() {
-		var i ReportStandingRowsRow
-		if err := rows.Scan(
-			&i.Node,
-			&i.At,
-			&i.LastAt,
-			&i.Fine,
-			&i.DeletedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const reportSteady = `-- name: ReportSteady :one

@@ -10,36 +10,6 @@ import (
 	"database/sql"
 )
 
-const resourceStateApplyAllPending = `-- name: ResourceStateApplyAllPending :execrows
-UPDATE resource_states
-SET state = 'applied', since = $1, attempts = attempts + $2, consecutive_failures = 0,
-    failing_since = NULL, never_applied = 0, last_error = '', hold_reason = '', blocked_by = '',
-    report_id = $3, reason = 'applied'
-WHERE node = $4 AND state = 'pending'
-`
-
-type ResourceStateApplyAllPendingParams struct {
-	Since    string
-	Attempt  int64
-	ReportID sql.NullInt64
-	Node     string
-}
-
-// ResourceStateApplyPending for a report that applied every pending resource of the node: no
-// list to match against.
-func (q *Queries) ResourceStateApplyAllPending(ctx context.Context, arg ResourceStateApplyAllPendingParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, resourceStateApplyAllPending,
-		arg.Since,
-		arg.Attempt,
-		arg.ReportID,
-		arg.Node,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const resourceStateApplyPending = `-- name: ResourceStateApplyPending :execrows
 UPDATE resource_states
 SET state = 'applied', since = $1, attempts = attempts + $2, consecutive_failures = 0,
@@ -108,41 +78,6 @@ func (q *Queries) ResourceStateApplyPendingByKey(ctx context.Context, arg Resour
 	return result.RowsAffected()
 }
 
-const resourceStateBlockedCounts = `-- name: ResourceStateBlockedCounts :many
-SELECT node, blocked_by, COUNT(*) AS blocks FROM resource_states WHERE blocked_by <> ''
-GROUP BY node, blocked_by
-`
-
-type ResourceStateBlockedCountsRow struct {
-	Node      string
-	BlockedBy string
-	Blocks    int64
-}
-
-// How many resources each failing gate blocks, on every node.
-func (q *Queries) ResourceStateBlockedCounts(ctx context.Context) ([]ResourceStateBlockedCountsRow, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateBlockedCounts)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceStateBlockedCountsRow{}
-	for rows.Next() {
-		var i ResourceStateBlockedCountsRow
-		if err := rows.Scan(&i.Node, &i.BlockedBy, &i.Blocks); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const resourceStateBlockedCountsByNodes = `-- name: ResourceStateBlockedCountsByNodes :many
 SELECT node, blocked_by, COUNT(*) AS blocks FROM resource_states
 WHERE node IN (SELECT value FROM json_array_elements_text(CAST($1 AS text)::json)) AND blocked_by <> ''
@@ -177,15 +112,6 @@ func (q *Queries) ResourceStateBlockedCountsByNodes(ctx context.Context, nodes s
 		return nil, err
 	}
 	return items, nil
-}
-
-const resourceStateClearRetry = `-- name: ResourceStateClearRetry :exec
-UPDATE resource_states SET retry_requested = 0 WHERE node = $1 AND retry_requested = 1
-`
-
-func (q *Queries) ResourceStateClearRetry(ctx context.Context, node string) error {
-	_, err := q.db.ExecContext(ctx, resourceStateClearRetry, node)
-	return err
 }
 
 const resourceStateCountAttempts = `-- name: ResourceStateCountAttempts :exec
@@ -224,17 +150,6 @@ func (q *Queries) ResourceStateCountAttemptsByKey(ctx context.Context, arg Resou
 	return err
 }
 
-const resourceStateCountByNode = `-- name: ResourceStateCountByNode :one
-SELECT COUNT(*) FROM resource_states WHERE node = $1
-`
-
-func (q *Queries) ResourceStateCountByNode(ctx context.Context, node string) (int64, error) {
-	row := q.db.QueryRowContext(ctx, resourceStateCountByNode, node)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const resourceStateDeclare = `-- name: ResourceStateDeclare :exec
 INSERT INTO resource_states (node, module, resource, kind, spec_digest, position, group_name, since, reason)
 SELECT n.value, r.module, r.resource, r.kind, r.spec_digest, r.position, r.group_name, $1, $2
@@ -269,45 +184,6 @@ func (q *Queries) ResourceStateDeclare(ctx context.Context, arg ResourceStateDec
 	return err
 }
 
-const resourceStateGet = `-- name: ResourceStateGet :one
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures, failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason, held_found, held_found_omitted FROM resource_states WHERE node = $1 AND module = $2 AND resource = $3
-`
-
-type ResourceStateGetParams struct {
-	Node     string
-	Module   string
-	Resource string
-}
-
-func (q *Queries) ResourceStateGet(ctx context.Context, arg ResourceStateGetParams) (ResourceState, error) {
-	row := q.db.QueryRowContext(ctx, resourceStateGet, arg.Node, arg.Module, arg.Resource)
-	var i ResourceState
-	err := row.Scan(
-		&i.Node,
-		&i.Module,
-		&i.Resource,
-		&i.Kind,
-		&i.SpecDigest,
-		&i.Position,
-		&i.GroupName,
-		&i.State,
-		&i.Since,
-		&i.Attempts,
-		&i.ConsecutiveFailures,
-		&i.FailingSince,
-		&i.NeverApplied,
-		&i.LastError,
-		&i.HoldReason,
-		&i.BlockedBy,
-		&i.RetryRequested,
-		&i.ReportID,
-		&i.Reason,
-		&i.HeldFound,
-		&i.HeldFoundOmitted,
-	)
-	return i, err
-}
-
 const resourceStateHeldFoundByNode = `-- name: ResourceStateHeldFoundByNode :many
 SELECT module, resource, held_found, held_found_omitted FROM resource_states
 WHERE node = $1 AND state = 'held' AND state NOT IN ('applied', 'pending') AND (held_found IS NOT NULL OR held_found_omitted <> '')
@@ -337,114 +213,6 @@ func (q *Queries) ResourceStateHeldFoundByNode(ctx context.Context, node string)
 			&i.HeldFound,
 			&i.HeldFoundOmitted,
 		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const resourceStateListByNode = `-- name: ResourceStateListByNode :many
-SELECT node, module, resource, kind, spec_digest, position, group_name, state, since, attempts, consecutive_failures,
-       failing_since, never_applied, last_error, hold_reason, blocked_by, retry_requested, report_id, reason
-FROM resource_states WHERE node = $1 ORDER BY module, position
-`
-
-type ResourceStateListByNodeRow struct {
-	Node                string
-	Module              string
-	Resource            string
-	Kind                string
-	SpecDigest          string
-	Position            int64
-	GroupName           string
-	State               string
-	Since               string
-	Attempts            int64
-	ConsecutiveFailures int64
-	FailingSince        sql.NullString
-	NeverApplied        int64
-	LastError           string
-	HoldReason          string
-	BlockedBy           string
-	RetryRequested      int64
-	ReportID            sql.NullInt64
-	Reason              string
-}
-
-// Every column but what a held file holds, which ResourceStateHeldFoundByNode reads for the
-// one page that shows it.
-func (q *Queries) ResourceStateListByNode(ctx context.Context, node string) ([]ResourceStateListByNodeRow, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateListByNode, node)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceStateListByNodeRow{}
-	for rows.Next() {
-		var i ResourceStateListByNodeRow
-		if err := rows.Scan(
-			&i.Node,
-			&i.Module,
-			&i.Resource,
-			&i.Kind,
-			&i.SpecDigest,
-			&i.Position,
-			&i.GroupName,
-			&i.State,
-			&i.Since,
-			&i.Attempts,
-			&i.ConsecutiveFailures,
-			&i.FailingSince,
-			&i.NeverApplied,
-			&i.LastError,
-			&i.HoldReason,
-			&i.BlockedBy,
-			&i.RetryRequested,
-			&i.ReportID,
-			&i.Reason,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const resourceStateListHeld = `-- name: ResourceStateListHeld :many
-SELECT node, module, resource FROM resource_states
-WHERE state = 'held' AND state NOT IN ('applied', 'pending') ORDER BY node, module, resource
-`
-
-type ResourceStateListHeldRow struct {
-	Node     string
-	Module   string
-	Resource string
-}
-
-// Every held resource on every node: what waits on a take.
-func (q *Queries) ResourceStateListHeld(ctx context.Context) ([]ResourceStateListHeldRow, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateListHeld)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceStateListHeldRow{}
-	for rows.Next() {
-		var i ResourceStateListHeldRow
-		if err := rows.Scan(&i.Node, &i.Module, &i.Resource); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -583,80 +351,6 @@ func (q *Queries) ResourceStateListNotFineByNodes(ctx context.Context, nodes str
 	return items, nil
 }
 
-const resourceStateListStuck = `-- name: ResourceStateListStuck :many
-SELECT node, module, resource, never_applied FROM resource_states
-WHERE state = 'stuck' AND state NOT IN ('applied', 'pending') ORDER BY module, resource, node
-`
-
-type ResourceStateListStuckRow struct {
-	Node         string
-	Module       string
-	Resource     string
-	NeverApplied int64
-}
-
-// Every stuck resource on every node, for the scope of each (mesh-wide or node-local).
-func (q *Queries) ResourceStateListStuck(ctx context.Context) ([]ResourceStateListStuckRow, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateListStuck)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceStateListStuckRow{}
-	for rows.Next() {
-		var i ResourceStateListStuckRow
-		if err := rows.Scan(
-			&i.Node,
-			&i.Module,
-			&i.Resource,
-			&i.NeverApplied,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const resourceStateListStuckByNode = `-- name: ResourceStateListStuckByNode :many
-SELECT module, resource FROM resource_states
-WHERE node = $1 AND state = 'stuck' AND state NOT IN ('applied', 'pending') ORDER BY module, resource
-`
-
-type ResourceStateListStuckByNodeRow struct {
-	Module   string
-	Resource string
-}
-
-func (q *Queries) ResourceStateListStuckByNode(ctx context.Context, node string) ([]ResourceStateListStuckByNodeRow, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateListStuckByNode, node)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceStateListStuckByNodeRow{}
-	for rows.Next() {
-		var i ResourceStateListStuckByNodeRow
-		if err := rows.Scan(&i.Module, &i.Resource); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const resourceStateMoveOnNodes = `-- name: ResourceStateMoveOnNodes :exec
 UPDATE resource_states SET position = $1, group_name = $2
 WHERE module = $3 AND resource = $4 AND node IN (SELECT value FROM json_array_elements_text(CAST($5 AS text)::json))
@@ -678,58 +372,6 @@ func (q *Queries) ResourceStateMoveOnNodes(ctx context.Context, arg ResourceStat
 		arg.Module,
 		arg.Resource,
 		arg.Nodes,
-	)
-	return err
-}
-
-const resourceStateRecord = `-- name: ResourceStateRecord :exec
-UPDATE resource_states
-SET state = $1, since = $2, attempts = $3, consecutive_failures = $4,
-    failing_since = $5, never_applied = $6, last_error = $7,
-    hold_reason = $8, blocked_by = $9, retry_requested = $10,
-    report_id = $11, reason = $12, held_found = $13, held_found_omitted = $14
-WHERE node = $15 AND module = $16 AND resource = $17
-`
-
-type ResourceStateRecordParams struct {
-	State               string
-	Since               string
-	Attempts            int64
-	ConsecutiveFailures int64
-	FailingSince        sql.NullString
-	NeverApplied        int64
-	LastError           string
-	HoldReason          string
-	BlockedBy           string
-	RetryRequested      int64
-	ReportID            sql.NullInt64
-	Reason              string
-	HeldFound           sql.NullString
-	HeldFoundOmitted    string
-	Node                string
-	Module              string
-	Resource            string
-}
-
-func (q *Queries) ResourceStateRecord(ctx context.Context, arg ResourceStateRecordParams) error {
-	_, err := q.db.ExecContext(ctx, resourceStateRecord,
-		arg.State,
-		arg.Since,
-		arg.Attempts,
-		arg.ConsecutiveFailures,
-		arg.FailingSince,
-		arg.NeverApplied,
-		arg.LastError,
-		arg.HoldReason,
-		arg.BlockedBy,
-		arg.RetryRequested,
-		arg.ReportID,
-		arg.Reason,
-		arg.HeldFound,
-		arg.HeldFoundOmitted,
-		arg.Node,
-		arg.Module,
-		arg.Resource,
 	)
 	return err
 }
@@ -788,64 +430,4 @@ type ResourceStateRemoveOnNodesParams struct {
 func (q *Queries) ResourceStateRemoveOnNodes(ctx context.Context, arg ResourceStateRemoveOnNodesParams) error {
 	_, err := q.db.ExecContext(ctx, resourceStateRemoveOnNodes, arg.Module, arg.Nodes, arg.Names)
 	return err
-}
-
-const resourceStateRequestRetry = `-- name: ResourceStateRequestRetry :execrows
-UPDATE resource_states
-SET retry_requested = 1, consecutive_failures = 0, failing_since = NULL,
-    state = 'pending', since = $1, reason = 'retry requested by operator'
-WHERE node = $2 AND module = $3 AND resource = $4 AND state IN ('failed', 'stuck')
-`
-
-type ResourceStateRequestRetryParams struct {
-	Since    string
-	Node     string
-	Module   string
-	Resource string
-}
-
-// Guarded by the states it leaves: zero rows means the resource is not failed or stuck (now).
-func (q *Queries) ResourceStateRequestRetry(ctx context.Context, arg ResourceStateRequestRetryParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, resourceStateRequestRetry,
-		arg.Since,
-		arg.Node,
-		arg.Module,
-		arg.Resource,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
-const resourceStateRetryList = `-- name: ResourceStateRetryList :many
-SELECT module, resource FROM resource_states WHERE node = $1 AND retry_requested = 1 ORDER BY module, resource
-`
-
-type ResourceStateRetryListRow struct {
-	Module   string
-	Resource string
-}
-
-func (q *Queries) ResourceStateRetryList(ctx context.Context, node string) ([]ResourceStateRetryListRow, error) {
-	rows, err := q.db.QueryContext(ctx, resourceStateRetryList, node)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ResourceStateRetryListRow{}
-	for rows.Next() {
-		var i ResourceStateRetryListRow
-		if err := rows.Scan(&i.Module, &i.Resource); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }

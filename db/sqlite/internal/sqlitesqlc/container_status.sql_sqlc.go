@@ -10,46 +10,6 @@ import (
 	"database/sql"
 )
 
-const containerStatusListByNode = `-- name: ContainerStatusListByNode :many
-SELECT node, module, resource, container_id, image_digest, started_at, restarts, health, spec_digest, earlier_spec, since, report_id FROM container_status WHERE node = ?1 ORDER BY module, resource
-`
-
-func (q *Queries) ContainerStatusListByNode(ctx context.Context, node string) ([]ContainerStatus, error) {
-	rows, err := q.query(ctx, q.containerStatusListByNodeStmt, containerStatusListByNode, node)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ContainerStatus{}
-	for rows.Next() {
-		var i ContainerStatus
-		if err := rows.Scan(
-			&i.Node,
-			&i.Module,
-			&i.Resource,
-			&i.ContainerID,
-			&i.ImageDigest,
-			&i.StartedAt,
-			&i.Restarts,
-			&i.Health,
-			&i.SpecDigest,
-			&i.EarlierSpec,
-			&i.Since,
-			&i.ReportID,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const containerStatusRecord = `-- name: ContainerStatusRecord :exec
 INSERT INTO container_status (node, module, resource, container_id, image_digest, started_at, restarts, health,
     spec_digest, earlier_spec, since, report_id)

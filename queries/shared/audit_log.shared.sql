@@ -1,0 +1,3 @@
+-- name: AuditInsert :exec
+INSERT INTO audit_log (at, operator, role, via, source, action, object, result, outcome, detail)
+VALUES (@at, @operator, @role, @via, @source, @action, @object, @result, @outcome, @detail);

@@ -1,0 +1,2 @@
+-- name: ContainerStatusListByNode :many
+SELECT * FROM container_status WHERE node = @node ORDER BY module, resource;

@@ -1,0 +1,3 @@
+-- name: DriftInsert :exec
+INSERT INTO drifts (node, module, resource, at, report_id, detail, found)
+VALUES (@node, @module, @resource, @at, @report_id, @detail, @found);
