@@ -1,7 +1,6 @@
 package webui
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -34,62 +33,63 @@ func (a auth) valid(token string) bool {
 	return subtle.ConstantTimeCompare([]byte(token), a.token) == 1
 }
 
-// secret is what the store keeps a session under: the cookie's random id bound to the operator
-// token, so a session outlives neither its row (signing out) nor the token it was opened with.
+// secret is what the store keeps a session under: the cookie's value (its random id, and the
+// identity of a provider's sign-in) bound to the operator token, so a session outlives neither
+// its row (signing out) nor the token it was opened with, and its identity cannot be altered.
 func (a auth) secret(id string) string {
 	m := hmac.New(sha256.New, a.token)
 	m.Write([]byte("hq webui session " + id))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// check reports whether the request carries any credentials, and whether they are the
-// operator's.
-func (u *UI) check(r *http.Request) (present, ok bool, err error) {
+// check reports whether the request carries any credentials, and who they admit, if anyone.
+func (u *UI) check(r *http.Request) (present bool, who Identity, ok bool, err error) {
 	if _, pass, has := r.BasicAuth(); has {
-		return true, u.auth.valid(pass), nil
+		return true, tokenIdentity, u.auth.valid(pass), nil
 	}
 	if t := bearer.Token(r); t != "" {
-		return true, u.auth.valid(t), nil
+		return true, tokenIdentity, u.auth.valid(t), nil
 	}
 	if c, err := r.Cookie(cookieName); err == nil {
+		who, readable := cookieIdentity(c.Value)
+		if !readable {
+			return true, Identity{}, false, nil
+		}
 		ok, err := u.store.SessionValid(r.Context(), u.auth.secret(c.Value))
-		return true, ok, err
+		return true, who, ok, err
 	}
-	return false, false, nil
+	return false, Identity{}, false, nil
 }
 
-// operatorOnly admits the operator. Without credentials it asks for basic auth, which both a
-// browser and curl understand; the body points a browser user at the login form instead.
+// operatorOnly admits whoever signed in. Without credentials it answers 401 with the sign-in
+// page and no basic-auth challenge, so a browser shows the page rather than its own dialog;
+// curl -u sends basic auth unasked and is let in all the same.
 func (u *UI) operatorOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u.guessing(w, r) {
 			return
 		}
-		present, ok, err := u.check(r)
+		present, who, ok, err := u.check(r)
 		if err != nil {
 			u.fail(w, r, err)
 			return
 		}
 		if ok {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, true)))
+			next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), who)))
 			return
 		}
-		w.Header().Set("WWW-Authenticate", `Basic realm="hq", charset="UTF-8"`)
-		msg := "Sign in with the operator token: as the password of basic auth (any user name), as a bearer token, or with the login form."
+		page := u.loginPage()
 		if present {
 			u.Guesses.Failed(guesses.Source(r))
-			msg = "The token was not recognised. " + msg
+			page.Refused = "Those credentials were not recognised, or the session has ended: sign in again."
 		}
-		u.render(w, r, http.StatusUnauthorized, "message", &messagePage{chrome: chrome{Title: "sign in"}, Message: msg, Login: true})
+		u.render(w, r, http.StatusUnauthorized, "login", page)
 	})
 }
 
-// operatorKey marks a request's context once operatorOnly admitted it.
-type operatorKey struct{}
-
-// signedIn reports whether the request is the operator's, as operatorOnly found.
+// signedIn reports whether the request is one operatorOnly admitted.
 func signedIn(r *http.Request) bool {
-	ok, _ := r.Context().Value(operatorKey{}).(bool)
+	_, ok := identity(r)
 	return ok
 }
 
@@ -114,13 +114,26 @@ func (u *UI) sameOrigin(next http.Handler) http.Handler {
 	})
 }
 
+// loginPage is the sign-in page: the token form, and beside it the provider's button when
+// one is configured. Refused says why the last attempt was turned away, in hq's own words.
 type loginPage struct {
 	chrome
 	Failed bool
+	// Provider is the host of the OpenID Connect issuer; "" when there is none.
+	Provider string
+	Refused  string
+}
+
+func (u *UI) loginPage() *loginPage {
+	p := &loginPage{chrome: chrome{Title: "sign in"}}
+	if u.OIDC != nil {
+		p.Provider = u.OIDC.host()
+	}
+	return p
 }
 
 func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) {
-	u.render(w, r, http.StatusOK, "login", &loginPage{chrome: chrome{Title: "sign in"}})
+	u.render(w, r, http.StatusOK, "login", u.loginPage())
 }
 
 // login opens a session for the right token and sets its random id as the cookie; it never
@@ -132,20 +145,30 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil || !u.auth.valid(r.PostFormValue("token")) {
 		u.Guesses.Failed(guesses.Source(r))
-		u.render(w, r, http.StatusUnauthorized, "login", &loginPage{chrome: chrome{Title: "sign in"}, Failed: true})
+		page := u.loginPage()
+		page.Failed = true
+		u.render(w, r, http.StatusUnauthorized, "login", page)
 		return
 	}
-	id := rand.Text()
+	if u.openSession(w, r, tokenIdentity) {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+	}
+}
+
+// openSession records a session for who and sets its cookie; it reports whether it did, and
+// has answered the request when it did not.
+func (u *UI) openSession(w http.ResponseWriter, r *http.Request, who Identity) bool {
+	value := sessionCookieValue(rand.Text(), who)
 	expires := u.Now().Add(sessionFor)
-	if err := u.store.CreateSession(r.Context(), u.auth.secret(id), expires); err != nil {
+	if err := u.store.CreateSession(r.Context(), u.auth.secret(value), expires); err != nil {
 		u.fail(w, r, err)
-		return
+		return false
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: id, Path: "/", Expires: expires,
+		Name: cookieName, Value: value, Path: "/", Expires: expires,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	return true
 }
 
 // logout ends the session on the server, so a copy of the cookie is refused from now on, and

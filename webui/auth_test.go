@@ -33,6 +33,9 @@ func TestAuth(t *testing.T) {
 		{"the token itself as cookie", func(r *http.Request) {
 			r.AddCookie(&http.Cookie{Name: cookieName, Value: token})
 		}, http.StatusUnauthorized},
+		{"a cookie naming an identity it was not opened with", func(r *http.Request) {
+			r.AddCookie(&http.Cookie{Name: cookieName, Value: sessionCookieValue("NOSUCHSESSION", Identity{Name: "eve", Role: RoleAdmin, Via: "oidc"})})
+		}, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, path := range []string{"/", "/nodes/none"} {
@@ -47,8 +50,14 @@ func TestAuth(t *testing.T) {
 				if w.Code != want {
 					t.Fatalf("GET %s: %d, want %d", path, w.Code, want)
 				}
-				if w.Code == http.StatusUnauthorized && !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Basic ") {
-					t.Fatalf("401 without a basic challenge: %q", w.Header().Get("WWW-Authenticate"))
+				// No challenge: a browser would answer it with its own dialog, over the page.
+				if w.Code == http.StatusUnauthorized {
+					if h := w.Header().Get("WWW-Authenticate"); h != "" {
+						t.Fatalf("401 with a challenge: %q", h)
+					}
+					if !strings.Contains(w.Body.String(), `action="/login"`) {
+						t.Fatalf("401 without the sign-in form:\n%s", w.Body.String())
+					}
 				}
 			}
 		})
