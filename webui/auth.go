@@ -87,12 +87,6 @@ func (u *UI) operatorOnly(next http.Handler) http.Handler {
 	})
 }
 
-// signedIn reports whether the request is one operatorOnly admitted.
-func signedIn(r *http.Request) bool {
-	_, ok := identity(r)
-	return ok
-}
-
 // sameOrigin refuses a form post that another site made the browser send: signing in or out,
 // and every action, is the operator's own act. A browser says where a request comes from in
 // Sec-Fetch-Site and Origin; when either is there it must name this site. curl sends neither
