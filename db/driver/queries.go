@@ -1332,6 +1332,7 @@ type WebSessionInsertParams struct {
 	Operator  string
 	Role      string
 	TokenID   int64
+	Via       string
 }
 
 type WebSessionGetParams struct {
@@ -1343,6 +1344,7 @@ type WebSessionGetRow struct {
 	Operator  string
 	Role      string
 	TokenID   int64
+	Via       string
 	BoundRole string
 	Modules   string
 	Nodes     string
