@@ -144,7 +144,8 @@ func TestSignInThroughAProviderInABrowser(t *testing.T) {
 	waitFor(t, 60*time.Second, "web-1 stuck again", func() bool { return c.node("web-1").Status == hq.StatusStuck })
 	b.run(t, chromedp.Navigate(ctl.url+"/nodes/web-1"))
 	b.run(t, chromedp.Click(chromedp.CSS("form.retry button")))
-	b.run(t, chromedp.WaitVisible(chromedp.CSS("main h1")))
+	// #message is the refusal's page; the node page has none, so this waits for the answer.
+	b.run(t, chromedp.WaitVisible(chromedp.CSS("#message")))
 	if err := expectText(b.text(t, "main"), "refused", "victor is a viewer: resource.retry needs deployer"); err != nil {
 		t.Error(err)
 	}
@@ -160,9 +161,15 @@ func TestSignInThroughAProviderInABrowser(t *testing.T) {
 func checkAudited(t *testing.T, ctl *controller, raw *sql.DB, who string, role hq.Role, outcome int, detail string) {
 	t.Helper()
 	var log struct{ Entries []hq.AuditEntry }
-	if st, body := as(t, ctl.url, adminToken, "GET", "/api/v1/audit?operator="+who, nil, nil); st != http.StatusOK || json.Unmarshal([]byte(body), &log) != nil {
-		t.Fatalf("GET /api/v1/audit?operator=%s: %d %s", who, st, body)
-	}
+	// The row is written right after the answer, which a page larger than a write buffer
+	// may reach the browser before.
+	waitFor(t, 10*time.Second, who+"'s audit entry", func() bool {
+		st, body := as(t, ctl.url, adminToken, "GET", "/api/v1/audit?operator="+who, nil, nil)
+		if st != http.StatusOK || json.Unmarshal([]byte(body), &log) != nil {
+			t.Fatalf("GET /api/v1/audit?operator=%s: %d %s", who, st, body)
+		}
+		return len(log.Entries) > 0
+	})
 	if len(log.Entries) != 1 {
 		t.Fatalf("the audit log has %d entries of %s, want 1: %+v", len(log.Entries), who, log.Entries)
 	}
