@@ -78,7 +78,7 @@ func setFlowCookie(w http.ResponseWriter, r *http.Request, value string, maxAge 
 func (u *UI) oidcLogin(w http.ResponseWriter, r *http.Request) {
 	if u.OIDC == nil {
 		u.render(w, r, http.StatusNotFound, "message", &messagePage{chrome: chrome{Title: "not found"},
-			Message: "No OpenID Connect provider is configured (HQ_OIDC_ISSUER): sign in with the operator token."})
+			Message: "No OpenID Connect provider is configured (HQ_OIDC_ISSUER): sign in with an operator's token."})
 		return
 	}
 	p, _, err := u.OIDC.discover(r.Context())
