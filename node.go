@@ -34,6 +34,12 @@ type AssignmentView struct {
 	Taken    bool   `json:"taken"`
 	// Source is who assigned it: "operator", or the placement's name.
 	Source string `json:"source"`
+	// AssignedAt is when it was assigned. AssignedBy is the operator who assigned it, and
+	// TakenBy the one who took it (when it was taken is not kept): "" for a placement's
+	// assignment, one not taken, and one from before operators had names.
+	AssignedAt time.Time `json:"assigned_at"`
+	AssignedBy string    `json:"assigned_by,omitempty"`
+	TakenBy    string    `json:"taken_by,omitempty"`
 }
 
 // ResourceView is where one resource stands on one node.

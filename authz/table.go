@@ -45,6 +45,7 @@ var Table = map[string]Rule{
 	"GET /modules/{module}/revisions/{revision}": {Need: Read},
 	"GET /modules/{module}/diff":                 {Need: Read},
 	"GET /audit":                                 {Need: Read},
+	"GET /secrets":                               {Need: Read},
 
 	// Deployers' changes.
 	"PUT /api/v1/modules/{module}":                                  {Deploy, "module.push", "module/{module}", ModuleScope},

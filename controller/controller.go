@@ -241,7 +241,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 		return err
 	}
 	secretsPath, _ := cfg.SecretsKeyPath() // checked above
-	secretsKey, err := seal.LoadOrCreate(secretsPath)
+	secretsKey, err := seal.LoadKeys(secretsPath)
 	if err != nil {
 		return fmt.Errorf("the secrets key: %w", err)
 	}

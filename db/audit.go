@@ -11,10 +11,12 @@ import (
 // maxAuditDetail bounds an entry's detail: a line, not a request body.
 const maxAuditDetail = 512
 
-// Audit appends one entry to the audit log, in a transaction of its own (the request's change
-// has committed, or was refused, by then). At is set here, from the store's clock.
+// Audit appends one entry to the audit log, in a transaction apart from the request's (its
+// change has committed, or was refused, by then). At is set here, from the store's clock.
+// Entries go through the committer, as reports do: an operator's burst of writes (a script
+// assigning a fleet) shares commits rather than paying a sync of the log for each entry.
 func (s *Store) Audit(ctx context.Context, e hq.AuditEntry) error {
-	return s.inTx(ctx, func(q driver.Queries) error {
+	return s.inBatchTx(ctx, func(ctx context.Context, q driver.Queries) error {
 		return q.AuditInsert(ctx, driver.AuditInsertParams{At: s.now(), Operator: e.Operator, Role: string(e.Role),
 			Via: e.Via, Source: e.Source, Action: e.Action, Object: e.Object, Result: e.Result,
 			Outcome: int64(e.Outcome), Detail: truncateBytes(e.Detail, maxAuditDetail)})

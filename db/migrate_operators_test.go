@@ -9,16 +9,19 @@ import (
 )
 
 // beforeOperators is what an hq from before operators wrote: a page session (every one then
-// HQ_ADMIN_TOKEN's) and a rollout, with a module's revision.
+// HQ_ADMIN_TOKEN's), a rollout, and an assignment taken, with a module's revision.
 var beforeOperators = []string{
 	`INSERT INTO web_sessions (id_hash, created_at, expires_at) VALUES ('` + hashToken("old-session") + `', '2026-11-01T00:00:00.000Z', '2999-01-01T00:00:00.000Z')`,
 	`INSERT INTO modules (name, revision, created_at, updated_at) VALUES ('app', 1, '2026-11-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z')`,
 	`INSERT INTO module_revisions (module, revision, resources, resource_count, digest, created_at) VALUES ('app', 1, '[]', 0, 'd', '2026-11-01T00:00:00.000Z')`,
 	oldRollout,
+	`INSERT INTO nodes (name, token_hash, generation, applied_generation, created_at) VALUES ('web-1', 'h1', 1, 1, '2026-11-01T00:00:00.000Z')`,
+	`INSERT INTO assignments (node, module, taken, assigned_at, revision) VALUES ('web-1', 'app', 1, '2026-11-01T00:00:00.000Z', 1)`,
 }
 
-// checkBeforeOperators: the old session is the bootstrap admin's, the old revision and rollout
-// read with no author, pausing the rollout records its author, and the audit log takes rows.
+// checkBeforeOperators: the old session is the bootstrap admin's, the old revision, rollout and
+// assignment read with no author (the assignment with when it was made), pausing the rollout
+// records its author, and the audit log takes rows.
 func checkBeforeOperators(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -29,6 +32,13 @@ func checkBeforeOperators(t *testing.T, s *Store) {
 	rev, err := s.GetRevision(ctx, "app", 1)
 	if err != nil || rev.PushedBy != "" || rev.Message != "" {
 		t.Fatalf("an old revision: %+v %v", rev, err)
+	}
+	v, err := s.GetNode(ctx, "web-1")
+	if err != nil || len(v.Assignments) != 1 {
+		t.Fatalf("an old node: %+v %v", v, err)
+	}
+	if a := v.Assignments[0]; !a.Taken || a.AssignedBy != "" || a.TakenBy != "" || !a.AssignedAt.Equal(hq.ParseTime("2026-11-01T00:00:00.000Z")) {
+		t.Fatalf("an old assignment: %+v", a)
 	}
 	r, err := s.PauseRollout(hq.WithIdentity(ctx, hq.Identity{Operator: "alice", Role: hq.RoleAdmin}), 1)
 	if err != nil || r.SteeredBy != "alice" || r.Steered != "paused" {

@@ -38,9 +38,10 @@ type Options struct {
 	CommitWait time.Duration
 	// Log receives what the store's workers have to say.
 	Log *slog.Logger
-	// SecretsKey is the controller's key for secrets at rest (HQ_SECRETS_KEY_FILE): every
-	// version is encrypted to it, and opened with it only to be sealed to a node's key.
-	SecretsKey *seal.Key
+	// SecretsKey is the controller's key for secrets at rest (HQ_SECRETS_KEY_FILE), and during
+	// a rekey the one before it: every version is encrypted to the current one, and opened
+	// only to be sealed to a node's key or encrypted again.
+	SecretsKey *seal.Keys
 	// MaxDeclaration bounds a node's declaration, in bytes as encoded (hq.MaxDeclaration).
 	MaxDeclaration int
 }

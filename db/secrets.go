@@ -25,7 +25,6 @@ type PutSecretResult struct {
 	Secret  hq.SecretView     `json:"secret"`
 	Modules map[string]int64  `json:"modules"`
 	Errors  map[string]string `json:"errors,omitempty"`
-	moved   map[string]PutModuleResult
 }
 
 // PutSecret stores value as a new version of the secret name, encrypted to the controller's
@@ -46,7 +45,8 @@ func (s *Store) PutSecret(ctx context.Context, name string, value []byte) (PutSe
 	}
 	sum := sha256.Sum256(value)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
-	ciphertext, err := s.opt.SecretsKey.Seal(value)
+	ck := s.opt.SecretsKey.Current()
+	ciphertext, err := ck.Seal(value)
 	if err != nil {
 		return res, err
 	}
@@ -67,7 +67,7 @@ func (s *Store) PutSecret(ctx context.Context, name string, value []byte) (PutSe
 			return err
 		}
 		return q.SecretVersionInsert(ctx, driver.SecretVersionInsertParams{Name: name, Version: version, Digest: digest,
-			Ciphertext: ciphertext, Recipient: s.opt.SecretsKey.Public(), CreatedAt: now})
+			Ciphertext: ciphertext, Recipient: ck.Public(), CreatedAt: now})
 	})
 	if err != nil {
 		return res, err
@@ -192,11 +192,13 @@ func (s *Store) DeleteSecret(ctx context.Context, name string) error {
 
 // SetNodeSecretsKey registers the public half of the node's own key, to which its
 // declaration's secrets are sealed. A new key moves the node's generation, so its declaration
-// is composed again with the values sealed to it, and drops what was sealed to the old one.
+// is composed again with the values sealed to it, and drops what was sealed to the old one;
+// a node none of whose revisions uses a secret keeps its generation, as its declaration does.
 func (s *Store) SetNodeSecretsKey(ctx context.Context, node, public string) (changed bool, err error) {
 	if err := seal.ValidPublic(public); err != nil {
 		return false, hq.Errorf(hq.CodeInvalid, "not an age X25519 public key (age1…)")
 	}
+	moved := false
 	err = s.inTx(ctx, func(q driver.Queries) error {
 		if _, err := q.NodeGet(ctx, node); err != nil {
 			return notFound(err, "no node %s", node)
@@ -209,10 +211,16 @@ func (s *Store) SetNodeSecretsKey(ctx context.Context, node, public string) (cha
 		if err := q.SecretSealDeleteOtherKeys(ctx, driver.SecretSealDeleteOtherKeysParams{Node: node, NodeKey: public}); err != nil {
 			return err
 		}
+		// A declaration that uses no secret is the same with any key: its generation stays.
+		used, err := q.NodeSecretUse(ctx, node)
+		if err != nil || used == 0 {
+			return err
+		}
+		moved = true
 		_, err = q.NodeBumpGeneration(ctx, node)
 		return err
 	})
-	if changed {
+	if moved {
 		s.bells.ring(node)
 	}
 	return changed, err
@@ -388,9 +396,9 @@ func (s *Store) sealMissing(ctx context.Context, missing []driver.SecretSealInse
 			if err != nil {
 				return notFound(err, "secret %s v%d no longer exists", m.Name, m.Version)
 			}
-			value, err := s.opt.SecretsKey.Open(v.Ciphertext)
+			value, err := s.opt.SecretsKey.Open(v.Recipient, v.Ciphertext)
 			if err != nil {
-				return fmt.Errorf("secret %s v%d does not open with this controller's secrets key (%s): %w", m.Name, m.Version, s.opt.SecretsKey.Public(), err)
+				return hq.Errorf(hq.CodeUnavailable, "secret %s v%d does not open: %v", m.Name, m.Version, err)
 			}
 			missing[i].Sealed, err = seal.To(m.NodeKey, value)
 			clear(value)

@@ -163,7 +163,8 @@ func (s *Store) views(ctx context.Context, q driver.Queries, nodes []driver.Node
 		return nil, err
 	}
 	for _, a := range assigned {
-		parts[a.Node].assignments = append(parts[a.Node].assignments, hq.AssignmentView{Module: a.Module, Revision: a.Revision, Taken: a.Taken, Source: a.Source})
+		parts[a.Node].assignments = append(parts[a.Node].assignments, hq.AssignmentView{Module: a.Module, Revision: a.Revision,
+			Taken: a.Taken, Source: a.Source, AssignedAt: hq.ParseTime(a.AssignedAt), AssignedBy: a.AssignedBy, TakenBy: a.TakenBy})
 	}
 	latest, err := q.ReportListLatestByNodes(ctx, names)
 	if err != nil {

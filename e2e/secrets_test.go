@@ -92,7 +92,7 @@ func TestSecretsReachOnlyTheirPlaces(t *testing.T) {
 		_, places["api "+p] = c.raw("GET", p, nil)
 	}
 	_, places["plan of a new version"] = c.raw("PUT", "/secrets/app/db?dry_run=true", map[string]string{"value": "other"})
-	for _, p := range []string{"/", "/nodes/web-1", "/modules", "/modules/app", "/modules/app/revisions/1", "/modules/app/diff", "/metrics"} {
+	for _, p := range []string{"/", "/nodes/web-1", "/modules", "/modules/app", "/modules/app/revisions/1", "/modules/app/diff", "/secrets", "/metrics"} {
 		places["page "+p] = get(t, ctl.url+p)
 	}
 	for _, ctr := range []string{"hq-app-envd", "hq-app-mounted"} {

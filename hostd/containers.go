@@ -502,15 +502,20 @@ func (e *Engine) removeContainer(ctx context.Context, ref string) error {
 	}
 	module, resource, _ := strings.Cut(ref, "/")
 	name := containerName(module, resource)
+	usedSecrets := false
 	for _, n := range []string{name + hq.ContainerNext, name + hq.ContainerPrev, name} {
 		if ct, ok := list[n]; ok && ownedBy(ct, module, resource) {
 			if err := e.ctrs.remove(ctx, n); err != nil {
 				return err
 			}
 			e.ctrs.removedFrom(module)
+			usedSecrets = usedSecrets || strings.Contains(ct.Labels[labelDecl], `"secret_pins"`)
 		}
 	}
 	e.removeEnvFiles(name)
+	if usedSecrets {
+		e.pruneSecrets(ctx, name, nil)
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -199,6 +200,15 @@ func (ga *groupApply) plan(ctx context.Context) (culprits []string, attempted bo
 	for k, i := range ga.g.members {
 		r := ga.m.Resources[i]
 		o, err := ga.rc.newOp(ctx, ga.m, r)
+		if err == nil && len(r.SecretPins) > 0 {
+			o.secrets, err = ga.rc.openSecrets(r)
+			if errors.Is(err, errNotSealed) {
+				res := ga.res(k)
+				res.Outcome, res.HoldReason = hq.StateHeld, holdNoSecretsKey
+				culprits = append(culprits, ga.ref(k)+" held")
+				continue
+			}
+		}
 		if err == nil {
 			err = steps[r.Kind].check(ctx, o)
 		}

@@ -450,12 +450,14 @@ func (containerStep) undo(ctx context.Context, o *op) error {
 			return err
 		}
 		c.aside = ""
+		o.pruneSecrets(ctx, c.prev)
 		if c.wasRunning {
 			return o.e.startContainer(ctx, name)
 		}
 	case c.found == nil && o.committed:
 		// The first container of the resource: nothing to go back to.
 		cli.remove(ctx, name)
+		o.pruneSecrets(ctx, nil)
 	case c.started && c.found != nil && !c.found.running():
 		return cli.stop(ctx, name, o.e.cfg.StopTimeout)
 	}
@@ -469,6 +471,16 @@ func (containerStep) finish(o *op) {
 			o.e.log.Warn("removing the container a change replaced; the next reconcile tries again", "resource", o.ref, "err", err)
 		}
 		c.aside = ""
+		o.pruneSecrets(context.Background(), &o.decl)
+	}
+}
+
+// pruneSecrets removes the secrets hostd made for o's container that the container of r (the
+// one that stays; nil: none) does not use.
+func (o *op) pruneSecrets(ctx context.Context, r *hq.Resource) {
+	if len(o.decl.SecretPins) > 0 || r != nil && len(r.SecretPins) > 0 {
+		name := containerName(o.module, o.decl.Name)
+		o.e.pruneSecrets(ctx, name, secretsUsed(name, r))
 	}
 }
 

@@ -63,16 +63,16 @@ func (serviceStep) restart(ctx context.Context, o *op) error {
 	// A process adopted from a record that does not say its spec cannot be started again.
 	if p := o.e.sup.get(o.ref); p != nil && len(p.decl.Command) > 0 {
 		prev := p.decl
-		o.prevService = &prev
+		o.prevService, o.prevSecretEnv = &prev, p.secretEnv
 	}
 	// start stops what runs before anything else, so from here on undo has something to put back.
 	o.committed, o.started = true, false
 	l := resolveService(o.decl, o.e.cfg.Root)
 	for k, name := range o.decl.SecretEnv {
-		if l.env == nil {
-			l.env = map[string]string{}
+		if l.secret == nil {
+			l.secret = map[string]string{}
 		}
-		l.env[k] = o.secrets[name]
+		l.secret[k] = o.secrets[name]
 	}
 	p, err := o.e.sup.start(o.ref, o.decl, o.spec, l)
 	if err != nil {
@@ -97,19 +97,27 @@ func (serviceStep) undo(_ context.Context, o *op) error {
 		return nil
 	}
 	prev := *o.prevService
-	_, err := o.e.sup.start(o.ref, prev, prev.Digest(), resolveService(prev, o.e.cfg.Root))
+	l := resolveService(prev, o.e.cfg.Root)
+	if l.secret = o.prevSecretEnv; len(l.secret) < len(prev.SecretEnv) {
+		// Adopted after a restart of hostd, it has no values held to start with again.
+		o.e.sup.stop(o.ref)
+		return fmt.Errorf("restarting the previous %s: the secret values it ran with are not held since hostd restarted", o.ref)
+	}
+	_, err := o.e.sup.start(o.ref, prev, prev.Digest(), l)
 	if err != nil {
 		return fmt.Errorf("restarting the previous %s: %w", o.ref, err)
 	}
 	return nil
 }
 
-func (serviceStep) finish(o *op) { o.prevService = nil }
+func (serviceStep) finish(o *op) { o.prevService, o.prevSecretEnv = nil, nil }
 
-// launch is a service's command and environment with {root} substituted.
+// launch is a service's command and environment with {root} substituted, and the secret
+// values its environment also gets.
 type launch struct {
-	args []string
-	env  map[string]string
+	args   []string
+	env    map[string]string
+	secret map[string]string
 }
 
 func resolveService(r hq.Resource, root string) launch {

@@ -42,17 +42,18 @@ func loadSecretsKey(stateDir string) (*seal.Key, error) {
 // registerSecretsKey gives the controller the public half of the node's key, trying again
 // until it takes it: until then, what uses a secret is held.
 func registerSecretsKey(ctx context.Context, c *node.Client, key *seal.Key, every time.Duration, log *slog.Logger) {
+	// As every call to the controller: a refusal of TLS is logged once by the client's watch,
+	// an overload once an episode, anything else at each attempt.
+	retry := newRetrier(min(time.Second, every), max(every, time.Second))
+	busy := overload{what: "registering the secrets key"}
 	for {
 		err := c.PutSecretsKey(ctx, key.Public())
 		if err == nil {
 			log.Info("secrets key registered", "key", key.Public())
 			return
 		}
-		log.Warn("registering the secrets key; trying again", "err", err)
-		select {
-		case <-ctx.Done():
+		if ctx.Err() != nil || !retry.backOff(ctx, log, &busy, "registering the secrets key; trying again", err) {
 			return
-		case <-time.After(every):
 		}
 	}
 }
@@ -167,4 +168,53 @@ func (c containerCLI) putSecret(ctx context.Context, name, value string, timeout
 		return cliError(c.path, []string{"secret", "create", name}, err, errOut.b)
 	}
 	return nil
+}
+
+// secretsUsed are the names in the engine's secret store that the container ctr of resource r
+// uses.
+func secretsUsed(ctr string, r *hq.Resource) map[string]bool {
+	keep := map[string]bool{}
+	if r == nil {
+		return keep
+	}
+	for _, f := range r.Secrets {
+		keep[podmanSecret(ctr, f.Name, r.SecretPins[f.Name])] = true
+	}
+	for _, n := range r.SecretEnv {
+		keep[podmanSecret(ctr, n, r.SecretPins[n])] = true
+	}
+	return keep
+}
+
+// ofContainer says whether name in the engine's secret store is one podmanSecret made for
+// the container ctr: ctr, a secret's key (no dot in it), and a version.
+func ofContainer(name, ctr string) bool {
+	rest, ok := strings.CutPrefix(name, ctr+".")
+	if !ok {
+		return false
+	}
+	key, v, ok := strings.Cut(rest, ".v")
+	if !ok || key == "" || strings.Contains(key, ".") || v == "" {
+		return false
+	}
+	return strings.Trim(v, "0123456789") == ""
+}
+
+// pruneSecrets removes from the engine's secret store what hostd made for the container ctr
+// and keep does not name: the versions a recreate or an undo left behind, or all of them once
+// the container is gone. What it cannot remove now is logged, and the next change tries again.
+func (e *Engine) pruneSecrets(ctx context.Context, ctr string, keep map[string]bool) {
+	out, err := e.ctrs.cli.run(ctx, e.cfg.CommandTimeout, "secret", "ls", "--format", "{{.Name}}")
+	if err != nil {
+		e.log.Warn("listing the container engine's secrets", "container", ctr, "err", err)
+		return
+	}
+	for name := range strings.FieldsSeq(string(out)) {
+		if !ofContainer(name, ctr) || keep[name] {
+			continue
+		}
+		if _, err := e.ctrs.cli.run(ctx, e.cfg.CommandTimeout, "secret", "rm", name); err != nil {
+			e.log.Warn("removing a secret no container uses", "secret", name, "err", err)
+		}
+	}
 }

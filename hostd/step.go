@@ -84,8 +84,10 @@ type op struct {
 	prevMode fs.FileMode
 	// restart asks a service to restart because something in its restart_on changed.
 	restart bool
-	// prevService is the spec of the service process commit replaced.
-	prevService *hq.Resource
+	// prevService is the spec of the service process commit replaced, and prevSecretEnv the
+	// secret values it was started with (in memory only), which undo starts it with again.
+	prevService   *hq.Resource
+	prevSecretEnv map[string]string
 	// started is set when commit started a service process (even one not healthy yet).
 	started bool
 

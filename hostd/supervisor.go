@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,9 @@ type proc struct {
 	done    chan struct{}
 	exit    string
 	healthy bool
+	// secretEnv are the secret values of its environment, in memory only: never in
+	// services.json, so a process adopted after a restart has none.
+	secretEnv map[string]string
 	// stopping is set when hostd itself stops the process, so its exit is not news.
 	stopping bool
 }
@@ -272,13 +276,16 @@ func (s *supervisor) start(ref string, decl hq.Resource, spec string, l launch) 
 	fmt.Fprintf(logf, "%s%s at %s\n", startMark, ref, time.Now().UTC().Format(time.RFC3339))
 	cmd := exec.Command(l.args[0], l.args[1:]...)
 	cmd.Dir = s.root
-	cmd.Env = commandEnv(l.env)
+	env := make(map[string]string, len(l.env)+len(l.secret))
+	maps.Copy(env, l.env)
+	maps.Copy(env, l.secret)
+	cmd.Env = commandEnv(env)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &proc{ref: ref, spec: spec, decl: decl, pid: cmd.Process.Pid, child: true, done: make(chan struct{})}
+	p := &proc{ref: ref, spec: spec, decl: decl, pid: cmd.Process.Pid, child: true, done: make(chan struct{}), secretEnv: l.secret}
 	// Reaped with wait4 (see gone), never with cmd.Wait, which would need a goroutine that
 	// cannot be stopped while the service runs.
 	cmd.Process.Release()

@@ -285,8 +285,10 @@ func TestFleetSplitsHostsAcrossControllers(t *testing.T) {
 			t.Errorf("no %s", f)
 		}
 	}
-	if keys, _ := filepath.Glob(filepath.Join(dir, "*.key")); len(keys) != 1 {
-		t.Errorf("signing keys %v", keys)
+	// One signing key and one secrets key, both made by the first and read by the second.
+	keys, _ := filepath.Glob(filepath.Join(dir, "*.key"))
+	if want := []string{filepath.Join(dir, "hq.db.key"), filepath.Join(dir, "hq.db.secrets.key")}; !slices.Equal(keys, want) {
+		t.Errorf("keys %v, want %v", keys, want)
 	}
 }
 

@@ -47,5 +47,13 @@ SELECT COUNT(DISTINCT a.node) FROM assignments a
 JOIN module_revision_secrets s ON s.module = a.module AND s.revision = a.revision
 WHERE s.name = @name;
 
+-- name: NodeSecretUse :one
+-- Whether a revision the node is pinned to uses any secret: 1 if so, else 0.
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM assignments a
+  JOIN module_revision_secrets s ON s.module = a.module AND s.revision = a.revision
+  WHERE a.node = @node LIMIT 1
+) AS used;
+
 -- name: ModuleRevisionSecretInsert :exec
 INSERT INTO module_revision_secrets (module, revision, name, version) VALUES (@module, @revision, @name, @version);

@@ -287,7 +287,7 @@ func TestNodePageOfAFleet(t *testing.T) {
 	}
 	db1 := getOK(t, b, "/nodes/db-1")
 	wantAll(t, "/nodes/db-1", db1, `id="hostd-version" class="mono">hostd 1.4.2`, `<span class="mono">linux/amd64</span>, booted <time`, `>3d ago</time>`,
-		"<td>not taken (2 held)</td>\n<td>operator</td>", `action="/nodes/db-1/assignments/proxy/take"`,
+		"<td class=\"taken\">not taken (2 held)</td>\n<td class=\"assigned\">operator <time", `action="/nodes/db-1/assignments/proxy/take"`,
 		`id="vars"><span class="meta">none</span>`, `<span class="cell t-warn" title="waiting-on-take: `)
 }
 

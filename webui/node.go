@@ -84,6 +84,10 @@ type assignmentRow struct {
 	Taken    bool
 	// Placement is the placement the module came from; empty for an operator's assignment.
 	Placement string
+	// AssignedBy and TakenBy are the operators who assigned and took it; "" when unknown (a
+	// placement's assignment, or one from before operators had names) or not taken.
+	AssignedBy, TakenBy string
+	Assigned            when
 	// Held is how many of its resources the host holds, waiting on the take.
 	Held int
 }
@@ -358,7 +362,8 @@ func buildNode(v hq.NodeView, reports []db.ReportOutcome, sends []hq.SendView, t
 	}
 	held := hq.CountHolds(v.Holds)
 	for _, a := range v.Assignments {
-		row := assignmentRow{Module: a.Module, Revision: a.Revision, Taken: a.Taken, Held: held[a.Module]}
+		row := assignmentRow{Module: a.Module, Revision: a.Revision, Taken: a.Taken, Held: held[a.Module],
+			AssignedBy: a.AssignedBy, TakenBy: a.TakenBy, Assigned: at(a.AssignedAt, now)}
 		if a.Source != "" && a.Source != hq.SourceOperator {
 			row.Placement = a.Source
 		}

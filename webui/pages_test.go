@@ -100,7 +100,7 @@ func TestMeshPage(t *testing.T) {
 		`<span class="badge t-bad">stuck</span>`,
 		"stuck: app/conf (never applied, 2 attempts since 2026-11-30T03:00:00Z)",
 		`<td class="mono"><a href="/modules/app">app</a></td><td class="num"><a href="/modules/app/revisions/1">1</a></td>`,
-		`<td>not taken</td>`,
+		`<td class="taken">not taken</td>`,
 		`id="report-line">applied 1 resource(s), 1 `,
 		`<span class="badge t-warn">failed</span></td><td><span class="badge t-bad">stuck</span>`,
 	} {

@@ -17,6 +17,7 @@ import (
 	"github.com/meshhq/hq/db"
 	"github.com/meshhq/hq/internal/testdb"
 	"github.com/meshhq/hq/internal/teststore"
+	"github.com/meshhq/hq/seal"
 )
 
 const token = "operator-secret"
@@ -39,7 +40,11 @@ func setup(tb testing.TB) *bundle {
 	tb.Helper()
 	c := testclock.At(time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC))
 	path := testdb.New(tb)
-	s := teststore.OpenAt(tb, path, db.Options{Now: c.Now, StuckAttempts: 2})
+	key, err := seal.NewKey()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := teststore.OpenAt(tb, path, db.Options{Now: c.Now, StuckAttempts: 2, SecretsKey: seal.KeysOf(key)})
 	logs := &strings.Builder{}
 	u, err := New(s, token, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {

@@ -77,6 +77,8 @@ type Store interface {
 	LatestRollouts(ctx context.Context, placements []string) (map[string]hq.Rollout, error)
 
 	PageModules(ctx context.Context, after string, limit int) (db.ModulePage, error)
+	// Secrets are every secret as hq.SecretView shows it: never a value.
+	Secrets(ctx context.Context) ([]hq.SecretView, error)
 	GetModuleSummary(ctx context.Context, name string) (db.ModuleSummary, error)
 	PlacementsOfModule(ctx context.Context, module string) ([]hq.Placement, error)
 	AssignedNodes(ctx context.Context, module string) ([]string, error)
@@ -105,7 +107,7 @@ type UI struct {
 
 // pageNames are the templates of the pages, each parsed with the layout.
 var pageNames = []string{"mesh", "node", "login", "message", "rollouts", "rollout", "placements", "placement",
-	"modules", "module", "modulenodes", "revision", "diff", "audit"}
+	"modules", "module", "modulenodes", "revision", "diff", "secrets", "audit"}
 
 // New parses every template once, so a broken template fails at start rather than on a page
 // an operator opens during an incident.
@@ -145,6 +147,7 @@ func (u *UI) Routes(r chi.Router) {
 			r.Get("/modules/{module}/nodes", u.moduleNodes)
 			r.Get("/modules/{module}/revisions/{revision}", u.revision)
 			r.Get("/modules/{module}/diff", u.diff)
+			r.Get("/secrets", u.secrets)
 			r.Get("/audit", u.audit)
 			r.Group(func(r chi.Router) {
 				r.Use(u.sameOrigin, u.checkCSRF, u.authorize)

@@ -337,14 +337,7 @@ func nodeLines(n hq.NodeView) []string {
 		lines = append(lines, fmt.Sprintf("last report %s: %s", at, n.LastReport.Summary))
 	}
 	for _, a := range n.Assignments {
-		l := fmt.Sprintf("assigned %s revision %d", a.Module, a.Revision)
-		if a.Taken {
-			l += ", taken"
-		}
-		if a.Source != "" && a.Source != "operator" {
-			l += ", by placement " + a.Source
-		}
-		lines = append(lines, l)
+		lines = append(lines, assignmentLine(a))
 	}
 	for _, r := range n.Resources {
 		if r.State == hq.StateApplied {
@@ -360,6 +353,26 @@ func nodeLines(n hq.NodeView) []string {
 		lines = append(lines, indentedLines(l)...)
 	}
 	return lines
+}
+
+// assignmentLine says a module on a node and who put it there, when, and who took it:
+// "assigned app revision 4 by dan at 2026-11-30T03:00:00.000Z, taken by alice". Who is
+// left out where it is not known: before operators had names, or taken by a placement.
+func assignmentLine(a hq.AssignmentView) string {
+	l := fmt.Sprintf("assigned %s revision %d", a.Module, a.Revision)
+	switch {
+	case a.Source != "" && a.Source != hq.SourceOperator:
+		l += " by placement " + a.Source
+	case a.AssignedBy != "":
+		l += " by " + a.AssignedBy
+	}
+	if !a.AssignedAt.IsZero() {
+		l += " at " + hq.FormatTime(a.AssignedAt)
+	}
+	if a.Taken {
+		l += ", taken" + prefixed(" by ", a.TakenBy)
+	}
+	return l
 }
 
 // indentedLines is l split into its lines, every one after the first indented: the lines a

@@ -106,7 +106,7 @@ func TestCLI(t *testing.T) {
 		t.Errorf("module plan of the same module: %q", out)
 	}
 	out = e.ok("node", "web-1")
-	for _, want := range []string{"web-1: new\n", "  new: never reported\n", "generation 1 (applied 0)\n", "assigned app revision 1, taken\n", "app/conf pending\n"} {
+	for _, want := range []string{"web-1: new\n", "  new: never reported\n", "generation 1 (applied 0)\n", "assigned app revision 1 by admin at 20", ", taken by admin\n", "app/conf pending\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("node: no %q in\n%s", want, out)
 		}

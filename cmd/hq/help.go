@@ -34,6 +34,10 @@ var commands = []command{
 		only("HQ_DB", "HQ_KEY_FILE", "HQ_KEY_GRACE")},
 	{"backup", "FILE", "copy the database at HQ_DB to FILE, consistently, while hq serves (and its signing " +
 		"key to FILE.key); see docs/operating.md for the restore", only("HQ_DB", "HQ_KEY_FILE")},
+	{"secret", "rekey", "give the controller a new key for secrets at rest (HQ_SECRETS_KEY_FILE) and encrypt " +
+		"every secret version to it, while hq serves, in short transactions; the old key is kept as FILE.old " +
+		"until no version is encrypted to it, and run again after an interruption it goes on (docs/secrets.md)",
+		only("HQ_DB", "HQ_SECRETS_KEY_FILE")},
 }
 
 func only(keys ...string) func(string) bool {
@@ -75,7 +79,7 @@ func printUsage(w io.Writer) {
 	}
 	fmt.Fprint(w, "\nenvironment of the operator commands:")
 	fmt.Fprint(w, strings.TrimPrefix(cliEnvironment, "\nenvironment:"))
-	fmt.Fprint(w, "\nenvironment of serve, migrate, demo, key and backup:\n")
+	fmt.Fprint(w, "\nenvironment of serve, migrate, demo, key, backup and secret rekey:\n")
 	controllerEnvironment(w, nil)
 }
 

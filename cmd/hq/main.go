@@ -36,7 +36,7 @@ func main() {
 		fmt.Println("hq", hq.Version())
 		return
 	}
-	if name, args, ok := operatorLine(os.Args[1:]); ok {
+	if name, args, ok := operatorLine(os.Args[1:]); ok && !isRekey(os.Args[1:]) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := runOperator(ctx, name, args, os.Stdout, os.Stderr, os.Getenv)
 		stop()
@@ -65,6 +65,8 @@ func main() {
 		err = keyCommand(cfg, os.Args[2:])
 	case "backup":
 		err = backup(ctx, cfg, os.Args[2:])
+	case "secret": // rekey alone: the rest of hq secret goes through the API
+		err = secretRekey(ctx, cfg, os.Args[3:])
 	default:
 		fmt.Fprintf(os.Stderr, "hq: no command %q\n", os.Args[1])
 		printUsage(os.Stderr)

@@ -278,11 +278,14 @@ type AssignmentListByNodeRow struct {
 }
 
 type AssignmentListByNodesRow struct {
-	Node     string
-	Module   string
-	Taken    bool
-	Revision int64
-	Source   string
+	Node       string
+	Module     string
+	Taken      bool
+	Revision   int64
+	Source     string
+	AssignedAt string
+	AssignedBy string
+	TakenBy    string
 }
 
 type AssignmentListBySourceParams struct {

@@ -16,6 +16,7 @@ type SecretQueries interface {
 	SecretVersionReencrypt(ctx context.Context, arg SecretVersionReencryptParams) (int64, error)
 	SecretModules(ctx context.Context, name string) ([]string, error)
 	SecretNodeCount(ctx context.Context, name string) (int64, error)
+	NodeSecretUse(ctx context.Context, node string) (int64, error)
 	ModuleRevisionSecretInsert(ctx context.Context, arg ModuleRevisionSecretInsertParams) error
 	NodeSecretKeyGet(ctx context.Context, node string) (string, error)
 	NodeSecretKeySet(ctx context.Context, arg NodeSecretKeySetParams) (int64, error)

@@ -109,22 +109,33 @@ func modules(a *area) {
 	a.is("modules by name", got, []string{"app", "db"})
 }
 
-// assignments: assign, compare-and-swap, take, unassign; each change moves the generation.
+// assignments: assign, compare-and-swap, take, unassign; each change moves the generation,
+// and the assignment says who made it, when, and who took it.
 func assignments(a *area) {
 	s := a.s
 	a.register(nil, "web-1")
 	a.put("app", file("app.conf", "x\n"))
 	g0 := a.node("web-1").Generation
-	g, err := s.Assign(a.ctx, "web-1", "app", nil, nil)
+	dan := hq.WithIdentity(a.ctx, hq.Identity{Operator: "dan", Role: hq.RoleDeployer})
+	alice := hq.WithIdentity(a.ctx, hq.Identity{Operator: "alice", Role: hq.RoleAdmin})
+	at := hq.ParseTime(hq.FormatTime(a.c.Now()))
+	g, err := s.Assign(dan, "web-1", "app", nil, nil)
 	a.ok("assign", err)
 	a.is("assign moves the generation", g, g0+1)
-	_, err = s.Take(a.ctx, "web-1", "app", gen(g0))
+	a.is("an assignment not taken", a.node("web-1").Assignments, []hq.AssignmentView{{Module: "app", Revision: 1,
+		Source: "operator", AssignedAt: at, AssignedBy: "dan"}})
+	a.c.Advance(time.Minute)
+	_, err = s.Take(alice, "web-1", "app", gen(g0))
 	a.refused("take on a stale generation", err, hq.CodeConflict)
-	g, err = s.Take(a.ctx, "web-1", "app", gen(g0+1))
+	g, err = s.Take(alice, "web-1", "app", gen(g0+1))
 	a.ok("take", err)
 	a.is("take moves the generation", g, g0+2)
 	v := a.node("web-1")
-	a.is("the assignment", v.Assignments, []hq.AssignmentView{{Module: "app", Revision: 1, Taken: true, Source: "operator"}})
+	a.is("the assignment", v.Assignments, []hq.AssignmentView{{Module: "app", Revision: 1, Taken: true, Source: "operator",
+		AssignedAt: at, AssignedBy: "dan", TakenBy: "alice"}})
+	page, err := s.ListNodes(a.ctx, db.NodeFilter{})
+	a.ok("list nodes", err)
+	a.is("the listing's assignment", page.Nodes[0].Assignments, v.Assignments)
 	nodes, err := s.AssignedNodes(a.ctx, "app")
 	a.ok("assigned nodes", err)
 	a.is("nodes of app", nodes, []string{"web-1"})
@@ -214,6 +225,7 @@ func placements(a *area) {
 	a.ok("assigned", err)
 	a.is("the placement's nodes", nodes, []string{"web-1", "web-2"})
 
+	moved := hq.ParseTime(hq.FormatTime(a.c.Now()))
 	_, err = s.SetLabels(a.ctx, "web-3", label("region", "eu"), nil)
 	a.ok("move web-3 in", err)
 	_, err = s.SetLabels(a.ctx, "web-1", label("region", "us"), nil)
@@ -221,7 +233,7 @@ func placements(a *area) {
 	nodes, err = s.AssignedNodes(a.ctx, "app")
 	a.ok("assigned", err)
 	a.is("the placement follows the labels", nodes, []string{"web-2", "web-3"})
-	a.is("web-3's assignment", a.node("web-3").Assignments, []hq.AssignmentView{{Module: "app", Revision: 1, Source: "eu"}})
+	a.is("web-3's assignment", a.node("web-3").Assignments, []hq.AssignmentView{{Module: "app", Revision: 1, Source: "eu", AssignedAt: moved}})
 	p, err = s.GetPlacement(a.ctx, "eu")
 	a.ok("get placement", err)
 	a.is("matched and assigned after the moves", []int{p.Matched, p.Assigned}, []int{2, 2})

@@ -8,6 +8,7 @@ package drivertest
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ func Exercise(t *testing.T, engine string) {
 		{"secrets", secrets},
 		{"operators", operators},
 		{"audit", audit},
+		{"secrets rekey", secretsRekey},
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
@@ -51,23 +53,25 @@ type area struct {
 	ctx context.Context
 	s   *db.Store
 	c   *testclock.Clock
-	// hqDB names the area's database, for a check made in SQL behind the store.
-	hqDB string
+	// dsn names the area's database, for a check made in SQL behind the store; secretsKey is
+	// the file of the store's key for secrets at rest.
+	dsn, secretsKey string
 }
 
 func open(t *testing.T, engine string) *area {
 	c := testclock.At(time.Date(2030, 11, 30, 3, 0, 0, 0, time.UTC))
-	key, err := seal.NewKey()
+	keyFile := filepath.Join(t.TempDir(), "secrets.key")
+	keys, err := seal.LoadKeys(keyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hqDB := testdb.NewOn(t, engine)
-	s, err := db.Open(t.Context(), hqDB, db.Options{Now: c.Now, StuckAttempts: 3, SecretsKey: key})
+	dsn := testdb.NewOn(t, engine)
+	s, err := db.Open(t.Context(), dsn, db.Options{Now: c.Now, StuckAttempts: 3, SecretsKey: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return &area{t: t, ctx: t.Context(), s: s, c: c, hqDB: hqDB}
+	return &area{t: t, ctx: t.Context(), s: s, c: c, secretsKey: keyFile, dsn: dsn}
 }
 
 // ok fails the area at once on an error where none may be.

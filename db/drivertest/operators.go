@@ -115,7 +115,7 @@ func audit(a *area) {
 	a.ok("by action, since", err)
 	a.is("by action, since", len(p.Entries), 2)
 
-	raw, err := sql.Open(testdb.Driver(a.hqDB), rawDSN(a.hqDB))
+	raw, err := sql.Open(testdb.Driver(a.dsn), rawDSN(a.dsn))
 	a.ok("open raw", err)
 	defer raw.Close()
 	_, err = raw.ExecContext(a.ctx, `UPDATE audit_log SET outcome = 200`)

@@ -810,7 +810,8 @@ func fromAssignmentListByNodeRow(r pgsqlc.AssignmentListByNodeRow) driver.Assign
 }
 
 func fromAssignmentListByNodesRow(r pgsqlc.AssignmentListByNodesRow) driver.AssignmentListByNodesRow {
-	return driver.AssignmentListByNodesRow{Node: r.Node, Module: r.Module, Taken: r.Taken != 0, Revision: r.Revision, Source: r.Source}
+	return driver.AssignmentListByNodesRow{Node: r.Node, Module: r.Module, Taken: r.Taken != 0, Revision: r.Revision, Source: r.Source,
+		AssignedAt: r.AssignedAt, AssignedBy: r.AssignedBy, TakenBy: r.TakenBy}
 }
 
 func fromPlacement(r pgsqlc.Placement) driver.Placement {

@@ -56,6 +56,10 @@ func (q queries) SecretNodeCount(ctx context.Context, name string) (int64, error
 	return q.q.SecretNodeCount(ctx, name)
 }
 
+func (q queries) NodeSecretUse(ctx context.Context, node string) (int64, error) {
+	return q.q.NodeSecretUse(ctx, node)
+}
+
 func (q queries) ModuleRevisionSecretInsert(ctx context.Context, arg driver.ModuleRevisionSecretInsertParams) error {
 	return q.q.ModuleRevisionSecretInsert(ctx, pgsqlc.ModuleRevisionSecretInsertParams(arg))
 }

@@ -814,7 +814,8 @@ func fromAssignmentListByNodeRow(r sqlitesqlc.AssignmentListByNodeRow) driver.As
 }
 
 func fromAssignmentListByNodesRow(r sqlitesqlc.AssignmentListByNodesRow) driver.AssignmentListByNodesRow {
-	return driver.AssignmentListByNodesRow{Node: r.Node, Module: r.Module, Taken: r.Taken != 0, Revision: r.Revision, Source: r.Source}
+	return driver.AssignmentListByNodesRow{Node: r.Node, Module: r.Module, Taken: r.Taken != 0, Revision: r.Revision, Source: r.Source,
+		AssignedAt: r.AssignedAt, AssignedBy: r.AssignedBy, TakenBy: r.TakenBy}
 }
 
 func fromPlacement(r sqlitesqlc.Placement) driver.Placement {

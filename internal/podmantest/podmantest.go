@@ -231,6 +231,13 @@ func (e *Env) Registry() string {
 	return e.Publish("localhost/hq-test/bb:1")
 }
 
+// UseRegistryOf tells e's podman that the registry other's Registry started speaks plain
+// HTTP, so that several stores (one per hostd) pull one image by one digest.
+func (e *Env) UseRegistryOf(other *Env) {
+	e.t.Helper()
+	write(e.t, filepath.Join(e.dir, "registries.conf"), fmt.Sprintf("[[registry]]\nlocation = %q\ninsecure = true\n", other.registry))
+}
+
 // Publish pushes an image of the store to the registry Registry started, removes it from the
 // store, and returns it there by digest.
 func (e *Env) Publish(image string) string {

@@ -338,20 +338,24 @@ func (q *Queries) AssignmentListByNode(ctx context.Context, node string) ([]Assi
 }
 
 const assignmentListByNodes = `-- name: AssignmentListByNodes :many
-SELECT node, module, taken, revision, source FROM assignments
+SELECT node, module, taken, revision, source, assigned_at, assigned_by, taken_by FROM assignments
 WHERE node IN (SELECT value FROM json_array_elements_text(CAST($1 AS text)::json))
 ORDER BY node, module
 `
 
 type AssignmentListByNodesRow struct {
-	Node     string
-	Module   string
-	Taken    int64
-	Revision int64
-	Source   string
+	Node       string
+	Module     string
+	Taken      int64
+	Revision   int64
+	Source     string
+	AssignedAt string
+	AssignedBy string
+	TakenBy    string
 }
 
-// The assignments of some nodes (a JSON array of names), each at the revision it pins.
+// The assignments of some nodes (a JSON array of names), each at the revision it pins, with
+// who made and took it: columns of the row the primary key finds anyway, so no join.
 func (q *Queries) AssignmentListByNodes(ctx context.Context, nodes string) ([]AssignmentListByNodesRow, error) {
 	rows, err := q.db.QueryContext(ctx, assignmentListByNodes, nodes)
 	if err != nil {
@@ -367,6 +371,9 @@ func (q *Queries) AssignmentListByNodes(ctx context.Context, nodes string) ([]As
 			&i.Taken,
 			&i.Revision,
 			&i.Source,
+			&i.AssignedAt,
+			&i.AssignedBy,
+			&i.TakenBy,
 		); err != nil {
 			return nil, err
 		}

@@ -30,6 +30,22 @@ func (q *Queries) ModuleRevisionSecretInsert(ctx context.Context, arg ModuleRevi
 	return err
 }
 
+const nodeSecretUse = `-- name: NodeSecretUse :one
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM assignments a
+  JOIN module_revision_secrets s ON s.module = a.module AND s.revision = a.revision
+  WHERE a.node = $1 LIMIT 1
+) AS used
+`
+
+// Whether a revision the node is pinned to uses any secret: 1 if so, else 0.
+func (q *Queries) NodeSecretUse(ctx context.Context, node string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, nodeSecretUse, node)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const secretDelete = `-- name: SecretDelete :exec
 DELETE FROM secrets WHERE name = $1
 `

@@ -33,7 +33,8 @@ type Querier interface {
 	AssignmentListBehind(ctx context.Context, arg AssignmentListBehindParams) ([]AssignmentListBehindRow, error)
 	AssignmentListByModule(ctx context.Context, module string) ([]AssignmentListByModuleRow, error)
 	AssignmentListByNode(ctx context.Context, node string) ([]AssignmentListByNodeRow, error)
-	// The assignments of some nodes (a JSON array of names), each at the revision it pins.
+	// The assignments of some nodes (a JSON array of names), each at the revision it pins, with
+	// who made and took it: columns of the row the primary key finds anyway, so no join.
 	AssignmentListByNodes(ctx context.Context, nodes string) ([]AssignmentListByNodesRow, error)
 	// What a placement put where, at which revision.
 	AssignmentListBySource(ctx context.Context, arg AssignmentListBySourceParams) ([]AssignmentListBySourceRow, error)
@@ -148,6 +149,8 @@ type Querier interface {
 	NodeSecretKeyGet(ctx context.Context, node string) (string, error)
 	// The node's key, registered; zero rows when it is the key already registered.
 	NodeSecretKeySet(ctx context.Context, arg NodeSecretKeySetParams) (int64, error)
+	// Whether a revision the node is pinned to uses any secret: 1 if so, else 0.
+	NodeSecretUse(ctx context.Context, node string) (int64, error)
 	NodeSetApplied(ctx context.Context, arg NodeSetAppliedParams) error
 	// What the host says of itself, in the reports that carry it.
 	NodeSetHost(ctx context.Context, arg NodeSetHostParams) error

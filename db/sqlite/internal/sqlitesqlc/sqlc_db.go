@@ -243,6 +243,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nodeSecretKeySetStmt, err = db.PrepareContext(ctx, nodeSecretKeySet); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSecretKeySet: %w", err)
 	}
+	if q.nodeSecretUseStmt, err = db.PrepareContext(ctx, nodeSecretUse); err != nil {
+		return nil, fmt.Errorf("error preparing query NodeSecretUse: %w", err)
+	}
 	if q.nodeSetAppliedStmt, err = db.PrepareContext(ctx, nodeSetApplied); err != nil {
 		return nil, fmt.Errorf("error preparing query NodeSetApplied: %w", err)
 	}
@@ -991,6 +994,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nodeSecretKeySetStmt: %w", cerr)
 		}
 	}
+	if q.nodeSecretUseStmt != nil {
+		if cerr := q.nodeSecretUseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nodeSecretUseStmt: %w", cerr)
+		}
+	}
 	if q.nodeSetAppliedStmt != nil {
 		if cerr := q.nodeSetAppliedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing nodeSetAppliedStmt: %w", cerr)
@@ -1733,6 +1741,7 @@ type Queries struct {
 	nodeRegistrationInsertStmt            *sql.Stmt
 	nodeSecretKeyGetStmt                  *sql.Stmt
 	nodeSecretKeySetStmt                  *sql.Stmt
+	nodeSecretUseStmt                     *sql.Stmt
 	nodeSetAppliedStmt                    *sql.Stmt
 	nodeSetHostStmt                       *sql.Stmt
 	nodeSetLabelsStmt                     *sql.Stmt
@@ -1938,6 +1947,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nodeRegistrationInsertStmt:            q.nodeRegistrationInsertStmt,
 		nodeSecretKeyGetStmt:                  q.nodeSecretKeyGetStmt,
 		nodeSecretKeySetStmt:                  q.nodeSecretKeySetStmt,
+		nodeSecretUseStmt:                     q.nodeSecretUseStmt,
 		nodeSetAppliedStmt:                    q.nodeSetAppliedStmt,
 		nodeSetHostStmt:                       q.nodeSetHostStmt,
 		nodeSetLabelsStmt:                     q.nodeSetLabelsStmt,
