@@ -83,8 +83,9 @@ const (
 )
 
 // Identity is who makes an operator's request, however it signed in: a bearer token, a page
-// session (which may one day come from an identity provider, and carries the name and role
-// it was opened with), or HQ_ADMIN_TOKEN. Modules and Nodes are the binding's bounds.
+// session (opened with a token, or through the OpenID Connect provider: then it carries the
+// name and role it was opened with, and no bounds), or HQ_ADMIN_TOKEN. Modules and Nodes
+// are the binding's bounds.
 type Identity struct {
 	Operator string
 	Role     Role
@@ -92,9 +93,19 @@ type Identity struct {
 	Nodes    string
 	// TokenID is the operator token the request or its session was opened with; 0 for none.
 	TokenID int64
-	Via     string
-	Source  string
+	// SignIn is how a page session was opened (SignInToken, SignInOIDC); "" for a request
+	// that carried its token itself.
+	SignIn string
+	Via    string
+	Source string
 }
+
+// How a page session was opened: with a token in the sign-in form, or through the OpenID
+// Connect provider, whose person need not be an operator (web_sessions.via).
+const (
+	SignInToken = "token"
+	SignInOIDC  = "oidc"
+)
 
 // Scoped reports whether the identity's changes are bounded to some modules or nodes.
 func (id Identity) Scoped() bool { return id.Modules != "" || id.Nodes != "" }

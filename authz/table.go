@@ -13,6 +13,8 @@ var Table = map[string]Rule{
 	"GET /login":                                 {Need: Open},
 	"POST /login":                                {Need: Open},
 	"POST /logout":                               {Need: Open},
+	"GET /auth/login":                            {Need: Open},
+	"GET /auth/callback":                         {Need: Open},
 	"GET /metrics":                               {Need: Read},
 	"GET /api/v1/status":                         {Need: Read},
 	"GET /api/v1/nodes":                          {Need: Read},

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -81,5 +83,63 @@ func TestLongPollsLeaveTheReserve(t *testing.T) {
 	}
 	if err := cfg.Check(); err == nil || !strings.Contains(err.Error(), "HQ_CONN_RESERVE") {
 		t.Fatalf("a reserve of every connection: %v", err)
+	}
+}
+
+// The provider's sign-in is checked whole at start: a partial or malformed configuration is
+// refused naming the variable, and the secret comes from its file only.
+func TestOIDCConfig(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := map[string]string{"HQ_ADMIN_TOKEN": "x", "HQ_OIDC_ISSUER": "https://id.example", "HQ_OIDC_CLIENT_ID": "hq",
+		"HQ_OIDC_CLIENT_SECRET_FILE": secret, "HQ_OIDC_ROLES": "hq-admins=admin,*=viewer"}
+	read := func(change map[string]string) Config {
+		t.Helper()
+		for k, v := range good {
+			t.Setenv(k, v)
+		}
+		for k, v := range change {
+			t.Setenv(k, v)
+		}
+		var cfg Config
+		if err := envconfig.Process("HQ", &cfg); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cfg := read(nil)
+	if err := cfg.Check(); err != nil || cfg.OIDCRoleClaim != "groups" {
+		t.Fatalf("a whole configuration: %v, role claim %q", err, cfg.OIDCRoleClaim)
+	}
+	if o, err := cfg.oidc(slog.Default()); err != nil || o == nil {
+		t.Fatalf("building the client: %v", err)
+	}
+	for _, tc := range []struct {
+		change map[string]string
+		says   string
+	}{
+		{map[string]string{"HQ_OIDC_ISSUER": ""}, "need HQ_OIDC_ISSUER"},
+		{map[string]string{"HQ_OIDC_ISSUER": "http://id.example"}, "HQ_OIDC_ISSUER"},
+		{map[string]string{"HQ_OIDC_CLIENT_ID": ""}, "HQ_OIDC_CLIENT_ID is required"},
+		{map[string]string{"HQ_OIDC_CLIENT_SECRET_FILE": ""}, "HQ_OIDC_CLIENT_SECRET_FILE is required"},
+		{map[string]string{"HQ_OIDC_ROLES": ""}, "HQ_OIDC_ROLES is required"},
+		{map[string]string{"HQ_OIDC_ROLES": "hq-admins=root"}, "HQ_OIDC_ROLES: "},
+		{map[string]string{"HQ_OIDC_REDIRECT_URL": "auth/callback"}, "HQ_OIDC_REDIRECT_URL"},
+	} {
+		if err := read(tc.change).Check(); err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%v: %v, want %q", tc.change, err, tc.says)
+		}
+	}
+	cfg = read(map[string]string{"HQ_OIDC_CLIENT_SECRET_FILE": secret + ".missing"})
+	if _, err := cfg.oidc(slog.Default()); err == nil || !strings.Contains(err.Error(), "HQ_OIDC_CLIENT_SECRET_FILE") {
+		t.Errorf("a missing secret file: %v", err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	os.WriteFile(empty, []byte("\n"), 0o600)
+	cfg = read(map[string]string{"HQ_OIDC_CLIENT_SECRET_FILE": empty})
+	if _, err := cfg.oidc(slog.Default()); err == nil || !strings.Contains(err.Error(), "secret is empty") {
+		t.Errorf("an empty secret file: %v", err)
 	}
 }

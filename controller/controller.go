@@ -66,6 +66,13 @@ type Config struct {
 	PollsPerNode  int    `envconfig:"POLLS_PER_NODE" default:"2" desc:"long-polls of one node that wait at once; a newer one takes the oldest's place, which is answered at once (304 with Retry-After)"`
 	MetricsAddr   string `envconfig:"METRICS_ADDR" desc:"serve GET /metrics here without auth (for a scraper without the token); unset, it is served beside the API to the operator"`
 	Pprof         bool   `envconfig:"PPROF" desc:"also serve Go's profiler (/debug/pprof/) on HQ_METRICS_ADDR's listener, which has no auth: bind it to loopback"`
+	// The pages' sign-in through an OpenID Connect provider, beside the token (webui/oidc.go).
+	OIDCIssuer           string `envconfig:"OIDC_ISSUER" desc:"sign people in to the pages through this OpenID Connect issuer (https://…; http only on loopback), beside the token form"`
+	OIDCClientID         string `envconfig:"OIDC_CLIENT_ID" desc:"hq's client id at the issuer (required with HQ_OIDC_ISSUER)"`
+	OIDCClientSecretFile string `envconfig:"OIDC_CLIENT_SECRET_FILE" desc:"a file holding the client's secret (required with HQ_OIDC_ISSUER; never the secret itself in the environment)"`
+	OIDCRoleClaim        string `envconfig:"OIDC_ROLE_CLAIM" default:"groups" desc:"the ID token's claim, a string or a list of strings, that HQ_OIDC_ROLES maps to roles"`
+	OIDCRoles            string `envconfig:"OIDC_ROLES" desc:"claim values to roles, e.g. hq-admins=admin,hq-deployers=deployer,*=viewer; the strongest match wins, * is anyone else, and without it no match is refused (required with HQ_OIDC_ISSUER)"`
+	OIDCRedirectURL      string `envconfig:"OIDC_REDIRECT_URL" desc:"where the issuer sends the browser back, as registered there (default: https://HOST/auth/callback, HOST as the browser asked for the page)"`
 	// KeyFile's default is computed in one place, SigningKeyFile.
 	KeyFile string `envconfig:"KEY_FILE" desc:"the signing key file (mode 0600; hq key rotate replaces it); by default HQ_DB.key, beside the database file, and required when HQ_DB is not a file"`
 	// SecretsKeyFile's default is computed in one place, SecretsKeyPath.
@@ -133,6 +140,9 @@ func (c Config) Check() error {
 	if err := db.CheckName(c.DB); err != nil {
 		return err
 	}
+	if err := c.checkOIDC(); err != nil {
+		return err
+	}
 	if _, err := c.SigningKeyFile(); err != nil {
 		return err
 	}
@@ -151,6 +161,60 @@ func (c Config) SecretsKeyPath() (string, error) {
 		return "", fmt.Errorf("HQ_SECRETS_KEY_FILE is required: HQ_DB (%s) is not a file the secrets key could be kept beside", db.Redacted(c.DB))
 	}
 	return c.DB + ".secrets.key", nil
+}
+
+// checkOIDC refuses a partial or unreadable provider configuration at start, rather than at
+// the first person's sign-in.
+func (c Config) checkOIDC() error {
+	if c.OIDCIssuer == "" {
+		if c.OIDCClientID != "" || c.OIDCClientSecretFile != "" || c.OIDCRoles != "" || c.OIDCRedirectURL != "" {
+			return errors.New("HQ_OIDC_CLIENT_ID, HQ_OIDC_CLIENT_SECRET_FILE, HQ_OIDC_ROLES and HQ_OIDC_REDIRECT_URL need HQ_OIDC_ISSUER")
+		}
+		return nil
+	}
+	if err := webui.CheckIssuer(c.OIDCIssuer); err != nil {
+		return fmt.Errorf("HQ_OIDC_ISSUER: %w", err)
+	}
+	switch {
+	case c.OIDCClientID == "":
+		return errors.New("HQ_OIDC_CLIENT_ID is required with HQ_OIDC_ISSUER")
+	case c.OIDCClientSecretFile == "":
+		return errors.New("HQ_OIDC_CLIENT_SECRET_FILE is required with HQ_OIDC_ISSUER: a file holding the client's secret")
+	case c.OIDCRoles == "":
+		return errors.New("HQ_OIDC_ROLES is required with HQ_OIDC_ISSUER, e.g. hq-admins=admin,*=viewer")
+	}
+	if _, err := webui.ParseRoles(c.OIDCRoles); err != nil {
+		return fmt.Errorf("HQ_OIDC_ROLES: %w", err)
+	}
+	if c.OIDCRedirectURL != "" {
+		if err := webui.CheckRedirectURL(c.OIDCRedirectURL); err != nil {
+			return fmt.Errorf("HQ_OIDC_REDIRECT_URL: %w", err)
+		}
+	}
+	return nil
+}
+
+// oidc reads the client secret and builds the pages' provider client; nil without
+// HQ_OIDC_ISSUER. Check has passed.
+func (c Config) oidc(log *slog.Logger) (*webui.OIDC, error) {
+	if c.OIDCIssuer == "" {
+		return nil, nil
+	}
+	secret, err := os.ReadFile(c.OIDCClientSecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("HQ_OIDC_CLIENT_SECRET_FILE: %w", err)
+	}
+	roles, _ := webui.ParseRoles(c.OIDCRoles) // checked
+	claim := c.OIDCRoleClaim
+	if claim == "" { // a Config made without envconfig
+		claim = "groups"
+	}
+	o, err := webui.NewOIDC(webui.OIDCConfig{Issuer: c.OIDCIssuer, ClientID: c.OIDCClientID,
+		ClientSecret: strings.TrimSpace(string(secret)), RoleClaim: claim, Roles: roles, RedirectURL: c.OIDCRedirectURL}, log)
+	if err != nil {
+		return nil, fmt.Errorf("HQ_OIDC_*: %w (HQ_OIDC_CLIENT_SECRET_FILE is %s)", err, c.OIDCClientSecretFile)
+	}
+	return o, nil
 }
 
 // SigningKeyFile is where the controller's signing key lives: HQ_KEY_FILE, or beside the
@@ -205,6 +269,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, ready func(addr stri
 	defer closeMetrics()
 	pages, err := webui.New(store, cfg.AdminToken, log)
 	if err != nil {
+		return err
+	}
+	if pages.OIDC, err = cfg.oidc(log); err != nil {
 		return err
 	}
 	pages.Polls = func() (int, int) { return srv.Waiting(), srv.Polling() }

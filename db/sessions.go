@@ -22,7 +22,7 @@ func (s *Store) CreateSession(ctx context.Context, secret string, expires time.T
 		}
 		return q.WebSessionInsert(ctx, driver.WebSessionInsertParams{
 			IDHash: hashToken(secret), CreatedAt: now, ExpiresAt: hq.FormatTime(expires),
-			Operator: who.Operator, Role: string(who.Role), TokenID: who.TokenID,
+			Operator: who.Operator, Role: string(who.Role), TokenID: who.TokenID, Via: signIn(who.SignIn),
 		})
 	})
 }
@@ -38,7 +38,7 @@ func (s *Store) Session(ctx context.Context, secret string) (hq.Identity, bool, 
 	if err != nil {
 		return hq.Identity{}, false, err
 	}
-	id := hq.Identity{Operator: r.Operator, Role: hq.Role(r.Role), TokenID: r.TokenID}
+	id := hq.Identity{Operator: r.Operator, Role: hq.Role(r.Role), TokenID: r.TokenID, SignIn: r.Via}
 	if r.TokenID != 0 {
 		id.Role, id.Modules, id.Nodes = hq.Role(r.BoundRole), r.Modules, r.Nodes
 	}
@@ -57,4 +57,12 @@ func (s *Store) DeleteSession(ctx context.Context, secret string) error {
 func (s *Store) SessionValid(ctx context.Context, secret string) (bool, error) {
 	_, ok, err := s.Session(ctx, secret)
 	return ok, err
+}
+
+// signIn is the via a session row keeps: how it was opened, the token form unless said.
+func signIn(via string) string {
+	if via == "" {
+		return hq.SignInToken
+	}
+	return via
 }

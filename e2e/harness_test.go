@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "making the suite's CA:", err)
 		os.Exit(1)
 	}
-	for _, pkg := range []string{"./cmd/hq", "./cmd/hostd", "./e2e/testdata/pairserver"} {
+	for _, pkg := range []string{"./cmd/hq", "./cmd/hostd", "./e2e/testdata/pairserver", "./e2e/testdata/oidcprovider"} {
 		// hostd_failpoints lets a test pause hostd mid-group through its environment
 		// (hostd/failpoint_env.go); a build without the tag has no such switch.
 		// -buildvcs=auto stamps the commit into the binaries from a checkout, as a build for

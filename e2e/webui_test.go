@@ -475,9 +475,10 @@ func TestStatusPagesBesideTheAPI(t *testing.T) {
 	none := func(*http.Request) {}
 	basic := func(r *http.Request) { r.SetBasicAuth("x", adminToken) }
 	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+adminToken) }
-	// No Basic challenge: it would open the browser's own dialog over the sign-in form.
-	if code, _, h := get("/", none); code != http.StatusUnauthorized || h.Get("WWW-Authenticate") != "" {
-		t.Fatalf("GET / without a token: %d, WWW-Authenticate %q", code, h.Get("WWW-Authenticate"))
+	// No basic-auth challenge, which a browser would answer with its own dialog: the sign-in
+	// page instead. curl -u sends basic auth unasked, below.
+	if code, body, h := get("/", none); code != http.StatusUnauthorized || h.Get("WWW-Authenticate") != "" || !strings.Contains(body, `action="/login"`) {
+		t.Fatalf("GET / without a token: %d, WWW-Authenticate %q, want 401 with the sign-in form and no challenge", code, h.Get("WWW-Authenticate"))
 	}
 	for _, auth := range []func(*http.Request){basic, bearer} {
 		if code, body, h := get("/", auth); code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || !strings.Contains(body, "web-1") {

@@ -1,7 +1,6 @@
 package webui
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -25,8 +24,8 @@ const (
 
 // auth checks an operator's token however a request carries it: basic auth (any user name,
 // the token as password) so curl -u works, a bearer header as the API takes, or a session
-// cookie set by the login form. A token is HQ_ADMIN_TOKEN (the bootstrap admin) or an
-// operator's.
+// cookie set by the login form or by a provider's sign-in (oidcflow.go). A token is
+// HQ_ADMIN_TOKEN (the bootstrap admin) or an operator's.
 type auth struct {
 	token []byte
 }
@@ -39,7 +38,7 @@ func (a auth) bootstrap(token string) bool {
 
 // secret is what the store keeps a session under: the cookie's random id bound to
 // HQ_ADMIN_TOKEN, so a new bootstrap token (or none) ends every session, as signing out
-// ends one.
+// ends one. The cookie is the id alone; who the session is, the row says.
 func (a auth) secret(id string) string {
 	m := hmac.New(sha256.New, a.token)
 	m.Write([]byte("hq webui session " + id))
@@ -76,9 +75,10 @@ func (u *UI) check(r *http.Request) (present bool, id hq.Identity, ok bool, err 
 	return false, hq.Identity{}, false, nil
 }
 
-// operatorOnly admits an operator. Without good credentials it answers 401 with a page
-// pointing at the login form, and no WWW-Authenticate: Basic, which would open a browser's
-// own dialog; basic credentials a client sends are still taken.
+// operatorOnly admits an operator, or a person the provider signed in. Without good
+// credentials it answers 401 with the sign-in page and no WWW-Authenticate: Basic, which
+// would open a browser's own dialog; basic credentials a client sends (curl -u) are still
+// taken.
 func (u *UI) operatorOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u.guessing(w, r) {
@@ -91,26 +91,16 @@ func (u *UI) operatorOnly(next http.Handler) http.Handler {
 		}
 		if ok {
 			id.Via, id.Source = hq.ViaPage, guesses.Source(r)
-			ctx := hq.WithIdentity(context.WithValue(r.Context(), operatorKey{}, true), id)
-			next.ServeHTTP(w, r.WithContext(ctx))
+			next.ServeHTTP(w, r.WithContext(hq.WithIdentity(r.Context(), id)))
 			return
 		}
-		msg := "Sign in with an operator's token: with the login form, as a bearer token, or as the password of basic auth (any user name)."
+		page := u.loginPage()
 		if present {
 			u.Guesses.Failed(guesses.Source(r))
-			msg = "The token was not recognised, or was revoked or expired. " + msg
+			page.Refused = "Those credentials were not recognised, were revoked or expired, or the session has ended: sign in again."
 		}
-		u.render(w, r, http.StatusUnauthorized, "message", &messagePage{chrome: chrome{Title: "sign in"}, Message: msg, Login: true})
+		u.render(w, r, http.StatusUnauthorized, "login", page)
 	})
-}
-
-// operatorKey marks a request's context once operatorOnly admitted it.
-type operatorKey struct{}
-
-// signedIn reports whether the request is an operator's, as operatorOnly found.
-func signedIn(r *http.Request) bool {
-	ok, _ := r.Context().Value(operatorKey{}).(bool)
-	return ok
 }
 
 // sameOrigin refuses a form post that another site made the browser send: signing in or out,
@@ -134,13 +124,26 @@ func (u *UI) sameOrigin(next http.Handler) http.Handler {
 	})
 }
 
+// loginPage is the sign-in page: the token form, and beside it the provider's button when
+// one is configured. Refused says why the last attempt was turned away, in hq's own words.
 type loginPage struct {
 	chrome
 	Failed bool
+	// Provider is the host of the OpenID Connect issuer; "" when there is none.
+	Provider string
+	Refused  string
+}
+
+func (u *UI) loginPage() *loginPage {
+	p := &loginPage{chrome: chrome{Title: "sign in"}}
+	if u.OIDC != nil {
+		p.Provider = u.OIDC.host()
+	}
+	return p
 }
 
 func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) {
-	u.render(w, r, http.StatusOK, "login", &loginPage{chrome: chrome{Title: "sign in"}})
+	u.render(w, r, http.StatusOK, "login", u.loginPage())
 }
 
 // login opens a session for the right token and sets its random id as the cookie; it never
@@ -160,20 +163,31 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ok {
 		u.Guesses.Failed(guesses.Source(r))
-		u.render(w, r, http.StatusUnauthorized, "login", &loginPage{chrome: chrome{Title: "sign in"}, Failed: true})
+		page := u.loginPage()
+		page.Failed = true
+		u.render(w, r, http.StatusUnauthorized, "login", page)
 		return
 	}
+	who.SignIn = hq.SignInToken
+	if u.openSession(w, r, who) {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+	}
+}
+
+// openSession records a session for who and sets its random id as the cookie; it reports
+// whether it did, and has answered the request when it did not.
+func (u *UI) openSession(w http.ResponseWriter, r *http.Request, who hq.Identity) bool {
 	id := rand.Text()
 	expires := u.Now().Add(sessionFor)
 	if err := u.store.CreateSession(r.Context(), u.auth.secret(id), expires, who); err != nil {
 		u.fail(w, r, err)
-		return
+		return false
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName, Value: id, Path: "/", Expires: expires,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	return true
 }
 
 // logout ends the session on the server, so a copy of the cookie is refused from now on, and

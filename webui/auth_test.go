@@ -47,9 +47,14 @@ func TestAuth(t *testing.T) {
 				if w.Code != want {
 					t.Fatalf("GET %s: %d, want %d", path, w.Code, want)
 				}
-				// A Basic challenge would open the browser's own dialog instead of the form.
-				if w.Code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") != "" {
-					t.Fatalf("401 with a challenge: %q", w.Header().Get("WWW-Authenticate"))
+				// No challenge: a browser would answer it with its own dialog, over the page.
+				if w.Code == http.StatusUnauthorized {
+					if h := w.Header().Get("WWW-Authenticate"); h != "" {
+						t.Fatalf("401 with a challenge: %q", h)
+					}
+					if !strings.Contains(w.Body.String(), `action="/login"`) {
+						t.Fatalf("401 without the sign-in form:\n%s", w.Body.String())
+					}
 				}
 			}
 		})

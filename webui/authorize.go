@@ -35,11 +35,23 @@ func (u *UI) authorize(next http.Handler) http.Handler {
 			next.ServeHTTP(rec, r)
 		}
 		e := hq.AuditEntry{Operator: id.Operator, Role: id.Role, Via: hq.ViaPage, Source: id.Source, Action: rule.Action,
-			Object: note.object, Outcome: rec.status(), Detail: note.detail}
+			Object: note.object, Outcome: rec.status(), Detail: auditDetail(id, note.detail)}
 		if err := u.store.Audit(context.WithoutCancel(r.Context()), e); err != nil {
 			u.log.ErrorContext(r.Context(), "webui: audit log", "action", rule.Action, "err", err)
 		}
 	})
+}
+
+// auditDetail is an entry's detail, which says so when the person signed in through the
+// provider: their name is the provider's, not an operator's.
+func auditDetail(id hq.Identity, detail string) string {
+	switch {
+	case id.SignIn != hq.SignInOIDC:
+		return detail
+	case detail == "":
+		return "via OIDC"
+	}
+	return "via OIDC: " + detail
 }
 
 type auditNoteKey struct{}

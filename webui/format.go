@@ -145,5 +145,4 @@ func errMessage(err error) string {
 type messagePage struct {
 	chrome
 	Message string
-	Login   bool
 }

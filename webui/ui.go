@@ -99,6 +99,8 @@ type UI struct {
 	// Guesses, when set, bounds the wrong tokens one address may send (the API's bearer
 	// tokens and sign-ins alike): past it the address is answered 429.
 	Guesses *guesses.Limiter
+	// OIDC, when set, signs people in through an OpenID Connect provider beside the token.
+	OIDC    *OIDC
 	pages   map[string]*template.Template
 	history historyCache
 }
@@ -130,6 +132,8 @@ func (u *UI) Routes(r chi.Router) {
 		r.Get("/login", u.loginForm)
 		r.With(u.sameOrigin).Post("/login", u.login)
 		r.With(u.sameOrigin).Post("/logout", u.logout)
+		r.Get("/auth/login", u.oidcLogin)
+		r.Get("/auth/callback", u.oidcCallback)
 		r.Group(func(r chi.Router) {
 			r.Use(u.operatorOnly)
 			r.Get("/", u.mesh)
@@ -183,8 +187,14 @@ type chrome struct {
 	// Section names the part of the navigation the page belongs to.
 	Section  string
 	SignedIn bool
-	Flash    string
-	CSRF     string
+	// Who is the signed-in person the navigation names.
+	Who   hq.Identity
+	Flash string
+	CSRF  string
+	// Onward makes the page move on to the mesh at once: after a provider's sign-in, whose
+	// redirects began on another site, a browser withholds the strict session cookie until
+	// hq's own page navigates.
+	Onward bool
 }
 
 func (c *chrome) frame() *chrome { return c }
@@ -197,7 +207,7 @@ type framed interface{ frame() *chrome }
 func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, page string, data any) {
 	if f, ok := data.(framed); ok {
 		c := f.frame()
-		c.SignedIn = signedIn(r)
+		c.Who, c.SignedIn = hq.IdentityFrom(r.Context())
 		if c.SignedIn {
 			c.CSRF = u.csrfToken(r)
 		}

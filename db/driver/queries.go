@@ -1335,6 +1335,7 @@ type WebSessionInsertParams struct {
 	Operator  string
 	Role      string
 	TokenID   int64
+	Via       string
 }
 
 type WebSessionGetParams struct {
@@ -1346,6 +1347,7 @@ type WebSessionGetRow struct {
 	Operator  string
 	Role      string
 	TokenID   int64
+	Via       string
 	BoundRole string
 	Modules   string
 	Nodes     string

@@ -1,12 +1,13 @@
 -- name: WebSessionInsert :exec
-INSERT INTO web_sessions (id_hash, created_at, expires_at, operator, role, token_id)
-VALUES (@id_hash, @created_at, @expires_at, @operator, @role, @token_id);
+INSERT INTO web_sessions (id_hash, created_at, expires_at, operator, role, token_id, via)
+VALUES (@id_hash, @created_at, @expires_at, @operator, @role, @token_id, @via);
 
 -- WebSessionGet is a session that has not ended or expired, with who it is: for one opened with
 -- an operator token, the operator's binding now, and nothing once that token is revoked or
--- expired; for one opened otherwise (token_id 0), the operator and role it was opened as.
+-- expired; for one opened otherwise (token_id 0: HQ_ADMIN_TOKEN, or the OpenID Connect
+-- provider), the operator and role it was opened as.
 -- name: WebSessionGet :one
-SELECT s.operator, s.role, s.token_id,
+SELECT s.operator, s.role, s.token_id, s.via,
        COALESCE(o.role, '') AS bound_role, COALESCE(o.modules, '') AS modules, COALESCE(o.nodes, '') AS nodes
 FROM web_sessions s
 LEFT JOIN operator_tokens t ON t.id = s.token_id

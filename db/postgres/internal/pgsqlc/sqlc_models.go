@@ -362,6 +362,7 @@ type WebSession struct {
 	Operator  string
 	Role      string
 	TokenID   int64
+	Via       string
 }
 
 type WorkerLease struct {

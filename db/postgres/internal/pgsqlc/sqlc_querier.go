@@ -390,7 +390,8 @@ type Querier interface {
 	WebSessionDeleteExpired(ctx context.Context, now string) (int64, error)
 	// WebSessionGet is a session that has not ended or expired, with who it is: for one opened with
 	// an operator token, the operator's binding now, and nothing once that token is revoked or
-	// expired; for one opened otherwise (token_id 0), the operator and role it was opened as.
+	// expired; for one opened otherwise (token_id 0: HQ_ADMIN_TOKEN, or the OpenID Connect
+	// provider), the operator and role it was opened as.
 	WebSessionGet(ctx context.Context, arg WebSessionGetParams) (WebSessionGetRow, error)
 	WebSessionInsert(ctx context.Context, arg WebSessionInsertParams) error
 }

@@ -31,7 +31,7 @@ func (q *Queries) WebSessionDeleteExpired(ctx context.Context, now string) (int6
 }
 
 const webSessionGet = `-- name: WebSessionGet :one
-SELECT s.operator, s.role, s.token_id,
+SELECT s.operator, s.role, s.token_id, s.via,
        COALESCE(o.role, '') AS bound_role, COALESCE(o.modules, '') AS modules, COALESCE(o.nodes, '') AS nodes
 FROM web_sessions s
 LEFT JOIN operator_tokens t ON t.id = s.token_id
@@ -50,6 +50,7 @@ type WebSessionGetRow struct {
 	Operator  string
 	Role      string
 	TokenID   int64
+	Via       string
 	BoundRole string
 	Modules   string
 	Nodes     string
@@ -57,7 +58,8 @@ type WebSessionGetRow struct {
 
 // WebSessionGet is a session that has not ended or expired, with who it is: for one opened with
 // an operator token, the operator's binding now, and nothing once that token is revoked or
-// expired; for one opened otherwise (token_id 0), the operator and role it was opened as.
+// expired; for one opened otherwise (token_id 0: HQ_ADMIN_TOKEN, or the OpenID Connect
+// provider), the operator and role it was opened as.
 func (q *Queries) WebSessionGet(ctx context.Context, arg WebSessionGetParams) (WebSessionGetRow, error) {
 	row := q.db.QueryRowContext(ctx, webSessionGet, arg.IDHash, arg.Now)
 	var i WebSessionGetRow
@@ -65,6 +67,7 @@ func (q *Queries) WebSessionGet(ctx context.Context, arg WebSessionGetParams) (W
 		&i.Operator,
 		&i.Role,
 		&i.TokenID,
+		&i.Via,
 		&i.BoundRole,
 		&i.Modules,
 		&i.Nodes,
@@ -73,8 +76,8 @@ func (q *Queries) WebSessionGet(ctx context.Context, arg WebSessionGetParams) (W
 }
 
 const webSessionInsert = `-- name: WebSessionInsert :exec
-INSERT INTO web_sessions (id_hash, created_at, expires_at, operator, role, token_id)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO web_sessions (id_hash, created_at, expires_at, operator, role, token_id, via)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 `
 
 type WebSessionInsertParams struct {
@@ -84,6 +87,7 @@ type WebSessionInsertParams struct {
 	Operator  string
 	Role      string
 	TokenID   int64
+	Via       string
 }
 
 func (q *Queries) WebSessionInsert(ctx context.Context, arg WebSessionInsertParams) error {
@@ -94,6 +98,7 @@ func (q *Queries) WebSessionInsert(ctx context.Context, arg WebSessionInsertPara
 		arg.Operator,
 		arg.Role,
 		arg.TokenID,
+		arg.Via,
 	)
 	return err
 }
