@@ -16,7 +16,7 @@ check-generated:
 	@test -z "$$(git status --porcelain -- $(GENERATED))" || { git status --porcelain -- $(GENERATED); echo "generated code drifts from queries/ and migrations/: run make generate"; exit 1; }
 
 test:
-	go test -race ./...
+	go test -race -timeout 20m ./...
 
 demo:
 	go run ./cmd/hq demo
