@@ -37,7 +37,7 @@ func TestFailoverKillsTheFirstControllerAndItsHostsMove(t *testing.T) {
 	dir := t.TempDir()
 	var env []string
 	if testdb.Postgres() {
-		env = []string{"HQ_DB=" + testdb.NewOn(t, "postgres"), "HQ_KEY_FILE=" + filepath.Join(dir, "hq.key")}
+		env = []string{"HQ_DB=" + testdb.NewOn(t, "postgres"), "HQ_KEY_FILE=" + filepath.Join(dir, "hq.key"), "HQ_SECRETS_KEY_FILE=" + filepath.Join(dir, "hq.secrets.key")}
 	}
 	ctls := startTwo(t, dir, env...)
 	cfg := Config{Token: "loadgen-test-token", Nodes: 20, Resources: 3, Prefix: "lgf-", Module: "lgf",

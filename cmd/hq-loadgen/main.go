@@ -155,7 +155,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		env := []string(ctlEnv)
 		if *pg != "" {
-			env = append(env, "HQ_DB="+*pg, "HQ_KEY_FILE="+filepath.Join(dir, "hq.key"))
+			env = append(env, "HQ_DB="+*pg, "HQ_KEY_FILE="+filepath.Join(dir, "hq.key"), "HQ_SECRETS_KEY_FILE="+filepath.Join(dir, "hq.secrets.key"))
 		}
 		token := rand.Text()
 		ctls, err := loadgen.StartControllers(*hqBin, dir, *nctl, addrs, token, env...)
