@@ -122,7 +122,8 @@ func TestOperatorsRolesScopesAndAudit(t *testing.T) {
 		}
 	}
 
-	// dan pushes and places web-app on team=web, and is refused db, team=db, operators, keys.
+	// dan pushes and places web-app on team=web, and is refused db, team=db, operators, keys and
+	// secrets.
 	mod := filepath.Join(t.TempDir(), "m.json")
 	os.WriteFile(mod, []byte(`{"resources":[{"name":"conf","kind":"file","path":"/etc/web.conf","content":"x\n"}]}`), 0o644)
 	if out := operatorCLI(t, ctl.url, dan, nil, "module", "push", "web-app", mod, "-m", "first cut"); !strings.HasPrefix(out, "web-app: revision 1") {
@@ -140,6 +141,7 @@ func TestOperatorsRolesScopesAndAudit(t *testing.T) {
 		{"PUT", "/api/v1/placements/dbs", map[string]any{"module": "web-app", "selector": "team=db"}, "dan may change nodes team=web only"},
 		{"POST", "/api/v1/operators", map[string]any{"name": "eve", "role": "admin"}, "dan is a deployer"},
 		{"POST", "/api/v1/controller-key/rotate", nil, "dan is a deployer"},
+		{"PUT", "/api/v1/secrets/app/db", map[string]any{"value": "not dan's to set"}, "dan is a deployer"},
 	}
 	for _, r := range refused {
 		if st, b := as(t, ctl.url, dan, r.method, r.path, r.body, nil); st != 403 || !strings.Contains(b, r.says) {
@@ -190,6 +192,7 @@ func TestOperatorsRolesScopesAndAudit(t *testing.T) {
 	for _, want := range []string{
 		"dan module.push module/web-app 201", "dan placement.put placement/web 200", "dan module.push module/db 403",
 		"dan placement.put placement/dbs 403", "dan operator.add operator 403", "dan key.rotate key/controller 403",
+		"dan secret.put secret/app/db 403",
 		"dan module.push module/web-app 401", "vera rollout.pause rollout/1 403", "alice operator.add operator/dan 201",
 		"local operator.add operator/alice 200",
 	} {
